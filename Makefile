@@ -1,0 +1,187 @@
+# osmosis — a MOSIX-style process-migration cluster in user space.
+#
+#	make		build every program into bin/
+#	make deps	install the Debian packages the build and tests need
+#	make check	deps, build, unit tests, lab integration tests
+#	make demo	deps, build, a 4-node lab with a workload to watch
+#	make asan	the whole of make check under ASan and UBSan
+#	make install	PREFIX=/usr/local DESTDIR=
+
+PREFIX		?= /usr/local
+DESTDIR		?=
+SYSCONFDIR	?= /etc
+UNITDIR		?= /lib/systemd/system
+MANDIR		?= $(PREFIX)/share/man
+
+BIN		?= bin
+OBJ		?= build
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+WARNINGS	 = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wformat=2 \
+		   -Wno-unused-parameter -Wno-format-nonliteral
+CPPFLAGS	+= -D_GNU_SOURCE -I. -I$(OBJ)
+ALL_CFLAGS	 = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANITIZE) -MMD -MP
+LDFLAGS		+= $(SANITIZE)
+
+PROTOC_C	?= protoc-c
+PROTOBUF_LIBS	 = -lprotobuf-c
+CURSES_LIBS	 = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+# Debian packages for building, testing and the lab.
+DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
+		   protobuf-c-compiler libcap-dev libncurses-dev check \
+		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
+		   python3 man-db
+
+# --- sources -------------------------------------------------------------
+
+PROTOS		 = $(wildcard proto/*.proto)
+PROTO_C		 = $(PROTOS:%.proto=$(OBJ)/%.pb-c.c)
+PROTO_H		 = $(PROTOS:%.proto=$(OBJ)/%.pb-c.h)
+
+LIB_SRCS	 = $(wildcard lib/*.c)
+MOSD_SRCS	 = $(filter-out mosd/main.c, $(wildcard mosd/*.c))
+MIGRATE_SRCS	 = $(filter-out migrate/moscr%.c, $(wildcard migrate/*.c))
+REMOTE_SRCS	 = $(wildcard libremote/*.c)
+MON_SRCS	 = $(wildcard mon/*.c)
+
+LIBOSM		 = $(OBJ)/libosm.a
+LIBMOSD		 = $(OBJ)/libmosd.a
+LIBMIGRATE	 = $(OBJ)/libmigrate.a
+LIBREMOTE	 = $(OBJ)/libremote.a
+
+obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+# A tool is tools/NAME.c plus any tools/NAME-*.c.
+tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
+
+TOOLS		 =
+PROGRAMS	 = $(TOOLS:%=$(BIN)/%)
+
+ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
+		   $(REMOTE_SRCS) $(MON_SRCS) \
+		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
+ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
+
+# Check suites, one per module, each linking only that module.
+UNIT_TESTS	 = check_lib
+UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
+check_lib_LIBS	 = $(LIBOSM)
+check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+
+# --- build ---------------------------------------------------------------
+
+all: $(LIBOSM) $(PROGRAMS)
+
+$(OBJ)/proto/%.pb-c.c $(OBJ)/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
+	$(PROTOC_C) --c_out=$(OBJ) $<
+
+.SECONDARY:
+
+$(OBJ)/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(OBJ)/proto/%.pb-c.o: $(OBJ)/proto/%.pb-c.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-missing-prototypes -c -o $@ $<
+
+$(LIBOSM): $(call obj,$(LIB_SRCS)) $(PROTO_C:.c=.o)
+	$(AR) rcs $@ $^
+
+$(LIBMOSD): $(call obj,$(MOSD_SRCS))
+	$(AR) rcs $@ $^
+
+$(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+
+$(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(PROTOBUF_LIBS) -lm
+
+$(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+$(BIN)/moslab: $(call obj,$(call tool_srcs,moslab)) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+# The simulator links mosd's own gossip code.
+$(BIN)/mosgossip-sim: $(call obj,$(call tool_srcs,mosgossip-sim)) \
+    $(LIBMOSD) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) -lm
+
+.SECONDEXPANSION:
+$(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $(PROTOBUF_LIBS) $(CHECK_LIBS) -lm
+
+-include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d)
+
+# --- set-up, tests, demo -------------------------------------------------
+
+deps:
+	@missing=$$(for p in $(DEBS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	    grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" != 0 ]; then \
+	        echo "make deps: missing packages:" $$missing; \
+	        echo "make deps: run as root to install them"; exit 1; \
+	    fi; \
+	    echo "make deps: installing" $$missing; \
+	    apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	        --no-install-recommends $$missing; \
+	fi
+
+units: $(UNIT_BINS)
+
+check: deps
+	$(MAKE) all units
+	tests/run-unit $(UNIT_BINS)
+	OSM_BIN=$(abspath $(BIN)) tests/lab/run
+
+asan: deps
+	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
+	    SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    all units
+	tests/run-unit $(UNIT_BINS:$(OBJ)/%=build/asan/%)
+	OSM_BIN=$(abspath build/asan/bin) tests/lab/run
+
+demo: deps
+	$(MAKE) all
+	OSM_BIN=$(abspath $(BIN)) tests/demo
+
+# --- install -------------------------------------------------------------
+
+MANPAGES	 = $(wildcard docs/man/*.[158])
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -m 755 $(BIN)/mosd $(DESTDIR)$(PREFIX)/sbin/mosd
+	install -m 755 $(filter-out $(BIN)/mosd,$(PROGRAMS)) \
+	    $(DESTDIR)$(PREFIX)/bin/
+	for m in $(MANPAGES); do \
+	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	install -d $(DESTDIR)$(SYSCONFDIR)/osmosis
+	for f in cluster.conf; do \
+	    [ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f ] || \
+	    install -m 644 etc/$$f $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f; done
+	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \
+	    $(BIN)/mosd -K $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|; s|@SYSCONFDIR@|$(SYSCONFDIR)|' \
+	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/mosd.service
+
+clean:
+	rm -rf $(OBJ) $(BIN)
+
+.PHONY: all deps units check asan demo install clean

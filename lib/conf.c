@@ -1,0 +1,388 @@
+/*
+ * cluster.conf: the map of the cluster and the daemon's settings, one
+ * directive per line, '#' to end of line is a comment.
+ *
+ *	node ID ADDRESS [COUNT]	nodes ID.. at consecutive IPv4 addresses
+ *	port N			UDP port of every node (4750)
+ *	interval DURATION	gossip interval (1s)
+ *	timeout DURATION	silence after which a node is shown down (6s)
+ *	window N		entries relayed in each gossip message
+ *	speed N			this node's speed, 1000 = the reference CPU
+ *	self ID			this node's number (else found by address)
+ *	key PATH		cluster key (cluster.key beside this file)
+ *	socket PATH		control socket (/run/osmosis/mosd.sock)
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osm.h"
+
+#define CONF_DEFAULT_WINDOW	48
+#define CONF_MAX_WINDOW		1024
+#define CONF_MAX_WORDS		8
+
+struct conf_parse {
+	struct cluster_conf	*conf;
+	const char		*path;
+	unsigned		 line;
+	char			**cause;
+};
+
+static int
+conf_error(struct conf_parse *p, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	xasprintf(p->cause, "%s:%u: %s", p->path, p->line, msg);
+	free(msg);
+	return -1;
+}
+
+static int
+conf_addr(const char *s, uint16_t port, struct sockaddr_storage *ss,
+    socklen_t *len)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof *ss);
+	if (inet_pton(AF_INET, s, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		*len = sizeof *sin;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		*len = sizeof *sin6;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+conf_node_add(struct conf_parse *p, uint64_t id, const char *addr,
+    uint64_t count)
+{
+	struct cluster_conf	*c = p->conf;
+	struct sockaddr_storage	 ss;
+	struct in_addr		 in = { 0 };
+	socklen_t		 len;
+	struct conf_node	*n;
+	uint64_t		 i;
+	size_t			 j;
+
+	if (conf_addr(addr, 0, &ss, &len) == -1)
+		return conf_error(p, "expected a numeric IPv4 or IPv6 address, "
+		    "found '%s'", addr);
+	if (count > 1 && ss.ss_family != AF_INET)
+		return conf_error(p, "a node range needs an IPv4 address");
+	if (id + count - 1 > OSM_MAX_NODES)
+		return conf_error(p, "node range %llu-%llu goes past %d",
+		    (unsigned long long)id,
+		    (unsigned long long)(id + count - 1), OSM_MAX_NODES);
+	if (count > 1)
+		in = ((struct sockaddr_in *)&ss)->sin_addr;
+	for (i = 0; i < count; i++) {
+		c->nodes = xreallocarray(c->nodes, c->nnodes + 1,
+		    sizeof *c->nodes);
+		n = &c->nodes[c->nnodes];
+		memset(n, 0, sizeof *n);
+		n->id = id + i;
+		if (count > 1) {
+			struct in_addr a;
+
+			a.s_addr = htonl(ntohl(in.s_addr) + i);
+			inet_ntop(AF_INET, &a, n->addr, sizeof n->addr);
+		} else
+			snprintf(n->addr, sizeof n->addr, "%s", addr);
+		conf_addr(n->addr, 0, &n->sa, &n->salen);
+		for (j = 0; j < c->nnodes; j++) {
+			if (c->nodes[j].id == n->id)
+				return conf_error(p, "node %u is defined twice",
+				    n->id);
+			if (c->nodes[j].salen == n->salen &&
+			    memcmp(&c->nodes[j].sa, &n->sa, n->salen) == 0)
+				return conf_error(p, "address %s is given to "
+				    "nodes %u and %u", n->addr,
+				    c->nodes[j].id, n->id);
+		}
+		c->nnodes++;
+	}
+	return 0;
+}
+
+static int
+conf_number(struct conf_parse *p, const char *what, const char *s,
+    uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (parse_uint(s, min, max, out) == -1)
+		return conf_error(p, "expected %s from %llu to %llu, found '%s'",
+		    what, (unsigned long long)min, (unsigned long long)max, s);
+	return 0;
+}
+
+static int
+conf_duration(struct conf_parse *p, const char *what, const char *s,
+    uint64_t min, uint64_t *out)
+{
+	if (parse_duration_ms(s, out) == -1 || *out < min)
+		return conf_error(p, "expected %s as a duration of at least "
+		    "%llums (like 500ms or 2s), found '%s'", what,
+		    (unsigned long long)min, s);
+	return 0;
+}
+
+static int
+conf_line(struct conf_parse *p, char **w, int nw)
+{
+	struct cluster_conf	*c = p->conf;
+	uint64_t		 v, id, count = 1;
+	const char		*k = w[0];
+
+	if (strcmp(k, "node") == 0) {
+		if (nw < 3 || nw > 4)
+			return conf_error(p, "expected 'node ID ADDRESS "
+			    "[COUNT]'");
+		if (conf_number(p, "a node number", w[1], 1, OSM_MAX_NODES,
+		    &id) == -1)
+			return -1;
+		if (nw == 4 && conf_number(p, "a node count", w[3], 1,
+		    OSM_MAX_NODES, &count) == -1)
+			return -1;
+		return conf_node_add(p, id, w[2], count);
+	}
+	if (nw != 2)
+		return conf_error(p, "expected '%s VALUE'", k);
+	if (strcmp(k, "port") == 0) {
+		if (conf_number(p, "a port", w[1], 1, 65535, &v) == -1)
+			return -1;
+		c->port = v;
+	} else if (strcmp(k, "interval") == 0) {
+		if (conf_duration(p, "the gossip interval", w[1], 10,
+		    &c->interval_ms) == -1)
+			return -1;
+	} else if (strcmp(k, "timeout") == 0) {
+		if (conf_duration(p, "the down timeout", w[1], 100,
+		    &c->timeout_ms) == -1)
+			return -1;
+	} else if (strcmp(k, "window") == 0) {
+		if (conf_number(p, "a window size", w[1], 0, CONF_MAX_WINDOW,
+		    &v) == -1)
+			return -1;
+		c->window = v;
+	} else if (strcmp(k, "speed") == 0) {
+		if (conf_number(p, "a speed", w[1], 1, 1000000, &v) == -1)
+			return -1;
+		c->speed = v;
+	} else if (strcmp(k, "self") == 0) {
+		if (conf_number(p, "a node number", w[1], 1, OSM_MAX_NODES,
+		    &v) == -1)
+			return -1;
+		c->self = v;
+	} else if (strcmp(k, "key") == 0) {
+		free(c->key_path);
+		c->key_path = xstrdup(w[1]);
+	} else if (strcmp(k, "socket") == 0) {
+		if (w[1][0] != '/' || strlen(w[1]) >= 108)
+			return conf_error(p, "expected an absolute socket path "
+			    "of under 108 characters");
+		free(c->socket_path);
+		c->socket_path = xstrdup(w[1]);
+	} else
+		return conf_error(p, "unknown directive '%s' (expected node, "
+		    "port, interval, timeout, window, speed, self, key or "
+		    "socket)", k);
+	return 0;
+}
+
+static int
+conf_finish(struct conf_parse *p)
+{
+	struct cluster_conf	*c = p->conf;
+	char			*dir, *tmp;
+	size_t			 i;
+
+	if (c->nnodes == 0) {
+		xasprintf(p->cause, "%s: no nodes defined (expected at least "
+		    "one 'node ID ADDRESS' line)", p->path);
+		return -1;
+	}
+	if (c->self != 0 && conf_find(c, c->self) == NULL) {
+		xasprintf(p->cause, "%s: 'self %u' names a node that is not "
+		    "defined", p->path, c->self);
+		return -1;
+	}
+	if (c->timeout_ms <= c->interval_ms) {
+		xasprintf(p->cause, "%s: timeout (%llums) must be longer than "
+		    "the gossip interval (%llums)", p->path,
+		    (unsigned long long)c->timeout_ms,
+		    (unsigned long long)c->interval_ms);
+		return -1;
+	}
+	for (i = 0; i < c->nnodes; i++)
+		conf_addr(c->nodes[i].addr, c->port, &c->nodes[i].sa,
+		    &c->nodes[i].salen);
+	if (c->key_path == NULL || c->key_path[0] != '/') {
+		tmp = xstrdup(p->path);
+		dir = dirname(tmp);
+		xasprintf(&c->key_path, "%s/%s", dir, c->key_path == NULL ?
+		    "cluster.key" : c->key_path);
+		free(tmp);
+	}
+	if (c->socket_path == NULL)
+		c->socket_path = xstrdup(OSM_SOCKET_PATH);
+	return 0;
+}
+
+struct cluster_conf *
+conf_load(const char *path, char **cause)
+{
+	struct conf_parse	 p;
+	struct cluster_conf	*c;
+	FILE			*f;
+	char			*line = NULL, *s, *w[CONF_MAX_WORDS + 1];
+	size_t			 size = 0;
+	ssize_t			 n;
+	int			 nw;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->path = xstrdup(path);
+	c->port = OSM_PORT;
+	c->interval_ms = 1000;
+	c->timeout_ms = 6000;
+	c->window = CONF_DEFAULT_WINDOW;
+	c->speed = 1000;
+	p.conf = c;
+	p.path = path;
+	p.line = 0;
+	p.cause = cause;
+
+	while ((n = getline(&line, &size, f)) != -1) {
+		p.line++;
+		if (memchr(line, '\0', n) != NULL) {
+			conf_error(&p, "line contains a NUL byte");
+			goto fail;
+		}
+		if ((s = strchr(line, '#')) != NULL)
+			*s = '\0';
+		nw = 0;
+		for (s = strtok(line, " \t\r\n"); s != NULL;
+		    s = strtok(NULL, " \t\r\n")) {
+			if (nw == CONF_MAX_WORDS) {
+				conf_error(&p, "too many words");
+				goto fail;
+			}
+			w[nw++] = s;
+		}
+		if (nw == 0)
+			continue;
+		if (conf_line(&p, w, nw) == -1)
+			goto fail;
+	}
+	if (ferror(f)) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (conf_finish(&p) == -1)
+		goto fail;
+	free(line);
+	fclose(f);
+	return c;
+
+fail:
+	free(line);
+	fclose(f);
+	conf_free(c);
+	return NULL;
+}
+
+void
+conf_free(struct cluster_conf *c)
+{
+	if (c == NULL)
+		return;
+	free(c->path);
+	free(c->nodes);
+	free(c->key_path);
+	free(c->socket_path);
+	free(c);
+}
+
+const struct conf_node *
+conf_find(const struct cluster_conf *c, uint32_t id)
+{
+	size_t	i;
+
+	for (i = 0; i < c->nnodes; i++)
+		if (c->nodes[i].id == id)
+			return &c->nodes[i];
+	return NULL;
+}
+
+static int
+conf_same_host(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->sa_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		    &((const struct sockaddr_in6 *)b)->sin6_addr,
+		    sizeof(struct in6_addr)) == 0;
+	return 0;
+}
+
+/* Set conf->self from the host's addresses unless the file named it. */
+int
+conf_find_self(struct cluster_conf *c, char **cause)
+{
+	struct ifaddrs	*ifa, *i;
+	size_t		 j;
+	uint32_t	 found = 0;
+
+	if (c->self != 0)
+		return 0;
+	if (getifaddrs(&ifa) == -1) {
+		xasprintf(cause, "getifaddrs: %s", strerror(errno));
+		return -1;
+	}
+	for (i = ifa; i != NULL && found == 0; i = i->ifa_next) {
+		if (i->ifa_addr == NULL)
+			continue;
+		for (j = 0; j < c->nnodes; j++) {
+			if (conf_same_host(i->ifa_addr, &c->nodes[j].sa)) {
+				found = c->nodes[j].id;
+				break;
+			}
+		}
+	}
+	freeifaddrs(ifa);
+	if (found == 0) {
+		xasprintf(cause, "%s: none of this host's addresses is in the "
+		    "map; add 'self ID' or this host's node line", c->path);
+		return -1;
+	}
+	c->self = found;
+	return 0;
+}

@@ -1,0 +1,107 @@
+/*
+ * Datagram framing between nodes. Layout (network byte order):
+ *
+ *	u32 magic | u16 version | u16 kind | u32 body length | body | mac[32]
+ *
+ * The MAC is HMAC-SHA256 under the cluster key over header and body. Every
+ * field is checked before the body is handed on; the body itself is still
+ * untrusted protobuf that the caller must unpack and validate.
+ */
+#include <arpa/inet.h>
+
+#include <string.h>
+
+#include "osm.h"
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+/* Returns the frame's size, or 0 when it does not fit in out. */
+size_t
+frame_pack(uint16_t kind, const void *body, size_t len,
+    const struct cluster_key *key, uint8_t *out, size_t outlen)
+{
+	uint16_t	v;
+	size_t		total = FRAME_OVERHEAD + len;
+
+	if (total > outlen || total > FRAME_MAX)
+		return 0;
+	put32(out, FRAME_MAGIC);
+	v = htons(FRAME_VERSION);
+	memcpy(out + 4, &v, 2);
+	v = htons(kind);
+	memcpy(out + 6, &v, 2);
+	put32(out + 8, len);
+	memcpy(out + FRAME_HDR, body, len);
+	hmac_sha256(key->bytes, key->len, out, FRAME_HDR + len,
+	    out + FRAME_HDR + len);
+	return total;
+}
+
+enum frame_error
+frame_unpack(const uint8_t *buf, size_t n, const struct cluster_key *key,
+    uint16_t *kind, const uint8_t **body, size_t *len)
+{
+	uint8_t		mac[FRAME_MAC];
+	uint16_t	v;
+	uint32_t	blen;
+
+	if (n < FRAME_OVERHEAD)
+		return FRAME_SHORT;
+	if (n > FRAME_MAX)
+		return FRAME_LONG;
+	if (get32(buf) != FRAME_MAGIC)
+		return FRAME_MAGIC_BAD;
+	memcpy(&v, buf + 4, 2);
+	if (ntohs(v) != FRAME_VERSION)
+		return FRAME_VERSION_BAD;
+	blen = get32(buf + 8);
+	if (blen != n - FRAME_OVERHEAD)
+		return blen > n - FRAME_OVERHEAD ? FRAME_SHORT :
+		    FRAME_LENGTH_BAD;
+	hmac_sha256(key->bytes, key->len, buf, FRAME_HDR + blen, mac);
+	if (timingsafe_memcmp(mac, buf + FRAME_HDR + blen, FRAME_MAC) != 0)
+		return FRAME_MAC_BAD;
+	memcpy(&v, buf + 6, 2);
+	*kind = ntohs(v);
+	*body = buf + FRAME_HDR;
+	*len = blen;
+	return FRAME_OK;
+}
+
+const char *
+frame_strerror(enum frame_error e)
+{
+	switch (e) {
+	case FRAME_OK:
+		return "ok";
+	case FRAME_SHORT:
+		return "truncated";
+	case FRAME_LONG:
+		return "oversized";
+	case FRAME_MAGIC_BAD:
+		return "bad magic";
+	case FRAME_VERSION_BAD:
+		return "wrong version";
+	case FRAME_LENGTH_BAD:
+		return "bad length";
+	case FRAME_MAC_BAD:
+		return "bad MAC";
+	case FRAME_NERRORS:
+		break;
+	}
+	return "unknown";
+}

@@ -1,0 +1,153 @@
+/*
+ * lib/ — code every osmosis program uses. Knows nothing of mosd, migrate/,
+ * libremote/ or the tools.
+ */
+#ifndef OSM_H
+#define OSM_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#define OSM_VERSION		"0.1"
+#define OSM_SOCKET_PATH		"/run/osmosis/mosd.sock"
+#define OSM_CONF_PATH		"/etc/osmosis/cluster.conf"
+#define OSM_PORT		4750
+#define OSM_MAX_NODES		65535
+
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* log.c */
+void	 log_init(int, const char *);
+void	 log_setverbose(int);
+void	 log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 fatal(const char *, ...)
+	    __attribute__((format(printf, 1, 2), noreturn));
+void	 fatalx(const char *, ...)
+	    __attribute__((format(printf, 1, 2), noreturn));
+
+/* xmalloc.c */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+char	*xstrndup(const char *, size_t);
+int	 xasprintf(char **, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	 xvasprintf(char **, const char *, va_list)
+	    __attribute__((format(printf, 2, 0)));
+
+/* util.c */
+uint64_t now_ms(void);
+uint64_t now_us(void);
+int	 parse_uint(const char *, uint64_t, uint64_t, uint64_t *);
+int	 parse_duration_ms(const char *, uint64_t *);
+int	 parse_size_mb(const char *, uint64_t *);
+int	 read_file_str(const char *, char *, size_t);
+int	 read_file_u64(const char *, uint64_t *);
+int	 write_file_str(const char *, const char *);
+int	 mkdir_p(const char *, mode_t);
+int	 write_all(int, const void *, size_t);
+int	 read_all(int, void *, size_t);
+
+/* sha256.c */
+#define SHA256_LEN	32
+#define SHA256_BLOCK	64
+struct sha256 {
+	uint32_t	h[8];
+	uint64_t	total;
+	uint8_t		buf[SHA256_BLOCK];
+	size_t		used;
+};
+void	 sha256_init(struct sha256 *);
+void	 sha256_update(struct sha256 *, const void *, size_t);
+void	 sha256_final(struct sha256 *, uint8_t[SHA256_LEN]);
+void	 hmac_sha256(const uint8_t *, size_t, const void *, size_t,
+	    uint8_t[SHA256_LEN]);
+int	 timingsafe_memcmp(const void *, const void *, size_t);
+
+/* key.c */
+#define KEY_MIN		16
+#define KEY_MAX		64
+struct cluster_key {
+	uint8_t		bytes[KEY_MAX];
+	size_t		len;
+};
+int	 key_load(const char *, struct cluster_key *, char **);
+int	 key_generate(const char *, char **);
+
+/* frame.c */
+/*
+ * A datagram between nodes: magic, version, kind, body length, the packed
+ * protobuf-c body, then an HMAC-SHA256 over everything before it.
+ */
+#define FRAME_MAGIC	0x4f534d47U	/* "OSMG" */
+#define FRAME_VERSION	1
+#define FRAME_HDR	12
+#define FRAME_MAC	SHA256_LEN
+#define FRAME_OVERHEAD	(FRAME_HDR + FRAME_MAC)
+#define FRAME_MAX	65507
+enum frame_error {
+	FRAME_OK = 0,
+	FRAME_SHORT,
+	FRAME_LONG,
+	FRAME_MAGIC_BAD,
+	FRAME_VERSION_BAD,
+	FRAME_LENGTH_BAD,
+	FRAME_MAC_BAD,
+	FRAME_NERRORS
+};
+size_t	 frame_pack(uint16_t, const void *, size_t, const struct cluster_key *,
+	    uint8_t *, size_t);
+enum frame_error frame_unpack(const uint8_t *, size_t,
+	    const struct cluster_key *, uint16_t *, const uint8_t **, size_t *);
+const char *frame_strerror(enum frame_error);
+
+/* stream.c */
+/* A stream record: u32 length (network order) then the packed message. */
+#define STREAM_RECORD_MAX	(64U << 20)
+int	 stream_write(int, const void *, size_t);
+int	 stream_read(int, uint8_t **, size_t *, size_t, char **);
+
+/* conf.c */
+struct conf_node {
+	uint32_t	id;
+	char		addr[64];	/* numeric IPv4 or IPv6, as written */
+	struct sockaddr_storage sa;	/* with the cluster's port */
+	socklen_t	salen;
+};
+struct cluster_conf {
+	char		*path;
+	struct conf_node *nodes;
+	size_t		 nnodes;
+	uint16_t	 port;
+	uint64_t	 interval_ms;
+	uint64_t	 timeout_ms;
+	uint32_t	 window;
+	uint32_t	 speed;
+	uint32_t	 self;		/* 0: find from local addresses */
+	char		*key_path;
+	char		*socket_path;
+};
+struct cluster_conf *conf_load(const char *, char **);
+void	 conf_free(struct cluster_conf *);
+const struct conf_node *conf_find(const struct cluster_conf *, uint32_t);
+int	 conf_find_self(struct cluster_conf *, char **);
+
+/* ctl.c */
+#define CTL_VERSION	1
+#define CTL_RECORD_MAX	(4U << 20)
+struct Osm__CtlRequest;
+struct Osm__CtlReply;
+int	 ctl_connect(const char *, char **);
+int	 ctl_peercred(int, uid_t *, gid_t *, pid_t *);
+struct Osm__CtlReply *ctl_call(const char *, struct Osm__CtlRequest *,
+	    char **);
+void	 ctl_reply_free(struct Osm__CtlReply *);
+
+#endif

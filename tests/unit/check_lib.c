@@ -1,0 +1,474 @@
+/* Check suite for lib/: hashing, keys, framing, streams, config parsing. */
+#include <sys/stat.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+
+#define CONF_DIR	"tests/conf"
+
+static void
+hex(const uint8_t *p, size_t n, char *out)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+static void
+sha_hex(const void *data, size_t len, char *out)
+{
+	struct sha256	c;
+	uint8_t		d[SHA256_LEN];
+
+	sha256_init(&c);
+	sha256_update(&c, data, len);
+	sha256_final(&c, d);
+	hex(d, sizeof d, out);
+}
+
+START_TEST(test_sha256_vectors)
+{
+	char		 out[65];
+	struct sha256	 c;
+	uint8_t		 d[SHA256_LEN], *big;
+	size_t		 i;
+
+	sha_hex("", 0, out);
+	ck_assert_str_eq(out, "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
+	sha_hex("abc", 3, out);
+	ck_assert_str_eq(out, "ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad");
+	sha_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
+	    out);
+	ck_assert_str_eq(out, "248d6a61d20638b8e5c026930c3e6039"
+	    "a33ce45964ff2167f6ecedd419db06c1");
+
+	/* A million 'a', fed in odd-sized pieces to cross block edges. */
+	big = malloc(1000000);
+	memset(big, 'a', 1000000);
+	sha256_init(&c);
+	for (i = 0; i < 1000000; i += 997)
+		sha256_update(&c, big + i, i + 997 > 1000000 ? 1000000 - i :
+		    997);
+	sha256_final(&c, d);
+	hex(d, sizeof d, out);
+	ck_assert_str_eq(out, "cdc76e5c9914fb9281a1c7e284d73e67"
+	    "f1809a48a497200e046d39ccc7112cd0");
+	free(big);
+}
+END_TEST
+
+START_TEST(test_hmac_rfc4231)
+{
+	uint8_t	key[131], mac[SHA256_LEN];
+	char	out[65];
+
+	/* RFC 4231 test case 1 */
+	memset(key, 0x0b, 20);
+	hmac_sha256(key, 20, "Hi There", 8, mac);
+	hex(mac, sizeof mac, out);
+	ck_assert_str_eq(out, "b0344c61d8db38535ca8afceaf0bf12b"
+	    "881dc200c9833da726e9376c2e32cff7");
+	/* test case 2 */
+	hmac_sha256((const uint8_t *)"Jefe", 4,
+	    "what do ya want for nothing?", 28, mac);
+	hex(mac, sizeof mac, out);
+	ck_assert_str_eq(out, "5bdcc146bf60754e6a042426089575c7"
+	    "5a003f089d2739839dec58b964ec3843");
+	/* test case 6: a key longer than the block */
+	memset(key, 0xaa, 131);
+	hmac_sha256(key, 131, "Test Using Larger Than Block-Size Key - "
+	    "Hash Key First", 54, mac);
+	hex(mac, sizeof mac, out);
+	ck_assert_str_eq(out, "60e431591ee0b67f0d8a26aacbf5b77f"
+	    "8e0bc6213728c5140546040f0ee37f54");
+}
+END_TEST
+
+static char tmpdir[] = "/tmp/check_lib.XXXXXX";
+
+static void
+tmp_setup(void)
+{
+	strcpy(tmpdir, "/tmp/check_lib.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+tmp_teardown(void)
+{
+	char	cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *
+tmp_file(const char *name, const char *content, mode_t mode)
+{
+	char	*path;
+	int	 fd;
+
+	xasprintf(&path, "%s/%s", tmpdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write_all(fd, content, strlen(content)), 0);
+	fchmod(fd, mode);
+	close(fd);
+	return path;
+}
+
+START_TEST(test_key_load)
+{
+	struct cluster_key	 k;
+	char			*cause = NULL, *path;
+
+	path = tmp_file("good.key", "000102030405060708090a0b0c0d0e0f"
+	    "A0B1C2D3\n", 0600);
+	ck_assert_int_eq(key_load(path, &k, &cause), 0);
+	ck_assert_uint_eq(k.len, 20);
+	ck_assert_uint_eq(k.bytes[0], 0);
+	ck_assert_uint_eq(k.bytes[16], 0xa0);
+	ck_assert_uint_eq(k.bytes[19], 0xd3);
+	free(path);
+
+	path = tmp_file("open.key", "000102030405060708090a0b0c0d0e0f\n",
+	    0644);
+	ck_assert_int_eq(key_load(path, &k, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "accessible by others"));
+	free(cause);
+	free(path);
+
+	path = tmp_file("short.key", "0001020304\n", 0600);
+	ck_assert_int_eq(key_load(path, &k, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "expected 32 to 128 hex digits"));
+	free(cause);
+	free(path);
+
+	path = tmp_file("bad.key", "000102030405060708090a0b0c0d0eXX\n",
+	    0600);
+	ck_assert_int_eq(key_load(path, &k, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "not a hex digit"));
+	free(cause);
+	free(path);
+
+	path = tmp_file("two.key", "000102030405060708090a0b0c0d0e0f\n"
+	    "000102030405060708090a0b0c0d0e0f\n", 0600);
+	ck_assert_int_eq(key_load(path, &k, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "one line"));
+	free(cause);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_key_generate)
+{
+	struct cluster_key	 a, b;
+	char			*cause = NULL, *p1, *p2;
+	struct stat		 st;
+
+	xasprintf(&p1, "%s/k1", tmpdir);
+	xasprintf(&p2, "%s/k2", tmpdir);
+	ck_assert_int_eq(key_generate(p1, &cause), 0);
+	ck_assert_int_eq(key_generate(p2, &cause), 0);
+	ck_assert_int_eq(stat(p1, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(key_load(p1, &a, &cause), 0);
+	ck_assert_int_eq(key_load(p2, &b, &cause), 0);
+	ck_assert_uint_eq(a.len, 32);
+	ck_assert_int_ne(memcmp(a.bytes, b.bytes, 32), 0);
+	/* never overwrites */
+	ck_assert_int_eq(key_generate(p1, &cause), -1);
+	free(cause);
+	free(p1);
+	free(p2);
+}
+END_TEST
+
+static const struct cluster_key test_key = { .bytes = "0123456789abcdef",
+    .len = 16 };
+
+START_TEST(test_frame_roundtrip)
+{
+	uint8_t		 buf[256];
+	const uint8_t	*body;
+	size_t		 n, len;
+	uint16_t	 kind;
+
+	n = frame_pack(7, "hello", 5, &test_key, buf, sizeof buf);
+	ck_assert_uint_eq(n, FRAME_OVERHEAD + 5);
+	ck_assert_int_eq(frame_unpack(buf, n, &test_key, &kind, &body, &len),
+	    FRAME_OK);
+	ck_assert_uint_eq(kind, 7);
+	ck_assert_uint_eq(len, 5);
+	ck_assert_int_eq(memcmp(body, "hello", 5), 0);
+
+	/* an empty body is legal */
+	n = frame_pack(1, "", 0, &test_key, buf, sizeof buf);
+	ck_assert_int_eq(frame_unpack(buf, n, &test_key, &kind, &body, &len),
+	    FRAME_OK);
+	ck_assert_uint_eq(len, 0);
+
+	/* does not fit */
+	ck_assert_uint_eq(frame_pack(1, buf, 250, &test_key, buf, sizeof buf),
+	    0);
+}
+END_TEST
+
+START_TEST(test_frame_hostile)
+{
+	uint8_t			 buf[256], copy[256];
+	const uint8_t		*body;
+	size_t			 n, len, i;
+	uint16_t		 kind;
+	struct cluster_key	 other = test_key;
+	uint8_t			 big[FRAME_MAX + 10];
+
+	n = frame_pack(7, "some body", 9, &test_key, buf, sizeof buf);
+
+	/* every truncation is refused */
+	for (i = 0; i < n; i++)
+		ck_assert_int_ne(frame_unpack(buf, i, &test_key, &kind, &body,
+		    &len), FRAME_OK);
+	ck_assert_int_eq(frame_unpack(buf, 10, &test_key, &kind, &body, &len),
+	    FRAME_SHORT);
+
+	/* every single flipped bit is refused */
+	for (i = 0; i < n * 8; i++) {
+		memcpy(copy, buf, n);
+		copy[i / 8] ^= 1 << (i % 8);
+		ck_assert_int_ne(frame_unpack(copy, n, &test_key, &kind, &body,
+		    &len), FRAME_OK);
+	}
+	memcpy(copy, buf, n);
+	copy[0] ^= 1;
+	ck_assert_int_eq(frame_unpack(copy, n, &test_key, &kind, &body, &len),
+	    FRAME_MAGIC_BAD);
+	memcpy(copy, buf, n);
+	copy[5] = 99;
+	ck_assert_int_eq(frame_unpack(copy, n, &test_key, &kind, &body, &len),
+	    FRAME_VERSION_BAD);
+	memcpy(copy, buf, n);
+	copy[FRAME_HDR] ^= 1;
+	ck_assert_int_eq(frame_unpack(copy, n, &test_key, &kind, &body, &len),
+	    FRAME_MAC_BAD);
+
+	/* trailing garbage */
+	memcpy(copy, buf, n);
+	copy[n] = 0;
+	ck_assert_int_eq(frame_unpack(copy, n + 1, &test_key, &kind, &body,
+	    &len), FRAME_LENGTH_BAD);
+
+	/* forged: right layout, wrong key */
+	other.bytes[3] ^= 0x40;
+	ck_assert_int_eq(frame_unpack(buf, n, &other, &kind, &body, &len),
+	    FRAME_MAC_BAD);
+
+	/* oversized */
+	memset(big, 0, sizeof big);
+	ck_assert_int_eq(frame_unpack(big, sizeof big, &test_key, &kind, &body,
+	    &len), FRAME_LONG);
+
+	/* garbage of every length */
+	for (i = 0; i < sizeof copy; i++) {
+		copy[i] = (uint8_t)(i * 131 + 17);
+		ck_assert_int_ne(frame_unpack(copy, i + 1, &test_key, &kind,
+		    &body, &len), FRAME_OK);
+	}
+}
+END_TEST
+
+START_TEST(test_stream)
+{
+	int	 p[2];
+	uint8_t	*buf, raw[8];
+	size_t	 len;
+	char	*cause;
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(stream_write(p[1], "record", 6), 0);
+	ck_assert_int_eq(stream_read(p[0], &buf, &len, 100, &cause), 0);
+	ck_assert_uint_eq(len, 6);
+	ck_assert_int_eq(memcmp(buf, "record", 6), 0);
+	free(buf);
+
+	/* over the caller's limit */
+	ck_assert_int_eq(stream_write(p[1], "record", 6), 0);
+	ck_assert_int_eq(stream_read(p[0], &buf, &len, 5, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "exceeds the limit"));
+	free(cause);
+	close(p[0]);
+	close(p[1]);
+
+	/* truncated body */
+	ck_assert_int_eq(pipe(p), 0);
+	raw[0] = 0; raw[1] = 0; raw[2] = 0; raw[3] = 10;
+	memcpy(raw + 4, "abcd", 4);
+	ck_assert_int_eq(write_all(p[1], raw, 8), 0);
+	close(p[1]);
+	ck_assert_int_eq(stream_read(p[0], &buf, &len, 100, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "truncated"));
+	free(cause);
+	/* clean end of stream */
+	ck_assert_int_eq(stream_read(p[0], &buf, &len, 100, &cause), -1);
+	ck_assert_ptr_null(cause);
+	close(p[0]);
+}
+END_TEST
+
+/* Render a parsed config the way the golden files spell it. */
+static char *
+conf_dump(const struct cluster_conf *c)
+{
+	char	*out, *tmp;
+	size_t	 i;
+
+	xasprintf(&out, "port %u\ninterval %llums\ntimeout %llums\n"
+	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n", c->port,
+	    (unsigned long long)c->interval_ms,
+	    (unsigned long long)c->timeout_ms, c->window, c->speed, c->self,
+	    c->key_path, c->socket_path);
+	for (i = 0; i < c->nnodes; i++) {
+		xasprintf(&tmp, "%snode %u %s\n", out, c->nodes[i].id,
+		    c->nodes[i].addr);
+		free(out);
+		out = tmp;
+	}
+	return out;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE	*f = fopen(path, "r");
+	char	*buf = xcalloc(1, 65536);
+
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	fread(buf, 1, 65535, f);
+	fclose(f);
+	return buf;
+}
+
+/* Each tests/conf/NAME.conf has NAME.expect: the dump, or the error. */
+START_TEST(test_conf_golden)
+{
+	DIR			*d;
+	struct dirent		*de;
+	struct cluster_conf	*c;
+	char			 path[512], expect[512], *want, *got, *cause;
+	size_t			 len;
+	int			 n = 0;
+
+	ck_assert_ptr_nonnull(d = opendir(CONF_DIR));
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", CONF_DIR, de->d_name);
+		snprintf(expect, sizeof expect, "%s/%.*s.expect", CONF_DIR,
+		    (int)(len - 5), de->d_name);
+		want = slurp(expect);
+		cause = NULL;
+		c = conf_load(path, &cause);
+		if (strncmp(de->d_name, "good-", 5) == 0) {
+			ck_assert_msg(c != NULL, "%s: %s", path, cause);
+			got = conf_dump(c);
+		} else {
+			ck_assert_msg(c == NULL, "%s parsed but should not",
+			    path);
+			xasprintf(&got, "%s\n", cause);
+		}
+		ck_assert_msg(strcmp(got, want) == 0,
+		    "%s:\n--- got\n%s--- expected\n%s", path, got, want);
+		free(got);
+		free(want);
+		free(cause);
+		conf_free(c);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_ge(n, 10);
+}
+END_TEST
+
+START_TEST(test_parse_numbers)
+{
+	uint64_t	v;
+
+	ck_assert_int_eq(parse_duration_ms("250ms", &v), 0);
+	ck_assert_uint_eq(v, 250);
+	ck_assert_int_eq(parse_duration_ms("1.5s", &v), 0);
+	ck_assert_uint_eq(v, 1500);
+	ck_assert_int_eq(parse_duration_ms("2", &v), 0);
+	ck_assert_uint_eq(v, 2000);
+	ck_assert_int_eq(parse_duration_ms("0.5m", &v), 0);
+	ck_assert_uint_eq(v, 30000);
+	ck_assert_int_eq(parse_duration_ms("fast", &v), -1);
+	ck_assert_int_eq(parse_duration_ms("1h", &v), -1);
+	ck_assert_int_eq(parse_duration_ms("-1s", &v), -1);
+	ck_assert_int_eq(parse_uint("42", 1, 100, &v), 0);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_int_eq(parse_uint("420", 1, 100, &v), -1);
+	ck_assert_int_eq(parse_uint("4x", 1, 100, &v), -1);
+	ck_assert_int_eq(parse_uint("-4", 0, 100, &v), -1);
+	ck_assert_int_eq(parse_uint("", 0, 100, &v), -1);
+	ck_assert_int_eq(parse_size_mb("512", &v), 0);
+	ck_assert_uint_eq(v, 512);
+	ck_assert_int_eq(parse_size_mb("2G", &v), 0);
+	ck_assert_uint_eq(v, 2048);
+	ck_assert_int_eq(parse_size_mb("0", &v), -1);
+	ck_assert_int_eq(parse_size_mb("12T", &v), -1);
+}
+END_TEST
+
+static Suite *
+lib_suite(void)
+{
+	Suite	*s = suite_create("lib");
+	TCase	*tc;
+
+	tc = tcase_create("crypto");
+	tcase_add_test(tc, test_sha256_vectors);
+	tcase_add_test(tc, test_hmac_rfc4231);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("key");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_key_load);
+	tcase_add_test(tc, test_key_generate);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("frame");
+	tcase_add_test(tc, test_frame_roundtrip);
+	tcase_add_test(tc, test_frame_hostile);
+	tcase_add_test(tc, test_stream);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("conf");
+	tcase_add_test(tc, test_conf_golden);
+	tcase_add_test(tc, test_parse_numbers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(lib_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
