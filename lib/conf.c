@@ -26,7 +26,6 @@
 
 #include "osm.h"
 
-#define CONF_DEFAULT_WINDOW	48
 #define CONF_MAX_WINDOW		1024
 #define CONF_MAX_WORDS		8
 

@@ -115,6 +115,7 @@ int	 stream_write(int, const void *, size_t);
 int	 stream_read(int, uint8_t **, size_t *, size_t, char **);
 
 /* conf.c */
+#define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -142,6 +143,7 @@ int	 conf_find_self(struct cluster_conf *, char **);
 /* ctl.c */
 #define CTL_VERSION	1
 #define CTL_RECORD_MAX	(4U << 20)
+#define CTL_TIMEOUT_SEC	10
 struct Osm__CtlRequest;
 struct Osm__CtlReply;
 int	 ctl_connect(const char *, char **);
