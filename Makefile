@@ -57,8 +57,8 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 # A tool is tools/NAME.c plus any tools/NAME-*.c.
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
-TOOLS		 =
-PROGRAMS	 = $(TOOLS:%=$(BIN)/%)
+TOOLS		 = mosctl mosgossip-sim
+PROGRAMS	 = $(BIN)/mosd $(TOOLS:%=$(BIN)/%)
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(REMOTE_SRCS) $(MON_SRCS) \
@@ -66,9 +66,10 @@ ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module.
-UNIT_TESTS	 = check_lib
+UNIT_TESTS	 = check_lib check_mosd
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
+check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 
 # --- build ---------------------------------------------------------------
