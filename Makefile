@@ -57,7 +57,7 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 # A tool is tools/NAME.c plus any tools/NAME-*.c.
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
-TOOLS		 =
+TOOLS		 = moslab
 PROGRAMS	 = $(TOOLS:%=$(BIN)/%)
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \

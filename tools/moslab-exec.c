@@ -1,0 +1,107 @@
+/*
+ * moslab exec K CMD [ARG...]: run a command inside node K — its namespaces
+ * and its cgroups — with the tree's bin/ first on PATH and OSM_NODE=K.
+ * stdin, stdout and stderr are the caller's; the exit status is the
+ * command's, and a command killed by a signal kills moslab the same way.
+ */
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "moslab.h"
+
+static volatile sig_atomic_t exec_child;
+
+/* TERM and HUP sent to moslab are meant for the command. */
+static void
+exec_forward(int sig)
+{
+	if (exec_child > 0)
+		kill(exec_child, sig);
+}
+
+static int
+cmd_exec_exec(struct lab *lab, int argc, char **argv)
+{
+	struct sigaction	 sa;
+	struct rlimit		 rl = { 0, 0 };
+	sigset_t		 set;
+	char			*cause;
+	unsigned		 k;
+	pid_t			 pid;
+	int			 rc, status, sig;
+
+	if (argc >= 3 && strcmp(argv[2], "--") == 0) {
+		argv[2] = argv[1];
+		argc--;
+		argv++;
+	}
+	if (argc < 3) {
+		lab_usage_cmd(&cmd_exec);
+		return 2;
+	}
+	if ((rc = lab_node_arg(lab, argv[1], &k)) != 0)
+		return rc;
+	if (node_enter(lab, k, &cause) == -1)
+		return lab_fail(cause);
+	node_setenv(lab, k);
+	fflush(NULL);
+
+	if ((pid = fork()) == -1) {
+		/* The namespace's init is gone: nothing can be born there. */
+		fprintf(stderr, "moslab: node %u: fork: %s\n", k,
+		    strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		if (cgroup_join(lab, k) == -1) {
+			fprintf(stderr, "moslab: node %u: join its cgroup: "
+			    "%s\n", k, strerror(errno));
+			_exit(126);
+		}
+		execvp(argv[2], argv + 2);
+		fprintf(stderr, "moslab: %s: %s\n", argv[2], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+
+	/* Like system(3): the terminal's INT and QUIT reach the command. */
+	exec_child = pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_handler = exec_forward;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			fatal("waitpid");
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+
+	/* Die of the same signal, without a core of moslab's own. */
+	sig = WTERMSIG(status);
+	setrlimit(RLIMIT_CORE, &rl);
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
+const struct lab_cmd cmd_exec = {
+	.name = "exec",
+	.args = "K CMD [ARG...]",
+	.help = "run CMD inside node K with the tree's bin/ first on PATH",
+	.flags = CMD_LAB | CMD_ROOT,
+	.exec = cmd_exec_exec,
+};
