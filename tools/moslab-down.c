@@ -11,10 +11,6 @@
 static int
 cmd_down_exec(struct lab *lab, int argc, char **argv)
 {
-	if (argc != 1) {
-		lab_usage_cmd(&cmd_down);
-		return 2;
-	}
 	if (lab_destroy(lab) == -1) {
 		fprintf(stderr, "moslab: lab '%s' is not fully removed; see "
 		    "above\n", lab->name);
@@ -26,8 +22,9 @@ cmd_down_exec(struct lab *lab, int argc, char **argv)
 const struct lab_cmd cmd_down = {
 	.name = "down",
 	.args = "",
-	.help = "remove the lab: its processes, cgroups, links, namespaces "
-	    "and state",
+	.help = "remove the lab: processes, cgroups, links, namespaces, state",
+	.argc_min = 0,
+	.argc_max = 0,
 	.flags = CMD_LOCK | CMD_ROOT,
 	.exec = cmd_down_exec,
 };

@@ -101,7 +101,9 @@ cmd_exec_exec(struct lab *lab, int argc, char **argv)
 const struct lab_cmd cmd_exec = {
 	.name = "exec",
 	.args = "K CMD [ARG...]",
-	.help = "run CMD inside node K with the tree's bin/ first on PATH",
+	.help = "run CMD inside node K, with the tree's bin/ first on PATH",
+	.argc_min = 2,
+	.argc_max = -1,
 	.flags = CMD_LAB | CMD_ROOT,
 	.exec = cmd_exec_exec,
 };

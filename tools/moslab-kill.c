@@ -15,10 +15,6 @@ cmd_kill_exec(struct lab *lab, int argc, char **argv)
 	unsigned	 k;
 	int		 fd, rc;
 
-	if (argc != 2) {
-		lab_usage_cmd(&cmd_kill);
-		return 2;
-	}
 	if ((rc = lab_node_arg(lab, argv[1], &k)) != 0)
 		return rc;
 	if ((fd = node_pidfd(lab, k, NULL)) == -1)
@@ -34,6 +30,8 @@ const struct lab_cmd cmd_kill = {
 	.name = "kill",
 	.args = "K",
 	.help = "kill every process of node K at once (a crash)",
+	.argc_min = 1,
+	.argc_max = 1,
 	.flags = CMD_LOCK | CMD_LAB | CMD_ROOT,
 	.exec = cmd_kill_exec,
 };

@@ -358,10 +358,6 @@ cmd_start_exec(struct lab *lab, int argc, char **argv)
 	unsigned	 k;
 	int		 fd, rc;
 
-	if (argc != 2) {
-		lab_usage_cmd(&cmd_start);
-		return 2;
-	}
 	if ((rc = lab_node_arg(lab, argv[1], &k)) != 0)
 		return rc;
 	if ((fd = mosd_pidfd(lab, k, &pid)) != -1) {
@@ -370,6 +366,8 @@ cmd_start_exec(struct lab *lab, int argc, char **argv)
 		    "(pid %d)\n", k, (int)pid);
 		return 0;
 	}
+	if (mosd_check(lab, &cause) == -1)
+		return lab_fail(cause);
 	if ((fd = node_pidfd(lab, k, NULL)) != -1)
 		close(fd);
 	else {
@@ -391,10 +389,6 @@ cmd_stop_exec(struct lab *lab, int argc, char **argv)
 	unsigned	 k;
 	int		 fd, rc;
 
-	if (argc != 2) {
-		lab_usage_cmd(&cmd_stop);
-		return 2;
-	}
 	if ((rc = lab_node_arg(lab, argv[1], &k)) != 0)
 		return rc;
 	if ((fd = node_pidfd(lab, k, NULL)) == -1) {
@@ -417,6 +411,8 @@ const struct lab_cmd cmd_start = {
 	.name = "start",
 	.args = "K",
 	.help = "start node K's mosd, rebooting node K first if it is dead",
+	.argc_min = 1,
+	.argc_max = 1,
 	.flags = CMD_LOCK | CMD_LAB | CMD_ROOT,
 	.exec = cmd_start_exec,
 };
@@ -424,7 +420,9 @@ const struct lab_cmd cmd_start = {
 const struct lab_cmd cmd_stop = {
 	.name = "stop",
 	.args = "K",
-	.help = "stop node K's mosd (SIGTERM, then SIGKILL after 5 s)",
+	.help = "stop node K's mosd",
+	.argc_min = 1,
+	.argc_max = 1,
 	.flags = CMD_LOCK | CMD_LAB | CMD_ROOT,
 	.exec = cmd_stop_exec,
 };

@@ -18,10 +18,6 @@ cmd_status_exec(struct lab *lab, int argc, char **argv)
 	pid_t		 pid;
 	int		 fd, up;
 
-	if (argc != 1) {
-		lab_usage_cmd(&cmd_status);
-		return 2;
-	}
 	printf("%-4s %-15s %-5s %-16s %6s %8s\n", "NODE", "ADDRESS", "STATE",
 	    "MOSD", "CPUS", "MEM");
 	for (k = 1; k <= lab->nnodes; k++) {
@@ -46,6 +42,8 @@ const struct lab_cmd cmd_status = {
 	.name = "status",
 	.args = "",
 	.help = "list the nodes: NODE ADDRESS STATE MOSD CPUS MEM",
+	.argc_min = 0,
+	.argc_max = 0,
 	.flags = CMD_LAB | CMD_ROOT,
 	.exec = cmd_status_exec,
 };

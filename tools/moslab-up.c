@@ -225,8 +225,10 @@ fail:
 const struct lab_cmd cmd_up = {
 	.name = "up",
 	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]]",
-	.help = "make N nodes (default 1 CPU and 1024 MB each; a list gives "
-	    "each node its own) and start mosd in every one",
+	.help = "make N nodes and start mosd in each (1 CPU and 1024 MB each "
+	    "unless given)",
+	.argc_min = 1,
+	.argc_max = -1,
 	.flags = CMD_LOCK | CMD_ROOT,
 	.exec = cmd_up_exec,
 };

@@ -34,26 +34,29 @@ lab_usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: moslab [-n NAME] COMMAND [ARGS]\n\n"
-	    "A lab cluster of nodes made of namespaces and cgroups, each "
-	    "running mosd.\n\ncommands:\n");
+	    "Build a lab cluster on this machine: nodes made of namespaces "
+	    "and cgroups,\neach running mosd. Run as root.\n\ncommands:\n");
 	for (i = 0; i < nitems(lab_cmds); i++)
-		fprintf(f, "  %-6s %s\n\t%s\n", lab_cmds[i]->name,
-		    lab_cmds[i]->args, lab_cmds[i]->help);
-	fprintf(f, "  help   [COMMAND]\n\tshow this text or a command's\n\n"
+		fprintf(f, "  %s%s%s\n\t%s\n", lab_cmds[i]->name,
+		    *lab_cmds[i]->args != '\0' ? " " : "", lab_cmds[i]->args,
+		    lab_cmds[i]->help);
+	fprintf(f, "  help [COMMAND]\n\tshow this text, or a command's\n\n"
 	    "options:\n"
-	    "  -n NAME  the lab's name, 1-6 of [a-z0-9] (else $MOSLAB_NAME, "
-	    "else 'osm')\n"
-	    "  -h, --help\n\n"
-	    "environment: MOSLAB_NAME, MOSLAB_DIR (where labs keep their "
-	    "state,\n%s), MOSLAB_MOSD (the mosd to run).\n"
+	    "  -n NAME\tthe lab (1-6 of a-z, 0-9; default $MOSLAB_NAME "
+	    "or 'osm')\n"
+	    "  -h, --help\tshow this text\n\n"
+	    "environment:\n"
+	    "  MOSLAB_NAME\tthe lab's name when -n is not given\n"
+	    "  MOSLAB_DIR\twhere labs keep their state (%s)\n"
+	    "  MOSLAB_MOSD\tthe mosd to run (mosd beside moslab)\n\n"
 	    "See moslab(1).\n", LAB_BASE_DIR);
 }
 
 void
 lab_usage_cmd(const struct lab_cmd *cmd)
 {
-	printf("usage: moslab [-n NAME] %s %s\n%s\n", cmd->name, cmd->args,
-	    cmd->help);
+	printf("usage: moslab [-n NAME] %s%s%s\n%s\n", cmd->name,
+	    *cmd->args != '\0' ? " " : "", cmd->args, cmd->help);
 }
 
 /* Print a user-facing error and free it; the value is the exit code. */
@@ -156,6 +159,11 @@ main(int argc, char **argv)
 	    strcmp(argv[1], "-h") == 0)) {
 		lab_usage_cmd(cmd);
 		return 0;
+	}
+	if (argc - 1 < cmd->argc_min ||
+	    (cmd->argc_max != -1 && argc - 1 > cmd->argc_max)) {
+		lab_usage_cmd(cmd);
+		return 2;
 	}
 
 	if (lab_init(&lab, name, &cause) == -1) {

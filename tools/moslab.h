@@ -34,6 +34,8 @@ struct lab_cmd {
 	const char	*name;
 	const char	*args;
 	const char	*help;
+	int		 argc_min;	/* arguments after the command name */
+	int		 argc_max;	/* -1: any number */
 	int		 flags;
 #define CMD_LOCK	0x1		/* changes the lab: take the lab lock */
 #define CMD_LAB		0x2		/* needs a lab that is up */

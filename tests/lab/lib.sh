@@ -5,6 +5,7 @@
 #	wait_for SECONDS CMD...	poll until CMD succeeds; fails after SECONDS
 #	fail MSG		print MSG and exit 1
 #	check_clean		assert that nothing of the lab is left
+#	lab_dir			print the lab's state directory
 #
 # $OSM_BIN is the bin/ under test (tests/lab/run exports it). Until the
 # tree has a bin/mosd, nodes run tests/lab/fake-mosd instead.
@@ -20,7 +21,11 @@ fi
 # Lab names have at most 6 characters.
 MOSLAB_NAME=t$(($$ % 100000))
 export MOSLAB_NAME
-LAB_DIR=${MOSLAB_DIR:-/var/lib/osmosis-lab}/$MOSLAB_NAME
+
+# The lab's state directory.
+lab_dir() {
+	echo "${MOSLAB_DIR:-/var/lib/osmosis-lab}/$MOSLAB_NAME"
+}
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -33,7 +38,7 @@ lab_cleanup() {
 	_st=$?
 	trap - EXIT
 	if [ "$_st" -ne 0 ]; then
-		for _log in "$LAB_DIR"/node*/mosd.log; do
+		for _log in "$(lab_dir)"/node*/mosd.log; do
 			[ -s "$_log" ] || continue
 			echo "--- $_log"
 			tail -n 20 "$_log"
@@ -93,5 +98,5 @@ check_clean() {
 	done
 	_left=$(_lab_procs)
 	[ -z "$_left" ] || fail "processes left:" $_left
-	[ ! -e "$LAB_DIR" ] || fail "state directory left: $LAB_DIR"
+	[ ! -e "$(lab_dir)" ] || fail "state directory left: $(lab_dir)"
 }

@@ -65,7 +65,7 @@ done
     fail "status: $("$MOSLAB" status)"
 
 # Processes: a node sees its own only, its init as PID 1.
-lab_exec 2 sleep 60 &
+lab_exec 2 sleep 60 2> /dev/null &
 sleeper=$!
 wait_for 5 sh -c "$MOSLAB exec 2 ps -e -o comm= | grep -qx sleep" ||
     fail "node 2 does not see its own sleep"
@@ -104,13 +104,13 @@ for i in range(100):
 s.sendall(("hello from " + sys.argv[2]).encode())'
 for pair in "1 2" "3 1"; do
 	set -- $pair
-	lab_exec $1 python3 -c "$serve" 10.77.0.$1 > "$LAB_DIR/net.out" &
+	lab_exec $1 python3 -c "$serve" 10.77.0.$1 > "$(lab_dir)/net.out" &
 	server=$!
 	lab_exec $2 python3 -c "$send" 10.77.0.$1 "node$2" ||
 	    fail "node $2 cannot reach node $1"
 	wait $server || fail "node $1's server failed"
-	[ "$(cat "$LAB_DIR/net.out")" = "hello from node$2 from 10.77.0.$2" ] ||
-	    fail "node $1 got: $(cat "$LAB_DIR/net.out")"
+	[ "$(cat "$(lab_dir)/net.out")" = "hello from node$2 from 10.77.0.$2" ] ||
+	    fail "node $1 got: $(cat "$(lab_dir)/net.out")"
 done
 [ -z "$(ip -4 -o addr show dev "$MOSLAB_NAME-br")" ] ||
     fail "the bridge has a host address"
@@ -152,14 +152,29 @@ lab_exec 1 true || fail "node 1 went down with node 2"
 check_clean
 "$MOSLAB" down || fail "down with nothing to remove"
 
-# Nodes of unequal size.
+# A failed up removes what it made; down removes what a crashed one left.
+expect 1 "mosd on node 1 exited at start" env MOSLAB_MOSD=/bin/false \
+    "$MOSLAB" up 2
+check_clean
+ip netns add "$MOSLAB_NAME-n1" || fail "ip netns add"
+expect 1 "lab '$MOSLAB_NAME' was left half-built ($MOSLAB_NAME-n1 exists)" \
+    "$MOSLAB" up 2
+"$MOSLAB" down || fail "down after a half-built lab"
+check_clean
+
+# Nodes of unequal size, with the state under /tmp: still seen in nodes.
+MOSLAB_DIR=$(mktemp -d /tmp/t-moslab.XXXXXX)
+export MOSLAB_DIR
 lab_up 2 --cpus 0.2,1.5 --mem 128,512M
 for want in "1 20000 100000 134217728" "2 150000 100000 536870912"; do
 	k=${want%% *}
 	got=$(lab_exec $k sh -c "$limits")
 	[ "$got" = "/osmosis-$MOSLAB_NAME/node$want" ] ||
 	    fail "node $k: cgroup, quota, period, memory limit: $got"
+	lab_exec $k test -f "$(lab_dir)/cluster.conf" ||
+	    fail "node $k does not see $(lab_dir) under /tmp"
 done
 "$MOSLAB" down || fail "down"
 check_clean
+rmdir "$MOSLAB_DIR" || fail "moslab left files in $MOSLAB_DIR"
 echo "t-moslab: all checks passed"
