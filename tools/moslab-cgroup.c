@@ -6,6 +6,7 @@
  * There is no cgroup namespace: mosd finds its cgroup in /proc/self/cgroup
  * and reads its quota from these files.
  */
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -262,6 +263,33 @@ cgroup_limits(struct lab *lab, unsigned k, uint64_t *cpus, uint64_t *mem_mb)
 }
 
 /*
+ * SIGKILL process pid if it is in node K's cgroup. The pidfd holds on to
+ * the process that had the pid when the check began: if the pid was reused
+ * since cgroup.procs was read, the newcomer is someone else's and is
+ * spared.
+ */
+static void
+cgroup_kill_pid(struct lab *lab, unsigned k, int pid)
+{
+	FILE	*f;
+	char	 path[64], want[64], line[1024];
+	int	 fd, ours = 0;
+
+	if ((fd = pidfd_open(pid, 0)) == -1)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
+	snprintf(want, sizeof want, "/osmosis-%s/node%u\n", lab->name, k);
+	if ((f = fopen(path, "re")) != NULL) {
+		while (!ours && fgets(line, sizeof line, f) != NULL)
+			ours = strstr(line, want) != NULL;
+		fclose(f);
+	}
+	if (ours)
+		pidfd_send_signal(fd, SIGKILL, NULL, 0);
+	close(fd);
+}
+
+/*
  * SIGKILL whatever is in node K's cgroups, again and again, until they are
  * empty or ms have passed. Returns 0 once empty.
  */
@@ -288,8 +316,7 @@ cgroup_kill(struct lab *lab, unsigned k, unsigned ms)
 			if (f == NULL)
 				continue;
 			while (fscanf(f, "%d", &pid) == 1) {
-				if (pid > 0)
-					kill(pid, SIGKILL);
+				cgroup_kill_pid(lab, k, pid);
 				any = 1;
 			}
 			fclose(f);

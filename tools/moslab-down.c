@@ -25,6 +25,6 @@ const struct lab_cmd cmd_down = {
 	.help = "remove the lab: processes, cgroups, links, namespaces, state",
 	.argc_min = 0,
 	.argc_max = 0,
-	.flags = CMD_LOCK | CMD_ROOT,
+	.flags = CMD_LOCK,
 	.exec = cmd_down_exec,
 };

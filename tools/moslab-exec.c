@@ -104,6 +104,6 @@ const struct lab_cmd cmd_exec = {
 	.help = "run CMD inside node K, with the tree's bin/ first on PATH",
 	.argc_min = 2,
 	.argc_max = -1,
-	.flags = CMD_LAB | CMD_ROOT,
+	.flags = CMD_LAB,
 	.exec = cmd_exec_exec,
 };

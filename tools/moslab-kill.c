@@ -32,6 +32,6 @@ const struct lab_cmd cmd_kill = {
 	.help = "kill every process of node K at once (a crash)",
 	.argc_min = 1,
 	.argc_max = 1,
-	.flags = CMD_LOCK | CMD_LAB | CMD_ROOT,
+	.flags = CMD_LOCK | CMD_LAB,
 	.exec = cmd_kill_exec,
 };

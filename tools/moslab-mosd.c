@@ -413,7 +413,7 @@ const struct lab_cmd cmd_start = {
 	.help = "start node K's mosd, rebooting node K first if it is dead",
 	.argc_min = 1,
 	.argc_max = 1,
-	.flags = CMD_LOCK | CMD_LAB | CMD_ROOT,
+	.flags = CMD_LOCK | CMD_LAB,
 	.exec = cmd_start_exec,
 };
 
@@ -423,6 +423,6 @@ const struct lab_cmd cmd_stop = {
 	.help = "stop node K's mosd",
 	.argc_min = 1,
 	.argc_max = 1,
-	.flags = CMD_LOCK | CMD_LAB | CMD_ROOT,
+	.flags = CMD_LOCK | CMD_LAB,
 	.exec = cmd_stop_exec,
 };

@@ -44,6 +44,6 @@ const struct lab_cmd cmd_status = {
 	.help = "list the nodes: NODE ADDRESS STATE MOSD CPUS MEM",
 	.argc_min = 0,
 	.argc_max = 0,
-	.flags = CMD_LAB | CMD_ROOT,
+	.flags = CMD_LAB,
 	.exec = cmd_status_exec,
 };

@@ -229,6 +229,6 @@ const struct lab_cmd cmd_up = {
 	    "unless given)",
 	.argc_min = 1,
 	.argc_max = -1,
-	.flags = CMD_LOCK | CMD_ROOT,
+	.flags = CMD_LOCK,
 	.exec = cmd_up_exec,
 };

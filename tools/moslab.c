@@ -111,7 +111,7 @@ main(int argc, char **argv)
 	const struct lab_cmd	*cmd;
 	struct lab		 lab;
 	const char		*name = NULL;
-	char			*cause = NULL;
+	char			*cause;
 	int			 ch, rc;
 
 	log_init(1, "moslab");
@@ -154,8 +154,8 @@ main(int argc, char **argv)
 		    "help')\n", argv[0]);
 		return 2;
 	}
-	/* exec passes everything after K on untouched, --help included. */
-	if (argc >= 2 && cmd != &cmd_exec && (strcmp(argv[1], "--help") == 0 ||
+	/* For exec, argv[1] is K: its command's own --help passes through. */
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
 		lab_usage_cmd(cmd);
 		return 0;
@@ -171,7 +171,7 @@ main(int argc, char **argv)
 		free(cause);
 		return 2;
 	}
-	if ((cmd->flags & CMD_ROOT) && geteuid() != 0) {
+	if (geteuid() != 0) {
 		fprintf(stderr, "moslab: %s must run as root (it makes "
 		    "namespaces, links and cgroups)\n", cmd->name);
 		return 1;

@@ -39,7 +39,6 @@ struct lab_cmd {
 	int		 flags;
 #define CMD_LOCK	0x1		/* changes the lab: take the lab lock */
 #define CMD_LAB		0x2		/* needs a lab that is up */
-#define CMD_ROOT	0x4		/* needs root */
 	int		 (*exec)(struct lab *, int, char **);
 };
 
