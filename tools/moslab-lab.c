@@ -84,6 +84,20 @@ lab_init(struct lab *lab, const char *name, char **cause)
 	return 0;
 }
 
+void
+lab_free(struct lab *lab)
+{
+	if (lab->lockfd != -1)
+		close(lab->lockfd);
+	free(lab->base);
+	free(lab->dir);
+	free(lab->bindir);
+	free(lab->conf);
+	free(lab->mosd);
+	free(lab->sockpath);
+	conf_free(lab->cc);
+}
+
 /* Commands that change a lab hold an exclusive lock on the base directory. */
 int
 lab_lock(struct lab *lab, char **cause)

@@ -41,12 +41,13 @@
 static const struct {
 	const char	*path;
 	const char	*type;
+	unsigned long	 flags;
 	const char	*data;
 } node_fs[] = {
-	{ "/proc", "proc", NULL },
-	{ "/tmp", "tmpfs", "mode=1777" },
-	{ "/run", "tmpfs", "mode=0755" },
-	{ "/dev/shm", "tmpfs", "mode=1777" },
+	{ "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL },
+	{ "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" },
+	{ "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755" },
+	{ "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" },
 };
 
 /*
@@ -194,8 +195,7 @@ node_init(struct lab *lab, unsigned k, int fd)
 		if (access(node_fs[i].path, F_OK) == -1)
 			continue;
 		if (mount(node_fs[i].type, node_fs[i].path, node_fs[i].type,
-		    MS_NOSUID | MS_NODEV | (node_fs[i].data == NULL ?
-		    MS_NOEXEC : 0), node_fs[i].data) == -1)
+		    node_fs[i].flags, node_fs[i].data) == -1)
 			node_init_fail(fd, "mount %s", node_fs[i].path);
 	}
 	for (i = 0; i < nkeep; i++) {

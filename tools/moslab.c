@@ -166,28 +166,35 @@ main(int argc, char **argv)
 		return 2;
 	}
 
-	if (lab_init(&lab, name, &cause) == -1) {
-		fprintf(stderr, "moslab: %s\n", cause);
-		free(cause);
-		return 2;
-	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "moslab: %s must run as root (it makes "
 		    "namespaces, links and cgroups)\n", cmd->name);
 		return 1;
 	}
-	if ((cmd->flags & CMD_LOCK) && lab_lock(&lab, &cause) == -1)
-		return lab_fail(cause);
+	if (lab_init(&lab, name, &cause) == -1) {
+		fprintf(stderr, "moslab: %s\n", cause);
+		free(cause);
+		rc = 2;
+		goto out;
+	}
+	if ((cmd->flags & CMD_LOCK) && lab_lock(&lab, &cause) == -1) {
+		rc = lab_fail(cause);
+		goto out;
+	}
 	if (cmd->flags & CMD_LAB) {
-		if (lab_load(&lab, &cause) == -1)
-			return lab_fail(cause);
+		if (lab_load(&lab, &cause) == -1) {
+			rc = lab_fail(cause);
+			goto out;
+		}
 		if (lab.nnodes == 0) {
 			fprintf(stderr, "moslab: no lab '%s' is up (try "
 			    "'moslab up N')\n", lab.name);
-			return 1;
+			rc = 1;
+			goto out;
 		}
 	}
 	rc = cmd->exec(&lab, argc, argv);
-	fflush(stdout);
+out:
+	lab_free(&lab);
 	return rc;
 }

@@ -53,6 +53,7 @@ void	 lab_set_title(const char *);
 
 /* moslab-lab.c */
 int	 lab_init(struct lab *, const char *, char **);
+void	 lab_free(struct lab *);
 int	 lab_lock(struct lab *, char **);
 int	 lab_load(struct lab *, char **);
 int	 lab_node_arg(struct lab *, const char *, unsigned *);
