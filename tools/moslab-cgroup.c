@@ -32,7 +32,6 @@ static const char *cgroup_v1_ctrls[] = {
 };
 
 static struct {
-	int	 ready;
 	int	 v2;
 	char	*roots[nitems(cgroup_v1_ctrls)];	/* distinct mounts */
 	size_t	 nroots;
@@ -40,20 +39,18 @@ static struct {
 	char	*memory;
 } cg;
 
-static int
-cgroup_detect(char **cause)
+/* Find the cgroup hierarchies: v2 if mounted on /sys/fs/cgroup, else v1. */
+int
+cgroup_init(char **cause)
 {
 	struct statfs	 sf;
 	char		*path, *real;
 	size_t		 i, j;
 
-	if (cg.ready)
-		return 0;
 	if (access(CGROUP_FS "/cgroup.controllers", F_OK) == 0) {
 		cg.v2 = 1;
 		cg.roots[cg.nroots++] = xstrdup(CGROUP_FS);
 		cg.cpu = cg.memory = cg.roots[0];
-		cg.ready = 1;
 		return 0;
 	}
 	for (i = 0; i < nitems(cgroup_v1_ctrls); i++) {
@@ -83,7 +80,6 @@ cgroup_detect(char **cause)
 		else if (i == 1)
 			cg.memory = cg.roots[j];
 	}
-	cg.ready = 1;
 	return 0;
 }
 
@@ -160,8 +156,6 @@ cgroup_create(struct lab *lab, unsigned k, uint64_t quota, uint64_t mem_mb,
 	size_t	 i;
 	int	 rc;
 
-	if (cgroup_detect(cause) == -1)
-		return -1;
 	for (i = 0; i < cg.nroots; i++) {
 		if (cgroup_mkdir(lab, cg.roots[i], 0, cause) == -1)
 			return -1;
@@ -202,15 +196,10 @@ cgroup_create(struct lab *lab, unsigned k, uint64_t quota, uint64_t mem_mb,
 int
 cgroup_join(struct lab *lab, unsigned k)
 {
-	char	*path, *cause;
+	char	*path;
 	size_t	 i;
 	int	 rc;
 
-	if (cgroup_detect(&cause) == -1) {
-		free(cause);
-		errno = ENOENT;
-		return -1;
-	}
 	for (i = 0; i < cg.nroots; i++) {
 		path = cgroup_path(lab, cg.roots[i], k, "cgroup.procs");
 		rc = write_file_str(path, "0");
@@ -222,17 +211,13 @@ cgroup_join(struct lab *lab, unsigned k)
 }
 
 /* Node K's CPU quota in hundredths of a CPU and memory limit in MiB. */
-int
+void
 cgroup_limits(struct lab *lab, unsigned k, uint64_t *cpus, uint64_t *mem_mb)
 {
 	char		*path, buf[64];
 	uint64_t	 quota, period = LAB_CPU_PERIOD, mem;
 	int		 rc;
 
-	if (cgroup_detect(&path) == -1) {
-		free(path);
-		return -1;
-	}
 	if (cg.v2) {
 		path = cgroup_path(lab, cg.cpu, k, "cpu.max");
 		rc = read_file_str(path, buf, sizeof buf);
@@ -259,7 +244,6 @@ cgroup_limits(struct lab *lab, unsigned k, uint64_t *cpus, uint64_t *mem_mb)
 	free(path);
 	*cpus = (quota * 100 + period / 2) / period;
 	*mem_mb = mem >> 20;
-	return 0;
 }
 
 /*
@@ -302,10 +286,6 @@ cgroup_kill(struct lab *lab, unsigned k, unsigned ms)
 	size_t		 i;
 	int		 pid, any;
 
-	if (cgroup_detect(&path) == -1) {
-		free(path);
-		return 0;
-	}
 	for (;;) {
 		any = 0;
 		for (i = 0; i < cg.nroots; i++) {
@@ -334,13 +314,9 @@ int
 cgroup_find(struct lab *lab, char **what)
 {
 	struct stat	 st;
-	char		*path, *cause;
+	char		*path;
 	size_t		 i;
 
-	if (cgroup_detect(&cause) == -1) {
-		free(cause);
-		return 0;
-	}
 	for (i = 0; i < cg.nroots; i++) {
 		path = cgroup_path(lab, cg.roots[i], 0, NULL);
 		if (stat(path, &st) == 0) {
@@ -381,10 +357,6 @@ cgroup_destroy(struct lab *lab)
 	size_t		 i;
 	int		 rc = 0;
 
-	if (cgroup_detect(&path) == -1) {
-		free(path);
-		return 0;
-	}
 	for (i = 0; i < cg.nroots; i++) {
 		dir = cgroup_path(lab, cg.roots[i], 0, NULL);
 		if ((d = opendir(dir)) == NULL) {

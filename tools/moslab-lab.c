@@ -111,16 +111,16 @@ lab_lock(struct lab *lab, char **cause)
 		xasprintf(cause, "%s: %s", lab->base, strerror(errno));
 		return -1;
 	}
-	if (flock(lab->lockfd, LOCK_EX | LOCK_NB) == -1) {
-		if (errno != EWOULDBLOCK || (fprintf(stderr, "moslab: waiting "
-		    "for another moslab command to finish\n"),
-		    flock(lab->lockfd, LOCK_EX) == -1)) {
-			xasprintf(cause, "lock %s: %s", lab->base,
-			    strerror(errno));
-			return -1;
-		}
+	if (flock(lab->lockfd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK) {
+		fprintf(stderr, "moslab: waiting for another moslab command to "
+		    "finish\n");
+		if (flock(lab->lockfd, LOCK_EX) == 0)
+			return 0;
 	}
-	return 0;
+	xasprintf(cause, "lock %s: %s", lab->base, strerror(errno));
+	return -1;
 }
 
 /* Read the lab's cluster.conf if there is one; no file means no lab. */

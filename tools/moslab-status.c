@@ -28,8 +28,7 @@ cmd_status_exec(struct lab *lab, int argc, char **argv)
 			snprintf(mosd, sizeof mosd, "running:%d", (int)pid);
 		} else
 			snprintf(mosd, sizeof mosd, "stopped");
-		if (cgroup_limits(lab, k, &cpus, &mem) == -1)
-			cpus = mem = 0;
+		cgroup_limits(lab, k, &cpus, &mem);
 		printf("%-4u %-15s %-5s %-16s %3llu.%02llu %7lluM\n", k,
 		    lab->cc->nodes[k - 1].addr, up ? "up" : "dead", mosd,
 		    (unsigned long long)cpus / 100,

@@ -177,7 +177,8 @@ main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if ((cmd->flags & CMD_LOCK) && lab_lock(&lab, &cause) == -1) {
+	if (cgroup_init(&cause) == -1 ||
+	    ((cmd->flags & CMD_LOCK) && lab_lock(&lab, &cause) == -1)) {
 		rc = lab_fail(cause);
 		goto out;
 	}

@@ -73,9 +73,10 @@ int	 net_find(struct lab *, char **);
 int	 net_destroy(struct lab *);
 
 /* moslab-cgroup.c */
+int	 cgroup_init(char **);
 int	 cgroup_create(struct lab *, unsigned, uint64_t, uint64_t, char **);
 int	 cgroup_join(struct lab *, unsigned);
-int	 cgroup_limits(struct lab *, unsigned, uint64_t *, uint64_t *);
+void	 cgroup_limits(struct lab *, unsigned, uint64_t *, uint64_t *);
 int	 cgroup_kill(struct lab *, unsigned, unsigned);
 int	 cgroup_find(struct lab *, char **);
 int	 cgroup_destroy(struct lab *);

@@ -4,8 +4,10 @@
 #	lab_exec K CMD...	run CMD inside node K
 #	wait_for SECONDS CMD...	poll until CMD succeeds; fails after SECONDS
 #	fail MSG		print MSG and exit 1
+#	expect STATUS TEXT CMD...	CMD must exit STATUS and say TEXT
 #	check_clean		assert that nothing of the lab is left
 #	lab_dir			print the lab's state directory
+#	lab_procs		print the pids of the lab's live processes
 #
 # $OSM_BIN is the bin/ under test (tests/lab/run exports it). Until the
 # tree has a bin/mosd, nodes run tests/lab/fake-mosd instead.
@@ -30,6 +32,20 @@ lab_dir() {
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+expect() {
+	_want=$1
+	_text=$2
+	shift 2
+	_out=$("$@" 2>&1)
+	_got=$?
+	[ "$_got" -eq "$_want" ] ||
+	    fail "'$*' exited $_got, expected $_want: $_out"
+	case $_out in
+	*"$_text"*) ;;
+	*) fail "'$*' said '$_out', expected '$_text'" ;;
+	esac
 }
 
 # On exit, also after a failure or a signal: show the nodes' mosd logs if
@@ -77,7 +93,7 @@ wait_for() {
 
 # Live processes in the lab's cgroups (zombies the host's init has not
 # reaped yet hold nothing).
-_lab_procs() {
+lab_procs() {
 	for _f in /proc/[0-9]*/cgroup; do
 		grep -q "/osmosis-$MOSLAB_NAME/" "$_f" 2>/dev/null || continue
 		_p=${_f#/proc/}
@@ -96,7 +112,7 @@ check_clean() {
 	for _d in /sys/fs/cgroup/osmosis-$_n /sys/fs/cgroup/*/osmosis-$_n; do
 		[ ! -e "$_d" ] || fail "cgroup left: $_d"
 	done
-	_left=$(_lab_procs)
+	_left=$(lab_procs)
 	[ -z "$_left" ] || fail "processes left:" $_left
 	[ ! -e "$(lab_dir)" ] || fail "state directory left: $(lab_dir)"
 }
