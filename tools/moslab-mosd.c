@@ -139,11 +139,25 @@ mosd_recv(int sock, unsigned k, char **cause)
 int
 mosd_check(struct lab *lab, char **cause)
 {
-	if (access(lab->mosd, X_OK) == 0)
-		return 0;
-	xasprintf(cause, "cannot run mosd at %s: %s (build it with 'make' or "
-	    "point MOSLAB_MOSD at one)", lab->mosd, strerror(errno));
-	return -1;
+	char	*slash;
+
+	if (access(lab->mosd, X_OK) == -1) {
+		xasprintf(cause, "cannot run mosd at %s: %s (build it with "
+		    "'make' or point MOSLAB_MOSD at one)", lab->mosd,
+		    strerror(errno));
+		return -1;
+	}
+	/* Nodes have their own /tmp and /run; see node_keep_list. */
+	slash = strrchr(lab->mosd, '/');
+	if (slash != NULL && slash - lab->mosd == 4 &&
+	    (strncmp(lab->mosd, "/tmp", 4) == 0 ||
+	    strncmp(lab->mosd, "/run", 4) == 0)) {
+		xasprintf(cause, "mosd at %s would not be seen in the nodes, "
+		    "which have /tmp and /run of their own: move it to a "
+		    "directory below", lab->mosd);
+		return -1;
+	}
+	return 0;
 }
 
 /*

@@ -167,8 +167,8 @@ main(int argc, char **argv)
 	}
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "moslab: %s must run as root (it makes "
-		    "namespaces, links and cgroups)\n", cmd->name);
+		fprintf(stderr, "moslab: must run as root (a lab is made of "
+		    "namespaces, links and cgroups)\n");
 		return 1;
 	}
 	if (lab_init(&lab, name, &cause) == -1) {
