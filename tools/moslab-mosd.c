@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -139,7 +140,8 @@ mosd_recv(int sock, unsigned k, char **cause)
 int
 mosd_check(struct lab *lab, char **cause)
 {
-	char	*slash;
+	char	*copy, *dir, *top;
+	int	 rc = 0;
 
 	if (access(lab->mosd, X_OK) == -1) {
 		xasprintf(cause, "cannot run mosd at %s: %s (build it with "
@@ -147,17 +149,19 @@ mosd_check(struct lab *lab, char **cause)
 		    strerror(errno));
 		return -1;
 	}
-	/* Nodes have their own /tmp and /run; see node_keep_list. */
-	slash = strrchr(lab->mosd, '/');
-	if (slash != NULL && slash - lab->mosd == 4 &&
-	    (strncmp(lab->mosd, "/tmp", 4) == 0 ||
-	    strncmp(lab->mosd, "/run", 4) == 0)) {
+	/* Of /tmp and the like, nodes see only directories kept for them. */
+	copy = xstrdup(lab->mosd);
+	dir = dirname(copy);
+	top = node_private_top(dir);
+	if (top != NULL && *top == '\0') {
 		xasprintf(cause, "mosd at %s would not be seen in the nodes, "
-		    "which have /tmp and /run of their own: move it to a "
-		    "directory below", lab->mosd);
-		return -1;
+		    "which have their own %s: move it to a directory below",
+		    lab->mosd, dir);
+		rc = -1;
 	}
-	return 0;
+	free(top);
+	free(copy);
+	return rc;
 }
 
 /*

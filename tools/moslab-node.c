@@ -50,42 +50,6 @@ static const struct {
 	{ "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" },
 };
 
-/*
- * The tree, the state directory and mosd must stay visible inside the node
- * even when they live under /tmp or /run (CI clones trees there): keep the
- * top-level entry that holds each, e.g. /tmp/ci for /tmp/ci/osmosis/bin.
- */
-static size_t
-node_keep_list(struct lab *lab, char **keep)
-{
-	const char	*paths[NODE_KEEP_MAX];
-	char		*mosd_dir, *top;
-	size_t		 i, j, n = 0, len;
-
-	mosd_dir = xstrdup(lab->mosd);
-	paths[0] = lab->bindir;
-	paths[1] = lab->dir;
-	paths[2] = dirname(mosd_dir);
-	for (i = 0; i < nitems(paths); i++) {
-		if (strncmp(paths[i], "/tmp/", 5) != 0 &&
-		    strncmp(paths[i], "/run/", 5) != 0)
-			continue;
-		len = 5 + strcspn(paths[i] + 5, "/");
-		if (len == 5)
-			continue;
-		top = xstrndup(paths[i], len);
-		for (j = 0; j < n; j++)
-			if (strcmp(keep[j], top) == 0)
-				break;
-		if (j < n)
-			free(top);
-		else
-			keep[n++] = top;
-	}
-	free(mosd_dir);
-	return n;
-}
-
 static int
 node_under(const char *path, const char *dir)
 {
@@ -93,6 +57,58 @@ node_under(const char *path, const char *dir)
 
 	return strncmp(path, dir, len) == 0 &&
 	    (path[len] == '/' || path[len] == '\0');
+}
+
+/*
+ * If path lies in a directory the nodes have their own of, the entry right
+ * below that directory which holds path (/tmp/ci for /tmp/ci/osmosis/bin),
+ * or "" for the directory itself; else NULL.
+ */
+char *
+node_private_top(const char *path)
+{
+	size_t	i, len;
+
+	for (i = 0; i < nitems(node_fs); i++) {
+		if (!node_under(path, node_fs[i].path))
+			continue;
+		len = strlen(node_fs[i].path);
+		if (path[len] == '\0' || path[len + 1] == '\0')
+			return xstrdup("");
+		return xstrndup(path, len + 1 + strcspn(path + len + 1, "/"));
+	}
+	return NULL;
+}
+
+/*
+ * The tree, the state directory and mosd must stay visible inside the node
+ * even when they live under /tmp or /run (CI clones trees there): list the
+ * entries there that hold them, to be mounted again over the node's own.
+ */
+static size_t
+node_keep_list(struct lab *lab, char **keep)
+{
+	const char	*paths[NODE_KEEP_MAX];
+	char		*mosd_dir, *top;
+	size_t		 i, j, n = 0;
+
+	mosd_dir = xstrdup(lab->mosd);
+	paths[0] = lab->bindir;
+	paths[1] = lab->dir;
+	paths[2] = dirname(mosd_dir);
+	for (i = 0; i < nitems(paths); i++) {
+		if ((top = node_private_top(paths[i])) == NULL)
+			continue;
+		for (j = 0; j < n; j++)
+			if (strcmp(keep[j], top) == 0)
+				break;
+		if (*top == '\0' || j < n)
+			free(top);
+		else
+			keep[n++] = top;
+	}
+	free(mosd_dir);
+	return n;
 }
 
 /* mountinfo escapes blanks and backslashes as \ooo. */

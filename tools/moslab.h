@@ -82,6 +82,7 @@ int	 cgroup_find(struct lab *, char **);
 int	 cgroup_destroy(struct lab *);
 
 /* moslab-node.c */
+char	*node_private_top(const char *);
 int	 node_boot(struct lab *, unsigned, char **);
 int	 node_pidfd(struct lab *, unsigned, pid_t *);
 int	 node_enter(struct lab *, unsigned, char **);
