@@ -228,6 +228,16 @@ lab_pid_remove(struct lab *lab, unsigned k, const char *file)
 	free(path);
 }
 
+/* Do two paths name the same file, such as the same namespace? */
+int
+lab_same_file(const char *a, const char *b)
+{
+	struct stat	sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Wait up to ms for the process behind a pidfd to end; 0 if it did. */
 int
 lab_pidfd_wait(int fd, unsigned ms)

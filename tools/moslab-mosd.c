@@ -318,10 +318,9 @@ mosd_has_arg(pid_t pid, const char *arg)
 int
 mosd_pidfd(struct lab *lab, unsigned k, pid_t *pidp)
 {
-	struct stat	 a, b;
-	char		 path[64];
+	char		 path[64], initpath[64];
 	pid_t		 pid, init;
-	int		 fd, initfd, ok;
+	int		 fd, initfd;
 
 	if ((initfd = node_pidfd(lab, k, &init)) == -1)
 		return -1;
@@ -331,11 +330,10 @@ mosd_pidfd(struct lab *lab, unsigned k, pid_t *pidp)
 	if ((fd = pidfd_open(pid, 0)) == -1)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)pid);
-	ok = stat(path, &a) == 0;
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)init);
-	ok = ok && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino && mosd_has_arg(pid, lab->conf);
-	if (!ok || pidfd_send_signal(fd, 0, NULL, 0) == -1) {
+	snprintf(initpath, sizeof initpath, "/proc/%d/ns/pid", (int)init);
+	/* Still alive after the checks: they were about this process. */
+	if (!lab_same_file(path, initpath) || !mosd_has_arg(pid, lab->conf) ||
+	    pidfd_send_signal(fd, 0, NULL, 0) == -1) {
 		close(fd);
 		return -1;
 	}

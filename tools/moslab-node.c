@@ -379,7 +379,6 @@ node_nspid(pid_t pid)
 int
 node_pidfd(struct lab *lab, unsigned k, pid_t *pidp)
 {
-	struct stat	 a, b;
 	char		 path[64], *nspath;
 	pid_t		 pid;
 	int		 fd, same;
@@ -390,8 +389,7 @@ node_pidfd(struct lab *lab, unsigned k, pid_t *pidp)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
 	nspath = net_netns_path(lab, k);
-	same = stat(path, &a) == 0 && stat(nspath, &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	same = lab_same_file(path, nspath);
 	free(nspath);
 	/* Still alive after the checks: they were about this process. */
 	if (!same || node_nspid(pid) != 1 ||

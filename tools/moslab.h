@@ -63,6 +63,7 @@ int	 lab_pid_write(struct lab *, unsigned, const char *, pid_t, char **);
 void	 lab_pid_remove(struct lab *, unsigned, const char *);
 int	 lab_leftovers(struct lab *, char **);
 int	 lab_destroy(struct lab *);
+int	 lab_same_file(const char *, const char *);
 int	 lab_pidfd_wait(int, unsigned);
 
 /* moslab-net.c */
