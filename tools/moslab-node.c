@@ -12,7 +12,6 @@
 #include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
