@@ -60,8 +60,7 @@ lab_init(struct lab *lab, const char *name, char **cause)
 		    "'%s'", env);
 		return -1;
 	}
-	lab->base = xstrdup(env);
-	xasprintf(&lab->dir, "%s/%s", lab->base, lab->name);
+	xasprintf(&lab->dir, "%s/%s", env, lab->name);
 	xasprintf(&lab->conf, "%s/cluster.conf", lab->dir);
 
 	/* The tree's bin/ is where this binary lives. */
@@ -89,7 +88,6 @@ lab_free(struct lab *lab)
 {
 	if (lab->lockfd != -1)
 		close(lab->lockfd);
-	free(lab->base);
 	free(lab->dir);
 	free(lab->bindir);
 	free(lab->conf);
@@ -98,17 +96,16 @@ lab_free(struct lab *lab)
 	conf_free(lab->cc);
 }
 
-/* Commands that change a lab hold an exclusive lock on the base directory. */
+/*
+ * Commands that change a lab hold one lock for the whole machine: labs
+ * share the host's namespace of link and cgroup names, whatever MOSLAB_DIR.
+ */
 int
 lab_lock(struct lab *lab, char **cause)
 {
-	if (mkdir_p(lab->base, 0755) == -1) {
-		xasprintf(cause, "%s: %s", lab->base, strerror(errno));
-		return -1;
-	}
-	lab->lockfd = open(lab->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lab->lockfd = open(LAB_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lab->lockfd == -1) {
-		xasprintf(cause, "%s: %s", lab->base, strerror(errno));
+		xasprintf(cause, "%s: %s", LAB_LOCK, strerror(errno));
 		return -1;
 	}
 	if (flock(lab->lockfd, LOCK_EX | LOCK_NB) == 0)
@@ -119,7 +116,7 @@ lab_lock(struct lab *lab, char **cause)
 		if (flock(lab->lockfd, LOCK_EX) == 0)
 			return 0;
 	}
-	xasprintf(cause, "lock %s: %s", lab->base, strerror(errno));
+	xasprintf(cause, "lock %s: %s", LAB_LOCK, strerror(errno));
 	return -1;
 }
 

@@ -14,12 +14,12 @@
 #define LAB_SUBNET	"10.77.0."
 #define LAB_PREFIXLEN	24
 #define LAB_BASE_DIR	"/var/lib/osmosis-lab"
+#define LAB_LOCK	"/run/osmosis-lab.lock"
 #define LAB_CPU_PERIOD	100000		/* CFS period, µs */
 #define LAB_WAIT_MS	5000		/* for mosd, the cgroups, a process */
 
 struct lab {
 	char		 name[LAB_NAME_MAX + 1];
-	char		*base;		/* directory holding every lab */
 	char		*dir;		/* this lab's state directory */
 	char		*bindir;	/* the tree's bin/, moslab's own */
 	char		*conf;		/* dir/cluster.conf */
