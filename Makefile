@@ -57,7 +57,7 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 # A tool is tools/NAME.c plus any tools/NAME-*.c.
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
-TOOLS		 = mosctl mosgossip-sim
+TOOLS		 = mosctl moslab mosgossip-sim
 PROGRAMS	 = $(BIN)/mosd $(TOOLS:%=$(BIN)/%)
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
@@ -69,7 +69,6 @@ ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 UNIT_TESTS	 = check_lib check_mosd
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
-check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 
 # --- build ---------------------------------------------------------------
