@@ -51,6 +51,7 @@ LIBOSM		 = $(OBJ)/libosm.a
 LIBMOSD		 = $(OBJ)/libmosd.a
 LIBMIGRATE	 = $(OBJ)/libmigrate.a
 LIBREMOTE	 = $(OBJ)/libremote.a
+LIBMON		 = $(OBJ)/libmon.a
 
 obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
@@ -70,6 +71,8 @@ UNIT_TESTS	 = check_lib
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+UNIT_TESTS	+= check_mon
+check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 
 # --- build ---------------------------------------------------------------
 
@@ -101,6 +104,15 @@ $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(PROTOBUF_LIBS) -lm
+
+# mon/ without its main(), for check_mon; which also needs ncurses.
+$(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
+	$(AR) rcs $@ $^
+
+$(OBJ)/tests/check_mon: $(OBJ)/tests/unit/check_mon.o $(check_mon_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(PROTOBUF_LIBS) \
+	    $(CHECK_LIBS) -lm
 
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
