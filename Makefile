@@ -60,6 +60,7 @@ tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
 TOOLS		 =
 PROGRAMS	 = $(TOOLS:%=$(BIN)/%)
+PROGRAMS	+= $(BIN)/mosmon
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(REMOTE_SRCS) $(MON_SRCS) \
