@@ -145,7 +145,7 @@ mon_loop(const char *path, uint64_t interval, struct mon_view *v)
 		if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
 			break;
 		while ((ch = getch()) != ERR) {
-			if (ch == ('L' & 0x1f))
+			if (ch == VIEW_REPAINT)
 				clearok(curscr, TRUE);
 			view_key(v, ch, &s, view_rows(LINES));
 		}

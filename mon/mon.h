@@ -47,6 +47,7 @@ struct mon_view {
 
 /* Rows of a screen that are not node rows: status, column heads, help. */
 #define VIEW_CHROME	3
+#define VIEW_REPAINT	('L' & 0x1f)	/* Ctrl-L */
 
 /* sample.c */
 int	 sample_convert(const struct Osm__CtlReply *, struct mon_sample *,

@@ -6,8 +6,6 @@
 #include "lib/osm.h"
 #include "mon/mon.h"
 
-#define CTRL_L	('L' & 0x1f)
-
 const char *
 view_mode_name(enum mon_mode mode)
 {
@@ -121,7 +119,7 @@ view_key(struct mon_view *v, int key, const struct mon_sample *s, size_t rows)
 		v->top = s->nnodes;
 		break;
 	case KEY_RESIZE:
-	case CTRL_L:
+	case VIEW_REPAINT:
 		break;
 	default:
 		return 0;
