@@ -51,6 +51,7 @@ LIBOSM		 = $(OBJ)/libosm.a
 LIBMOSD		 = $(OBJ)/libmosd.a
 LIBMIGRATE	 = $(OBJ)/libmigrate.a
 LIBREMOTE	 = $(OBJ)/libremote.a
+LIBMON		 = $(OBJ)/libmon.a
 
 obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
@@ -58,18 +59,21 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
 TOOLS		 = mosctl moslab mosgossip-sim
-PROGRAMS	 = $(BIN)/mosd $(TOOLS:%=$(BIN)/%)
+PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%)
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(REMOTE_SRCS) $(MON_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
-# Check suites, one per module, each linking only that module.
-UNIT_TESTS	 = check_lib check_mosd
+# Check suites, one per module, each linking only that module (and the
+# system libraries in check_X_LDLIBS).
+UNIT_TESTS	 = check_lib check_mosd check_mon
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
+check_mon_LDLIBS = $(CURSES_LIBS)
 
 # --- build ---------------------------------------------------------------
 
@@ -102,6 +106,10 @@ $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(PROTOBUF_LIBS) -lm
 
+# mon/ without its main(), for check_mon.
+$(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
+	$(AR) rcs $@ $^
+
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
@@ -119,7 +127,8 @@ $(BIN)/mosgossip-sim: $(call obj,$(call tool_srcs,mosgossip-sim)) \
 .SECONDEXPANSION:
 $(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $(PROTOBUF_LIBS) $(CHECK_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $($*_LDLIBS) $(PROTOBUF_LIBS) \
+	    $(CHECK_LIBS) -lm
 
 -include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d)
 
