@@ -165,7 +165,7 @@ asan: deps
 
 demo: deps
 	$(MAKE) all
-	OSM_BIN=$(abspath $(BIN)) tests/demo
+	OSM_BIN=$(abspath $(BIN)) tests/lab/demo.sh
 
 # --- install -------------------------------------------------------------
 
@@ -186,7 +186,7 @@ install: all
 	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \
 	    $(BIN)/mosd -K $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key
 	install -d $(DESTDIR)$(UNITDIR)
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|; s|@SYSCONFDIR@|$(SYSCONFDIR)|' \
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/mosd.service
 

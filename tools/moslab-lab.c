@@ -77,8 +77,16 @@ lab_init(struct lab *lab, const char *name, char **cause)
 			free(p);
 		} else
 			lab->mosd = xstrdup(env);
-	} else
+	} else {
+		/* In the tree mosd is beside moslab; installed, in ../sbin. */
 		xasprintf(&lab->mosd, "%s/mosd", lab->bindir);
+		xasprintf(&p, "%s/../sbin/mosd", lab->bindir);
+		if (access(lab->mosd, X_OK) == -1 && access(p, X_OK) == 0) {
+			free(lab->mosd);
+			lab->mosd = realpath(p, NULL);
+		}
+		free(p);
+	}
 	lab->sockpath = xstrdup(OSM_SOCKET_PATH);
 	return 0;
 }

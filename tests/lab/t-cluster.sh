@@ -27,7 +27,7 @@ lab_exec 1 mosctl status | awk '$1 == 3 && $2 == "10.77.0.3" &&
     END { exit !ok }' || fail "node 3's capacity as seen from node 1"
 
 # A CPU burner in node 2 makes node 2 the most loaded in node 1's view.
-lab_exec 2 sh -c 'while :; do :; done' &
+"$MOSLAB" exec 2 sh -c 'while :; do :; done' &
 burner=$!
 node2_busiest() {
 	lab_exec 1 mosctl status | awk 'NR > 1 && $4 > max { max = $4; n = $1 }
