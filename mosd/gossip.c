@@ -12,9 +12,9 @@
  *
  * Two choices keep every view fresh at scale (measured with the simulator,
  * see docs/PERFORMANCE.md):
- * - targets follow a shuffled cycle over all other nodes, so every node
- *   hears from every other one directly at least once per two cycles: no
- *   pair can starve, however long the run;
+ * - targets follow a cycle over all other nodes in an order shuffled once,
+ *   so every node hears from every other one directly every n-1
+ *   intervals: no pair can starve, however long the run;
  * - the window holds the newest entries by their stamps, so news spreads
  *   epidemically, packed as small as possible (see proto/gossip.proto).
  *   Mixing in a round-robin sweep over the whole view measured no better.
@@ -78,7 +78,7 @@ gossip_new(uint32_t self, const uint32_t *ids, size_t n, uint32_t window,
 	g->incarnation = incarnation;
 	g->rng = seed;
 	g->order = xcalloc(n, sizeof *g->order);
-	g->order_next = n;	/* reshuffle at the first send */
+	g->order_next = n;	/* shuffle at the first send */
 	g->nrecent = 4 * (size_t)window + 4;
 	g->recent = xcalloc(g->nrecent, sizeof *g->recent);
 	g->cand = xcalloc(g->nrecent, sizeof *g->cand);
@@ -136,15 +136,14 @@ gossip_set_self(struct gossip *g, const struct gossip_info *info,
 
 /*
  * How long a node may go unheard of before it is shown down. An entry's age
- * at a live node is bounded by the target cycle (under 2n intervals) and in
- * large clusters typically stays far below; measured tails with
- * mosgossip-sim are in docs/PERFORMANCE.md. The configured timeout is a
- * floor.
+ * at a live node is bounded by the target cycle (n-1 intervals) and in
+ * large clusters stays far below that (measured tails with mosgossip-sim
+ * are in docs/PERFORMANCE.md). The configured timeout is a floor.
  */
 uint64_t
 gossip_timeout(size_t n, uint64_t interval_ms, uint64_t floor_ms)
 {
-	uint64_t	bound = 2 * n;
+	uint64_t	bound = n + 2;
 
 	if (bound > 20 + n / 2)
 		bound = 20 + n / 2;
@@ -162,7 +161,11 @@ gossip_up(const struct gossip *g, size_t idx, uint64_t now)
 	return e->stamp != 0 && now - e->stamp <= g->timeout_ms;
 }
 
-/* The next node to send to: a fresh random order of all others per cycle. */
+/*
+ * The next node to send to: all others in a random order chosen once, then
+ * the same order again, so that every node hears from every other one
+ * directly every n-1 intervals — however long the run.
+ */
 uint32_t
 gossip_next_target(struct gossip *g)
 {
@@ -171,7 +174,7 @@ gossip_next_target(struct gossip *g)
 
 	if (g->n < 2)
 		return 0;
-	if (g->order_next >= g->n - 1) {
+	if (g->order_next == g->n) {	/* first call: shuffle */
 		for (i = 0; i < g->n; i++)
 			if (i != g->self_idx)
 				g->order[m++] = i;
@@ -183,7 +186,9 @@ gossip_next_target(struct gossip *g)
 		}
 		g->order_next = 0;
 	}
-	return g->ids[g->order[g->order_next++]];
+	t = g->ids[g->order[g->order_next]];
+	g->order_next = (g->order_next + 1) % (g->n - 1);
+	return t;
 }
 
 /*

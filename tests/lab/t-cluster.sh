@@ -87,13 +87,13 @@ wait_for 3 dropped_all || {
 lab_exec 1 mosctl status | awk '$1 == 2 && $4 == "0.99" { exit 1 }' ||
     fail "a forged entry for node 2 was believed"
 
-# A stopped mosd is shown down within the timeout (8 s for 4 nodes at
+# A stopped mosd is shown down within the timeout (6 s for 4 nodes at
 # 1 s), then up again once it is back.
 "$MOSLAB" stop 4 || fail "moslab stop 4"
 node4_is() {
 	lab_exec 1 mosctl status | awk -v s="$1" '$1 == 4 { exit $3 != s }'
 }
-wait_for 11 node4_is down || fail "node 4 not shown down within 11 s"
+wait_for 9 node4_is down || fail "node 4 not shown down within 9 s"
 "$MOSLAB" start 4 || fail "moslab start 4"
 wait_for 5 node4_is up || fail "node 4 not shown up again within 5 s"
 [ "$(lab_exec 1 mosmon -b | awk 'NR > 1' | wc -l)" -eq 4 ] ||

@@ -78,17 +78,21 @@ END_TEST
 
 START_TEST(test_timeout_scales)
 {
-	ck_assert_uint_eq(gossip_timeout(4, 1000, 6000), 8000);
+	ck_assert_uint_eq(gossip_timeout(4, 1000, 6000), 6000);
 	ck_assert_uint_eq(gossip_timeout(4, 1000, 20000), 20000);
+	ck_assert_uint_eq(gossip_timeout(16, 1000, 6000), 18000);
 	ck_assert_uint_eq(gossip_timeout(1024, 1000, 6000), 532000);
-	ck_assert_uint_eq(gossip_timeout(2, 1000, 6000), 6000);
+	ck_assert_uint_eq(gossip_timeout(4, 250, 1000), 1500);
 }
 END_TEST
 
-/* Every node is a target exactly once per cycle of n-1 sends. */
+/*
+ * Every node is a target exactly once per cycle of n-1 sends, in the same
+ * order every cycle: each pair talks directly every n-1 intervals.
+ */
 START_TEST(test_target_cycle)
 {
-	uint32_t	 ids[50], seen[51];
+	uint32_t	 ids[50], seen[51], first[49];
 	struct gossip	*g;
 	int		 i, c, t;
 
@@ -99,6 +103,9 @@ START_TEST(test_target_cycle)
 		memset(seen, 0, sizeof seen);
 		for (i = 0; i < 49; i++) {
 			t = gossip_next_target(g);
+			if (c == 0)
+				first[i] = t;
+			ck_assert_int_eq(t, first[i]);
 			ck_assert_int_ne(t, 7);
 			ck_assert_int_ge(t, 1);
 			ck_assert_int_le(t, 50);
