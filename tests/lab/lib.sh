@@ -53,6 +53,12 @@ expect() {
 lab_cleanup() {
 	_st=$?
 	trap - EXIT
+	# Under make asan a daemon's sanitizer report lands in its log only.
+	if grep -l -E 'Sanitizer|runtime error:' "$(lab_dir)"/node*/mosd.log \
+	    2>/dev/null; then
+		echo "FAIL: a sanitizer reported in a mosd log above" >&2
+		_st=1
+	fi
 	if [ "$_st" -ne 0 ]; then
 		for _log in "$(lab_dir)"/node*/mosd.log; do
 			[ -s "$_log" ] || continue
