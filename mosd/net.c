@@ -83,8 +83,8 @@ net_datagram(struct mosd *m, const uint8_t *buf, size_t len,
 	enum gossip_result	 gr;
 
 	from = net_source_node(m->conf, ss);
-	if ((fe = frame_unpack(buf, len, &m->key, &kind, &body, &blen)) !=
-	    FRAME_OK) {
+	if ((fe = frame_unpack(buf, len, GOSSIP_MSG_MAX, &m->key, &kind, &body,
+	    &blen)) != FRAME_OK) {
 		net_drop(m, net_frame_counter[fe], from, frame_strerror(fe));
 		return;
 	}
