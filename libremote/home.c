@@ -1,0 +1,423 @@
+/*
+ * The home side of a forwarded call, as pure code: the deputy executes
+ * the call in the home process P by injection, and this file does the
+ * rest.
+ *
+ *   home_check	  unpack a RemoteCall and refuse anything but a forwardable
+ *		  call with bounded, consistent regions and relocations;
+ *		  says how much scratch memory the call needs
+ *   home_layout  the memory image to write into P's scratch area at base
+ *		  and the six register values
+ *   home_readback how much of the scratch area to read back after the call
+ *   home_reply	  the RemoteReply, from the return value and that memory
+ *
+ * The deputy needs no knowledge of system calls beyond this. A hostile or
+ * broken guest can make P execute only what the table calls forwardable,
+ * with pointers only into the scratch area (every pointer argument is
+ * relocated, NULL or RMT_FAULT_ADDR): at worst it spoils the scratch area.
+ *
+ * Signals: kill, tkill, tgkill and rt_sigqueueinfo aimed at the process
+ * itself are forwarded like any other call and reach P; the deputy
+ * catches the signal in P as it catches any signal sent to P and passes
+ * it on to R, before it sends the call's reply, so that R handles it on
+ * returning from the call as it would have natively.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote.h"
+#include "proto/remote.pb-c.h"
+
+#define ALIGN_UP(x)	(((x) + RMT_ALIGN - 1) & ~(uint64_t)(RMT_ALIGN - 1))
+
+/* What the return value lets trimmed out regions carry, in all. */
+uint64_t
+home_budget(int64_t ret, uint32_t unit)
+{
+	if (ret <= 0)
+		return 0;
+	if ((uint64_t)ret > UINT64_MAX / unit)
+		return UINT64_MAX;
+	return (uint64_t)ret * unit;
+}
+
+/*
+ * The rule of outputs: a reply carries every in-out region whole, and,
+ * unless the return value is an error, every out region, whole or, if
+ * trimmed, cut to what remains of the budget. Returns the length region
+ * carries, or -1 if none.
+ */
+int64_t
+home_output(int dir, uint64_t size, int trim, int64_t ret, uint64_t *budget)
+{
+	uint64_t	n;
+
+	if (dir == RMT_INOUT)
+		return size;
+	if (dir != RMT_OUT || ret < 0)
+		return -1;
+	if (!trim)
+		return size;
+	n = size < *budget ? size : *budget;
+	*budget -= n;
+	return n;
+}
+
+static int
+home_fail(const struct home_call *hc, char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+home_fail(const struct home_call *hc, char **cause, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	xvasprintf(&s, fmt, ap);
+	va_end(ap);
+	xasprintf(cause, "%s (seq %llu): %s", hc->name,
+	    (unsigned long long)hc->seq, s);
+	free(s);
+	return -1;
+}
+
+static int
+home_cmp_slot(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+home_check_regions(struct home_call *hc, char **cause)
+{
+	Osm__RemoteCall		*c = hc->call;
+	Osm__RemoteRegion	*r;
+	uint64_t		 total = 0;
+	size_t			 i;
+
+	if (c->n_regions > RMT_REGIONS_MAX)
+		return home_fail(hc, cause, "%zu regions", c->n_regions);
+	for (i = 0; i < c->n_regions; i++) {
+		r = c->regions[i];
+		if ((int)r->dir != RMT_IN && (int)r->dir != RMT_OUT &&
+		    (int)r->dir != RMT_INOUT)
+			return home_fail(hc, cause, "region %zu: bad "
+			    "direction %d", i, (int)r->dir);
+		if (r->size > RMT_CALL_MAX - total)
+			return home_fail(hc, cause, "region %zu: %llu bytes "
+			    "is over the limit", i,
+			    (unsigned long long)r->size);
+		total += r->size;
+		if (((int)r->dir == RMT_OUT) == r->has_data)
+			return home_fail(hc, cause, "region %zu: data on an "
+			    "out region or none on an in region", i);
+		if (r->has_data && r->data.len != r->size)
+			return home_fail(hc, cause, "region %zu: %zu bytes of "
+			    "data for a size of %llu", i, r->data.len,
+			    (unsigned long long)r->size);
+		if (r->trim && (int)r->dir != RMT_OUT)
+			return home_fail(hc, cause, "region %zu: trimmed but "
+			    "not out", i);
+	}
+	return 0;
+}
+
+/*
+ * Every region is pointed at exactly once; every pointer is an argument
+ * the table calls a pointer, or an aligned 8-byte slot inside an in or
+ * in-out region, and no slot or argument holds two pointers.
+ */
+static int
+home_check_relocs(struct home_call *hc, unsigned int pointers, char **cause)
+{
+	Osm__RemoteCall		*c = hc->call;
+	Osm__RemoteReloc	*x;
+	Osm__RemoteRegion	*in;
+	uint64_t		*slots;
+	uint32_t		*targeted;
+	unsigned int		 args = 0;
+	size_t			 i, nslots = 0;
+	int			 rv = -1;
+
+	if (c->n_relocs > RMT_REGIONS_MAX)
+		return home_fail(hc, cause, "%zu relocations", c->n_relocs);
+	slots = xcalloc(c->n_relocs + 1, sizeof *slots);
+	targeted = xcalloc(c->n_regions + 1, sizeof *targeted);
+	for (i = 0; i < c->n_relocs; i++) {
+		x = c->relocs[i];
+		if (x->target >= c->n_regions) {
+			home_fail(hc, cause, "relocation %zu: no region %u",
+			    i, x->target);
+			goto out;
+		}
+		if (targeted[x->target]++ != 0) {
+			home_fail(hc, cause, "region %u pointed at twice",
+			    x->target);
+			goto out;
+		}
+		if (x->has_arg == x->has_region) {
+			home_fail(hc, cause, "relocation %zu: neither or both "
+			    "of argument and region", i);
+			goto out;
+		}
+		if (x->has_arg) {
+			if (x->arg >= 6 || !(pointers & (1U << x->arg))) {
+				home_fail(hc, cause, "relocation %zu: argument "
+				    "%u is not a pointer", i, x->arg);
+				goto out;
+			}
+			if (args & (1U << x->arg)) {
+				home_fail(hc, cause, "argument %u relocated "
+				    "twice", x->arg);
+				goto out;
+			}
+			args |= 1U << x->arg;
+			continue;
+		}
+		if (x->region >= c->n_regions) {
+			home_fail(hc, cause, "relocation %zu: no region %u",
+			    i, x->region);
+			goto out;
+		}
+		in = c->regions[x->region];
+		if ((int)in->dir == RMT_OUT || x->offset % 8 != 0 ||
+		    x->offset > in->size || in->size - x->offset < 8) {
+			home_fail(hc, cause, "relocation %zu: offset %llu is "
+			    "not a slot of region %u", i,
+			    (unsigned long long)x->offset, x->region);
+			goto out;
+		}
+		/* offsets are below RMT_CALL_MAX: region and offset fit */
+		slots[nslots++] = (uint64_t)x->region << 32 | x->offset;
+	}
+	qsort(slots, nslots, sizeof *slots, home_cmp_slot);
+	for (i = 1; i < nslots; i++) {
+		if (slots[i] == slots[i - 1]) {
+			home_fail(hc, cause, "slot %llu of region %u "
+			    "relocated twice",
+			    (unsigned long long)(slots[i] & 0xffffffff),
+			    (unsigned int)(slots[i] >> 32));
+			goto out;
+		}
+	}
+	for (i = 0; i < c->n_regions; i++) {
+		if (targeted[i] == 0) {
+			home_fail(hc, cause, "region %zu is pointed at by "
+			    "nothing", i);
+			goto out;
+		}
+	}
+	for (i = 0; i < 6; i++) {
+		if ((pointers & (1U << i)) && !(args & (1U << i)) &&
+		    c->args[i] != 0 && c->args[i] != RMT_FAULT_ADDR) {
+			home_fail(hc, cause, "argument %zu is a pointer of "
+			    "the remote process (0x%llx)", i,
+			    (unsigned long long)c->args[i]);
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	free(slots);
+	free(targeted);
+	return rv;
+}
+
+/*
+ * Places in the scratch area: the regions written before the call first,
+ * then the trimmed out regions, whose bytes past what the call returns
+ * nobody reads, so that they need not be written (nor zeroed).
+ */
+static void
+home_offsets(struct home_call *hc)
+{
+	Osm__RemoteCall	*c = hc->call;
+	uint64_t	 off = 0;
+	size_t		 i;
+	int		 pass;
+
+	hc->offsets = xcalloc(c->n_regions + 1, sizeof *hc->offsets);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < c->n_regions; i++) {
+			if (c->regions[i]->trim != pass)
+				continue;
+			hc->offsets[i] = off;
+			off = ALIGN_UP(off + c->regions[i]->size);
+		}
+		if (pass == 0)
+			hc->image_len = off;
+	}
+	hc->span = off;
+}
+
+/*
+ * Unpack and check a RemoteCall. self is the home process's pid, which
+ * names its own CPU clocks (those the guest must answer itself).
+ */
+struct home_call *
+home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
+{
+	struct home_call	*hc;
+	struct table_call	 tc;
+	Osm__RemoteCall		*c;
+
+	if (len > RMT_MSG_MAX) {
+		xasprintf(cause, "call of %zu bytes is over the limit", len);
+		return NULL;
+	}
+	if ((c = osm__remote_call__unpack(NULL, len, msg)) == NULL) {
+		xasprintf(cause, "malformed call");
+		return NULL;
+	}
+	hc = xcalloc(1, sizeof *hc);
+	hc->call = c;
+	hc->seq = c->seq;
+	hc->nr = c->nr;
+	hc->name = "unknown";
+	if (c->n_args != 6) {
+		home_fail(hc, cause, "%zu arguments", c->n_args);
+		goto fail;
+	}
+	table_resolve(c->nr < TABLE_NR_MAX ? (int)c->nr : -1, c->args, self,
+	    &tc);
+	hc->name = tc.name;
+	if (tc.class != RMT_FORWARD) {
+		home_fail(hc, cause, "system call %u is not forwardable "
+		    "(%s)", c->nr, table_class_name(tc.class));
+		goto fail;
+	}
+	if (c->trim_unit == 0 || c->trim_unit > 4096) {
+		home_fail(hc, cause, "trim unit %u", c->trim_unit);
+		goto fail;
+	}
+	if (home_check_regions(hc, cause) != 0 ||
+	    home_check_relocs(hc, table_pointers(&tc), cause) != 0)
+		goto fail;
+	home_offsets(hc);
+	return hc;
+
+fail:
+	home_free(hc);
+	return NULL;
+}
+
+/*
+ * Lay the call out for a scratch area of size bytes at base in P: the
+ * image to write at base (in and in-out data, out regions zeroed, slots
+ * patched to their regions' addresses) and the registers.
+ */
+int
+home_layout(struct home_call *hc, uint64_t base, size_t size, char **cause)
+{
+	Osm__RemoteCall		*c = hc->call;
+	Osm__RemoteRegion	*r;
+	Osm__RemoteReloc	*x;
+	uint64_t		 ptr;
+	size_t			 i;
+
+	if (base % RMT_ALIGN != 0 || base + size < base)
+		return home_fail(hc, cause, "bad scratch area at 0x%llx",
+		    (unsigned long long)base);
+	if (hc->span > size)
+		return home_fail(hc, cause, "needs %zu bytes of scratch, "
+		    "has %zu", hc->span, size);
+	free(hc->image);
+	hc->image = xcalloc(1, hc->image_len + 1);
+	for (i = 0; i < c->n_regions; i++) {
+		r = c->regions[i];
+		if (r->has_data && r->size != 0)
+			memcpy(hc->image + hc->offsets[i], r->data.data,
+			    r->size);
+	}
+	memcpy(hc->args, c->args, sizeof hc->args);
+	for (i = 0; i < c->n_relocs; i++) {
+		x = c->relocs[i];
+		ptr = base + hc->offsets[x->target];
+		if (x->has_arg)
+			hc->args[x->arg] = ptr;
+		else
+			memcpy(hc->image + hc->offsets[x->region] + x->offset,
+			    &ptr, 8);
+	}
+	return 0;
+}
+
+/* Bytes from base that home_reply needs after the call returned ret. */
+size_t
+home_readback(const struct home_call *hc, long ret)
+{
+	Osm__RemoteCall	*c = hc->call;
+	uint64_t	 budget = home_budget(ret, c->trim_unit), end = 0;
+	int64_t		 n;
+	size_t		 i;
+
+	for (i = 0; i < c->n_regions; i++) {
+		n = home_output(c->regions[i]->dir, c->regions[i]->size,
+		    c->regions[i]->trim, ret, &budget);
+		if (n > 0 && hc->offsets[i] + n > end)
+			end = hc->offsets[i] + n;
+	}
+	return end;
+}
+
+/*
+ * The reply for return value ret, given the scratch area's memory after
+ * the call (at least home_readback bytes of it), packed into a fresh
+ * buffer.
+ */
+int
+home_reply(const struct home_call *hc, long ret, const void *mem,
+    size_t len, uint8_t **out, size_t *outlen, char **cause)
+{
+	Osm__RemoteCall		 *c = hc->call;
+	Osm__RemoteReply	  reply = OSM__REMOTE_REPLY__INIT;
+	Osm__RemoteOutput	 *outs, **outp;
+	uint64_t		  budget = home_budget(ret, c->trim_unit);
+	int64_t			  n;
+	size_t			  i, k = 0;
+
+	if (len < home_readback(hc, ret))
+		return home_fail(hc, cause, "%zu bytes of memory for a "
+		    "reply that needs %zu", len, home_readback(hc, ret));
+	outs = xcalloc(c->n_regions + 1, sizeof *outs);
+	outp = xcalloc(c->n_regions + 1, sizeof *outp);
+	for (i = 0; i < c->n_regions; i++) {
+		n = home_output(c->regions[i]->dir, c->regions[i]->size,
+		    c->regions[i]->trim, ret, &budget);
+		if (n < 0)
+			continue;
+		osm__remote_output__init(&outs[k]);
+		outs[k].region = i;
+		outs[k].data.len = n;
+		outs[k].data.data = (uint8_t *)mem + hc->offsets[i];
+		outp[k] = &outs[k];
+		k++;
+	}
+	reply.seq = hc->seq;
+	reply.ret = ret;
+	reply.n_outputs = k;
+	reply.outputs = outp;
+	*outlen = osm__remote_reply__get_packed_size(&reply);
+	*out = xmalloc(*outlen);
+	osm__remote_reply__pack(&reply, *out);
+	free(outs);
+	free(outp);
+	return 0;
+}
+
+void
+home_free(struct home_call *hc)
+{
+	if (hc == NULL)
+		return;
+	if (hc->call != NULL)
+		osm__remote_call__free_unpacked(hc->call, NULL);
+	free(hc->offsets);
+	free(hc->image);
+	free(hc);
+}

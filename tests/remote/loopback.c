@@ -1,0 +1,268 @@
+/*
+ * loopback: run a program under R's filter with this process as both its
+ * guest agent and its home. The child puts the real filter on itself and
+ * execs the program; we take its listener with pidfd_getfd and serve it
+ * with libremote/guest.c, and execute each forwarded call here, in our own
+ * context, through home.c (the deputy injects it into P instead). The
+ * program's files, pipes and sockets are therefore ours.
+ *
+ * A call that must go home is reported on stderr as "loopback: HOME name:
+ * why", the program is killed and we exit 3 (the one exception is the
+ * child's first execve, of the program itself, which is let through).
+ * Otherwise we exit as the program did.
+ *
+ * usage: loopback [-s] [-b ns] program [arg ...]
+ *	-b ns	CPU time the program used before, user time, in ns
+ *	-s	statistics and time spent per forwarded call, on stderr
+ */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libremote/remote.h"
+
+#define SCRATCH_SIZE	(RMT_CALL_MAX + (1U << 20))
+#define HIGH_FD		200
+
+struct timing {
+	uint64_t	 calls;
+	uint64_t	 guest_ns;	/* receive (describe, pack) and reply */
+	uint64_t	 home_ns;	/* check, layout, reply */
+	uint64_t	 sys_ns;	/* the call itself */
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: loopback [-s] [-b ns] program [arg ...]\n");
+	exit(2);
+}
+
+static int
+high_fd(int fd)
+{
+	int	nfd;
+
+	if ((nfd = fcntl(fd, F_DUPFD_CLOEXEC, HIGH_FD)) == -1)
+		fatal("F_DUPFD_CLOEXEC");
+	close(fd);
+	return nfd;
+}
+
+/* The child: confine itself, say where the listener is, exec. */
+static void __attribute__((noreturn))
+child(volatile int *shared, char **argv)
+{
+	char	*cause;
+	int	 fd;
+
+	if ((fd = filter_install_self(&cause)) == -1) {
+		fprintf(stderr, "loopback: %s\n", cause);
+		_exit(127);
+	}
+	__atomic_store_n(shared, fd, __ATOMIC_RELEASE);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/* Execute a forwarded call here, as the deputy would in P. */
+static int
+serve(struct guest *g, const struct guest_event *ev, uint8_t *scratch,
+    struct timing *t, char **cause)
+{
+	struct home_call	*hc;
+	uint8_t			*reply;
+	size_t			 len;
+	uint64_t		 t0, t1, t2;
+	long			 ret;
+	int			 rv;
+
+	t0 = now_ns();
+	if ((hc = home_check(ev->msg, ev->len, getpid(), cause)) == NULL)
+		return -1;
+	if (home_layout(hc, (uintptr_t)scratch, SCRATCH_SIZE, cause) != 0) {
+		home_free(hc);
+		return -1;
+	}
+	memcpy(scratch, hc->image, hc->image_len);
+	t1 = now_ns();
+	ret = syscall(hc->nr, hc->args[0], hc->args[1], hc->args[2],
+	    hc->args[3], hc->args[4], hc->args[5]);
+	if (ret == -1)
+		ret = -errno;
+	t2 = now_ns();
+	rv = home_reply(hc, ret, scratch, home_readback(hc, ret), &reply,
+	    &len, cause);
+	home_free(hc);
+	if (rv != 0)
+		return -1;
+	t->home_ns += now_ns() - t2 + (t1 - t0);
+	t->sys_ns += t2 - t1;
+	t0 = now_ns();
+	rv = guest_reply(g, reply, len, cause);
+	t->guest_ns += now_ns() - t0;
+	t->calls++;
+	free(reply);
+	return rv == -1 ? -1 : 0;
+}
+
+static int
+wait_child(pid_t pid)
+{
+	int	status;
+
+	while (waitpid(pid, &status, 0) == -1) {
+		if (errno != EINTR)
+			fatal("waitpid");
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	fprintf(stderr, "loopback: program killed by signal %d\n",
+	    WTERMSIG(status));
+	return 128 + WTERMSIG(status);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct guest		*g;
+	struct guest_event	 ev;
+	struct emulate_base	 base = { 0 };
+	struct timing		 t = { 0 };
+	struct pollfd		 pfd[2];
+	volatile int		*shared;
+	uint8_t			*scratch;
+	char			*cause, env[32];
+	uint64_t		 t0, recv_ns = 0;
+	pid_t			 pid;
+	int			 c, stats = 0, started = 0, fd, pidfd, lfd;
+	int			 i;
+
+	while ((c = getopt(argc, argv, "+b:s")) != -1) {
+		switch (c) {
+		case 'b':
+			base.utime_ns = strtoull(optarg, NULL, 10);
+			break;
+		case 's':
+			stats = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		usage();
+	log_init(1, "loopback");
+
+	scratch = mmap(NULL, SCRATCH_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (scratch == MAP_FAILED || shared == MAP_FAILED)
+		fatal("mmap");
+	*shared = -1;
+	snprintf(env, sizeof env, "%ld", (long)getpid());
+	setenv("LOOPBACK_HOME_PID", env, 1);
+	fflush(NULL);
+
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid == 0)
+		child(shared, argv);
+
+	if ((pidfd = syscall(SYS_pidfd_open, pid, 0)) == -1)
+		fatal("pidfd_open");
+	pidfd = high_fd(pidfd);
+	while ((fd = __atomic_load_n(shared, __ATOMIC_ACQUIRE)) == -1) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			fatalx("the child died before confining itself");
+		usleep(100);
+	}
+	if ((lfd = syscall(SYS_pidfd_getfd, pidfd, fd, 0)) == -1)
+		fatal("pidfd_getfd");
+	lfd = high_fd(lfd);
+	if ((g = guest_new(lfd, pid, getpid(), &base, &cause)) == NULL)
+		fatalx("%s", cause);
+
+	pfd[0].fd = lfd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = pidfd;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("poll");
+		}
+		if (pfd[1].revents != 0 || (pfd[0].revents & POLLHUP))
+			break;
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		t0 = now_ns();
+		if (guest_receive(g, &ev, &cause) != 0)
+			fatalx("%s", cause);
+		recv_ns += now_ns() - t0;
+		if (ev.kind == GUEST_FORWARD) {
+			if (serve(g, &ev, scratch, &t, &cause) != 0)
+				fatalx("%s", cause);
+			continue;
+		}
+		if (ev.kind != GUEST_HOME)
+			continue;
+		if (!started && ev.nr == SYS_execve) {
+			struct seccomp_notif_resp resp = { .id = ev.id,
+			    .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+			started = 1;
+			if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) != 0)
+				fatal("SECCOMP_IOCTL_NOTIF_SEND");
+			continue;
+		}
+		fprintf(stderr, "loopback: HOME %s: %s\n", ev.name, ev.why);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		guest_free(g);
+		return 3;
+	}
+	i = wait_child(pid);
+	if (stats) {
+		fprintf(stderr, "loopback: %llu forwarded, %llu emulated, "
+		    "%llu home, %llu gone, %llu faults\n",
+		    (unsigned long long)g->stats.forwarded,
+		    (unsigned long long)g->stats.emulated,
+		    (unsigned long long)g->stats.home,
+		    (unsigned long long)g->stats.gone,
+		    (unsigned long long)g->stats.faults);
+		if (t.calls > 0)
+			fprintf(stderr, "loopback: per forwarded call: guest "
+			    "%.2f us, home %.2f us, system call %.2f us\n",
+			    (recv_ns + t.guest_ns) / 1e3 / t.calls,
+			    t.home_ns / 1e3 / t.calls,
+			    t.sys_ns / 1e3 / t.calls);
+	}
+	guest_free(g);
+	return i;
+}

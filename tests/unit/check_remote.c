@@ -1,0 +1,1492 @@
+/*
+ * Check suite for libremote/: the table and the filter built from it,
+ * calls carried through the whole path (this process plays R, the guest
+ * and the home, and executes the calls itself), hostile calls and replies,
+ * a filter loaded for real, and the loopback programs of tests/remote/.
+ */
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libremote/remote.h"
+#include "proto/remote.pb-c.h"
+
+#define SCRATCH		(RMT_CALL_MAX + (1U << 20))
+
+static uint8_t	*scratch;
+
+static void
+scratch_setup(void)
+{
+	scratch = mmap(NULL, SCRATCH, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ck_assert_ptr_ne(scratch, MAP_FAILED);
+}
+
+static void
+scratch_teardown(void)
+{
+	munmap(scratch, SCRATCH);
+}
+
+static enum rmt_class
+class_of(int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+    pid_t self)
+{
+	uint64_t		args[6] = { a0, a1, a2, a3, 0, 0 };
+	struct table_call	tc;
+
+	table_resolve(nr, args, self, &tc);
+	return tc.class;
+}
+
+/* --- the table ----------------------------------------------------------- */
+
+START_TEST(test_table_check)
+{
+	const struct table_entry	*tab;
+	char				*cause = NULL;
+	size_t				 n, i;
+	int				 seen[TABLE_NR_MAX] = { 0 };
+
+	ck_assert_msg(table_check(&cause) == 0, "%s", cause);
+	tab = table_entries(&n);
+	ck_assert_uint_gt(n, 300);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(seen[tab[i].nr]++, 0);
+		ck_assert_ptr_eq(table_lookup(tab[i].nr), &tab[i]);
+	}
+	/* every call this x86_64 kernel has up to rseq, and the newer ones */
+	for (i = 0; i <= SYS_rseq; i++) {
+		if (i == SYS_tuxcall || i == SYS_security ||
+		    i == SYS_afs_syscall || i == SYS_vserver ||
+		    i == SYS_getpmsg || i == SYS_putpmsg ||
+		    i == SYS_create_module || i == SYS_get_kernel_syms ||
+		    i == SYS_query_module || i == SYS_nfsservctl ||
+		    i == SYS__sysctl || i == SYS_epoll_ctl_old ||
+		    i == SYS_epoll_wait_old || i == SYS_lookup_dcookie)
+			continue;	/* ENOSYS: home, as unknown */
+		ck_assert_msg(seen[i], "system call %zu not in the table", i);
+	}
+	for (i = SYS_pidfd_send_signal; i <= SYS_set_mempolicy_home_node; i++)
+		ck_assert_msg(seen[i], "system call %zu not in the table", i);
+	ck_assert_ptr_null(table_lookup(-1));
+	ck_assert_ptr_null(table_lookup(TABLE_NR_MAX));
+	ck_assert_str_eq(table_name(SYS_read), "read");
+	ck_assert_str_eq(table_name(999), "unknown");
+}
+END_TEST
+
+START_TEST(test_table_classes)
+{
+	struct table_call	tc;
+	uint64_t		args[6] = { 0, TCGETS, 0 };
+	pid_t			self = 4242;
+
+	ck_assert_int_eq(class_of(SYS_read, 0, 0, 0, 0, 0), RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_futex, 0, 0, 0, 0, 0), RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_fork, 0, 0, 0, 0, 0), RMT_HOME);
+	ck_assert_int_eq(class_of(999, 0, 0, 0, 0, 0), RMT_HOME);
+	ck_assert_int_eq(class_of(-1, 0, 0, 0, 0, 0), RMT_HOME);
+
+	/* memory: anonymous here, file-backed home */
+	ck_assert_int_eq(class_of(SYS_mmap, 0, 4096, PROT_READ,
+	    MAP_PRIVATE | MAP_ANONYMOUS, 0), RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_mmap, 0, 4096, PROT_READ,
+	    MAP_SHARED | MAP_ANONYMOUS, 0), RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_mmap, 0, 4096, PROT_READ, MAP_PRIVATE,
+	    0), RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_mmap, 0, 4096, PROT_READ, MAP_SHARED,
+	    0), RMT_HOME);
+
+	/* clocks: the node's here, its CPU time emulated, others home */
+	ck_assert_int_eq(class_of(SYS_clock_gettime, CLOCK_MONOTONIC, 0, 0, 0,
+	    self), RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_clock_gettime, 0x100000000ULL |
+	    CLOCK_REALTIME, 0, 0, 0, self), RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID,
+	    0, 0, 0, self), RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_clock_getres, CLOCK_THREAD_CPUTIME_ID,
+	    0, 0, 0, self), RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_clock_gettime,
+	    (uint32_t)~self << 3 | 2, 0, 0, 0, self), RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_clock_gettime,
+	    (uint32_t)~0 << 3 | 6, 0, 0, 0, self), RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_clock_gettime,
+	    (uint32_t)~99 << 3 | 2, 0, 0, 0, self), RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_clock_gettime,
+	    (uint32_t)~3 << 3 | 3, 0, 0, 0, self), RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_clock_gettime, 10, 0, 0, 0, self),
+	    RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_clock_nanosleep,
+	    CLOCK_PROCESS_CPUTIME_ID, 0, 0, 0, self), RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, 0,
+	    0, self), RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_times, 0, 0, 0, 0, self), RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_getrusage, RUSAGE_SELF, 0, 0, 0, self),
+	    RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_getrusage, (uint32_t)RUSAGE_CHILDREN, 0,
+	    0, 0, self), RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_setitimer, ITIMER_REAL, 0, 0, 0, self),
+	    RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_setitimer, ITIMER_PROF, 0, 0, 0, self),
+	    RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_timer_create, CLOCK_PROCESS_CPUTIME_ID,
+	    0, 0, 0, self), RMT_HOME);
+
+	/* requests */
+	ck_assert_int_eq(class_of(SYS_ioctl, 0, TCGETS, 0, 0, 0), RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_ioctl, 0, 0x4b33, 0, 0, 0), RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_fcntl, 0, F_GETLK, 0, 0, 0),
+	    RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_fcntl, 0, 4242, 0, 0, 0), RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_prctl, PR_SET_NAME, 0, 0, 0, 0),
+	    RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_prctl, PR_GET_TIMERSLACK, 0, 0, 0, 0),
+	    RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0),
+	    RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_prctl, PR_SET_SECCOMP, 0, 0, 0, 0),
+	    RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_sched_getaffinity, 0, 0, 0, 0, 0),
+	    RMT_LOCAL);
+	ck_assert_int_eq(class_of(SYS_sched_getaffinity, 42, 0, 0, 0, 0),
+	    RMT_FORWARD);
+	ck_assert_int_eq(class_of(SYS_setsockopt, 0, SOL_SOCKET,
+	    SO_ATTACH_FILTER, 0, 0), RMT_HOME);
+	ck_assert_int_eq(class_of(SYS_setsockopt, 0, SOL_SOCKET, SO_RCVBUF, 0,
+	    0), RMT_FORWARD);
+
+	/* a sub-request's description replaces the argument's */
+	table_resolve(SYS_ioctl, args, 0, &tc);
+	ck_assert_str_eq(tc.sub, "TCGETS");
+	ck_assert_int_eq(tc.args[2].kind, TA_BUF);
+	ck_assert_int_eq(tc.args[2].dir, RMT_OUT);
+	ck_assert_uint_eq(tc.args[2].size, 36);
+	ck_assert_uint_eq(table_pointers(&tc), 1U << 2);
+	args[1] = FIOCLEX;
+	table_resolve(SYS_ioctl, args, 0, &tc);
+	ck_assert_uint_eq(table_pointers(&tc), 0);
+}
+END_TEST
+
+/*
+ * The sandbox: whatever the arguments, nothing that reaches files,
+ * processes, the network or the kernel's configuration runs here.
+ */
+START_TEST(test_table_sandbox)
+{
+	static const int never[] = {
+		SYS_open, SYS_openat, SYS_openat2, SYS_creat, SYS_stat,
+		SYS_read, SYS_write, SYS_readlink, SYS_unlink, SYS_rename,
+		SYS_mkdir, SYS_chdir, SYS_getdents64, SYS_socket,
+		SYS_connect, SYS_bind, SYS_sendto, SYS_kill, SYS_tgkill,
+		SYS_ptrace, SYS_process_vm_readv, SYS_execve, SYS_fork,
+		SYS_clone, SYS_clone3, SYS_ioctl, SYS_fcntl, SYS_mount,
+		SYS_uname, SYS_sysinfo, SYS_getpid, SYS_wait4, SYS_pipe2,
+		SYS_memfd_create, SYS_io_uring_setup, SYS_pidfd_open,
+		SYS_shmget, SYS_bpf, SYS_perf_event_open, SYS_userfaultfd,
+		SYS_setrlimit, SYS_prlimit64, SYS_chroot, SYS_seccomp,
+	};
+	uint64_t	 vals[] = { 0, 1, 2, 3, 4, 5, 0x20, 0x21, 0x5401,
+	    0xffffffff, 0x100000000ULL, ~0ULL };
+	size_t		 i, j, k;
+
+	for (i = 0; i < nitems(never); i++) {
+		for (j = 0; j < nitems(vals); j++) {
+			for (k = 0; k < 4; k++) {
+				uint64_t a[4] = { 0, 0, 0, 0 };
+
+				a[k] = vals[j];
+				ck_assert_int_ne(class_of(never[i], a[0], a[1],
+				    a[2], a[3], 0), RMT_LOCAL);
+			}
+		}
+	}
+}
+END_TEST
+
+/* --- the filter ------------------------------------------------------- */
+
+/* Just enough of a classic BPF machine for the programs filter.c emits. */
+static uint32_t
+bpf_run(const struct sock_fprog *p, const struct seccomp_data *d)
+{
+	const struct sock_filter	*f;
+	uint32_t			 a = 0;
+	size_t				 pc = 0;
+
+	while (pc < p->len) {
+		f = &p->filter[pc];
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			ck_assert_uint_le(f->k + 4, sizeof *d);
+			memcpy(&a, (const char *)d + f->k, 4);
+			pc++;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += 1 + (a == f->k ? f->jt : f->jf);
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += 1 + ((a & f->k) ? f->jt : f->jf);
+			break;
+		case BPF_RET | BPF_K:
+			return f->k;
+		default:
+			ck_abort_msg("instruction %zu: code %#x", pc, f->code);
+		}
+	}
+	ck_abort_msg("ran off the end of the filter");
+	return 0;
+}
+
+static void
+bpf_compare(const struct sock_fprog *p, int nr, const uint64_t *args)
+{
+	struct seccomp_data	d = { .nr = nr, .arch = AUDIT_ARCH_X86_64 };
+	struct table_call	tc;
+	uint32_t		action;
+
+	memcpy(d.args, args, sizeof d.args);
+	action = bpf_run(p, &d);
+	table_resolve(nr, args, 0, &tc);
+	ck_assert_msg(action == SECCOMP_RET_ALLOW ||
+	    action == SECCOMP_RET_USER_NOTIF, "action %#x", action);
+	ck_assert_msg((action == SECCOMP_RET_ALLOW) ==
+	    (tc.class == RMT_LOCAL), "%s (%d) with %#llx %#llx %#llx %#llx: "
+	    "filter %s, table %s", tc.name, nr, (unsigned long long)args[0],
+	    (unsigned long long)args[1], (unsigned long long)args[2],
+	    (unsigned long long)args[3],
+	    action == SECCOMP_RET_ALLOW ? "allows" : "notifies",
+	    table_class_name(tc.class));
+}
+
+/* The filter and the table agree on what is local, argument by argument. */
+START_TEST(test_filter_agrees)
+{
+	const struct table_entry	*tab;
+	const struct table_rule		*r;
+	struct sock_fprog		 p;
+	struct seccomp_data		 d = { 0 };
+	uint64_t			 args[6];
+	char				*cause = NULL;
+	size_t				 n, i, j;
+	int				 nr, k;
+
+	ck_assert_msg(filter_build(&p, &cause) == 0, "%s", cause);
+	ck_assert_uint_gt(p.len, 50);
+	ck_assert_uint_le(p.len, BPF_MAXINSNS);
+	srandom(1);
+	for (nr = 0; nr < TABLE_NR_MAX + 64; nr++) {
+		memset(args, 0, sizeof args);
+		bpf_compare(&p, nr, args);
+		for (k = 0; k < 20; k++) {
+			for (i = 0; i < 6; i++)
+				args[i] = (uint64_t)random() << 33 ^ random();
+			bpf_compare(&p, nr, args);
+		}
+	}
+	tab = table_entries(&n);
+	for (i = 0; i < n; i++) {
+		if ((r = tab[i].rule) == NULL)
+			continue;
+		memset(args, 0, sizeof args);
+		for (j = 0; j < r->nsubs; j++) {
+			args[r->arg] = r->subs[j].value;
+			bpf_compare(&p, tab[i].nr, args);
+			args[r->arg] |= 0xdead00000000ULL;
+			bpf_compare(&p, tab[i].nr, args);
+		}
+		if (r->bit != 0) {
+			args[r->arg] = r->bit | 0x2;
+			bpf_compare(&p, tab[i].nr, args);
+			args[r->arg] = ~(uint64_t)r->bit;
+			bpf_compare(&p, tab[i].nr, args);
+		}
+	}
+	/* i386 (int 0x80) and x32 numbers are never let through */
+	d.arch = AUDIT_ARCH_I386;
+	d.nr = SYS_futex;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	d.arch = AUDIT_ARCH_X86_64;
+	d.nr = SYS_futex | 0x40000000;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	d.nr = SYS_futex;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+	filter_free(&p);
+}
+END_TEST
+
+/*
+ * A child that confines itself with the real filter and runs fn; the
+ * parent gets the listener. The child must make no forwarded call the
+ * parent does not serve, so it reports through shared memory and _exit.
+ */
+struct confined {
+	volatile int	 fd;		/* the child's listener, -1 until set */
+	volatile int	 step;
+	volatile long	 value;
+	volatile int	 flag;
+};
+
+static pid_t
+confine(struct confined **shp, int (*fn)(struct confined *), int *listener)
+{
+	struct confined	*sh;
+	char		*cause;
+	pid_t		 pid;
+	int		 pidfd, i;
+
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(sh, MAP_FAILED);
+	sh->fd = -1;
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		if ((i = filter_install_self(&cause)) == -1)
+			_exit(100);
+		sh->fd = i;
+		_exit(fn(sh));
+	}
+	for (i = 0; i < 5000 && sh->fd == -1; i++)
+		usleep(1000);
+	ck_assert_int_ne(sh->fd, -1);
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	ck_assert_int_ge(pidfd, 0);
+	*listener = syscall(SYS_pidfd_getfd, pidfd, sh->fd, 0);
+	ck_assert_int_ge(*listener, 0);
+	close(pidfd);
+	*shp = sh;
+	return pid;
+}
+
+static int
+reaped(pid_t pid)
+{
+	int	status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "status %#x", status);
+	return WEXITSTATUS(status);
+}
+
+static int
+wait_readable(int fd, int ms)
+{
+	struct pollfd	pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) == 1;
+}
+
+/* Serve one forwarded call in this process, as the loopback does. */
+static int
+serve_one(struct guest *g, const struct guest_event *ev)
+{
+	struct home_call	*hc;
+	uint8_t			*reply;
+	size_t			 len;
+	char			*cause = NULL;
+	long			 ret;
+	int			 rv;
+
+	hc = home_check(ev->msg, ev->len, getpid(), &cause);
+	ck_assert_msg(hc != NULL, "%s", cause);
+	ck_assert_int_eq(home_layout(hc, (uintptr_t)scratch, SCRATCH, &cause),
+	    0);
+	memcpy(scratch, hc->image, hc->image_len);
+	ret = syscall(hc->nr, hc->args[0], hc->args[1], hc->args[2],
+	    hc->args[3], hc->args[4], hc->args[5]);
+	if (ret == -1)
+		ret = -errno;
+	ck_assert_int_eq(home_reply(hc, ret, scratch, home_readback(hc, ret),
+	    &reply, &len, &cause), 0);
+	home_free(hc);
+	rv = guest_reply(g, reply, len, &cause);
+	ck_assert_msg(rv != -1, "%s", cause);
+	free(reply);
+	return rv;
+}
+
+static int
+child_local_then_forward(struct confined *sh)
+{
+	char	buf[8];
+	void	*p;
+
+	/* local: must not stop, nobody serves us yet */
+	if (syscall(SYS_getrandom, buf, sizeof buf, 0) != sizeof buf)
+		return 1;
+	p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	sh->step = 1;
+	/* forwarded: answered by the parent, for the parent */
+	sh->value = syscall(SYS_getppid);
+	return 0;
+}
+
+START_TEST(test_filter_live)
+{
+	struct confined		*sh;
+	struct guest		*g;
+	struct guest_event	 ev;
+	char			*cause = NULL;
+	pid_t			 pid;
+	int			 listener, i;
+
+	pid = confine(&sh, child_local_then_forward, &listener);
+	for (i = 0; i < 5000 && sh->step == 0; i++)
+		usleep(1000);
+	ck_assert_msg(sh->step == 1, "local calls were stopped");
+	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	ck_assert_msg(g != NULL, "%s", cause);
+	ck_assert(wait_readable(listener, 5000));
+	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	ck_assert_int_eq(ev.nr, SYS_getppid);
+	ck_assert_int_eq(ev.tid, pid);
+	ck_assert_int_eq(serve_one(g, &ev), 0);
+	ck_assert_int_eq(reaped(pid), 0);
+	/* executed here: our parent, not the child's (us) */
+	ck_assert_int_eq(sh->value, getppid());
+	ck_assert_uint_eq(g->stats.forwarded, 1);
+	guest_free(g);
+	close(listener);
+}
+END_TEST
+
+static volatile sig_atomic_t usr1;
+
+static void
+on_usr1(int sig)
+{
+	usr1 = sig;
+}
+
+static int
+child_interrupted(struct confined *sh)
+{
+	struct sigaction	sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 1;
+	sh->value = syscall(SYS_getppid);
+	sh->flag = usr1;
+	return 0;
+}
+
+/*
+ * R interrupted while its call is away (a signal, or the guest agent
+ * stopping it): the call's answer finds R gone and is dropped, and R,
+ * restarting the call, sends it again.
+ */
+START_TEST(test_interrupted)
+{
+	struct confined		*sh;
+	struct guest		*g;
+	struct guest_event	 ev, ev2;
+	uint8_t			*first;
+	char			*cause = NULL;
+	pid_t			 pid;
+	int			 listener, i;
+
+	pid = confine(&sh, child_interrupted, &listener);
+	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	ck_assert_msg(g != NULL, "%s", cause);
+	ck_assert(wait_readable(listener, 5000));
+	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	first = xmalloc(ev.len);
+	memcpy(first, ev.msg, ev.len);
+	ev.msg = first;
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	for (i = 0; i < 5000; i++) {
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &ev.id) != 0)
+			break;
+		usleep(1000);
+	}
+	ck_assert_int_ne(i, 5000);
+	/* the restarted call is a new notification */
+	ck_assert(wait_readable(listener, 5000));
+	ck_assert_int_eq(guest_receive(g, &ev2, &cause), 0);
+	ck_assert_int_eq(ev2.kind, GUEST_FORWARD);
+	ck_assert_int_eq(ev2.nr, SYS_getppid);
+	ck_assert_uint_ne(ev2.seq, ev.seq);
+	/* the first call's answer finds R gone and is dropped */
+	ck_assert_int_eq(serve_one(g, &ev), 1);
+	ck_assert_int_eq(serve_one(g, &ev2), 0);
+	ck_assert_uint_eq(g->npending, 0);
+	ck_assert_uint_eq(g->stats.gone, 1);
+	free(first);
+	ck_assert_int_eq(reaped(pid), 0);
+	ck_assert_int_eq(sh->value, getppid());
+	ck_assert_int_eq(sh->flag, SIGUSR1);
+	guest_free(g);
+	close(listener);
+}
+END_TEST
+
+static int
+child_goes_home(struct confined *sh)
+{
+	int	fd = 0;
+
+	/* a file mapping: the filter stops it, the table sends it home */
+	mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	return 1;
+}
+
+START_TEST(test_home_call_left_pending)
+{
+	struct confined		*sh;
+	struct guest		*g;
+	struct guest_event	 ev;
+	char			*cause = NULL;
+	pid_t			 pid;
+	int			 listener;
+
+	pid = confine(&sh, child_goes_home, &listener);
+	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	ck_assert_msg(g != NULL, "%s", cause);
+	ck_assert(wait_readable(listener, 5000));
+	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, GUEST_HOME);
+	ck_assert_str_eq(ev.name, "mmap");
+	ck_assert_str_eq(ev.why, "file-backed mapping");
+	/* unanswered: R still waits in it */
+	ck_assert_int_eq(ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID,
+	    &ev.id), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	guest_free(g);
+	close(listener);
+}
+END_TEST
+
+/* --- calls carried through the whole path ----------------------------- */
+
+/*
+ * Call nr through marshal, home and guest, this process being R (its own
+ * memory read and written with process_vm_*) and the home (the call is
+ * executed here on the laid-out scratch area).
+ */
+static long
+through(int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+    uint64_t a4, uint64_t a5)
+{
+	uint64_t		 args[6] = { a0, a1, a2, a3, a4, a5 };
+	struct table_call	 tc;
+	struct rmt_call		 c;
+	struct home_call	*hc;
+	Osm__RemoteReply	*r;
+	const char		*why = NULL;
+	char			*cause = NULL;
+	uint8_t			*msg, *rmsg;
+	size_t			 len, rlen;
+	int64_t			 ret;
+	long			 sys;
+
+	table_resolve(nr, args, getpid(), &tc);
+	ck_assert_int_eq(tc.class, RMT_FORWARD);
+	ck_assert_int_eq(marshal_call(getpid(), &tc, args, &c, &why, &cause),
+	    MARSHAL_OK);
+	c.seq = 77;
+	marshal_pack(&c, &msg, &len);
+	hc = home_check(msg, len, getpid(), &cause);
+	ck_assert_msg(hc != NULL, "%s", cause);
+	ck_assert_int_eq(hc->nr, nr);
+	ck_assert_int_eq(home_layout(hc, (uintptr_t)scratch, SCRATCH, &cause),
+	    0);
+	/* nothing of the caller's memory may reach the home's registers */
+	memset(scratch, 0xa5, hc->span);
+	memcpy(scratch, hc->image, hc->image_len);
+	sys = syscall(hc->nr, hc->args[0], hc->args[1], hc->args[2],
+	    hc->args[3], hc->args[4], hc->args[5]);
+	if (sys == -1)
+		sys = -errno;
+	ck_assert_int_eq(home_reply(hc, sys, scratch, home_readback(hc, sys),
+	    &rmsg, &rlen, &cause), 0);
+	r = osm__remote_reply__unpack(NULL, rlen, rmsg);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(guest_apply(getpid(), &c, r, &ret, &cause) == 0, "%s",
+	    cause);
+	osm__remote_reply__free_unpacked(r, NULL);
+	home_free(hc);
+	marshal_free(&c);
+	free(msg);
+	free(rmsg);
+	return ret;
+}
+
+#define T1(nr, a)		through(nr, (uintptr_t)(a), 0, 0, 0, 0, 0)
+#define T2(nr, a, b)		through(nr, (uintptr_t)(a), (uintptr_t)(b), \
+				    0, 0, 0, 0)
+#define T3(nr, a, b, c)		through(nr, (uintptr_t)(a), (uintptr_t)(b), \
+				    (uintptr_t)(c), 0, 0, 0)
+#define T4(nr, a, b, c, d)	through(nr, (uintptr_t)(a), (uintptr_t)(b), \
+				    (uintptr_t)(c), (uintptr_t)(d), 0, 0)
+
+START_TEST(test_read_write)
+{
+	char	 buf[32];
+	int	 p[2];
+	char	*big;
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(T3(SYS_write, p[1], "hello", 5), 5);
+	memset(buf, '#', sizeof buf);
+	ck_assert_int_eq(T3(SYS_read, p[0], buf, sizeof buf), 5);
+	ck_assert(memcmp(buf, "hello#", 6) == 0);	/* trimmed */
+	ck_assert_int_eq(T3(SYS_read, -1, buf, 4), -EBADF);
+	/* unreadable memory: EFAULT, after the checks that come first */
+	ck_assert_int_eq(T3(SYS_write, p[1], 8, 4), -EFAULT);
+	ck_assert_int_eq(T3(SYS_write, -1, 8, 4), -EBADF);
+	ck_assert_int_eq(write(p[1], "abc", 3), 3);
+	ck_assert_int_eq(T3(SYS_read, p[0], 8, 3), -EFAULT);
+	close(p[0]);
+	close(p[1]);
+
+	/* a read longer than RMT_IO_MAX is cut, as read(2) may be */
+	p[0] = open("/dev/zero", O_RDONLY);
+	big = mmap(NULL, 3 * RMT_IO_MAX, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(big, MAP_FAILED);
+	memset(big, 1, 3 * RMT_IO_MAX);
+	ck_assert_int_eq(T3(SYS_read, p[0], big, 3 * RMT_IO_MAX), RMT_IO_MAX);
+	ck_assert_int_eq(big[RMT_IO_MAX - 1], 0);
+	ck_assert_int_eq(big[RMT_IO_MAX], 1);
+	munmap(big, 3 * RMT_IO_MAX);
+	close(p[0]);
+}
+END_TEST
+
+START_TEST(test_openat_fstat)
+{
+	struct stat	 a, b;
+	char		 cwd[PATH_MAX], name[PATH_MAX + 8];
+	int		 fd;
+
+	fd = T4(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY, 0);
+	ck_assert_int_ge(fd, 0);
+	/* "self" is the caller: this process, which executed it */
+	ck_assert_int_eq(T2(SYS_fstat, fd, &a), 0);
+	ck_assert_int_eq(fstat(fd, &b), 0);
+	ck_assert(memcmp(&a, &b, sizeof a) == 0);
+	close(fd);
+	ck_assert_int_eq(T4(SYS_openat, AT_FDCWD, "/nonexistent", O_RDONLY, 0),
+	    -ENOENT);
+	ck_assert_int_eq(T4(SYS_openat, AT_FDCWD, NULL, O_RDONLY, 0), -EFAULT);
+	memset(name, 'x', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	ck_assert_int_eq(T4(SYS_openat, AT_FDCWD, name, O_RDONLY, 0),
+	    -ENAMETOOLONG);
+	memset(cwd, '#', sizeof cwd);
+	ck_assert_int_eq(T2(SYS_getcwd, cwd, sizeof cwd),
+	    (long)strlen(getcwd(name, sizeof name)) + 1);
+	ck_assert_str_eq(cwd, name);
+	ck_assert_int_eq(cwd[strlen(name) + 1], '#');
+}
+END_TEST
+
+START_TEST(test_readv_writev)
+{
+	char		 a[3], b[5], c[16];
+	struct iovec	 out[3] = { { "one", 3 }, { "two", 3 }, { "three", 5 } };
+	struct iovec	 in[3] = { { a, 3 }, { b, 5 }, { c, 16 } };
+	struct iovec	 bad[1] = { { (void *)8, 4 } };
+	int		 p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(T3(SYS_writev, p[1], out, 3), 11);
+	memset(c, '#', sizeof c);
+	ck_assert_int_eq(T3(SYS_readv, p[0], in, 3), 11);
+	ck_assert(memcmp(a, "one", 3) == 0);
+	ck_assert(memcmp(b, "twoth", 5) == 0);
+	ck_assert(memcmp(c, "ree#", 4) == 0);
+	/* our iovec array is not touched */
+	ck_assert_ptr_eq(in[1].iov_base, b);
+	ck_assert_uint_eq(in[2].iov_len, 16);
+	ck_assert_int_eq(T3(SYS_writev, p[1], bad, 1), -EFAULT);
+	ck_assert_int_eq(T3(SYS_writev, p[1], out, 2000), -EINVAL);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+static socklen_t
+abstract(struct sockaddr_un *sun, const char *tag)
+{
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	snprintf(sun->sun_path + 1, sizeof sun->sun_path - 1,
+	    "check-remote-%s-%ld", tag, (long)getpid());
+	return offsetof(struct sockaddr_un, sun_path) + 1 +
+	    strlen(sun->sun_path + 1);
+}
+
+START_TEST(test_recvmsg)
+{
+	struct sockaddr_un	 sa, sb, from;
+	socklen_t		 la, lb;
+	char			 x[4], y[32];
+	struct iovec		 iov[2] = { { x, 4 }, { y, 32 } };
+	union {
+		struct cmsghdr	 h;
+		char		 buf[64];
+	}			 ctl;
+	struct msghdr		 msg, smsg;
+	struct cmsghdr		*cm;
+	struct iovec		 siov = { "with rights", 11 };
+	int			 a, b, p[2], got;
+
+	la = abstract(&sa, "a");
+	lb = abstract(&sb, "b");
+	a = socket(AF_UNIX, SOCK_DGRAM, 0);
+	b = socket(AF_UNIX, SOCK_DGRAM, 0);
+	ck_assert_int_eq(bind(a, (struct sockaddr *)&sa, la), 0);
+	ck_assert_int_eq(bind(b, (struct sockaddr *)&sb, lb), 0);
+	ck_assert_int_eq(pipe(p), 0);
+
+	/* sendmsg natively, with a name and an fd */
+	memset(&smsg, 0, sizeof smsg);
+	memset(&ctl, 0, sizeof ctl);
+	smsg.msg_name = &sa;
+	smsg.msg_namelen = la;
+	smsg.msg_iov = &siov;
+	smsg.msg_iovlen = 1;
+	smsg.msg_control = ctl.buf;
+	smsg.msg_controllen = CMSG_SPACE(sizeof(int));
+	cm = CMSG_FIRSTHDR(&smsg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &p[1], sizeof(int));
+	ck_assert_int_eq(T3(SYS_sendmsg, b, &smsg, 0), 11);
+
+	memset(&msg, 0, sizeof msg);
+	memset(&ctl, 0x5a, sizeof ctl);
+	memset(&from, 0x5a, sizeof from);
+	memset(y, '#', sizeof y);
+	msg.msg_name = &from;
+	msg.msg_namelen = sizeof from;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 2;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof ctl.buf;
+	ck_assert_int_eq(T3(SYS_recvmsg, a, &msg, MSG_CMSG_CLOEXEC), 11);
+	ck_assert(memcmp(x, "with", 4) == 0);
+	ck_assert(memcmp(y, " rights#", 8) == 0);
+	/* the kernel's lengths, our pointers */
+	ck_assert_ptr_eq(msg.msg_name, &from);
+	ck_assert_ptr_eq(msg.msg_iov, iov);
+	ck_assert_ptr_eq(msg.msg_control, ctl.buf);
+	ck_assert_uint_eq(msg.msg_iovlen, 2);
+	ck_assert_uint_eq(msg.msg_namelen, lb);
+	ck_assert(memcmp(&from, &sb, lb) == 0);
+	/* past the name the kernel wrote, what we had */
+	ck_assert_int_eq(((unsigned char *)&from)[lb], 0x5a);
+	ck_assert_uint_eq(msg.msg_controllen, CMSG_SPACE(sizeof(int)));
+	ck_assert_int_eq((unsigned char)ctl.buf[CMSG_SPACE(sizeof(int))],
+	    0x5a);
+	cm = CMSG_FIRSTHDR(&msg);
+	ck_assert_ptr_nonnull(cm);
+	ck_assert_int_eq(cm->cmsg_type, SCM_RIGHTS);
+	memcpy(&got, CMSG_DATA(cm), sizeof got);
+	ck_assert_int_eq(fcntl(got, F_GETFD), FD_CLOEXEC);
+	ck_assert_int_eq(write(got, "!", 1), 1);
+	ck_assert_int_eq(read(p[0], x, 4), 1);
+	close(got);
+	close(p[0]);
+	close(p[1]);
+	close(a);
+	close(b);
+}
+END_TEST
+
+START_TEST(test_poll)
+{
+	struct pollfd	pfd[2];
+	int		p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	pfd[0].fd = p[0];
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0x7777;
+	pfd[1].fd = p[1];
+	pfd[1].events = POLLOUT;
+	pfd[1].revents = 0x7777;
+	ck_assert_int_eq(T3(SYS_poll, pfd, 2, 0), 1);
+	ck_assert_int_eq(pfd[0].revents, 0);
+	ck_assert_int_eq(pfd[1].revents, POLLOUT);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(T3(SYS_poll, pfd, 2, 1000), 2);
+	ck_assert_int_eq(pfd[0].revents, POLLIN);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+START_TEST(test_ioctl_tcgets)
+{
+	unsigned char	 a[64], b[64];
+	int		 m, s, n;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(m, 0);
+	ck_assert_int_eq(unlockpt(m), 0);
+	s = open(ptsname(m), O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(s, 0);
+	memset(a, 0xee, sizeof a);
+	memset(b, 0xee, sizeof b);
+	ck_assert_int_eq(T3(SYS_ioctl, s, TCGETS, a), 0);
+	ck_assert_int_eq(ioctl(s, TCGETS, b), 0);
+	ck_assert(memcmp(a, b, sizeof a) == 0);
+	ck_assert_int_eq(a[36], 0xee);		/* the kernel's 36 bytes */
+	ck_assert_int_eq(T3(SYS_ioctl, m, TIOCGPTN, &n), 0);
+	ck_assert_str_eq(ptsname(m) + strlen("/dev/pts/"),
+	    (snprintf((char *)b, sizeof b, "%d", n), (char *)b));
+	ck_assert_int_eq(T3(SYS_ioctl, -1, TCGETS, a), -EBADF);
+	close(s);
+	close(m);
+}
+END_TEST
+
+START_TEST(test_getdents64)
+{
+	char		 a[8192], b[8192];
+	struct dirent64	*da, *db;
+	long		 n, off;
+	int		 fd;
+
+	fd = open("/proc/self", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	memset(a, 0x33, sizeof a);
+	memset(b, 0x33, sizeof b);
+	n = T3(SYS_getdents64, fd, a, sizeof a);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(syscall(SYS_getdents64, fd, b, sizeof b), n);
+	/* record by record: the kernel does not write their padding */
+	for (off = 0; off < n; off += da->d_reclen) {
+		da = (struct dirent64 *)(a + off);
+		db = (struct dirent64 *)(b + off);
+		ck_assert_uint_eq(da->d_ino, db->d_ino);
+		ck_assert_uint_eq(da->d_off, db->d_off);
+		ck_assert_uint_eq(da->d_reclen, db->d_reclen);
+		ck_assert_uint_eq(da->d_type, db->d_type);
+		ck_assert_str_eq(da->d_name, db->d_name);
+	}
+	ck_assert_int_eq(off, n);
+	ck_assert_int_eq(a[n], 0x33);
+	ck_assert_int_eq(T3(SYS_getdents64, fd, a, sizeof a), 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_fcntl_getlk)
+{
+	struct flock	 fl;
+	char		 path[] = "/tmp/check_remote.lock.XXXXXX";
+	int		 fd, p[2];
+	pid_t		 pid;
+	char		 c;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		memset(&fl, 0, sizeof fl);
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = 100;
+		fl.l_len = 10;
+		if (fcntl(fd, F_SETLK, &fl) != 0)
+			_exit(10 + errno);
+		write(p[1], "k", 1);
+		pause();		/* until killed */
+		_exit(0);
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = F_RDLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_len = 0;
+	ck_assert_int_eq(T3(SYS_fcntl, fd, F_GETLK, &fl), 0);
+	ck_assert_int_eq(fl.l_type, F_WRLCK);
+	ck_assert_int_eq(fl.l_start, 100);
+	ck_assert_int_eq(fl.l_len, 10);
+	ck_assert_int_eq(fl.l_pid, pid);
+	ck_assert_int_eq(T3(SYS_fcntl, fd, F_GETFD, 0), 0);
+	ck_assert_int_eq(T3(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC), 0);
+	ck_assert_int_eq(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_going_home)
+{
+	struct table_call	 tc;
+	struct rmt_call		 c;
+	const char		*why = NULL;
+	char			*cause = NULL;
+	sigset_t		 mask;
+	uint64_t		 args[6] = { 0, 0, 0, 0, (uintptr_t)&mask, 8 };
+
+	/* a wait with a signal mask goes home: found only in its memory */
+	sigemptyset(&mask);
+	table_resolve(SYS_ppoll, (uint64_t[6]){ 0, 0, 0, (uintptr_t)&mask, 8,
+	    0 }, 0, &tc);
+	ck_assert_int_eq(tc.class, RMT_FORWARD);
+	ck_assert_int_eq(marshal_call(getpid(), &tc, (uint64_t[6]){ 0, 0, 0,
+	    (uintptr_t)&mask, 8, 0 }, &c, &why, &cause), MARSHAL_HOME);
+	ck_assert_str_eq(why, "wait with a signal mask");
+	table_resolve(SYS_epoll_pwait, args, 0, &tc);
+	ck_assert_int_eq(marshal_call(getpid(), &tc, args, &c, &why, &cause),
+	    MARSHAL_HOME);
+	/* and so does a call bigger than any scratch area */
+	table_resolve(SYS_setsockopt, (uint64_t[6]){ 0, 1, 2,
+	    (uintptr_t)scratch, RMT_CALL_MAX + 1, 0 }, 0, &tc);
+	ck_assert_int_eq(marshal_call(getpid(), &tc, (uint64_t[6]){ 0, 1, 2,
+	    (uintptr_t)scratch, RMT_CALL_MAX + 1, 0 }, &c, &why, &cause),
+	    MARSHAL_HOME);
+	ck_assert_str_eq(why, "arguments too large to forward");
+}
+END_TEST
+
+/* --- hostile calls to the home ----------------------------------------- */
+
+/* A valid read(0, buf, 16): one out region, argument 1 pointing at it. */
+struct call_parts {
+	Osm__RemoteCall		 c;
+	Osm__RemoteRegion	 r[3], *rp[3];
+	Osm__RemoteReloc	 x[3], *xp[3];
+	uint64_t		 args[6];
+	uint8_t			 data[32];
+};
+
+static void
+parts_init(struct call_parts *p)
+{
+	int	i;
+
+	memset(p, 0, sizeof *p);
+	osm__remote_call__init(&p->c);
+	p->c.seq = 5;
+	p->c.nr = SYS_read;
+	p->c.n_args = 6;
+	p->c.args = p->args;
+	for (i = 0; i < 3; i++) {
+		osm__remote_region__init(&p->r[i]);
+		osm__remote_reloc__init(&p->x[i]);
+		p->rp[i] = &p->r[i];
+		p->xp[i] = &p->x[i];
+	}
+	p->args[1] = 0x7ffd0000;
+	p->args[2] = 16;
+	p->r[0].dir = OSM__REMOTE_DIR__REMOTE_OUT;
+	p->r[0].size = 16;
+	p->r[0].has_trim = p->r[0].trim = 1;
+	p->x[0].target = 0;
+	p->x[0].has_arg = 1;
+	p->x[0].arg = 1;
+	p->c.n_regions = p->c.n_relocs = 1;
+	p->c.regions = p->rp;
+	p->c.relocs = p->xp;
+}
+
+static void
+refused(struct call_parts *p, const char *want)
+{
+	struct home_call	*hc;
+	uint8_t			*buf;
+	size_t			 len;
+	char			*cause = NULL;
+
+	len = osm__remote_call__get_packed_size(&p->c);
+	buf = xmalloc(len);
+	osm__remote_call__pack(&p->c, buf);
+	hc = home_check(buf, len, 0, &cause);
+	free(buf);
+	ck_assert_msg(hc == NULL, "accepted; expected \"%s\"", want);
+	ck_assert_msg(strstr(cause, want) != NULL, "\"%s\", expected \"%s\"",
+	    cause, want);
+	free(cause);
+}
+
+START_TEST(test_home_refuses)
+{
+	struct call_parts	 p;
+	struct home_call	*hc;
+	uint8_t			 junk[] = { 0x0a, 0xff, 0xff, 0x01 };
+	uint8_t			*buf;
+	size_t			 len;
+	char			*cause = NULL;
+
+	/* the base case is accepted */
+	parts_init(&p);
+	len = osm__remote_call__get_packed_size(&p.c);
+	buf = xmalloc(len);
+	osm__remote_call__pack(&p.c, buf);
+	hc = home_check(buf, len, 0, &cause);
+	ck_assert_msg(hc != NULL, "%s", cause);
+	ck_assert_uint_eq(hc->span, 16);
+	ck_assert_int_eq(home_layout(hc, 0x10000, 15, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "needs 16 bytes of scratch"));
+	free(cause);
+	ck_assert_int_eq(home_layout(hc, 0x10000, 16, &cause), 0);
+	ck_assert_uint_eq(hc->args[1], 0x10000);
+	ck_assert_uint_eq(hc->args[2], 16);
+	ck_assert_uint_eq(hc->image_len, 0);	/* trimmed: not written */
+	ck_assert_uint_eq(home_readback(hc, 5), 5);
+	ck_assert_uint_eq(home_readback(hc, -EIO), 0);
+	home_free(hc);
+	free(buf);
+
+	ck_assert_ptr_null(home_check(junk, sizeof junk, 0, &cause));
+	ck_assert_str_eq(cause, "malformed call");
+	free(cause);
+
+	parts_init(&p);
+	p.c.nr = 999;
+	refused(&p, "not forwardable (home)");
+	p.c.nr = SYS_fork;
+	refused(&p, "not forwardable (home)");
+	p.c.nr = SYS_ptrace;
+	refused(&p, "not forwardable (home)");
+	p.c.nr = SYS_futex;
+	refused(&p, "not forwardable (local)");
+	p.c.nr = SYS_clock_gettime;
+	p.args[0] = CLOCK_PROCESS_CPUTIME_ID;
+	refused(&p, "not forwardable (emulate)");
+	p.c.nr = SYS_ioctl;
+	p.args[1] = 0x4b33;
+	refused(&p, "not forwardable (home)");
+
+	parts_init(&p);
+	p.c.n_args = 5;
+	refused(&p, "5 arguments");
+
+	parts_init(&p);
+	p.r[0].size = RMT_CALL_MAX + 1;
+	refused(&p, "over the limit");
+
+	parts_init(&p);
+	p.c.n_regions = 2;
+	p.r[1].dir = OSM__REMOTE_DIR__REMOTE_IN;
+	p.r[1].size = RMT_CALL_MAX - 8;
+	p.r[1].has_data = 1;
+	p.r[1].data.len = 0;
+	p.r[0].size = 16;
+	refused(&p, "over the limit");
+
+	parts_init(&p);
+	p.r[0].dir = OSM__REMOTE_DIR__REMOTE_IN;
+	refused(&p, "data on an out region or none on an in region");
+	p.r[0].has_data = 1;
+	p.r[0].data.len = 3;
+	p.r[0].data.data = p.data;
+	refused(&p, "3 bytes of data for a size of 16");
+	p.r[0].data.len = 16;
+	refused(&p, "trimmed but not out");
+	p.r[0].dir = 9;
+	refused(&p, "bad direction 9");
+
+	/* relocations */
+	parts_init(&p);
+	p.x[0].target = 1;
+	refused(&p, "relocation 0: no region 1");
+	parts_init(&p);
+	p.x[0].arg = 0;
+	refused(&p, "argument 0 is not a pointer");
+	parts_init(&p);
+	p.x[0].arg = 7;
+	refused(&p, "argument 7 is not a pointer");
+	parts_init(&p);
+	p.x[0].has_region = 1;
+	refused(&p, "neither or both");
+	parts_init(&p);
+	p.c.n_relocs = 2;
+	p.x[1] = p.x[0];
+	refused(&p, "pointed at twice");
+	parts_init(&p);
+	p.c.n_relocs = 0;
+	refused(&p, "pointed at by nothing");
+
+	/* a pointer into the remote process's memory */
+	parts_init(&p);
+	p.c.n_relocs = 0;
+	p.c.n_regions = 0;
+	refused(&p, "argument 1 is a pointer of the remote process");
+
+	/* slots: in range, aligned, in an in region, once each */
+	parts_init(&p);
+	p.c.n_regions = 3;
+	p.c.n_relocs = 3;
+	p.r[1].dir = OSM__REMOTE_DIR__REMOTE_IN;
+	p.r[1].size = 32;
+	p.r[1].has_data = 1;
+	p.r[1].data.len = 32;
+	p.r[1].data.data = p.data;
+	p.r[2].dir = OSM__REMOTE_DIR__REMOTE_OUT;
+	p.r[2].size = 8;
+	p.x[0].target = 1;		/* arg 1 -> region 1 */
+	p.x[1].target = 0;		/* region 1 slot 0 -> region 0 */
+	p.x[1].has_region = 1;
+	p.x[1].region = 1;
+	p.x[2].target = 2;		/* region 1 slot 8 -> region 2 */
+	p.x[2].has_region = 1;
+	p.x[2].region = 1;
+	p.x[2].has_offset = 1;
+	p.x[2].offset = 8;
+	len = osm__remote_call__get_packed_size(&p.c);
+	buf = xmalloc(len);
+	osm__remote_call__pack(&p.c, buf);
+	hc = home_check(buf, len, 0, &cause);
+	ck_assert_msg(hc != NULL, "%s", cause);
+	ck_assert_int_eq(home_layout(hc, 0x20000, 4096, &cause), 0);
+	ck_assert_uint_eq(hc->args[1], 0x20000);	/* region 1, first */
+	ck_assert_uint_eq(hc->image_len, 48);		/* 32 + 8 -> 16 */
+	ck_assert_uint_eq(*(uint64_t *)hc->image, 0x20000 + 48);
+	ck_assert_uint_eq(*(uint64_t *)(hc->image + 8), 0x20000 + 32);
+	home_free(hc);
+	free(buf);
+	p.x[2].offset = 0;
+	refused(&p, "slot 0 of region 1 relocated twice");
+	p.x[2].offset = 4;
+	refused(&p, "offset 4 is not a slot of region 1");
+	p.x[2].offset = 32;
+	refused(&p, "offset 32 is not a slot of region 1");
+	p.x[2].offset = 8;
+	p.x[2].region = 2;
+	refused(&p, "not a slot of region 2");
+	p.x[2].region = 3;
+	refused(&p, "relocation 2: no region 3");
+}
+END_TEST
+
+/* --- replies that do not match their call ------------------------------ */
+
+static int
+apply_reply(const struct rmt_call *c, Osm__RemoteReply *r, int64_t *ret,
+    char **cause)
+{
+	return guest_apply(getpid(), c, r, ret, cause);
+}
+
+START_TEST(test_guest_refuses)
+{
+	struct table_call	 tc;
+	struct rmt_call		 c;
+	struct guest		*g;
+	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
+	Osm__RemoteOutput	 o[2], *op[2] = { &o[0], &o[1] };
+	const char		*why;
+	char			*cause = NULL, buf[16];
+	uint8_t			 data[32] = "0123456789", *msg;
+	uint64_t		 args[6] = { 0, (uintptr_t)buf, 10 };
+	int64_t			 ret;
+	size_t			 len;
+
+	table_resolve(SYS_read, args, 0, &tc);
+	ck_assert_int_eq(marshal_call(getpid(), &tc, args, &c, &why, &cause),
+	    MARSHAL_OK);
+	ck_assert_int_eq(c.ret_max, 10);
+	osm__remote_output__init(&o[0]);
+	osm__remote_output__init(&o[1]);
+	r.outputs = op;
+
+	/* a good one, then variations */
+	memset(buf, '#', sizeof buf);
+	r.ret = 4;
+	r.n_outputs = 1;
+	o[0].data.len = 4;
+	o[0].data.data = data;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), 0);
+	ck_assert_int_eq(ret, 4);
+	ck_assert(memcmp(buf, "0123#", 5) == 0);
+
+	r.ret = 11;
+	o[0].data.len = 10;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "return value 11 out of range"));
+	free(cause);
+	r.ret = -4096;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	free(cause);
+	r.ret = 4;
+	o[0].data.len = 5;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "expected region 0 of 4"));
+	free(cause);
+	o[0].data.len = 4;
+	o[0].region = 1;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	free(cause);
+	o[0].region = 0;
+	r.n_outputs = 2;
+	o[1] = o[0];
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "2 outputs, expected 1"));
+	free(cause);
+	r.n_outputs = 0;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "output for region 0 missing"));
+	free(cause);
+	/* an error carries no out region */
+	r.ret = -EINTR;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), 0);
+	ck_assert_int_eq(ret, -EINTR);
+	r.n_outputs = 1;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), -1);
+	free(cause);
+	/* a wait interrupted at home restarts whole, or fails with EINTR */
+	r.n_outputs = 0;
+	r.ret = -516;
+	ck_assert_int_eq(apply_reply(&c, &r, &ret, &cause), 0);
+	ck_assert_int_eq(ret, -514);
+	marshal_free(&c);
+
+	/* guest_reply: framing and sequence */
+	g = guest_new(-1, getpid(), 0, NULL, &cause);
+	ck_assert_msg(g != NULL, "%s", cause);
+	ck_assert_int_eq(guest_reply(g, data, 3, &cause), -1);
+	ck_assert_str_eq(cause, "malformed reply");
+	free(cause);
+	r.seq = 12;
+	r.ret = 0;
+	len = osm__remote_reply__get_packed_size(&r);
+	msg = xmalloc(len);
+	osm__remote_reply__pack(&r, msg);
+	ck_assert_int_eq(guest_reply(g, msg, len, &cause), -1);
+	ck_assert_str_eq(cause, "reply to no pending call (seq 12)");
+	free(cause);
+	free(msg);
+	guest_free(g);
+}
+END_TEST
+
+/* --- the loopback programs ------------------------------------------- */
+
+static char	 here[PATH_MAX];
+
+/* Run the loopback on a program; its exit status, its output in *out. */
+static int
+loopback(char **out, const char *prog, const char *opt, const char *arg)
+{
+	char	 harness[PATH_MAX + 16], path[PATH_MAX + 16], buf[4096];
+	char	*argv[6], *s = xstrdup("");
+	size_t	 len = 0;
+	ssize_t	 n;
+	pid_t	 pid;
+	int	 p[2], status, i = 0;
+
+	if (here[0] == '\0') {
+		ck_assert_int_gt(readlink("/proc/self/exe", here,
+		    sizeof here - 1), 0);
+		dirname(here);
+	}
+	snprintf(harness, sizeof harness, "%s/loopback", here);
+	snprintf(path, sizeof path, "%s/remote/%s", here, prog);
+	argv[i++] = harness;
+	if (opt != NULL) {
+		argv[i++] = "-b";
+		argv[i++] = (char *)opt;
+	}
+	argv[i++] = path;
+	argv[i++] = (char *)arg;
+	argv[i] = NULL;
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		execv(harness, argv);
+		_exit(126);
+	}
+	close(p[1]);
+	while ((n = read(p[0], buf, sizeof buf)) > 0) {
+		s = xreallocarray(s, len + n + 1, 1);
+		memcpy(s + len, buf, n);
+		len += n;
+		s[len] = '\0';
+	}
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	*out = s;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void
+loopback_pass(const char *prog, const char *opt, const char *arg)
+{
+	char	*out, want[64];
+	int	 rv;
+
+	rv = loopback(&out, prog, opt, arg);
+	snprintf(want, sizeof want, "PASS %s\n", prog);
+	ck_assert_msg(rv == 0 && strstr(out, want) != NULL,
+	    "%s exited %d:\n%s", prog, rv, out);
+	free(out);
+}
+
+START_TEST(test_loopback_files)
+{
+	char	dir[] = "/tmp/check_remote.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	loopback_pass("files", NULL, dir);
+	ck_assert_int_eq(rmdir(dir), 0);	/* and it left nothing */
+}
+END_TEST
+
+START_TEST(test_loopback_pipe)
+{
+	loopback_pass("pipe", NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_loopback_sock)
+{
+	loopback_pass("sock", NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_loopback_pty)
+{
+	loopback_pass("pty", NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_loopback_cpu)
+{
+	/* 1000 s used before, as user time */
+	loopback_pass("cpu", "1000000000000", "1000");
+}
+END_TEST
+
+START_TEST(test_loopback_home)
+{
+	static const char *cases[][2] = {
+		{ "fork", "loopback: HOME clone: new process or thread\n" },
+		{ "mmap", "loopback: HOME mmap: file-backed mapping\n" },
+		{ "ioctl", "loopback: HOME ioctl: unlisted ioctl request\n" },
+		{ "i386", "loopback: HOME foreign: not an x86_64 system "
+		    "call\n" },
+		{ "unknown", "loopback: HOME unknown: unknown system call\n" },
+		{ "pselect", "loopback: HOME pselect6: wait with a signal "
+		    "mask\n" },
+	};
+	char	*out;
+	size_t	 i;
+	int	 rv;
+
+	for (i = 0; i < nitems(cases); i++) {
+		rv = loopback(&out, "home", NULL, cases[i][0]);
+		ck_assert_msg(rv == 3 && strstr(out, cases[i][1]) != NULL &&
+		    strstr(out, "returned") == NULL, "%s exited %d:\n%s",
+		    cases[i][0], rv, out);
+		free(out);
+	}
+}
+END_TEST
+
+static Suite *
+remote_suite(void)
+{
+	Suite	*s = suite_create("remote");
+	TCase	*tc;
+
+	tc = tcase_create("table");
+	tcase_add_test(tc, test_table_check);
+	tcase_add_test(tc, test_table_classes);
+	tcase_add_test(tc, test_table_sandbox);
+	tcase_add_test(tc, test_filter_agrees);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("seccomp");
+	tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+	tcase_add_test(tc, test_filter_live);
+	tcase_add_test(tc, test_interrupted);
+	tcase_add_test(tc, test_home_call_left_pending);
+	tcase_set_timeout(tc, 20);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("through");
+	tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+	tcase_add_test(tc, test_read_write);
+	tcase_add_test(tc, test_openat_fstat);
+	tcase_add_test(tc, test_readv_writev);
+	tcase_add_test(tc, test_recvmsg);
+	tcase_add_test(tc, test_poll);
+	tcase_add_test(tc, test_ioctl_tcgets);
+	tcase_add_test(tc, test_getdents64);
+	tcase_add_test(tc, test_fcntl_getlk);
+	tcase_add_test(tc, test_going_home);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_test(tc, test_home_refuses);
+	tcase_add_test(tc, test_guest_refuses);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("loopback");
+	tcase_add_test(tc, test_loopback_files);
+	tcase_add_test(tc, test_loopback_pipe);
+	tcase_add_test(tc, test_loopback_sock);
+	tcase_add_test(tc, test_loopback_pty);
+	tcase_add_test(tc, test_loopback_cpu);
+	tcase_add_test(tc, test_loopback_home);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(remote_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
