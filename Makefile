@@ -156,8 +156,15 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
 	$(CC) -D_GNU_SOURCE -std=gnu11 $(WARNINGS) $(CFLAGS) -MMD -MP -static \
 	    -o $@ $<
 
+# Benchmarks: never part of make check (bench/forward runs them).
+$(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+bench: $(OBJ)/bench/forward
+
 -include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d) \
-    $(REMOTE_TEST_BINS:%=%.d) $(OBJ)/tests/remote/loopback.d
+    $(REMOTE_TEST_BINS:%=%.d) $(OBJ)/tests/remote/loopback.d \
+    $(OBJ)/bench/forward.d
 
 # --- set-up, tests, demo -------------------------------------------------
 
@@ -220,4 +227,4 @@ install: all
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units check asan demo install clean
+.PHONY: all deps units check asan demo install clean bench

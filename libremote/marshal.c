@@ -25,6 +25,7 @@
 
 #define FDSET_MAX	(1 << 20)	/* nfds: the kernel's nr_open default */
 #define NAME_MAX_LEN	128		/* struct sockaddr_storage */
+#define MMSG_MAX	64		/* messages of sendmmsg, recvmmsg */
 
 struct marshal {
 	pid_t		 pid;
@@ -262,43 +263,62 @@ m_iovec(struct marshal *m, uint64_t addr, uint64_t count, int dir,
 }
 
 /*
- * struct msghdr: in for sendmsg, in-out for recvmsg (the kernel writes
- * msg_namelen, msg_controllen and msg_flags). The name and control
- * buffers are in-out for recvmsg, so that what the kernel does not write
- * stays as R had it.
+ * The buffers of the struct msghdr at off in region a. For sendmsg they
+ * are in; for recvmsg the name and control buffers are in-out, so that
+ * what the kernel does not write stays as R had it, and the data is out,
+ * trimmed to what was received, or in-out for recvmmsg, whose messages
+ * each have their own length.
  */
 static int
-m_msghdr(struct marshal *m, uint64_t addr, int recv)
+m_msgbufs(struct marshal *m, int a, uint64_t off, int recv, int many)
 {
-	struct rmt_region	*h;
-	uint64_t		 name, iov, iovlen, control, controllen;
-	int32_t			 namelen;
-	int			 a, r, dir = recv ? RMT_INOUT : RMT_IN;
+	uint8_t		*h = m->c->regions[a].data + off;
+	uint64_t	 name, iov, iovlen, control, controllen;
+	int32_t		 namelen;
+	int		 r, dir = recv ? RMT_INOUT : RMT_IN;
 
-	if ((a = m_buffer(m, addr, 56, dir, 0)) < 0)
-		return a;
-	h = &m->c->regions[a];
-	name = get64(h->data);
-	memcpy(&namelen, h->data + 8, 4);
-	iov = get64(h->data + 16);
-	iovlen = get64(h->data + 24);
-	control = get64(h->data + 32);
-	controllen = get64(h->data + 40);
+	name = get64(h);
+	memcpy(&namelen, h + 8, 4);
+	iov = get64(h + 16);
+	iovlen = get64(h + 24);
+	control = get64(h + 32);
+	controllen = get64(h + 40);
 
 	if (namelen < 0)
 		namelen = 0;
 	if (namelen > NAME_MAX_LEN)
 		namelen = NAME_MAX_LEN;		/* the kernel's own cut */
 	r = m_buffer(m, name, namelen, dir, 0);
-	if (m_slot(m, a, 0, r) != 0)
-		return M_STOP;
+	if (m_slot(m, a, off, r) != 0)
+		return -1;
 	r = iov == 0 ? M_NULL : m_iovec(m, iov, iovlen,
-	    recv ? RMT_OUT : RMT_IN, 1);
-	if (m_slot(m, a, 16, r) != 0)
-		return M_STOP;
+	    !recv ? RMT_IN : many ? RMT_INOUT : RMT_OUT, 1);
+	if (m_slot(m, a, off + 16, r) != 0)
+		return -1;
 	r = m_buffer(m, control, controllen, dir, 0);
-	if (m_slot(m, a, 32, r) != 0)
-		return M_STOP;
+	if (m_slot(m, a, off + 32, r) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A struct msghdr (56 bytes), or an array of n struct mmsghdr (64 bytes:
+ * a msghdr and the length the kernel writes), with their buffers. The
+ * headers are in-out but for sendmsg's.
+ */
+static int
+m_msghdr(struct marshal *m, uint64_t addr, int recv, int many, uint64_t n)
+{
+	uint64_t	i, size = many ? 64 : 56;
+	int		a;
+
+	if ((a = m_buffer(m, addr, n * size, recv || many ? RMT_INOUT :
+	    RMT_IN, 0)) < 0)
+		return a;
+	for (i = 0; i < n; i++) {
+		if (m_msgbufs(m, a, i * size, recv, many) != 0)
+			return M_STOP;
+	}
 	return a;
 }
 
@@ -365,7 +385,15 @@ m_describe(struct marshal *m, const struct table_call *tc, int i)
 	case TA_MSG:
 		if (addr == 0)
 			return 0;
-		return m_arg(m, i, m_msghdr(m, addr, a->dir == RMT_OUT));
+		return m_arg(m, i, m_msghdr(m, addr, a->dir == RMT_OUT, 0, 1));
+	case TA_MMSG:
+		/* fewer messages than asked for is a valid result */
+		if ((uint32_t)c->args[a->len] > MMSG_MAX)
+			c->args[a->len] = MMSG_MAX;
+		if (addr == 0)
+			return 0;
+		return m_arg(m, i, m_msghdr(m, addr, a->dir == RMT_OUT, 1,
+		    (uint32_t)c->args[a->len]));
 	case TA_FDSET:
 		nfds = (int32_t)c->args[a->len];
 		if (nfds > FDSET_MAX) {

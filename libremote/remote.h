@@ -69,6 +69,7 @@ enum table_kind {
 	TA_LENP,	/* in-out, sized by the int argument `len` points to */
 	TA_IOV,		/* iovec array of argument `len` entries, data `dir` */
 	TA_MSG,		/* struct msghdr: sendmsg (dir in), recvmsg (dir out) */
+	TA_MMSG,	/* struct mmsghdr[argument `len`], the same */
 	TA_FDSET,	/* fd_set of argument `len` (nfds) bits, in-out */
 	TA_SIGDATA,	/* pselect6's { sigset_t *, size_t } */
 	TA_NOMASK,	/* a sigset_t *: NULL, or the call goes home */
@@ -101,6 +102,7 @@ struct table_arg {
 #define LENP(k)		{ .kind = TA_LENP, .dir = RMT_INOUT, .len = (k) }
 #define IOV(k, d)	{ .kind = TA_IOV, .dir = (d), .len = (k) }
 #define MSG(d)		{ .kind = TA_MSG, .dir = (d) }
+#define MMSG(k, d)	{ .kind = TA_MMSG, .dir = (d), .len = (k) }
 #define FDSET		{ .kind = TA_FDSET, .dir = RMT_INOUT, .len = 0 }
 #define SIGDATA		{ .kind = TA_SIGDATA, .dir = RMT_IN }
 #define NOMASK		{ .kind = TA_NOMASK, .dir = RMT_IN }

@@ -326,8 +326,8 @@ static const struct table_entry table[] = {
 	    .classify = request_sockopt_class },
 	{ SYS(getsockopt, FWD), .args = { V, V, V, LENP(4), INOUT(4) },
 	    .classify = request_sockopt_class },
-	{ SYS(sendmmsg, HOME), .why = "sendmmsg" },
-	{ SYS(recvmmsg, HOME), .why = "recvmmsg" },
+	{ SYS(sendmmsg, FWD), .args = { V, MMSG(2, RMT_IN), V, V } },
+	{ SYS(recvmmsg, FWD), .args = { V, MMSG(2, RMT_OUT), V, V, INOUT(TS) } },
 
 	/* identity and credentials: the home process's */
 	{ SYS(getpid, FWD) },
@@ -665,6 +665,7 @@ table_check_arg(const struct table_entry *e, const char *sub,
 			what = "length pointer is not an in-out int";
 		break;
 	case TA_IOV:
+	case TA_MMSG:
 	case TA_FDSET:
 		if (a->len >= 6 || a->len == i ||
 		    e->args[a->len].kind != TA_VAL)

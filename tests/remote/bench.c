@@ -1,9 +1,12 @@
 /*
- * The cost of a forwarded call: getppid and reads of 4 KiB and 64 KiB
- * from /dev/zero, run natively and under the loopback. Not run by make
- * check; see docs/FORWARDING-PERF.md. Usage: bench [iterations]
+ * The cost of a forwarded call: getppid, and reads of 4 KiB and 64 KiB
+ * from /dev/zero, natively or under the loopback. Not run by make check;
+ * see docs/FORWARDING-PERF.md. With BENCH_CPU set, it first moves itself
+ * to that CPU (sched_setaffinity runs locally).
+ * Usage: bench getppid|read4k|read64k [iterations]
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,22 +26,37 @@ now_us(void)
 int
 main(int argc, char **argv)
 {
-	int	 n = argc > 1 ? atoi(argv[1]) : 20000, i, fd;
-	double	 t0, t1, t2, t3;
+	const char	*what = argc > 1 ? argv[1] : "";
+	size_t		 size = 0;
+	double		 t0;
+	int		 n = argc > 2 ? atoi(argv[2]) : 20000, i, fd = -1;
 
-	fd = open("/dev/zero", O_RDONLY);
-	CHECK(fd >= 0 && n > 0, "open");
+	if (strcmp(what, "read4k") == 0)
+		size = 4096;
+	else if (strcmp(what, "read64k") == 0)
+		size = 65536;
+	else if (strcmp(what, "getppid") != 0 || n <= 0) {
+		fprintf(stderr, "usage: bench getppid|read4k|read64k "
+		    "[iterations]\n");
+		return 2;
+	}
+	if (getenv("BENCH_CPU") != NULL) {
+		cpu_set_t	set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(getenv("BENCH_CPU")), &set);
+		CHECK(sched_setaffinity(0, sizeof set, &set) == 0, "affinity");
+	}
+	if (size != 0)
+		CHECK((fd = open("/dev/zero", O_RDONLY)) >= 0, "open");
 	t0 = now_us();
-	for (i = 0; i < n; i++)
-		getppid();
-	t1 = now_us();
-	for (i = 0; i < n; i++)
-		CHECK(read(fd, buf, 4096) == 4096, "read 4k");
-	t2 = now_us();
-	for (i = 0; i < n; i++)
-		CHECK(read(fd, buf, 65536) == 65536, "read 64k");
-	t3 = now_us();
-	printf("getppid %.2f us, read 4 KiB %.2f us, read 64 KiB %.2f us\n",
-	    (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n);
+	for (i = 0; i < n; i++) {
+		if (size == 0)
+			getppid();
+		else if (read(fd, buf, size) != (ssize_t)size)
+			break;
+	}
+	CHECK(i == n, "read");
+	printf("%s: %.2f us per call\n", what, (now_us() - t0) / n);
 	return rt_verdict("bench");
 }

@@ -11,9 +11,10 @@
  * child's first execve, of the program itself, which is let through).
  * Otherwise we exit as the program did.
  *
- * usage: loopback [-s] [-b ns] program [arg ...]
+ * usage: loopback [-sw] [-b ns] program [arg ...]
  *	-b ns	CPU time the program used before, user time, in ns
  *	-s	statistics and time spent per forwarded call, on stderr
+ *	-w	plain wakeups: no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -34,6 +35,9 @@
 #include "libremote/remote.h"
 
 #define SCRATCH_SIZE	(RMT_CALL_MAX + (1U << 20))
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
+#endif
 #define HIGH_FD		200
 
 struct timing {
@@ -55,7 +59,7 @@ now_ns(void)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: loopback [-s] [-b ns] program [arg ...]\n");
+	fprintf(stderr, "usage: loopback [-sw] [-b ns] program [arg ...]\n");
 	exit(2);
 }
 
@@ -156,16 +160,20 @@ main(int argc, char **argv)
 	char			*cause, env[32];
 	uint64_t		 t0, recv_ns = 0;
 	pid_t			 pid;
-	int			 c, stats = 0, started = 0, fd, pidfd, lfd;
+	int			 c, stats = 0, plain = 0, started = 0, fd;
+	int			 pidfd, lfd;
 	int			 i;
 
-	while ((c = getopt(argc, argv, "+b:s")) != -1) {
+	while ((c = getopt(argc, argv, "+b:sw")) != -1) {
 		switch (c) {
 		case 'b':
 			base.utime_ns = strtoull(optarg, NULL, 10);
 			break;
 		case 's':
 			stats = 1;
+			break;
+		case 'w':
+			plain = 1;
 			break;
 		default:
 			usage();
@@ -206,6 +214,11 @@ main(int argc, char **argv)
 	lfd = high_fd(lfd);
 	if ((g = guest_new(lfd, pid, getpid(), &base, &cause)) == NULL)
 		fatalx("%s", cause);
+	if (plain && g->sync_wakeup) {
+		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, 0UL) != 0)
+			fatal("SECCOMP_IOCTL_NOTIF_SET_FLAGS");
+		g->sync_wakeup = 0;
+	}
 
 	pfd[0].fd = lfd;
 	pfd[0].events = POLLIN;

@@ -835,6 +835,47 @@ START_TEST(test_recvmsg)
 }
 END_TEST
 
+START_TEST(test_mmsg)
+{
+	struct mmsghdr	 out[2], in[3];
+	struct iovec	 oi[2] = { { "first", 5 }, { "second!", 7 } };
+	char		 b0[8], b1[3], b2[8];
+	struct iovec	 ii[3] = { { b0, 8 }, { b1, 3 }, { b2, 8 } };
+	int		 sv[2], i;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	memset(out, 0, sizeof out);
+	for (i = 0; i < 2; i++) {
+		out[i].msg_hdr.msg_iov = &oi[i];
+		out[i].msg_hdr.msg_iovlen = 1;
+		out[i].msg_len = 99;
+	}
+	ck_assert_int_eq(T4(SYS_sendmmsg, sv[0], out, 2, 0), 2);
+	ck_assert_uint_eq(out[0].msg_len, 5);
+	ck_assert_uint_eq(out[1].msg_len, 7);
+	ck_assert_ptr_eq(out[1].msg_hdr.msg_iov, &oi[1]);
+
+	memset(in, 0, sizeof in);
+	memset(b1, '#', sizeof b1);
+	memset(b2, '#', sizeof b2);
+	for (i = 0; i < 3; i++) {
+		in[i].msg_hdr.msg_iov = &ii[i];
+		in[i].msg_hdr.msg_iovlen = 1;
+	}
+	ck_assert_int_eq(through(SYS_recvmmsg, sv[1], (uintptr_t)in, 3,
+	    MSG_DONTWAIT, 0, 0), 2);
+	ck_assert_uint_eq(in[0].msg_len, 5);
+	ck_assert_uint_eq(in[1].msg_len, 3);
+	ck_assert_int_ne(in[1].msg_hdr.msg_flags & MSG_TRUNC, 0);
+	ck_assert(memcmp(b0, "first", 5) == 0);
+	ck_assert(memcmp(b1, "sec", 3) == 0);
+	ck_assert_int_eq(b2[0], '#');		/* no third message */
+	ck_assert_ptr_eq(in[0].msg_hdr.msg_iov, &ii[0]);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
 START_TEST(test_poll)
 {
 	struct pollfd	pfd[2];
@@ -1455,6 +1496,7 @@ remote_suite(void)
 	tcase_add_test(tc, test_openat_fstat);
 	tcase_add_test(tc, test_readv_writev);
 	tcase_add_test(tc, test_recvmsg);
+	tcase_add_test(tc, test_mmsg);
 	tcase_add_test(tc, test_poll);
 	tcase_add_test(tc, test_ioctl_tcgets);
 	tcase_add_test(tc, test_getdents64);
