@@ -498,7 +498,7 @@ marshal_free(struct rmt_call *c)
  * Pack c as a RemoteCall into a fresh buffer, and drop the data read out
  * of R, which the pending call no longer needs.
  */
-int
+void
 marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 {
 	Osm__RemoteCall		  msg = OSM__REMOTE_CALL__INIT;
@@ -566,5 +566,4 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 	free(regp);
 	free(rels);
 	free(relp);
-	return 0;
 }

@@ -15,14 +15,13 @@
  *   home.c		  the deputy's side, pure code: RemoteCall in, memory
  *			  image and registers out; result in, RemoteReply out
  *
- * Like migrate/, the library never prints and never exits: functions
- * return 0 or -1 (or NULL) and put what a user should read in *cause.
+ * Like migrate/, the library never prints, and exits only on a broken
+ * invariant (a table that fails table_check): functions return 0 or -1 (or
+ * NULL) and put what a user should read in *cause. It keeps no state
+ * between calls but in a struct guest, and is meant for one thread.
  */
 #ifndef REMOTE_H
 #define REMOTE_H
-
-struct Osm__RemoteCall;
-struct Osm__RemoteReply;
 
 #include <sys/types.h>
 
@@ -31,6 +30,9 @@ struct Osm__RemoteReply;
 #include <stdint.h>
 
 #include "lib/osm.h"
+
+struct Osm__RemoteCall;
+struct Osm__RemoteReply;
 
 #define RMT_CALL_MAX	(64U << 20)	/* bytes in the regions of one call */
 #define RMT_IO_MAX	(8U << 20)	/* longer reads and writes are cut */
@@ -137,14 +139,14 @@ struct table_entry {
 	/* for values the rule does not list; `self` is the home pid */
 	enum rmt_class		(*classify)(const uint64_t *, pid_t);
 	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
-	const char		*why;		/* of a HOME class, for logs */
+	const char		*why;		/* when it goes home, for logs */
 };
 
 /* One call resolved against the table. */
 struct table_call {
 	const struct table_entry *entry;	/* NULL: unknown number */
 	enum rmt_class		 class;
-	const char		*name;		/* "read", "ioctl TCGETS" */
+	const char		*name;		/* "ioctl" */
 	const char		*sub;		/* NULL, or "TCGETS" */
 	struct table_arg	 args[6];
 };
@@ -167,7 +169,7 @@ enum rmt_class request_rusage_class(const uint64_t *, pid_t);
 enum rmt_class request_itimer_class(const uint64_t *, pid_t);
 enum rmt_class request_timer_class(const uint64_t *, pid_t);
 enum rmt_class request_sockopt_class(const uint64_t *, pid_t);
-int	 request_cpu_clock(int32_t, pid_t, int *, pid_t *);
+int	 request_cpu_clock(int32_t, pid_t, int *, int *);
 
 /* filter.c */
 int	 filter_build(struct sock_fprog *, char **);
@@ -218,7 +220,7 @@ enum marshal_result {
 enum marshal_result marshal_call(pid_t, const struct table_call *,
 	    const uint64_t *, struct rmt_call *, const char **, char **);
 void	 marshal_free(struct rmt_call *);
-int	 marshal_pack(struct rmt_call *, uint8_t **, size_t *);
+void	 marshal_pack(struct rmt_call *, uint8_t **, size_t *);
 
 /* emulate.c */
 /* What the process used before it arrived, carried in the session. */
