@@ -68,16 +68,17 @@ ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module (and the
 # system libraries in check_X_LDLIBS).
-UNIT_TESTS	 = check_lib check_mosd check_mon check_remote
+UNIT_TESTS	 = check_lib check_mosd check_mon check_remote check_forward
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
+check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 
 # The forwarding loopback: a harness (guest agent and home in one) and the
-# programs it runs, which check_remote drives.
+# programs it runs, which check_forward drives.
 REMOTE_PROGS	 = $(patsubst tests/remote/%.c,%,$(filter-out \
 		   tests/remote/loopback.c,$(wildcard tests/remote/*.c)))
 REMOTE_TEST_BINS = $(OBJ)/tests/loopback \

@@ -139,7 +139,7 @@ struct table_entry {
 	/* for values the rule does not list; `self` is the home pid */
 	enum rmt_class		(*classify)(const uint64_t *, pid_t);
 	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
-	const char		*why;		/* when it goes home, for logs */
+	const char		*why;	/* when it goes home, for logs */
 };
 
 /* One call resolved against the table. */

@@ -133,7 +133,8 @@ static const struct table_entry table[] = {
 	{ SYS(futex_requeue, LOCAL) },
 	{ SYS(sched_get_priority_max, LOCAL) },
 	{ SYS(sched_get_priority_min, LOCAL) },
-	{ SYS(prctl, HOME), .rule = &request_prctl, .why = "unlisted prctl option" },
+	{ SYS(prctl, HOME), .rule = &request_prctl,
+	    .why = "unlisted prctl option" },
 	/* pid 0: the running copy, on this node's CPUs; else a home process */
 	{ SYS(sched_getaffinity, FWD),
 	    .args = { V, V, OUTA(1, 1, TF_TRIM | TF_INT) },
@@ -182,9 +183,11 @@ static const struct table_entry table[] = {
 	{ SYS(dup, FWD) },
 	{ SYS(dup2, FWD) },
 	{ SYS(dup3, FWD) },
-	{ SYS(fcntl, HOME), .rule = &request_fcntl, .why = "unlisted fcntl command" },
+	{ SYS(fcntl, HOME), .rule = &request_fcntl,
+	    .why = "unlisted fcntl command" },
 	{ SYS(flock, FWD) },
-	{ SYS(ioctl, HOME), .rule = &request_ioctl, .why = "unlisted ioctl request" },
+	{ SYS(ioctl, HOME), .rule = &request_ioctl,
+	    .why = "unlisted ioctl request" },
 	{ SYS(stat, FWD), .args = { STR, OUT(STAT) } },
 	{ SYS(lstat, FWD), .args = { STR, OUT(STAT) } },
 	{ SYS(fstat, FWD), .args = { V, OUT(STAT) } },
@@ -327,7 +330,8 @@ static const struct table_entry table[] = {
 	    .classify = request_sockopt_class,
 	    .why = "socket option with pointers" },
 	{ SYS(sendmmsg, FWD), .args = { V, MMSG(2, RMT_IN), V, V } },
-	{ SYS(recvmmsg, FWD), .args = { V, MMSG(2, RMT_OUT), V, V, INOUT(TS) } },
+	{ SYS(recvmmsg, FWD),
+	    .args = { V, MMSG(2, RMT_OUT), V, V, INOUT(TS) } },
 
 	/* identity and credentials: the home process's */
 	{ SYS(getpid, FWD) },

@@ -1,6 +1,6 @@
 /*
  * For the programs the loopback harness runs (tests/remote/): checks that
- * print what failed, and the verdict line check_remote looks for.
+ * print what failed, and the verdict line check_forward looks for.
  */
 #include <errno.h>
 #include <stdio.h>
