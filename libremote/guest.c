@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <linux/audit.h>
+#include <stdio.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
 #endif
 #define X32_SYSCALL_BIT		0x40000000
+#define ERESTARTSYS		512
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
 
@@ -41,6 +43,8 @@ struct guest_pending {
 	uint64_t	 id;		/* of the notification */
 	pid_t		 tid;
 	struct rmt_call	 call;
+	uint8_t		*msg;		/* the packed RemoteCall */
+	size_t		 len;
 };
 
 struct guest *
@@ -87,12 +91,13 @@ guest_free(struct guest *g)
 
 	if (g == NULL)
 		return;
-	for (i = 0; i < g->npending; i++)
+	for (i = 0; i < g->npending; i++) {
 		marshal_free(&g->pending[i].call);
+		free(g->pending[i].msg);
+	}
 	free(g->pending);
 	free(g->notif);
 	free(g->resp);
-	free(g->msg);
 	free(g);
 }
 
@@ -136,7 +141,6 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
 	struct rmt_call		 call;
 	const char		*why = NULL;
 	uint64_t		 args[6];
-	size_t			 len;
 	long			 rv;
 	int			 i;
 
@@ -200,20 +204,18 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
 		return 0;
 	}
 	call.seq = ++g->seq;
-	free(g->msg);
-	marshal_pack(&call, &g->msg, &len);
-
 	g->pending = xreallocarray(g->pending, g->npending + 1,
 	    sizeof *g->pending);
 	p = &g->pending[g->npending++];
 	p->id = n->id;
 	p->tid = n->pid;
 	p->call = call;
+	marshal_pack(&p->call, &p->msg, &p->len);
 
 	ev->kind = GUEST_FORWARD;
 	ev->seq = call.seq;
-	ev->msg = g->msg;
-	ev->len = len;
+	ev->msg = p->msg;
+	ev->len = p->len;
 	g->stats.forwarded++;
 	return 0;
 }
@@ -333,21 +335,75 @@ guest_apply(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r,
 }
 
 /*
+ * Has R's thread tid a signal that will take it through the kernel's
+ * signal path (and its restart logic) on its way out of the call?
+ */
+static int
+guest_signalled(pid_t tid)
+{
+	char		 path[64], line[128];
+	FILE		*f;
+	unsigned long	 v, pending = 0, blocked = 0;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "SigPnd: %lx", &v) == 1 ||
+		    sscanf(line, "ShdPnd: %lx", &v) == 1)
+			pending |= v;
+		else if (sscanf(line, "SigBlk: %lx", &v) == 1)
+			blocked = v;
+	}
+	fclose(f);
+	return (pending & ~blocked) != 0;
+}
+
+static int
+guest_find(struct guest *g, uint64_t seq)
+{
+	size_t	i;
+
+	for (i = 0; i < g->npending; i++) {
+		if (g->pending[i].call.seq == seq)
+			return i;
+	}
+	return -1;
+}
+
+static void
+guest_drop(struct guest *g, int i)
+{
+	marshal_free(&g->pending[i].call);
+	free(g->pending[i].msg);
+	g->pending[i] = g->pending[--g->npending];
+}
+
+/*
  * A RemoteReply from home: check it against its pending call, write its
- * outputs into R and answer R. Returns 0 when R has its answer, 1 when R
- * had left the call (interrupted: it restarts the call, or went on) and
- * the result is dropped, -1 when the reply is refused: it does not match
- * what was asked, and the session is not to be trusted further.
+ * outputs into R and answer R; ev says what became of it:
+ *
+ *   GUEST_ANSWERED  R has its answer
+ *   GUEST_NONE      R had left the call (interrupted: it restarts the
+ *		     call, or went on) and the result is dropped
+ *   GUEST_FORWARD   the call was interrupted at home and asks to be
+ *		     restarted, but no signal will take R through the
+ *		     kernel's restart logic: send ev->msg home again, as the
+ *		     kernel would have restarted it
+ *
+ * Returns -1 when the reply is refused: it does not match what was asked,
+ * and the session is not to be trusted further.
  */
 int
-guest_reply(struct guest *g, const uint8_t *msg, size_t len, char **cause)
+guest_reply(struct guest *g, const uint8_t *msg, size_t len,
+    struct guest_event *ev, char **cause)
 {
 	Osm__RemoteReply	*r;
-	struct guest_pending	 p;
-	size_t			 i;
+	struct guest_pending	*p;
 	int64_t			 ret;
-	int			 rv = -1;
+	int			 i, rv = -1;
 
+	memset(ev, 0, sizeof *ev);
 	if (len > RMT_MSG_MAX) {
 		xasprintf(cause, "reply of %zu bytes over the limit", len);
 		return -1;
@@ -356,31 +412,45 @@ guest_reply(struct guest *g, const uint8_t *msg, size_t len, char **cause)
 		xasprintf(cause, "malformed reply");
 		return -1;
 	}
-	for (i = 0; i < g->npending; i++) {
-		if (g->pending[i].call.seq == r->seq)
-			break;
-	}
-	if (i == g->npending) {
+	if ((i = guest_find(g, r->seq)) == -1) {
 		xasprintf(cause, "reply to no pending call (seq %llu)",
 		    (unsigned long long)r->seq);
 		goto out;
 	}
-	p = g->pending[i];
-	g->pending[i] = g->pending[--g->npending];
+	p = &g->pending[i];
+	ev->id = p->id;
+	ev->tid = p->tid;
+	ev->nr = p->call.nr;
+	ev->name = p->call.name;
+	ev->seq = p->call.seq;
 
 	/* R left the call: it restarts it or went on; drop the result */
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &p.id) != 0) {
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &p->id) != 0) {
 		g->stats.gone++;
-		rv = 1;
-		goto done;
+		guest_drop(g, i);
+		rv = 0;
+		goto out;
 	}
-	if (guest_apply(p.tid, &p.call, r, &ret, cause) != 0)
-		goto done;
+	if (guest_apply(p->tid, &p->call, r, &ret, cause) != 0) {
+		guest_drop(g, i);
+		goto out;
+	}
+	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK &&
+	    !guest_signalled(p->tid)) {
+		ev->kind = GUEST_FORWARD;
+		ev->msg = p->msg;
+		ev->len = p->len;
+		g->stats.restarted++;
+		rv = 0;
+		goto out;
+	}
 	if (ret == -EFAULT && r->ret != -EFAULT)
 		g->stats.faults++;
-	rv = guest_answer(g, p.id, ret, cause);
-done:
-	marshal_free(&p.call);
+	if ((rv = guest_answer(g, p->id, ret, cause)) == 1)
+		rv = 0;
+	else if (rv == 0)
+		ev->kind = GUEST_ANSWERED;
+	guest_drop(g, i);
 out:
 	osm__remote_reply__free_unpacked(r, NULL);
 	return rv;

@@ -250,6 +250,7 @@ struct guest_stats {
 	uint64_t	 emulated;
 	uint64_t	 home;
 	uint64_t	 gone;		/* answers for a call R left */
+	uint64_t	 restarted;	/* sent home again */
 	uint64_t	 faults;	/* outputs R's memory refused */
 };
 struct guest_pending;
@@ -265,12 +266,11 @@ struct guest {
 	size_t		 notif_size;
 	void		*resp;
 	size_t		 resp_size;
-	uint8_t		*msg;		/* the last packed RemoteCall */
 	struct guest_stats stats;
 };
 enum guest_event_kind {
-	GUEST_NONE,		/* nothing: the notification vanished */
-	GUEST_ANSWERED,		/* emulated here and answered */
+	GUEST_NONE,		/* nothing: R left the call */
+	GUEST_ANSWERED,		/* R has its answer */
 	GUEST_FORWARD,		/* send msg home, then guest_reply */
 	GUEST_HOME,		/* bring R home; the call stays pending */
 };
@@ -282,14 +282,15 @@ struct guest_event {
 	const char	*name;		/* of the call */
 	const char	*why;		/* GUEST_HOME */
 	uint64_t	 seq;		/* GUEST_FORWARD */
-	const uint8_t	*msg;		/* GUEST_FORWARD, until the next call */
+	const uint8_t	*msg;		/* GUEST_FORWARD, until its reply */
 	size_t		 len;
 };
 struct guest	*guest_new(int, pid_t, pid_t, const struct emulate_base *,
 		    char **);
 void		 guest_free(struct guest *);
 int		 guest_receive(struct guest *, struct guest_event *, char **);
-int		 guest_reply(struct guest *, const uint8_t *, size_t, char **);
+int		 guest_reply(struct guest *, const uint8_t *, size_t,
+		    struct guest_event *, char **);
 int		 guest_apply(pid_t, const struct rmt_call *,
 		    struct Osm__RemoteReply *, int64_t *, char **);
 

@@ -90,9 +90,12 @@ child(volatile int *shared, char **argv)
 	_exit(127);
 }
 
-/* Execute a forwarded call here, as the deputy would in P. */
+/*
+ * Execute a forwarded call here, as the deputy would in P, and again as
+ * long as the guest asks (a call interrupted here, restarted).
+ */
 static int
-serve(struct guest *g, const struct guest_event *ev, uint8_t *scratch,
+serve(struct guest *g, struct guest_event *ev, uint8_t *scratch,
     struct timing *t, char **cause)
 {
 	struct home_call	*hc;
@@ -102,6 +105,7 @@ serve(struct guest *g, const struct guest_event *ev, uint8_t *scratch,
 	long			 ret;
 	int			 rv;
 
+again:
 	t0 = now_ns();
 	if ((hc = home_check(ev->msg, ev->len, getpid(), cause)) == NULL)
 		return -1;
@@ -124,11 +128,13 @@ serve(struct guest *g, const struct guest_event *ev, uint8_t *scratch,
 	t->home_ns += now_ns() - t2 + (t1 - t0);
 	t->sys_ns += t2 - t1;
 	t0 = now_ns();
-	rv = guest_reply(g, reply, len, cause);
+	rv = guest_reply(g, reply, len, ev, cause);
 	t->guest_ns += now_ns() - t0;
 	t->calls++;
 	free(reply);
-	return rv == -1 ? -1 : 0;
+	if (rv == 0 && ev->kind == GUEST_FORWARD)
+		goto again;
+	return rv;
 }
 
 static int
@@ -263,11 +269,12 @@ main(int argc, char **argv)
 	i = wait_child(pid);
 	if (stats) {
 		fprintf(stderr, "loopback: %llu forwarded, %llu emulated, "
-		    "%llu home, %llu gone, %llu faults\n",
+		    "%llu home, %llu gone, %llu restarted, %llu faults\n",
 		    (unsigned long long)g->stats.forwarded,
 		    (unsigned long long)g->stats.emulated,
 		    (unsigned long long)g->stats.home,
 		    (unsigned long long)g->stats.gone,
+		    (unsigned long long)g->stats.restarted,
 		    (unsigned long long)g->stats.faults);
 		if (t.calls > 0)
 			fprintf(stderr, "loopback: per forwarded call: guest "

@@ -398,33 +398,38 @@ wait_readable(int fd, int ms)
 	return poll(&pfd, 1, ms) == 1;
 }
 
-/* Serve one forwarded call in this process, as the loopback does. */
-static int
-serve_one(struct guest *g, const struct guest_event *ev)
+/*
+ * Serve one forwarded call in this process, as the loopback does; or, if
+ * fake is not 0, answer it without executing it (a call interrupted at
+ * home). What guest_reply made of the reply goes to *out.
+ */
+static void
+serve_one(struct guest *g, const struct guest_event *ev, long fake,
+    struct guest_event *out)
 {
 	struct home_call	*hc;
 	uint8_t			*reply;
 	size_t			 len;
 	char			*cause = NULL;
-	long			 ret;
-	int			 rv;
+	long			 ret = fake;
 
 	hc = home_check(ev->msg, ev->len, getpid(), &cause);
 	ck_assert_msg(hc != NULL, "%s", cause);
 	ck_assert_int_eq(home_layout(hc, (uintptr_t)scratch, SCRATCH, &cause),
 	    0);
 	memcpy(scratch, hc->image, hc->image_len);
-	ret = syscall(hc->nr, hc->args[0], hc->args[1], hc->args[2],
-	    hc->args[3], hc->args[4], hc->args[5]);
-	if (ret == -1)
-		ret = -errno;
+	if (fake == 0) {
+		ret = syscall(hc->nr, hc->args[0], hc->args[1], hc->args[2],
+		    hc->args[3], hc->args[4], hc->args[5]);
+		if (ret == -1)
+			ret = -errno;
+	}
 	ck_assert_int_eq(home_reply(hc, ret, scratch, home_readback(hc, ret),
 	    &reply, &len, &cause), 0);
 	home_free(hc);
-	rv = guest_reply(g, reply, len, &cause);
-	ck_assert_msg(rv != -1, "%s", cause);
+	ck_assert_msg(guest_reply(g, reply, len, out, &cause) == 0, "%s",
+	    cause);
 	free(reply);
-	return rv;
 }
 
 static int
@@ -466,7 +471,8 @@ START_TEST(test_filter_live)
 	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
 	ck_assert_int_eq(ev.nr, SYS_getppid);
 	ck_assert_int_eq(ev.tid, pid);
-	ck_assert_int_eq(serve_one(g, &ev), 0);
+	serve_one(g, &ev, 0, &ev);
+	ck_assert_int_eq(ev.kind, GUEST_ANSWERED);
 	ck_assert_int_eq(reaped(pid), 0);
 	/* executed here: our parent, not the child's (us) */
 	ck_assert_int_eq(sh->value, getppid());
@@ -537,14 +543,65 @@ START_TEST(test_interrupted)
 	ck_assert_int_eq(ev2.nr, SYS_getppid);
 	ck_assert_uint_ne(ev2.seq, ev.seq);
 	/* the first call's answer finds R gone and is dropped */
-	ck_assert_int_eq(serve_one(g, &ev), 1);
-	ck_assert_int_eq(serve_one(g, &ev2), 0);
+	serve_one(g, &ev, 0, &ev);
+	ck_assert_int_eq(ev.kind, GUEST_NONE);
+	serve_one(g, &ev2, 0, &ev2);
+	ck_assert_int_eq(ev2.kind, GUEST_ANSWERED);
 	ck_assert_uint_eq(g->npending, 0);
 	ck_assert_uint_eq(g->stats.gone, 1);
 	free(first);
 	ck_assert_int_eq(reaped(pid), 0);
 	ck_assert_int_eq(sh->value, getppid());
 	ck_assert_int_eq(sh->flag, SIGUSR1);
+	guest_free(g);
+	close(listener);
+}
+END_TEST
+
+static int
+child_blocked(struct confined *sh)
+{
+	sigset_t	set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return 1;
+	sh->value = syscall(SYS_getppid);
+	return 0;
+}
+
+/*
+ * A call interrupted at home (by a signal R blocks) asks to be restarted;
+ * R will take no signal path that would restart it, so the guest sends
+ * it home again instead of handing R -ERESTARTSYS.
+ */
+START_TEST(test_restarted)
+{
+	struct confined		*sh;
+	struct guest		*g;
+	struct guest_event	 ev;
+	char			*cause = NULL;
+	uint64_t		 seq;
+	pid_t			 pid;
+	int			 listener;
+
+	pid = confine(&sh, child_blocked, &listener);
+	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	ck_assert_msg(g != NULL, "%s", cause);
+	ck_assert(wait_readable(listener, 5000));
+	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	seq = ev.seq;
+	serve_one(g, &ev, -512, &ev);
+	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	ck_assert_uint_eq(ev.seq, seq);
+	ck_assert_int_eq(ev.nr, SYS_getppid);
+	serve_one(g, &ev, 0, &ev);
+	ck_assert_int_eq(ev.kind, GUEST_ANSWERED);
+	ck_assert_int_eq(reaped(pid), 0);
+	ck_assert_int_eq(sh->value, getppid());
+	ck_assert_uint_eq(g->stats.restarted, 1);
 	guest_free(g);
 	close(listener);
 }
@@ -812,6 +869,7 @@ START_TEST(test_guest_refuses)
 	struct table_call	 tc;
 	struct rmt_call		 c;
 	struct guest		*g;
+	struct guest_event	 ev;
 	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
 	Osm__RemoteOutput	 o[2], *op[2] = { &o[0], &o[1] };
 	const char		*why;
@@ -883,7 +941,7 @@ START_TEST(test_guest_refuses)
 	/* guest_reply: framing and sequence */
 	g = guest_new(-1, getpid(), 0, NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
-	ck_assert_int_eq(guest_reply(g, data, 3, &cause), -1);
+	ck_assert_int_eq(guest_reply(g, data, 3, &ev, &cause), -1);
 	ck_assert_str_eq(cause, "malformed reply");
 	free(cause);
 	r.seq = 12;
@@ -891,7 +949,7 @@ START_TEST(test_guest_refuses)
 	len = osm__remote_reply__get_packed_size(&r);
 	msg = xmalloc(len);
 	osm__remote_reply__pack(&r, msg);
-	ck_assert_int_eq(guest_reply(g, msg, len, &cause), -1);
+	ck_assert_int_eq(guest_reply(g, msg, len, &ev, &cause), -1);
 	ck_assert_str_eq(cause, "reply to no pending call (seq 12)");
 	free(cause);
 	free(msg);
@@ -916,6 +974,7 @@ remote_suite(void)
 	tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
 	tcase_add_test(tc, test_filter_live);
 	tcase_add_test(tc, test_interrupted);
+	tcase_add_test(tc, test_restarted);
 	tcase_add_test(tc, test_home_call_left_pending);
 	tcase_set_timeout(tc, 20);
 	suite_add_tcase(s, tc);
