@@ -130,7 +130,8 @@ guest_home(struct guest *g, struct guest_event *ev, const char *why)
 
 /*
  * Take one notification and deal with it; ev says what became of it.
- * Returns -1 only when the listener fails.
+ * Returns -1 only when the listener fails or R's memory cannot be read at
+ * all (not R's uid, or R undumpable).
  */
 int
 guest_receive(struct guest *g, struct guest_event *ev, char **cause)
