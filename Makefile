@@ -44,6 +44,7 @@ PROTO_H		 = $(PROTOS:%.proto=$(OBJ)/%.pb-c.h)
 LIB_SRCS	 = $(wildcard lib/*.c)
 MOSD_SRCS	 = $(filter-out mosd/main.c, $(wildcard mosd/*.c))
 MIGRATE_SRCS	 = $(filter-out migrate/moscr%.c, $(wildcard migrate/*.c))
+MOSCR_SRCS	 = $(wildcard migrate/moscr*.c)
 REMOTE_SRCS	 = $(wildcard libremote/*.c)
 MON_SRCS	 = $(wildcard mon/*.c)
 
@@ -58,9 +59,10 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
 TOOLS		 =
-PROGRAMS	 = $(TOOLS:%=$(BIN)/%)
+PROGRAMS	 = $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
+		   $(MOSCR_SRCS) \
 		   $(REMOTE_SRCS) $(MON_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
@@ -70,6 +72,7 @@ UNIT_TESTS	 = check_lib
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 
 # --- build ---------------------------------------------------------------
 
@@ -93,6 +96,13 @@ $(LIBOSM): $(call obj,$(LIB_SRCS)) $(PROTO_C:.c=.o)
 
 $(LIBMOSD): $(call obj,$(MOSD_SRCS))
 	$(AR) rcs $@ $^
+
+$(LIBMIGRATE): $(call obj,$(MIGRATE_SRCS))
+	$(AR) rcs $@ $^
+
+$(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
