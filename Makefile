@@ -74,6 +74,12 @@ check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 
+# zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
+ZDTM_SRCS	 = $(wildcard tests/zdtm/*.c)
+ZDTM_STATIC	 = basic fpu
+ZDTM_BINS	 = $(ZDTM_SRCS:tests/zdtm/%.c=$(OBJ)/tests/zdtm/%) \
+		   $(ZDTM_STATIC:%=$(OBJ)/tests/zdtm/%-static)
+
 # --- build ---------------------------------------------------------------
 
 all: $(LIBOSM) $(PROGRAMS)
@@ -126,6 +132,16 @@ $(BIN)/mosgossip-sim: $(call obj,$(call tool_srcs,mosgossip-sim)) \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) -lm
 
+$(OBJ)/tests/zdtm/%-static: tests/zdtm/%.c tests/zdtm/zdtm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -static -o $@ $< -pthread
+
+$(OBJ)/tests/zdtm/%: tests/zdtm/%.c tests/zdtm/zdtm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $< -pthread
+
+zdtm: $(ZDTM_BINS)
+
 .SECONDEXPANSION:
 $(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
 	@mkdir -p $(@D)
@@ -153,16 +169,18 @@ deps:
 units: $(UNIT_BINS)
 
 check: deps
-	$(MAKE) all units
+	$(MAKE) all units zdtm
 	tests/run-unit $(UNIT_BINS)
-	OSM_BIN=$(abspath $(BIN)) tests/lab/run
+	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
+	    tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
 	    SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	    all units
+	    all units zdtm
 	tests/run-unit $(UNIT_BINS:$(OBJ)/%=build/asan/%)
-	OSM_BIN=$(abspath build/asan/bin) tests/lab/run
+	OSM_BIN=$(abspath build/asan/bin) \
+	    OSM_ZDTM=$(abspath build/asan/tests/zdtm) tests/lab/run
 
 demo: deps
 	$(MAKE) all
@@ -194,4 +212,4 @@ install: all
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units check asan demo install clean
+.PHONY: all deps units zdtm check asan demo install clean

@@ -358,11 +358,8 @@ files_restore(struct mig_task *t, const Osm__ImgFiles *f,
 			flags = fd == 0 ? O_RDONLY : O_RDWR;
 		if ((flags & O_ACCMODE) != O_RDONLY)
 			flags |= O_CREAT;
-		/* A recorded file resumes at its offset; else append. */
-		if (d != NULL && d->kind == OSM__IMG_FD_KIND__FD_REGULAR)
-			off = d->offset;
-		else
-			off = (flags & O_ACCMODE) == O_RDONLY ? 0 : -1;
+		/* Another file: written at its end, read from its start. */
+		off = (flags & O_ACCMODE) == O_RDONLY ? 0 : -1;
 		if (files_open_at(t, path, fd, flags, off, cause) == -1)
 			return -1;
 	}
