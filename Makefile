@@ -68,7 +68,7 @@ ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module.
-UNIT_TESTS	 = check_lib
+UNIT_TESTS	 = check_lib check_migrate
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)

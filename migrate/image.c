@@ -159,7 +159,8 @@ img_write_seal(struct img *img, int last, char **cause)
 
 	seal.crc = img->crc;
 	seal.records = img->records;
-	seal.last = last;
+	seal.kind = last ? OSM__IMG_SEAL_KIND__SEAL_END :
+	    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION;
 	rec.body_case = OSM__IMG_RECORD__BODY_SEAL;
 	rec.seal = &seal;
 	return img_write(img, &rec, cause);
@@ -283,6 +284,12 @@ img_read(struct img *img, char **cause)
 	}
 	if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL) {
 		seal = rec->seal;
+		if (seal->kind != OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION &&
+		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_END) {
+			xasprintf(cause, "image corrupted: seal of unknown "
+			    "kind %d", seal->kind);
+			goto fail;
+		}
 		if (seal->crc != img->crc || seal->records != img->records) {
 			xasprintf(cause, "image corrupted: checksum mismatch "
 			    "before record %llu",
@@ -363,7 +370,8 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 			goto fail;
 		if (i == nitems(img_meta_order)) {
 			if (rec->body_case != OSM__IMG_RECORD__BODY_SEAL ||
-			    rec->seal->last) {
+			    rec->seal->kind !=
+			    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION) {
 				xasprintf(cause, "image corrupted: %s record "
 				    "where the first seal belongs",
 				    img_names[rec->body_case]);
@@ -438,7 +446,7 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 		if ((rec = img_read(&img, cause)) == NULL)
 			goto out;
 		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-		    rec->seal->last)
+		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
 			break;
 		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
 			xasprintf(cause, "image corrupted: %s record among "

@@ -496,7 +496,7 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 		if ((rec = img_read(img, cause)) == NULL)
 			goto out;
 		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-		    rec->seal->last)
+		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
 			break;
 		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
 			xasprintf(cause, "image corrupted: a record other than "
