@@ -142,6 +142,12 @@ $(OBJ)/tests/zdtm/%: tests/zdtm/%.c tests/zdtm/zdtm.h
 
 zdtm: $(ZDTM_BINS)
 
+# Benchmarks: never part of make check (bench/checkpoint runs them).
+bench: $(OBJ)/bench/checkpoint
+
+$(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
 .SECONDEXPANSION:
 $(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
 	@mkdir -p $(@D)
@@ -212,4 +218,4 @@ install: all
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units zdtm check asan demo install clean
+.PHONY: all deps units zdtm bench check asan demo install clean

@@ -27,7 +27,8 @@
 #define MIG_MAGIC		0x4f534d43U	/* "OSMC" */
 #define MIG_VERSION		1
 #define MIG_META_MAX		(16U << 20)	/* one descriptive record */
-#define MIG_PAGES_MAX		(8U << 20)	/* one raw record of pages */
+#define MIG_PAGES_MAX		(8U << 20)	/* a raw record of pages, at most */
+#define MIG_BATCH		(1U << 20)	/* what a dump puts in one */
 #define MIG_EXTENTS_MAX		1024		/* extents in one record */
 #define MIG_PAGE		4096UL
 #define MIG_TASK_SIZE		0x7ffffffff000UL	/* 47-bit user space */
