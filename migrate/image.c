@@ -432,7 +432,7 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 {
 	struct img	 img;
 	Osm__ImgRecord	*rec = NULL;
-	struct mm_cursor cur;
+	struct pages_cursor cur;
 	uint8_t		*buf, c;
 	ssize_t		 n;
 	int		 rc = -1;
@@ -441,7 +441,7 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 	if (img_read_meta(&img, mi, cause) == -1)
 		return -1;
 	buf = xmalloc(MIG_PAGES_MAX);
-	mm_cursor_init(&cur, mi->mm);
+	pages_cursor_init(&cur, mi->mm);
 	for (;;) {
 		if ((rec = img_read(&img, cause)) == NULL)
 			goto out;
@@ -453,7 +453,7 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 			    "the pages", img_names[rec->body_case]);
 			goto out;
 		}
-		if (mm_cursor_check(&cur, rec->pages, mi->vma_pages,
+		if (pages_cursor_check(&cur, rec->pages, mi->vma_pages,
 		    cause) == -1)
 			goto out;
 		if (img_read_raw(&img, buf, img.raw_len, cause) == -1)
@@ -461,7 +461,7 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 		osm__img_record__free_unpacked(rec, NULL);
 		rec = NULL;
 	}
-	if (mm_cursor_done(&cur, mi->vma_pages, cause) == -1)
+	if (pages_cursor_done(&cur, mi->vma_pages, cause) == -1)
 		goto out;
 	while ((n = read(fd, &c, 1)) == -1 && errno == EINTR)
 		;

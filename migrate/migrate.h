@@ -38,7 +38,8 @@
 struct mig_task;
 
 struct mig_stats {
-	uint64_t	 frozen_us;	/* stopped by us, seize to release */
+	uint64_t	 frozen_us;	/* dump: stopped, seize to last seal;
+					   restore: from spawn to ready */
 	uint64_t	 pages;		/* pages carried */
 	uint64_t	 bytes;		/* image bytes */
 	uint64_t	 mem_us;	/* time spent moving pages */
@@ -107,7 +108,6 @@ struct mig_task {
 };
 
 /* task.c */
-int	 task_syscall(struct mig_task *, long *, long, int, ...);
 int	 task_sys_ok(struct mig_task *, const char *, long, int, ...);
 int	 task_write(struct mig_task *, uint64_t, const void *, size_t, char **);
 int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
@@ -128,7 +128,6 @@ struct img {
 	uint32_t	 raw_crc;
 };
 void	 img_init(struct img *, int);
-void	 img_done(struct img *);
 int	 img_write_preamble(struct img *, char **);
 int	 img_write(struct img *, Osm__ImgRecord *, char **);
 int	 img_write_pages(struct img *, Osm__ImgExtent **, size_t,
@@ -144,7 +143,7 @@ size_t	 img_pages_bytes(const Osm__ImgPages *);
 uint32_t crc32c(uint32_t, const void *, size_t);
 
 /* mm.c */
-/* A run of pages to carry, found by pages_scan(). */
+/* The areas of a dumped task, and the runs of pages pages_scan() chose. */
 struct mm_run {
 	uint64_t	 start;
 	uint64_t	 npages;
@@ -154,30 +153,14 @@ struct mm_dump {
 	Osm__ImgMm	 mm;
 	Osm__ImgVma	**vmas;
 	size_t		 nvmas;
-	uint64_t	 vdso_start;	/* in the dumped task */
+	uint64_t	 vdso_start;
 	uint64_t	 vdso_end;
 	struct mm_run	*runs;
 	size_t		 nruns;
 };
 int	 mm_dump_layout(struct mig_task *, struct mm_dump *, char **);
 void	 mm_dump_free(struct mm_dump *);
-struct mm_cursor {
-	const Osm__ImgMm *mm;
-	size_t		 vma;		/* where the last extent was */
-	uint64_t	 end;		/* and where it ended */
-};
 int	 mm_check(const Osm__ImgMm *, char **);
-
-/* pages.c */
-int	 pages_scan(struct mig_task *, struct mm_dump *, char **);
-int	 pages_dump(struct mig_task *, struct mm_dump *, struct img *,
-	    struct mig_stats *, char **);
-int	 pages_restore(struct mig_task *, const Osm__ImgMm *, struct img *,
-	    struct mig_stats *, char **);
-void	 mm_cursor_init(struct mm_cursor *, const Osm__ImgMm *);
-int	 mm_cursor_check(struct mm_cursor *, const Osm__ImgPages *,
-	    uint64_t *, char **);
-int	 mm_cursor_done(struct mm_cursor *, const uint64_t *, char **);
 int	 mm_check_files(const Osm__ImgMm *, char **);
 int	 mm_check_target(struct mig_task *, const Osm__ImgMm *, char **);
 int	 mm_restore_clear(struct mig_task *, const Osm__ImgMm *, char **);
@@ -185,6 +168,23 @@ int	 mm_restore_map(struct mig_task *, const Osm__ImgMm *, char **);
 int	 mm_restore_prot(struct mig_task *, const Osm__ImgMm *, char **);
 int	 mm_file_id(const struct stat *, Osm__ImgFileId *);
 int	 mm_same_file(const Osm__ImgFileId *, const struct stat *);
+
+/* pages.c */
+/* Where a stream of page records has got to in the memory map. */
+struct pages_cursor {
+	const Osm__ImgMm *mm;
+	size_t		 vma;		/* where the last extent was */
+	uint64_t	 end;		/* and where it ended */
+};
+int	 pages_scan(struct mig_task *, struct mm_dump *, char **);
+int	 pages_dump(struct mig_task *, struct mm_dump *, struct img *,
+	    struct mig_stats *, char **);
+int	 pages_restore(struct mig_task *, const Osm__ImgMm *, struct img *,
+	    struct mig_stats *, char **);
+void	 pages_cursor_init(struct pages_cursor *, const Osm__ImgMm *);
+int	 pages_cursor_check(struct pages_cursor *, const Osm__ImgPages *,
+	    uint64_t *, char **);
+int	 pages_cursor_done(struct pages_cursor *, const uint64_t *, char **);
 
 /* regs.c */
 int	 regs_dump(struct mig_task *, Osm__ImgRegs *, char **);

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,7 +410,7 @@ out:
 }
 
 void
-mm_cursor_init(struct mm_cursor *cur, const Osm__ImgMm *mm)
+pages_cursor_init(struct pages_cursor *cur, const Osm__ImgMm *mm)
 {
 	cur->mm = mm;
 	cur->vma = 0;
@@ -424,7 +423,7 @@ mm_cursor_init(struct mm_cursor *cur, const Osm__ImgMm *mm)
  * Counts pages per area into counts.
  */
 int
-mm_cursor_check(struct mm_cursor *cur, const Osm__ImgPages *p,
+pages_cursor_check(struct pages_cursor *cur, const Osm__ImgPages *p,
     uint64_t *counts, char **cause)
 {
 	const Osm__ImgMm	*mm = cur->mm;
@@ -459,7 +458,7 @@ bad:
 }
 
 int
-mm_cursor_done(struct mm_cursor *cur, const uint64_t *counts, char **cause)
+pages_cursor_done(struct pages_cursor *cur, const uint64_t *counts, char **cause)
 {
 	const Osm__ImgMm	*mm = cur->mm;
 	size_t			 i;
@@ -478,191 +477,72 @@ mm_cursor_done(struct mm_cursor *cur, const uint64_t *counts, char **cause)
 }
 
 /*
- * The restore reads the stream in one thread and writes pages into the
- * target in another: reading (a copy out of the file or socket, and the
- * checksum) and writing (page allocation in the target, and a copy) take
- * about as long as each other, so on two CPUs this nearly halves the time.
- */
-#define PIPE_SLOTS	4
-
-struct pipe_slot {
-	Osm__ImgRecord	*rec;
-	uint8_t		*buf;
-	size_t		 len;
-};
-
-struct pipe {
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
-	struct pipe_slot slot[PIPE_SLOTS];
-	size_t		 head;		/* next slot the writer takes */
-	size_t		 count;		/* slots filled */
-	int		 done;		/* reader saw the final seal */
-	int		 stop;		/* writer failed: reader gives up */
-	char		*cause;		/* reader's error */
-	struct img	*img;
-	struct mm_cursor cur;
-	uint64_t	*counts;
-};
-
-static void *
-pipe_reader(void *arg)
-{
-	struct pipe		*p = arg;
-	struct pipe_slot	*sl;
-	Osm__ImgRecord		*rec;
-	char			*cause = NULL;
-	size_t			 i;
-
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		while (p->count == PIPE_SLOTS && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
-		i = (p->head + p->count) % PIPE_SLOTS;
-		pthread_mutex_unlock(&p->mu);
-		if (p->stop)
-			break;
-		sl = &p->slot[i];
-		if ((rec = img_read(p->img, &cause)) == NULL)
-			break;
-		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
-			osm__img_record__free_unpacked(rec, NULL);
-			if (mm_cursor_done(&p->cur, p->counts, &cause) == 0) {
-				pthread_mutex_lock(&p->mu);
-				p->done = 1;
-				pthread_cond_broadcast(&p->cv);
-				pthread_mutex_unlock(&p->mu);
-				return NULL;
-			}
-			break;
-		}
-		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
-			osm__img_record__free_unpacked(rec, NULL);
-			xasprintf(&cause, "image corrupted: a record other than "
-			    "pages among the pages");
-			break;
-		}
-		sl->rec = rec;
-		sl->len = p->img->raw_len;
-		if (mm_cursor_check(&p->cur, rec->pages, p->counts,
-		    &cause) == -1 ||
-		    img_read_raw(p->img, sl->buf, sl->len, &cause) == -1) {
-			osm__img_record__free_unpacked(rec, NULL);
-			sl->rec = NULL;
-			break;
-		}
-		pthread_mutex_lock(&p->mu);
-		p->count++;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-	}
-	pthread_mutex_lock(&p->mu);
-	p->cause = cause;
-	p->done = 1;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-static int
-pipe_write(struct mig_task *t, struct pipe_slot *sl, char **cause)
-{
-	struct iovec		 local, remote[MIG_EXTENTS_MAX];
-	const Osm__ImgPages	*pg = sl->rec->pages;
-	size_t			 i;
-	ssize_t			 n;
-
-	for (i = 0; i < pg->n_extents; i++) {
-		remote[i].iov_base = (void *)pg->extents[i]->addr;
-		remote[i].iov_len = pg->extents[i]->npages * MIG_PAGE;
-	}
-	local.iov_base = sl->buf;
-	local.iov_len = sl->len;
-	n = process_vm_writev(t->pid, &local, 1, remote, i, 0);
-	if (n != (ssize_t)sl->len) {
-		xasprintf(cause, "write pages into process %d: %s", t->pid,
-		    n == -1 ? strerror(errno) : "short write");
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Write the image's pages into the target, each batch checked against the
- * memory map before it is written, until the final seal.
+ * memory map before it is written, until the final seal. Reading the next
+ * batch in a second thread while this one is written was tried and
+ * measured no faster here (docs/PERFORMANCE.md): the time goes into
+ * allocating the target's pages.
  */
 int
 pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
     struct mig_stats *st, char **cause)
 {
-	struct pipe		 p;
-	struct pipe_slot	*sl;
-	pthread_t		 th;
-	char			*werr = NULL;
-	uint64_t		 t0 = now_us();
-	size_t			 i;
-	int			 rc = -1;
+	Osm__ImgRecord	*rec = NULL;
+	struct pages_cursor cur;
+	struct iovec	 local, remote[MIG_EXTENTS_MAX];
+	uint64_t	*counts, t0 = now_us();
+	uint8_t		*buf;
+	size_t		 i, len;
+	ssize_t		 n;
+	int		 rc = -1;
 
-	memset(&p, 0, sizeof p);
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	p.img = img;
-	p.counts = xcalloc(mm->n_vmas + 1, sizeof *p.counts);
-	mm_cursor_init(&p.cur, mm);
-	for (i = 0; i < PIPE_SLOTS; i++)
-		p.slot[i].buf = xmalloc(MIG_PAGES_MAX);
-	if ((errno = pthread_create(&th, NULL, pipe_reader, &p)) != 0) {
-		xasprintf(cause, "pthread_create: %s", strerror(errno));
-		goto out;
-	}
+	counts = xcalloc(mm->n_vmas + 1, sizeof *counts);
+	buf = xmalloc(MIG_PAGES_MAX);
+	pages_cursor_init(&cur, mm);
 	for (;;) {
-		pthread_mutex_lock(&p.mu);
-		while (p.count == 0 && !p.done)
-			pthread_cond_wait(&p.cv, &p.mu);
-		pthread_mutex_unlock(&p.mu);
-		if (p.count == 0)
-			break;			/* done, and all written */
-		sl = &p.slot[p.head];
-		if (pipe_write(t, sl, &werr) == -1) {
-			pthread_mutex_lock(&p.mu);
-			p.stop = 1;
-			pthread_cond_broadcast(&p.cv);
-			pthread_mutex_unlock(&p.mu);
+		if ((rec = img_read(img, cause)) == NULL)
+			goto out;
+		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
+		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
 			break;
+		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
+			xasprintf(cause, "image corrupted: a record other than "
+			    "pages among the pages");
+			goto out;
+		}
+		if (pages_cursor_check(&cur, rec->pages, counts, cause) == -1)
+			goto out;
+		len = img->raw_len;
+		if (img_read_raw(img, buf, len, cause) == -1)
+			goto out;
+		for (i = 0; i < rec->pages->n_extents; i++) {
+			remote[i].iov_base =
+			    (void *)rec->pages->extents[i]->addr;
+			remote[i].iov_len =
+			    rec->pages->extents[i]->npages * MIG_PAGE;
+		}
+		local.iov_base = buf;
+		local.iov_len = len;
+		n = process_vm_writev(t->pid, &local, 1, remote, i, 0);
+		if (n != (ssize_t)len) {
+			xasprintf(cause, "write pages into process %d: %s",
+			    t->pid, n == -1 ? strerror(errno) : "short write");
+			goto out;
 		}
 		if (st != NULL)
-			st->pages += sl->len / MIG_PAGE;
-		osm__img_record__free_unpacked(sl->rec, NULL);
-		sl->rec = NULL;
-		pthread_mutex_lock(&p.mu);
-		p.head = (p.head + 1) % PIPE_SLOTS;
-		p.count--;
-		pthread_cond_broadcast(&p.cv);
-		pthread_mutex_unlock(&p.mu);
+			st->pages += len / MIG_PAGE;
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = NULL;
 	}
-	pthread_join(th, NULL);
-	if (werr != NULL) {
-		*cause = werr;
+	if (pages_cursor_done(&cur, counts, cause) == -1)
 		goto out;
-	}
-	if (p.cause != NULL) {
-		*cause = p.cause;
-		p.cause = NULL;
-		goto out;
-	}
 	if (st != NULL)
 		st->mem_us += now_us() - t0;
 	rc = 0;
 out:
-	free(p.cause);
-	for (i = 0; i < PIPE_SLOTS; i++) {
-		if (p.slot[i].rec != NULL)
-			osm__img_record__free_unpacked(p.slot[i].rec, NULL);
-		free(p.slot[i].buf);
-	}
-	free(p.counts);
-	pthread_mutex_destroy(&p.mu);
-	pthread_cond_destroy(&p.cv);
+	if (rec != NULL)
+		osm__img_record__free_unpacked(rec, NULL);
+	free(buf);
+	free(counts);
 	return rc;
 }

@@ -122,7 +122,7 @@ task_setregs(struct mig_task *t, const struct user_regs_struct *r,
  * return value (a negative errno on failure) goes to *rv. -1 only when the
  * task could not be driven.
  */
-int
+static int
 task_syscall(struct mig_task *t, long *rv, long nr, int nargs, ...)
 {
 	struct user_regs_struct	 r;
@@ -386,8 +386,20 @@ struct mig_task *
 mig_seize(pid_t pid, char **cause)
 {
 	struct mig_task	*t;
+	char		 state[64];
 	int		 status;
 
+	if (kill(pid, 0) == -1 && errno == ESRCH) {
+		xasprintf(cause, "no process %d", pid);
+		return NULL;
+	}
+	/* A zombie would never report the stop we wait for. */
+	if (core_status_value(pid, "State", state, sizeof state, cause) == -1)
+		return NULL;
+	if (strchr("ZX", state[strspn(state, " \t")]) != NULL) {
+		xasprintf(cause, "process %d has exited", pid);
+		return NULL;
+	}
 	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD) == -1) {
 		if (errno == ESRCH)
 			xasprintf(cause, "no process %d", pid);
