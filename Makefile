@@ -52,14 +52,15 @@ LIBOSM		 = $(OBJ)/libosm.a
 LIBMOSD		 = $(OBJ)/libmosd.a
 LIBMIGRATE	 = $(OBJ)/libmigrate.a
 LIBREMOTE	 = $(OBJ)/libremote.a
+LIBMON		 = $(OBJ)/libmon.a
 
 obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
 # A tool is tools/NAME.c plus any tools/NAME-*.c.
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
-TOOLS		 =
-PROGRAMS	 = $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
+TOOLS		 = mosctl moslab mosgossip-sim
+PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(MOSCR_SRCS) \
@@ -67,11 +68,14 @@ ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
-# Check suites, one per module, each linking only that module.
-UNIT_TESTS	 = check_lib check_migrate
+# Check suites, one per module, each linking only that module (and the
+# system libraries in check_X_LDLIBS).
+UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
+check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 
 # zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
@@ -118,6 +122,10 @@ $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(PROTOBUF_LIBS) -lm
 
+# mon/ without its main(), for check_mon.
+$(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
+	$(AR) rcs $@ $^
+
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
@@ -151,7 +159,8 @@ $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
 .SECONDEXPANSION:
 $(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $(PROTOBUF_LIBS) $(CHECK_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $($*_LDLIBS) $(PROTOBUF_LIBS) \
+	    $(CHECK_LIBS) -lm
 
 -include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d)
 
@@ -190,7 +199,7 @@ asan: deps
 
 demo: deps
 	$(MAKE) all
-	OSM_BIN=$(abspath $(BIN)) tests/demo
+	OSM_BIN=$(abspath $(BIN)) tests/lab/demo.sh
 
 # --- install -------------------------------------------------------------
 
@@ -211,7 +220,7 @@ install: all
 	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \
 	    $(BIN)/mosd -K $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key
 	install -d $(DESTDIR)$(UNITDIR)
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|; s|@SYSCONFDIR@|$(SYSCONFDIR)|' \
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/mosd.service
 

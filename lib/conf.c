@@ -26,7 +26,6 @@
 
 #include "osm.h"
 
-#define CONF_DEFAULT_WINDOW	48
 #define CONF_MAX_WINDOW		1024
 #define CONF_MAX_WORDS		8
 
@@ -214,7 +213,7 @@ static int
 conf_finish(struct conf_parse *p)
 {
 	struct cluster_conf	*c = p->conf;
-	char			*dir, *tmp;
+	char			*dir, *tmp, *rel;
 	size_t			 i;
 
 	if (c->nnodes == 0) {
@@ -240,8 +239,10 @@ conf_finish(struct conf_parse *p)
 	if (c->key_path == NULL || c->key_path[0] != '/') {
 		tmp = xstrdup(p->path);
 		dir = dirname(tmp);
-		xasprintf(&c->key_path, "%s/%s", dir, c->key_path == NULL ?
-		    "cluster.key" : c->key_path);
+		rel = c->key_path;
+		xasprintf(&c->key_path, "%s/%s", dir, rel == NULL ?
+		    "cluster.key" : rel);
+		free(rel);
 		free(tmp);
 	}
 	if (c->socket_path == NULL)

@@ -1,5 +1,6 @@
 /* Client side of the control socket, shared by the tools and mosmon. */
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -13,6 +14,8 @@
 int
 ctl_connect(const char *path, char **cause)
 {
+	/* A daemon that accepts but never answers must not hang a tool. */
+	struct timeval		tv = { .tv_sec = CTL_TIMEOUT_SEC };
 	struct sockaddr_un	sun;
 	int			fd;
 
@@ -25,6 +28,12 @@ ctl_connect(const char *path, char **cause)
 	strcpy(sun.sun_path, path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
 		xasprintf(cause, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == -1) {
+		xasprintf(cause, "setsockopt: %s", strerror(errno));
+		close(fd);
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {

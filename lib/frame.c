@@ -37,7 +37,7 @@ frame_pack(uint16_t kind, const void *body, size_t len,
 	uint16_t	v;
 	size_t		total = FRAME_OVERHEAD + len;
 
-	if (total > outlen || total > FRAME_MAX)
+	if (len > UINT32_MAX || total > outlen)
 		return 0;
 	put32(out, FRAME_MAGIC);
 	v = htons(FRAME_VERSION);
@@ -51,9 +51,23 @@ frame_pack(uint16_t kind, const void *body, size_t len,
 	return total;
 }
 
+/*
+ * The whole size of the frame that buf starts with, from its header; 0 if
+ * fewer than FRAME_HDR bytes are there. For reading frames off a stream.
+ */
+size_t
+frame_size(const uint8_t *buf, size_t n)
+{
+	if (n < FRAME_HDR)
+		return 0;
+	return FRAME_OVERHEAD + (size_t)get32(buf + 8);
+}
+
+/* Check a frame of n bytes, of at most max, and find its body. */
 enum frame_error
-frame_unpack(const uint8_t *buf, size_t n, const struct cluster_key *key,
-    uint16_t *kind, const uint8_t **body, size_t *len)
+frame_unpack(const uint8_t *buf, size_t n, size_t max,
+    const struct cluster_key *key, uint16_t *kind, const uint8_t **body,
+    size_t *len)
 {
 	uint8_t		mac[FRAME_MAC];
 	uint16_t	v;
@@ -61,7 +75,7 @@ frame_unpack(const uint8_t *buf, size_t n, const struct cluster_key *key,
 
 	if (n < FRAME_OVERHEAD)
 		return FRAME_SHORT;
-	if (n > FRAME_MAX)
+	if (n > max)
 		return FRAME_LONG;
 	if (get32(buf) != FRAME_MAGIC)
 		return FRAME_MAGIC_BAD;

@@ -91,7 +91,6 @@ int	 key_generate(const char *, char **);
 #define FRAME_HDR	12
 #define FRAME_MAC	SHA256_LEN
 #define FRAME_OVERHEAD	(FRAME_HDR + FRAME_MAC)
-#define FRAME_MAX	65507
 enum frame_error {
 	FRAME_OK = 0,
 	FRAME_SHORT,
@@ -104,9 +103,38 @@ enum frame_error {
 };
 size_t	 frame_pack(uint16_t, const void *, size_t, const struct cluster_key *,
 	    uint8_t *, size_t);
-enum frame_error frame_unpack(const uint8_t *, size_t,
+size_t	 frame_size(const uint8_t *, size_t);
+enum frame_error frame_unpack(const uint8_t *, size_t, size_t,
 	    const struct cluster_key *, uint16_t *, const uint8_t **, size_t *);
 const char *frame_strerror(enum frame_error);
+
+/* session.c */
+#define SESSION_KEY_LEN		SHA256_LEN
+#define SESSION_NONCE_LEN	16
+struct session {
+	int			 fd;
+	struct cluster_key	 key;
+	uint64_t		 tx_seq;
+	uint64_t		 rx_seq;
+	size_t			 max;		/* largest whole frame */
+	uint8_t			*in;
+	size_t			 inlen;
+	size_t			 insize;
+	size_t			 consumed;	/* by the last session_next */
+	uint8_t			*out;
+	size_t			 outsize;
+};
+void	 session_init(struct session *, int, const uint8_t *, size_t);
+void	 session_free(struct session *);
+void	 session_derive(const struct cluster_key *, const uint8_t *,
+	    const uint8_t *, uint32_t, uint32_t, uint8_t *);
+int	 session_send(struct session *, uint16_t, const void *, size_t,
+	    char **);
+int	 session_fill(struct session *, char **);
+int	 session_next(struct session *, uint16_t *, const uint8_t **, size_t *,
+	    char **);
+int	 session_recv(struct session *, uint16_t *, const uint8_t **, size_t *,
+	    char **);
 
 /* stream.c */
 /* A stream record: u32 length (network order) then the packed message. */
@@ -115,6 +143,7 @@ int	 stream_write(int, const void *, size_t);
 int	 stream_read(int, uint8_t **, size_t *, size_t, char **);
 
 /* conf.c */
+#define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -142,6 +171,7 @@ int	 conf_find_self(struct cluster_conf *, char **);
 /* ctl.c */
 #define CTL_VERSION	1
 #define CTL_RECORD_MAX	(4U << 20)
+#define CTL_TIMEOUT_SEC	10
 struct Osm__CtlRequest;
 struct Osm__CtlReply;
 int	 ctl_connect(const char *, char **);

@@ -3,6 +3,9 @@
  * authentication between nodes. Written here so that the daemon needs no
  * crypto library beyond the short list of dependencies.
  */
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "osm.h"
@@ -27,8 +30,72 @@ ror(uint32_t x, int n)
 	return (x >> n) | (x << (32 - n));
 }
 
+/*
+ * The same compression with the SHA extensions, which this generation of
+ * x86 has: several times faster, and the MAC covers whole migration
+ * streams. The state is kept as ABEF/CDGH halves, as the instructions want.
+ */
+__attribute__((target("sha,sse4.1,ssse3")))
 static void
-sha256_block(struct sha256 *c, const uint8_t *p)
+sha256_blocks_ni(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	const __m128i	 swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL,
+			    0x0405060700010203ULL);
+	__m128i		 s0, s1, t, msg, w[4], save0, save1;
+	int		 g;
+
+	t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[0]), 0xb1);
+	s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[4]), 0x1b);
+	s0 = _mm_alignr_epi8(t, s1, 8);
+	s1 = _mm_blend_epi16(s1, t, 0xf0);
+	for (; nblocks > 0; nblocks--, p += SHA256_BLOCK) {
+		save0 = s0;
+		save1 = s1;
+		for (g = 0; g < 16; g++) {
+			/* w[g & 3] holds words 4g..4g+3 of the schedule */
+			if (g < 4)
+				w[g] = _mm_shuffle_epi8(_mm_loadu_si128(
+				    (const __m128i *)(p + 16 * g)), swap);
+			else
+				w[g & 3] = _mm_sha256msg2_epu32(_mm_add_epi32(
+				    _mm_sha256msg1_epu32(w[g & 3],
+				    w[(g + 1) & 3]), _mm_alignr_epi8(
+				    w[(g + 3) & 3], w[(g + 2) & 3], 4)),
+				    w[(g + 3) & 3]);
+			msg = _mm_add_epi32(w[g & 3], _mm_loadu_si128(
+			    (const __m128i *)&sha256_k[4 * g]));
+			s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+			s0 = _mm_sha256rnds2_epu32(s0, s1,
+			    _mm_shuffle_epi32(msg, 0x0e));
+		}
+		s0 = _mm_add_epi32(s0, save0);
+		s1 = _mm_add_epi32(s1, save1);
+	}
+	t = _mm_shuffle_epi32(s0, 0x1b);
+	s1 = _mm_shuffle_epi32(s1, 0xb1);
+	_mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(t, s1, 0xf0));
+	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(s1, t, 8));
+}
+
+static int
+sha256_have_ni(void)
+{
+	static int	have = -1;
+	unsigned	a, b, c, d;
+
+	if (have == -1) {
+		have = __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+		    (b & (1U << 29)) != 0 &&		/* SHA */
+		    __get_cpuid(1, &a, &b, &c, &d) &&
+		    (c & (1U << 19)) != 0;		/* SSE4.1 */
+		if (getenv("OSM_NO_SHA_NI") != NULL)
+			have = 0;	/* to test the portable code */
+	}
+	return have;
+}
+
+static void
+sha256_block_c(struct sha256 *c, const uint8_t *p)
 {
 	uint32_t	w[64], a, b, d, e, f, g, h, cc, t1, t2;
 	int		i;
@@ -52,6 +119,16 @@ sha256_block(struct sha256 *c, const uint8_t *p)
 	}
 	c->h[0] += a; c->h[1] += b; c->h[2] += cc; c->h[3] += d;
 	c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
+}
+
+static void
+sha256_blocks(struct sha256 *c, const uint8_t *p, size_t nblocks)
+{
+	if (sha256_have_ni())
+		sha256_blocks_ni(c->h, p, nblocks);
+	else
+		for (; nblocks > 0; nblocks--, p += SHA256_BLOCK)
+			sha256_block_c(c, p);
 }
 
 void
@@ -84,11 +161,13 @@ sha256_update(struct sha256 *c, const void *data, size_t len)
 		len -= n;
 		if (c->used < SHA256_BLOCK)
 			return;
-		sha256_block(c, c->buf);
+		sha256_blocks(c, c->buf, 1);
 		c->used = 0;
 	}
-	for (; len >= SHA256_BLOCK; p += SHA256_BLOCK, len -= SHA256_BLOCK)
-		sha256_block(c, p);
+	n = len / SHA256_BLOCK;
+	sha256_blocks(c, p, n);
+	p += n * SHA256_BLOCK;
+	len -= n * SHA256_BLOCK;
 	memcpy(c->buf, p, len);
 	c->used = len;
 }
@@ -102,13 +181,13 @@ sha256_final(struct sha256 *c, uint8_t out[SHA256_LEN])
 	c->buf[c->used++] = 0x80;
 	if (c->used > SHA256_BLOCK - 8) {
 		memset(c->buf + c->used, 0, SHA256_BLOCK - c->used);
-		sha256_block(c, c->buf);
+		sha256_blocks(c, c->buf, 1);
 		c->used = 0;
 	}
 	memset(c->buf + c->used, 0, SHA256_BLOCK - 8 - c->used);
 	for (i = 0; i < 8; i++)
 		c->buf[SHA256_BLOCK - 1 - i] = bits >> (8 * i);
-	sha256_block(c, c->buf);
+	sha256_blocks(c, c->buf, 1);
 	for (i = 0; i < 8; i++) {
 		out[4 * i] = c->h[i] >> 24;
 		out[4 * i + 1] = c->h[i] >> 16;

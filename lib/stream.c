@@ -24,6 +24,16 @@ stream_write(int fd, const void *buf, size_t len)
 	return write_all(fd, buf, len);
 }
 
+static void
+stream_error(char **cause, const char *what)
+{
+	/* EAGAIN on a blocking fd: its SO_RCVTIMEO ran out. */
+	if (errno == EAGAIN)
+		xasprintf(cause, "%s: timed out", what);
+	else
+		xasprintf(cause, "%s: %s", what, strerror(errno));
+}
+
 /*
  * Read one record of at most max bytes into a fresh buffer. At a clean end
  * of stream returns -1 with *cause NULL.
@@ -37,7 +47,7 @@ stream_read(int fd, uint8_t **out, size_t *len, size_t max, char **cause)
 	*cause = NULL;
 	if (read_all(fd, &n, sizeof n) == -1) {
 		if (errno != 0)
-			xasprintf(cause, "read: %s", strerror(errno));
+			stream_error(cause, "read");
 		return -1;
 	}
 	n = ntohl(n);
@@ -49,7 +59,7 @@ stream_read(int fd, uint8_t **out, size_t *len, size_t max, char **cause)
 	buf = xmalloc(n);
 	if (read_all(fd, buf, n) == -1) {
 		if (errno != 0)
-			xasprintf(cause, "read: %s", strerror(errno));
+			stream_error(cause, "read");
 		else
 			xasprintf(cause, "truncated record: expected %u bytes",
 			    n);

@@ -1,5 +1,7 @@
 /* Check suite for lib/: hashing, keys, framing, streams, config parsing. */
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <check.h>
 #include <dirent.h>
@@ -207,7 +209,7 @@ START_TEST(test_frame_roundtrip)
 
 	n = frame_pack(7, "hello", 5, &test_key, buf, sizeof buf);
 	ck_assert_uint_eq(n, FRAME_OVERHEAD + 5);
-	ck_assert_int_eq(frame_unpack(buf, n, &test_key, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(buf, n, 256, &test_key, &kind, &body, &len),
 	    FRAME_OK);
 	ck_assert_uint_eq(kind, 7);
 	ck_assert_uint_eq(len, 5);
@@ -215,7 +217,7 @@ START_TEST(test_frame_roundtrip)
 
 	/* an empty body is legal */
 	n = frame_pack(1, "", 0, &test_key, buf, sizeof buf);
-	ck_assert_int_eq(frame_unpack(buf, n, &test_key, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(buf, n, 256, &test_key, &kind, &body, &len),
 	    FRAME_OK);
 	ck_assert_uint_eq(len, 0);
 
@@ -232,57 +234,57 @@ START_TEST(test_frame_hostile)
 	size_t			 n, len, i;
 	uint16_t		 kind;
 	struct cluster_key	 other = test_key;
-	uint8_t			 big[FRAME_MAX + 10];
+	uint8_t			 big[300];
 
 	n = frame_pack(7, "some body", 9, &test_key, buf, sizeof buf);
 
 	/* every truncation is refused */
 	for (i = 0; i < n; i++)
-		ck_assert_int_ne(frame_unpack(buf, i, &test_key, &kind, &body,
+		ck_assert_int_ne(frame_unpack(buf, i, 256, &test_key, &kind, &body,
 		    &len), FRAME_OK);
-	ck_assert_int_eq(frame_unpack(buf, 10, &test_key, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(buf, 10, 256, &test_key, &kind, &body, &len),
 	    FRAME_SHORT);
 
 	/* every single flipped bit is refused */
 	for (i = 0; i < n * 8; i++) {
 		memcpy(copy, buf, n);
 		copy[i / 8] ^= 1 << (i % 8);
-		ck_assert_int_ne(frame_unpack(copy, n, &test_key, &kind, &body,
+		ck_assert_int_ne(frame_unpack(copy, n, 256, &test_key, &kind, &body,
 		    &len), FRAME_OK);
 	}
 	memcpy(copy, buf, n);
 	copy[0] ^= 1;
-	ck_assert_int_eq(frame_unpack(copy, n, &test_key, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(copy, n, 256, &test_key, &kind, &body, &len),
 	    FRAME_MAGIC_BAD);
 	memcpy(copy, buf, n);
 	copy[5] = 99;
-	ck_assert_int_eq(frame_unpack(copy, n, &test_key, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(copy, n, 256, &test_key, &kind, &body, &len),
 	    FRAME_VERSION_BAD);
 	memcpy(copy, buf, n);
 	copy[FRAME_HDR] ^= 1;
-	ck_assert_int_eq(frame_unpack(copy, n, &test_key, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(copy, n, 256, &test_key, &kind, &body, &len),
 	    FRAME_MAC_BAD);
 
 	/* trailing garbage */
 	memcpy(copy, buf, n);
 	copy[n] = 0;
-	ck_assert_int_eq(frame_unpack(copy, n + 1, &test_key, &kind, &body,
+	ck_assert_int_eq(frame_unpack(copy, n + 1, 256, &test_key, &kind, &body,
 	    &len), FRAME_LENGTH_BAD);
 
 	/* forged: right layout, wrong key */
 	other.bytes[3] ^= 0x40;
-	ck_assert_int_eq(frame_unpack(buf, n, &other, &kind, &body, &len),
+	ck_assert_int_eq(frame_unpack(buf, n, 256, &other, &kind, &body, &len),
 	    FRAME_MAC_BAD);
 
 	/* oversized */
 	memset(big, 0, sizeof big);
-	ck_assert_int_eq(frame_unpack(big, sizeof big, &test_key, &kind, &body,
-	    &len), FRAME_LONG);
+	ck_assert_int_eq(frame_unpack(big, sizeof big, 256, &test_key, &kind,
+	    &body, &len), FRAME_LONG);
 
 	/* garbage of every length */
 	for (i = 0; i < sizeof copy; i++) {
 		copy[i] = (uint8_t)(i * 131 + 17);
-		ck_assert_int_ne(frame_unpack(copy, i + 1, &test_key, &kind,
+		ck_assert_int_ne(frame_unpack(copy, i + 1, 256, &test_key, &kind,
 		    &body, &len), FRAME_OK);
 	}
 }
@@ -323,6 +325,184 @@ START_TEST(test_stream)
 	ck_assert_int_eq(stream_read(p[0], &buf, &len, 100, &cause), -1);
 	ck_assert_ptr_null(cause);
 	close(p[0]);
+}
+END_TEST
+
+static const uint8_t skey[SESSION_KEY_LEN] = "0123456789abcdef0123456789abcdef";
+
+START_TEST(test_session_roundtrip)
+{
+	struct session	 a, b;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+	char		*cause = NULL, big[100000];
+	int		 sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	session_init(&a, sv[0], skey, sizeof big);
+	session_init(&b, sv[1], skey, sizeof big);
+	ck_assert_int_eq(session_send(&a, 3, "one", 3, &cause), 0);
+	ck_assert_int_eq(session_send(&a, 4, "", 0, &cause), 0);
+	memset(big, 'x', sizeof big);
+	if (fork() == 0) {	/* a big one, bigger than the socket buffer */
+		session_send(&a, 5, big, sizeof big, &cause);
+		_exit(0);
+	}
+	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), 0);
+	ck_assert_uint_eq(kind, 3);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_int_eq(memcmp(body, "one", 3), 0);
+	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), 0);
+	ck_assert_uint_eq(kind, 4);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), 0);
+	ck_assert_uint_eq(kind, 5);
+	ck_assert_uint_eq(len, sizeof big);
+	ck_assert_int_eq(memcmp(body, big, sizeof big), 0);
+	wait(NULL);
+	/* over the limit: refused at the sender */
+	ck_assert_int_eq(session_send(&a, 5, big, sizeof big + 1, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "over the limit"));
+	free(cause);
+	/* the peer closing between messages */
+	close(sv[0]);
+	cause = NULL;
+	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "closed"));
+	free(cause);
+	session_free(&a);
+	session_free(&b);
+	close(sv[1]);
+}
+END_TEST
+
+/* Capture what a sender writes, to replay, reorder or corrupt it. */
+static size_t
+session_capture(const uint8_t *key, int n, uint8_t *out, size_t *ends)
+{
+	struct session	 a;
+	char		*cause, msg[16];
+	int		 p[2], i;
+	size_t		 len = 0;
+	ssize_t		 r;
+
+	ck_assert_int_eq(pipe(p), 0);
+	session_init(&a, p[1], key, 1024);
+	for (i = 0; i < n; i++) {
+		snprintf(msg, sizeof msg, "msg%d", i);
+		ck_assert_int_eq(session_send(&a, 1, msg, strlen(msg), &cause),
+		    0);
+		r = read(p[0], out + len, 4096);
+		ck_assert_int_gt(r, 0);
+		len += r;
+		ends[i] = len;
+	}
+	session_free(&a);
+	close(p[0]);
+	close(p[1]);
+	return len;
+}
+
+static int
+session_feed(const uint8_t *buf, size_t len, const uint8_t *key, int *got,
+    char **cause)
+{
+	struct session	 b;
+	const uint8_t	*body;
+	size_t		 blen, i;
+	uint16_t	 kind;
+	int		 p[2], rc = 0;
+
+	*got = 0;
+	*cause = NULL;
+	ck_assert_int_eq(pipe(p), 0);
+	session_init(&b, p[0], key, 1024);
+	/* one byte at a time: framing must not depend on read sizes */
+	for (i = 0; i < len && rc == 0; i++) {
+		ck_assert_int_eq(write(p[1], buf + i, 1), 1);
+		ck_assert_int_eq(session_fill(&b, cause), 1);
+		while ((rc = session_next(&b, &kind, &body, &blen,
+		    cause)) == 1)
+			(*got)++;
+	}
+	session_free(&b);
+	close(p[0]);
+	close(p[1]);
+	return rc;
+}
+
+START_TEST(test_session_hostile)
+{
+	uint8_t	 buf[4096], bad[4096], other[SESSION_KEY_LEN];
+	size_t	 ends[3], len, first;
+	char	*cause;
+	int	 got;
+
+	len = session_capture(skey, 3, buf, ends);
+	ck_assert_int_eq(session_feed(buf, len, skey, &got, &cause), 0);
+	ck_assert_int_eq(got, 3);
+
+	/* replayed: message 1 twice */
+	first = ends[0];
+	memcpy(bad, buf, first);
+	memcpy(bad + first, buf, first);
+	ck_assert_int_eq(session_feed(bad, 2 * first, skey, &got, &cause), -1);
+	ck_assert_int_eq(got, 1);
+	ck_assert_ptr_nonnull(strstr(cause, "out of order"));
+	free(cause);
+
+	/* dropped: message 2 missing */
+	memcpy(bad, buf, first);
+	memcpy(bad + first, buf + ends[1], len - ends[1]);
+	ck_assert_int_eq(session_feed(bad, first + len - ends[1], skey, &got,
+	    &cause), -1);
+	ck_assert_int_eq(got, 1);
+	free(cause);
+
+	/* a flipped bit in the body */
+	memcpy(bad, buf, len);
+	bad[ends[1] - FRAME_MAC - 1] ^= 4;
+	ck_assert_int_eq(session_feed(bad, len, skey, &got, &cause), -1);
+	ck_assert_int_eq(got, 1);
+	ck_assert_ptr_nonnull(strstr(cause, "bad MAC"));
+	free(cause);
+
+	/* another session's key */
+	memcpy(other, skey, sizeof other);
+	other[0] ^= 1;
+	ck_assert_int_eq(session_feed(buf, len, other, &got, &cause), -1);
+	ck_assert_int_eq(got, 0);
+	free(cause);
+
+	/* a length far over the limit is refused before it is buffered */
+	memcpy(bad, buf, len);
+	bad[8] = 0x7f;
+	ck_assert_int_eq(session_feed(bad, len, skey, &got, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "over the limit"));
+	free(cause);
+}
+END_TEST
+
+START_TEST(test_session_derive)
+{
+	struct cluster_key	ck = { .bytes = "cluster key 0123", .len = 16 };
+	uint8_t			nh[SESSION_NONCE_LEN] = "home nonce 01234";
+	uint8_t			nr[SESSION_NONCE_LEN] = "remote nonce 012";
+	uint8_t			k1[SESSION_KEY_LEN], k2[SESSION_KEY_LEN];
+
+	session_derive(&ck, nh, nr, 1, 2, k1);
+	session_derive(&ck, nh, nr, 1, 2, k2);
+	ck_assert_int_eq(memcmp(k1, k2, sizeof k1), 0);
+	session_derive(&ck, nh, nr, 2, 1, k2);
+	ck_assert_int_ne(memcmp(k1, k2, sizeof k1), 0);
+	nr[0] ^= 1;
+	session_derive(&ck, nh, nr, 1, 2, k2);
+	ck_assert_int_ne(memcmp(k1, k2, sizeof k1), 0);
+	ck.bytes[0] ^= 1;
+	nr[0] ^= 1;
+	session_derive(&ck, nh, nr, 1, 2, k2);
+	ck_assert_int_ne(memcmp(k1, k2, sizeof k1), 0);
 }
 END_TEST
 
@@ -452,6 +632,12 @@ lib_suite(void)
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_hostile);
 	tcase_add_test(tc, test_stream);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("session");
+	tcase_add_test(tc, test_session_roundtrip);
+	tcase_add_test(tc, test_session_hostile);
+	tcase_add_test(tc, test_session_derive);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("conf");

@@ -1,0 +1,54 @@
+/* CTL_STATS: the daemon's message counters, drops by reason included. */
+#include <stdlib.h>
+
+#include "mosd.h"
+#include "proto/ctl.pb-c.h"
+
+const char *const mosd_counter_names[C_NCOUNTERS] = {
+	[C_RX_OK] = "gossip_received",
+	[C_RX_TRUNCATED] = "dropped_truncated",
+	[C_RX_OVERSIZED] = "dropped_oversized",
+	[C_RX_BAD_MAGIC] = "dropped_bad_magic",
+	[C_RX_BAD_VERSION] = "dropped_wrong_version",
+	[C_RX_BAD_LENGTH] = "dropped_bad_length",
+	[C_RX_BAD_MAC] = "dropped_bad_mac",
+	[C_RX_BAD_KIND] = "dropped_unknown_kind",
+	[C_RX_MALFORMED] = "dropped_malformed",
+	[C_RX_BAD_FIELD] = "dropped_bad_field",
+	[C_RX_UNKNOWN_NODE] = "dropped_unknown_node",
+	[C_RX_FROM_SELF] = "dropped_from_self",
+	[C_RX_REPLAY] = "dropped_replay",
+	[C_RX_WRONG_SOURCE] = "dropped_wrong_source",
+	[C_TX_OK] = "gossip_sent",
+	[C_TX_ERROR] = "send_errors",
+	[C_CTL_REQUESTS] = "control_requests",
+	[C_CTL_REFUSED] = "control_refused",
+};
+
+static int
+ctl_stats(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
+    Osm__CtlReply *reply)
+{
+	Osm__CtlCounter	*c;
+	size_t		 i;
+
+	c = xcalloc(C_NCOUNTERS, sizeof *c);
+	reply->counters = xcalloc(C_NCOUNTERS, sizeof *reply->counters);
+	reply->n_counters = C_NCOUNTERS;
+	reply->has_self = 1;
+	reply->self = m->gossip->self;
+	for (i = 0; i < C_NCOUNTERS; i++) {
+		osm__ctl_counter__init(&c[i]);
+		c[i].name = (char *)mosd_counter_names[i];
+		c[i].value = m->counters[i];
+		reply->counters[i] = &c[i];
+	}
+	return 0;
+}
+
+const struct ctl_cmd ctl_stats_cmd = {
+	.type = OSM__CTL_TYPE__CTL_STATS,
+	.name = "stats",
+	.root_only = 0,
+	.exec = ctl_stats,
+};

@@ -1,0 +1,285 @@
+/*
+ * mosd: set up (config, key, sockets, probe), drop privileges, then run the
+ * event loop: a probe timer, a gossip timer, the gossip socket and the
+ * control socket.
+ */
+#include <sys/prctl.h>
+#include <sys/random.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mosd.h"
+
+#define PROBE_INTERVAL	0.5	/* seconds between load samples */
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: mosd [-dnv] [-f file]\n"
+	    "       mosd -K keyfile\n"
+	    "The osmosis node daemon: measures this node's load, gossips it\n"
+	    "with the other nodes and answers the local tools.\n"
+	    "\n"
+	    "  -d          stay in the foreground and log to stderr\n"
+	    "  -f file     cluster configuration (default %s)\n"
+	    "  -n          check the configuration and key, then exit\n"
+	    "  -v          verbose logging (with -d: every dropped datagram)\n"
+	    "  -K keyfile  write a new random cluster key and exit\n"
+	    "  -h, --help  this help\n"
+	    "\n"
+	    "Exit status: 0 on a clean stop or a good check, 1 on an error,\n"
+	    "2 on a usage error.\n", OSM_CONF_PATH);
+	exit(status);
+}
+
+/*
+ * After set-up mosd needs no capability at all: it keeps uid 0 only to own
+ * its socket. Clear every set and the bounding set so nothing can come back
+ * through exec.
+ */
+static int
+mosd_drop_caps(char **cause)
+{
+	cap_t	caps;
+	int	c;
+
+	for (c = 0; c <= CAP_LAST_CAP; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 &&
+		    errno != EINVAL) {
+			xasprintf(cause, "dropping capability %d from the "
+			    "bounding set: %s", c, strerror(errno));
+			return -1;
+		}
+	if ((caps = cap_init()) == NULL || cap_set_proc(caps) == -1) {
+		xasprintf(cause, "clearing capabilities: %s", strerror(errno));
+		if (caps != NULL)
+			cap_free(caps);
+		return -1;
+	}
+	cap_free(caps);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		xasprintf(cause, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mosd	*m = w->data;
+
+	probe_sample(&m->probe, now_ms());
+}
+
+static void
+mosd_gossip_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	net_send_gossip(w->data);
+}
+
+static void
+mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	log_info("signal %d: stopping", w->signum);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/*
+ * SIGHUP re-reads the configuration. Timing and speed apply at once; the
+ * node map, port, window, key and socket are fixed for the daemon's life.
+ */
+static void
+mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct mosd		*m = w->data;
+	struct cluster_conf	*c;
+	char			*cause = NULL;
+	int			 same;
+	size_t			 i;
+
+	if ((c = conf_load(m->conf->path, &cause)) == NULL) {
+		log_warnx("reload: %s; keeping the old configuration", cause);
+		free(cause);
+		return;
+	}
+	same = c->nnodes == m->conf->nnodes && c->port == m->conf->port &&
+	    (c->self == 0 || c->self == m->conf->self);
+	for (i = 0; same && i < c->nnodes; i++)
+		same = c->nodes[i].id == m->conf->nodes[i].id &&
+		    strcmp(c->nodes[i].addr, m->conf->nodes[i].addr) == 0;
+	if (!same)
+		log_warnx("reload: the node map or port changed; restart mosd "
+		    "to apply that");
+	if (c->window != m->conf->window)
+		log_warnx("reload: the window changed; restart mosd to apply "
+		    "that");
+	m->conf->interval_ms = c->interval_ms;
+	m->conf->timeout_ms = c->timeout_ms;
+	m->gossip->timeout_ms = gossip_timeout(m->gossip->n, c->interval_ms,
+	    c->timeout_ms);
+	m->probe.speed = c->speed;
+	m->gossip_timer.repeat = c->interval_ms / 1000.0;
+	ev_timer_again(loop, &m->gossip_timer);
+	conf_free(c);
+	log_info("reload: interval %llums, timeout %llums, speed %u",
+	    (unsigned long long)m->conf->interval_ms,
+	    (unsigned long long)m->gossip->timeout_ms, m->probe.speed);
+}
+
+static int
+mosd_setup(struct mosd *m, const char *path, char **cause)
+{
+	struct timespec	 ts;
+	uint32_t	*ids;
+	uint64_t	 seed;
+	size_t		 i;
+
+	if ((m->conf = conf_load(path, cause)) == NULL)
+		return -1;
+	if (key_load(m->conf->key_path, &m->key, cause) == -1)
+		return -1;
+	if (conf_find_self(m->conf, cause) == -1)
+		return -1;
+	if (probe_init(&m->probe, "", m->conf->speed, gettid(), cause) == -1)
+		return -1;
+	ids = xcalloc(m->conf->nnodes, sizeof *ids);
+	for (i = 0; i < m->conf->nnodes; i++)
+		ids[i] = m->conf->nodes[i].id;
+	/* A fresh incarnation per start, ordered by time: see gossip_fresh */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (getrandom(&seed, sizeof seed, 0) != sizeof seed)
+		seed = ts.tv_nsec ^ getpid();
+	m->gossip = gossip_new(m->conf->self, ids, m->conf->nnodes,
+	    m->conf->window, (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+	    seed);
+	m->gossip->timeout_ms = gossip_timeout(m->conf->nnodes,
+	    m->conf->interval_ms, m->conf->timeout_ms);
+	free(ids);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct mosd	 m;
+	const char	*path = OSM_CONF_PATH, *keyfile = NULL;
+	char		*cause = NULL;
+	int		 ch, debug = 0, check = 0, verbose = 0;
+	double		 first;
+
+	while ((ch = getopt_long(argc, argv, "df:hnvK:", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'd':
+			debug = 1;
+			break;
+		case 'f':
+			path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'K':
+			keyfile = optarg;
+			break;
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	if (optind != argc)
+		usage(2);
+	if (keyfile != NULL) {
+		if (key_generate(keyfile, &cause) == -1) {
+			fprintf(stderr, "mosd: %s\n", cause);
+			return 1;
+		}
+		return 0;
+	}
+
+	log_init(1, "mosd");
+	log_setverbose(verbose);
+	memset(&m, 0, sizeof m);
+	if (mosd_setup(&m, path, &cause) == -1) {
+		fprintf(stderr, "mosd: %s\n", cause);
+		return 1;
+	}
+	if (check) {
+		printf("%s: OK: node %u of %zu, key %s\n", path, m.conf->self,
+		    m.conf->nnodes, m.conf->key_path);
+		return 0;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "mosd: must be started as root\n");
+		return 1;
+	}
+	if (net_open(&m, &cause) == -1 || control_listen(&m, &cause) == -1) {
+		fprintf(stderr, "mosd: %s\n", cause);
+		return 1;
+	}
+	if (!debug) {
+		if (daemon(0, 0) == -1) {
+			fprintf(stderr, "mosd: daemon: %s\n", strerror(errno));
+			return 1;
+		}
+		log_init(0, "mosd");
+		m.probe.exclude = gettid();
+	}
+	if (mosd_drop_caps(&cause) == -1)
+		fatalx("%s", cause);
+	signal(SIGPIPE, SIG_IGN);
+
+	m.loop = ev_default_loop(EVFLAG_AUTO);
+	net_start(&m);
+	control_start(&m);
+	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
+	m.probe_timer.data = &m;
+	ev_timer_start(m.loop, &m.probe_timer);
+	/* Random phase, so that nodes started together do not send together */
+	first = (gossip_rand(&m.gossip->rng) % m.conf->interval_ms) / 1000.0;
+	ev_timer_init(&m.gossip_timer, mosd_gossip_cb, first,
+	    m.conf->interval_ms / 1000.0);
+	m.gossip_timer.data = &m;
+	ev_timer_start(m.loop, &m.gossip_timer);
+	ev_signal_init(&m.sig_term, mosd_stop_cb, SIGTERM);
+	ev_signal_init(&m.sig_int, mosd_stop_cb, SIGINT);
+	ev_signal_init(&m.sig_hup, mosd_reload_cb, SIGHUP);
+	m.sig_hup.data = &m;
+	ev_signal_start(m.loop, &m.sig_term);
+	ev_signal_start(m.loop, &m.sig_int);
+	ev_signal_start(m.loop, &m.sig_hup);
+
+	log_info("node %u of %zu up: interval %llums, down after %llums, "
+	    "%.2f CPUs, speed %u", m.conf->self, m.conf->nnodes,
+	    (unsigned long long)m.conf->interval_ms,
+	    (unsigned long long)m.gossip->timeout_ms, m.probe.cpus,
+	    m.probe.speed);
+	ev_run(m.loop, 0);
+
+	control_shutdown(&m);
+	close(m.udp_fd);
+	free(m.rxbuf);
+	gossip_free(m.gossip);
+	conf_free(m.conf);
+	explicit_bzero(&m.key, sizeof m.key);
+	log_info("stopped");
+	return 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * mosd — the per-node daemon: load probe, gossip, control socket.
+ */
+#ifndef MOSD_H
+#define MOSD_H
+
+#include <sys/queue.h>
+
+#include <ev.h>
+#include <stdint.h>
+
+#include "lib/osm.h"
+
+#define FRAME_KIND_GOSSIP	1
+
+/* gossip.c */
+#define GOSSIP_MSG_MAX		1400	/* bytes of a whole datagram */
+#define GOSSIP_MAX_AGE_MS	(7U * 24 * 3600 * 1000)
+#define GOSSIP_AGE_UNIT_MS	10	/* ages travel in 10 ms units */
+
+struct gossip_info {
+	uint32_t	load;		/* x 100 */
+	uint32_t	cpus;		/* x 100 */
+	uint32_t	speed;
+	uint32_t	mem_total;	/* MiB */
+	uint32_t	mem_free;	/* MiB */
+	uint32_t	guests;
+	uint32_t	flags;
+};
+
+struct gossip_entry {
+	uint64_t		stamp;	/* local ms the info was fresh; 0: none */
+	struct gossip_info	info;
+};
+
+/* Per sender: the newest message seen, to refuse replays. */
+struct gossip_sender {
+	uint64_t	incarnation;
+	uint64_t	seq;
+	uint64_t	heard;		/* local ms of its last message */
+};
+
+struct gossip_recent {
+	uint32_t	idx;
+	uint64_t	stamp;
+};
+
+enum gossip_result {
+	GOSSIP_OK = 0,
+	GOSSIP_MALFORMED,	/* not a Gossip message */
+	GOSSIP_BAD_FIELD,	/* a value out of range, a duplicate entry */
+	GOSSIP_UNKNOWN_NODE,	/* sender or entry not in the map */
+	GOSSIP_FROM_SELF,
+	GOSSIP_REPLAY,		/* not newer than the last from that sender */
+	GOSSIP_WRONG_SOURCE,	/* sender is not the node at that address */
+	GOSSIP_NRESULTS
+};
+
+struct gossip {
+	uint32_t		 self;
+	size_t			 self_idx;
+	size_t			 n;
+	uint32_t		*ids;		/* sorted */
+	struct gossip_entry	*view;		/* parallel to ids */
+	struct gossip_sender	*senders;	/* parallel to ids */
+	uint32_t		 window;
+	size_t			 max_body;
+	uint64_t		 incarnation;
+	uint64_t		 seq;
+	uint64_t		 timeout_ms;
+	size_t			 last_entries;	/* in the last message built */
+
+	uint32_t		*order;		/* a shuffled cycle of targets */
+	size_t			 order_next;
+	struct gossip_recent	*recent;	/* ring of fresh updates */
+	size_t			 nrecent;
+	size_t			 recent_head;
+
+	/* scratch, sized once */
+	struct gossip_recent	*cand;		/* nrecent */
+	uint8_t			*picked;	/* n */
+	uint32_t		*pick;		/* n, by priority */
+	uint32_t		*sorted;	/* n, by node id */
+	uint32_t		*rx_idx;	/* n */
+	struct gossip_info	*rx_info;	/* n */
+	uint64_t		 rng;
+};
+
+struct gossip *gossip_new(uint32_t, const uint32_t *, size_t, uint32_t,
+	    uint64_t, uint64_t);
+void	 gossip_free(struct gossip *);
+ssize_t	 gossip_index(const struct gossip *, uint32_t);
+void	 gossip_set_self(struct gossip *, const struct gossip_info *,
+	    uint64_t);
+uint32_t gossip_next_target(struct gossip *);
+size_t	 gossip_build(struct gossip *, uint32_t, uint64_t, uint8_t *, size_t);
+enum gossip_result gossip_receive(struct gossip *, uint64_t, const uint8_t *,
+	    size_t, uint32_t, uint32_t *);
+uint64_t gossip_timeout(size_t, uint64_t, uint64_t);
+int	 gossip_merge(struct gossip *, size_t, uint64_t,
+	    const struct gossip_info *);
+int	 gossip_up(const struct gossip *, size_t, uint64_t);
+const char *gossip_strerror(enum gossip_result);
+uint64_t gossip_rand(uint64_t *);
+
+/* probe.c */
+#define PROBE_TAU_MS		1500	/* smoothing time constant */
+struct probe {
+	char		 root[256];	/* "" normally; a fake tree in tests */
+	char		 cpu_cg[512];	/* cgroup dir of the cpu controller */
+	char		 mem_cg[512];	/* cgroup dir of the memory controller */
+	int		 v2;
+	uint32_t	 speed;
+	pid_t		 exclude;	/* our own tid, not counted */
+	double		 runnable;	/* smoothed */
+	uint64_t	 last_ms;
+	double		 cpus;
+	uint64_t	 mem_total;	/* bytes */
+	uint64_t	 mem_free;	/* bytes */
+};
+int	 probe_init(struct probe *, const char *, uint32_t, pid_t, char **);
+void	 probe_sample(struct probe *, uint64_t);
+void	 probe_info(const struct probe *, struct gossip_info *);
+int	 probe_count_runnable(const char *, pid_t);
+double	 probe_smooth(double, double, uint64_t);
+uint32_t probe_load(double, double, uint32_t);
+
+/* peer.c */
+struct mosd;
+struct peer {
+	ev_io			 rev;
+	ev_io			 wev;
+	int			 fd;
+	struct mosd		*mosd;
+	uint8_t			*in;
+	size_t			 inlen;
+	uint8_t			*out;
+	size_t			 outlen;
+	size_t			 outoff;
+	int			 (*dispatch)(struct peer *, const uint8_t *,
+				    size_t);
+	uid_t			 uid;
+	gid_t			 gid;
+	pid_t			 pid;
+	int			 dead;
+	TAILQ_ENTRY(peer)	 entry;
+};
+TAILQ_HEAD(peers, peer);
+struct peer *peer_new(struct mosd *, int, int (*)(struct peer *,
+	    const uint8_t *, size_t));
+void	 peer_send(struct peer *, const void *, size_t);
+void	 peer_close(struct peer *);
+void	 peer_reap(struct mosd *);
+
+/* control.c */
+struct Osm__CtlRequest;
+struct Osm__CtlReply;
+struct ctl_cmd {
+	int		 type;		/* Osm__CtlType */
+	const char	*name;
+	int		 root_only;
+	int		 (*exec)(struct mosd *, struct peer *,
+			    const struct Osm__CtlRequest *,
+			    struct Osm__CtlReply *);
+};
+extern const struct ctl_cmd ctl_status_cmd;
+extern const struct ctl_cmd ctl_stats_cmd;
+int	 control_listen(struct mosd *, char **);
+void	 control_start(struct mosd *);
+void	 control_shutdown(struct mosd *);
+
+/* net.c */
+int	 net_open(struct mosd *, char **);
+void	 net_start(struct mosd *);
+void	 net_send_gossip(struct mosd *);
+
+/* stats */
+enum mosd_counter {
+	C_RX_OK,
+	C_RX_TRUNCATED,
+	C_RX_OVERSIZED,
+	C_RX_BAD_MAGIC,
+	C_RX_BAD_VERSION,
+	C_RX_BAD_LENGTH,
+	C_RX_BAD_MAC,
+	C_RX_BAD_KIND,
+	C_RX_MALFORMED,
+	C_RX_BAD_FIELD,
+	C_RX_UNKNOWN_NODE,
+	C_RX_FROM_SELF,
+	C_RX_REPLAY,
+	C_RX_WRONG_SOURCE,
+	C_TX_OK,
+	C_TX_ERROR,
+	C_CTL_REQUESTS,
+	C_CTL_REFUSED,
+	C_NCOUNTERS
+};
+extern const char *const mosd_counter_names[C_NCOUNTERS];
+
+struct mosd {
+	struct cluster_conf	*conf;
+	struct cluster_key	 key;
+	struct gossip		*gossip;
+	struct probe		 probe;
+	struct ev_loop		*loop;
+
+	int			 udp_fd;
+	ev_io			 udp_ev;
+	uint8_t			*rxbuf;
+	ev_timer		 gossip_timer;
+	ev_timer		 probe_timer;
+	ev_signal		 sig_term;
+	ev_signal		 sig_int;
+	ev_signal		 sig_hup;
+
+	int			 ctl_fd;
+	ev_io			 ctl_ev;
+	ev_check		 reap_ev;
+	struct peers		 peers;
+	size_t			 npeers;
+
+	uint64_t		 counters[C_NCOUNTERS];
+};
+
+#endif

@@ -1,0 +1,39 @@
+#!/bin/sh
+# make demo: a 4-node lab on this machine, CPU load on two of its nodes,
+# and what node 1's mosd sees, frame by frame. The lab is taken down at the
+# end, also if interrupted.
+. "$(dirname "$0")/lib.sh"
+MOSLAB_NAME=demo
+export MOSLAB_NAME
+
+say() {
+	printf '\n== %s\n' "$*"
+}
+
+say "moslab up 4 --cpus 0.5 --mem 512: four nodes of half a CPU each"
+lab_up 4 --cpus 0.5 --mem 512
+"$MOSLAB" status
+sleep 3
+say "node 1's view (mosctl status)"
+lab_exec 1 mosctl status
+
+say "one CPU burner on node 2, two on node 3"
+"$MOSLAB" exec 2 sh -c 'while :; do :; done' &
+b1=$!
+"$MOSLAB" exec 3 sh -c 'while :; do :; done' &
+b2=$!
+"$MOSLAB" exec 3 sh -c 'while :; do :; done' &
+b3=$!
+for i in 1 2 3 4 5 6; do
+	sleep 1
+	say "mosmon -b on node 1, after ${i} s"
+	lab_exec 1 mosmon -b
+done
+
+say "burners stopped"
+kill $b1 $b2 $b3
+wait $b1 $b2 $b3 2>/dev/null
+sleep 4
+lab_exec 1 mosmon -b
+
+say "moslab down"

@@ -1,0 +1,124 @@
+# Helpers for lab tests, sourced by every tests/lab/t-*.sh:
+#
+#	lab_up N [ARGS]		moslab up under a fresh lab name; down on exit
+#	lab_exec K CMD...	run CMD inside node K
+#	wait_for SECONDS CMD...	poll until CMD succeeds; fails after SECONDS
+#	fail MSG		print MSG and exit 1
+#	expect STATUS TEXT CMD...	CMD must exit STATUS and say TEXT
+#	check_clean		assert that nothing of the lab is left
+#	lab_dir			print the lab's state directory
+#	lab_procs		print the pids of the lab's live processes
+#
+# $OSM_BIN is the bin/ under test (tests/lab/run exports it). Until the
+# tree has a bin/mosd, nodes run tests/lab/fake-mosd instead.
+
+: "${OSM_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
+export OSM_BIN
+MOSLAB=$OSM_BIN/moslab
+LAB_TESTS=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${MOSLAB_MOSD:-}" ] && [ ! -x "$OSM_BIN/mosd" ]; then
+	MOSLAB_MOSD=$LAB_TESTS/fake-mosd
+	export MOSLAB_MOSD
+fi
+# Lab names have at most 6 characters.
+MOSLAB_NAME=t$(($$ % 100000))
+export MOSLAB_NAME
+
+# The lab's state directory.
+lab_dir() {
+	echo "${MOSLAB_DIR:-/var/lib/osmosis-lab}/$MOSLAB_NAME"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+expect() {
+	_want=$1
+	_text=$2
+	shift 2
+	_out=$("$@" 2>&1)
+	_got=$?
+	[ "$_got" -eq "$_want" ] ||
+	    fail "'$*' exited $_got, expected $_want: $_out"
+	case $_out in
+	*"$_text"*) ;;
+	*) fail "'$*' said '$_out', expected '$_text'" ;;
+	esac
+}
+
+# On exit, also after a failure or a signal: show the nodes' mosd logs if
+# the test failed, then take the lab down.
+lab_cleanup() {
+	_st=$?
+	trap - EXIT
+	# Under make asan a daemon's sanitizer report lands in its log only.
+	if grep -l -E 'Sanitizer|runtime error:' "$(lab_dir)"/node*/mosd.log \
+	    2>/dev/null; then
+		echo "FAIL: a sanitizer reported in a mosd log above" >&2
+		_st=1
+	fi
+	if [ "$_st" -ne 0 ]; then
+		for _log in "$(lab_dir)"/node*/mosd.log; do
+			[ -s "$_log" ] || continue
+			echo "--- $_log"
+			tail -n 20 "$_log"
+		done
+	fi
+	if ! "$MOSLAB" down; then
+		echo "FAIL: moslab down failed" >&2
+		_st=1
+	fi
+	exit "$_st"
+}
+
+lab_up() {
+	trap lab_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	"$MOSLAB" up "$@" || fail "moslab up $* failed"
+}
+
+lab_exec() {
+	"$MOSLAB" exec "$@"
+}
+
+_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+wait_for() {
+	_end=$(($(_ms) + $1 * 1000))
+	shift
+	until "$@" > /dev/null 2>&1; do
+		[ "$(_ms)" -lt "$_end" ] || return 1
+		sleep 0.05
+	done
+}
+
+# Live processes in the lab's cgroups (zombies the host's init has not
+# reaped yet hold nothing).
+lab_procs() {
+	for _f in /proc/[0-9]*/cgroup; do
+		grep -q "/osmosis-$MOSLAB_NAME/" "$_f" 2>/dev/null || continue
+		_p=${_f#/proc/}
+		_p=${_p%/cgroup}
+		_s=$(sed 's/.*) \(.\).*/\1/' "/proc/$_p/stat" 2>/dev/null)
+		[ -n "$_s" ] && [ "$_s" != Z ] && echo "$_p"
+	done
+}
+
+check_clean() {
+	_n=$MOSLAB_NAME
+	_left=$(ip netns list | awk '{print $1}' | grep -E "^$_n-n[0-9]+$")
+	[ -z "$_left" ] || fail "network namespaces left:" $_left
+	_left=$(ls /sys/class/net | grep -E "^$_n-(br|v[0-9]+)$")
+	[ -z "$_left" ] || fail "links left:" $_left
+	for _d in /sys/fs/cgroup/osmosis-$_n /sys/fs/cgroup/*/osmosis-$_n; do
+		[ ! -e "$_d" ] || fail "cgroup left: $_d"
+	done
+	_left=$(lab_procs)
+	[ -z "$_left" ] || fail "processes left:" $_left
+	[ ! -e "$(lab_dir)" ] || fail "state directory left: $(lab_dir)"
+}

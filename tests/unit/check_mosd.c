@@ -1,0 +1,546 @@
+/*
+ * Check suite for mosd's libraries: gossip merge rules, message building
+ * and decoding of hostile input, target cycles, the load probe and the load
+ * formula, against fake /proc and cgroup trees.
+ */
+#include <sys/stat.h>
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mosd/mosd.h"
+#include "proto/gossip.pb-c.h"
+
+static const uint32_t ids4[] = { 1, 2, 3, 4 };
+
+static struct gossip_info
+info_load(uint32_t load)
+{
+	struct gossip_info	i = { .load = load, .cpus = 100, .speed = 1000,
+	    .mem_total = 1024, .mem_free = 512 };
+
+	return i;
+}
+
+static struct gossip *
+g_new(uint32_t self)
+{
+	struct gossip	*g = gossip_new(self, ids4, 4, 48, 1000, self);
+
+	g->timeout_ms = 6000;
+	return g;
+}
+
+START_TEST(test_merge_newest_wins)
+{
+	struct gossip		*g = g_new(1);
+	struct gossip_info	 a = info_load(10), b = info_load(20);
+	ssize_t			 i3 = gossip_index(g, 3);
+
+	ck_assert_int_eq(gossip_merge(g, i3, 5000, &a), 1);
+	ck_assert_uint_eq(g->view[i3].info.load, 10);
+	/* older: ignored */
+	ck_assert_int_eq(gossip_merge(g, i3, 4000, &b), 0);
+	ck_assert_uint_eq(g->view[i3].info.load, 10);
+	/* same age: ignored */
+	ck_assert_int_eq(gossip_merge(g, i3, 5000, &b), 0);
+	/* newer: taken */
+	ck_assert_int_eq(gossip_merge(g, i3, 6000, &b), 1);
+	ck_assert_uint_eq(g->view[i3].info.load, 20);
+	/* nobody else's word about ourselves */
+	gossip_set_self(g, &a, 7000);
+	ck_assert_int_eq(gossip_merge(g, gossip_index(g, 1), 9000, &b), 0);
+	ck_assert_uint_eq(g->view[gossip_index(g, 1)].info.load, 10);
+	gossip_free(g);
+}
+END_TEST
+
+START_TEST(test_up_down)
+{
+	struct gossip		*g = g_new(1);
+	struct gossip_info	 a = info_load(10);
+	ssize_t			 i2 = gossip_index(g, 2);
+
+	ck_assert_int_eq(gossip_up(g, i2, 100), 0);	/* never heard */
+	gossip_merge(g, i2, 1000, &a);
+	ck_assert_int_eq(gossip_up(g, i2, 7000), 1);
+	ck_assert_int_eq(gossip_up(g, i2, 7001), 0);	/* past timeout */
+	ck_assert_int_eq(gossip_up(g, gossip_index(g, 1), 1e9), 1);
+	gossip_merge(g, i2, 8000, &a);
+	ck_assert_int_eq(gossip_up(g, i2, 8500), 1);	/* back up */
+	gossip_free(g);
+}
+END_TEST
+
+START_TEST(test_timeout_scales)
+{
+	ck_assert_uint_eq(gossip_timeout(4, 1000, 6000), 6000);
+	ck_assert_uint_eq(gossip_timeout(4, 1000, 20000), 20000);
+	ck_assert_uint_eq(gossip_timeout(16, 1000, 6000), 18000);
+	ck_assert_uint_eq(gossip_timeout(1024, 1000, 6000), 532000);
+	ck_assert_uint_eq(gossip_timeout(4, 250, 1000), 1500);
+}
+END_TEST
+
+/*
+ * Every node is a target exactly once per cycle of n-1 sends, in the same
+ * order every cycle: each pair talks directly every n-1 intervals.
+ */
+START_TEST(test_target_cycle)
+{
+	uint32_t	 ids[50], seen[51], first[49];
+	struct gossip	*g;
+	int		 i, c, t;
+
+	for (i = 0; i < 50; i++)
+		ids[i] = i + 1;
+	g = gossip_new(7, ids, 50, 48, 1, 99);
+	for (c = 0; c < 5; c++) {
+		memset(seen, 0, sizeof seen);
+		for (i = 0; i < 49; i++) {
+			t = gossip_next_target(g);
+			if (c == 0)
+				first[i] = t;
+			ck_assert_int_eq(t, first[i]);
+			ck_assert_int_ne(t, 7);
+			ck_assert_int_ge(t, 1);
+			ck_assert_int_le(t, 50);
+			seen[t]++;
+		}
+		for (i = 1; i <= 50; i++)
+			ck_assert_uint_eq(seen[i], i == 7 ? 0 : 1);
+	}
+	gossip_free(g);
+}
+END_TEST
+
+/* Build at node 1, receive at node 2: the views agree. */
+START_TEST(test_build_receive)
+{
+	struct gossip		*a = g_new(1), *b = g_new(2);
+	struct gossip_info	 self = info_load(77), three = info_load(33);
+	uint8_t			 buf[GOSSIP_MSG_MAX];
+	size_t			 len;
+	uint32_t		 sender;
+	ssize_t			 i;
+
+	gossip_set_self(a, &self, 10000);
+	gossip_merge(a, gossip_index(a, 3), 9000, &three);
+	len = gossip_build(a, 2, 10000, buf, sizeof buf);
+	ck_assert_uint_gt(len, 0);
+	/* arrives 50 ms later on b's own clock */
+	ck_assert_int_eq(gossip_receive(b, 50050, buf, len, 1, &sender),
+	    GOSSIP_OK);
+	ck_assert_uint_eq(sender, 1);
+	i = gossip_index(b, 1);
+	ck_assert_uint_eq(b->view[i].info.load, 77);
+	ck_assert_uint_eq(b->view[i].stamp, 50050);	/* age 0 */
+	i = gossip_index(b, 3);
+	ck_assert_uint_eq(b->view[i].info.load, 33);
+	ck_assert_uint_eq(b->view[i].stamp, 50050 - 1000);	/* age 1 s */
+	/* node 4 was never known: not sent */
+	ck_assert_uint_eq(b->view[gossip_index(b, 4)].stamp, 0);
+
+	/* the same message again is a replay */
+	ck_assert_int_eq(gossip_receive(b, 50100, buf, len, 1, &sender),
+	    GOSSIP_REPLAY);
+	/* from the wrong address */
+	len = gossip_build(a, 2, 11000, buf, sizeof buf);
+	ck_assert_int_eq(gossip_receive(b, 51000, buf, len, 3, &sender),
+	    GOSSIP_WRONG_SOURCE);
+	/* an older message after a newer one is refused too */
+	len = gossip_build(a, 2, 12000, buf, sizeof buf);
+	{
+		uint8_t	later[GOSSIP_MSG_MAX];
+		size_t	llen = gossip_build(a, 2, 13000, later, sizeof later);
+
+		ck_assert_int_eq(gossip_receive(b, 53000, later, llen, 1,
+		    &sender), GOSSIP_OK);
+		ck_assert_int_eq(gossip_receive(b, 53001, buf, len, 1,
+		    &sender), GOSSIP_REPLAY);
+	}
+	gossip_free(a);
+	gossip_free(b);
+}
+END_TEST
+
+/* A restarted sender (new incarnation) is believed at once. */
+START_TEST(test_new_incarnation)
+{
+	struct gossip		*a = g_new(1), *b = g_new(2), *a2;
+	struct gossip_info	 self = info_load(1);
+	uint8_t			 buf[GOSSIP_MSG_MAX];
+	size_t			 len;
+	uint32_t		 sender;
+
+	gossip_set_self(a, &self, 1000);
+	len = gossip_build(a, 2, 1000, buf, sizeof buf);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_OK);
+	a2 = gossip_new(1, ids4, 4, 48, 2000, 5);	/* later start */
+	gossip_set_self(a2, &self, 5);
+	len = gossip_build(a2, 2, 5, buf, sizeof buf);
+	ck_assert_int_eq(gossip_receive(b, 1100, buf, len, 1, &sender),
+	    GOSSIP_OK);
+	/* the old incarnation replayed: refused while the new one talks */
+	len = gossip_build(a, 2, 1200, buf, sizeof buf);
+	ck_assert_int_eq(gossip_receive(b, 1200, buf, len, 1, &sender),
+	    GOSSIP_REPLAY);
+	gossip_free(a);
+	gossip_free(a2);
+	gossip_free(b);
+}
+END_TEST
+
+/* Pack a hand-made message with n entries (arrays all of length n). */
+static size_t
+pack_raw(Osm__Gossip *m, uint32_t *arrs, size_t n, uint8_t *buf)
+{
+	m->n_node = m->n_age = m->n_load = m->n_cpus = m->n_speed =
+	    m->n_mem_total = m->n_mem_free = m->n_guests = m->n_flags = n;
+	m->node = arrs;
+	m->age = arrs + n;
+	m->load = arrs + 2 * n;
+	m->cpus = arrs + 3 * n;
+	m->speed = arrs + 4 * n;
+	m->mem_total = arrs + 5 * n;
+	m->mem_free = arrs + 6 * n;
+	m->guests = arrs + 7 * n;
+	m->flags = arrs + 8 * n;
+	return osm__gossip__pack(m, buf);
+}
+
+static void
+raw_entry(uint32_t *arrs, size_t n, size_t k, uint32_t delta)
+{
+	arrs[k] = delta;		/* node */
+	arrs[n + k] = 0;		/* age */
+	arrs[2 * n + k] = 50;		/* load */
+	arrs[3 * n + k] = 100;		/* cpus */
+	arrs[4 * n + k] = 1000;		/* speed */
+	arrs[5 * n + k] = 1024;		/* mem_total */
+	arrs[6 * n + k] = 100;		/* mem_free */
+	arrs[7 * n + k] = 0;
+	arrs[8 * n + k] = 0;
+}
+
+START_TEST(test_receive_hostile)
+{
+	struct gossip	*b = g_new(2);
+	Osm__Gossip	 m = OSM__GOSSIP__INIT;
+	uint32_t	 arrs[9 * 3], sender;
+	uint8_t		 buf[2048], good[2048];
+	size_t		 len, glen, i;
+	uint64_t	 seq = 1;
+
+#define RAW(n) (m.seq = seq++, pack_raw(&m, arrs, (n), buf))
+	m.sender = 1;
+	m.incarnation = 1;
+	/* the good one first: nodes 1 and 3 */
+	raw_entry(arrs, 2, 0, 1);
+	raw_entry(arrs, 2, 1, 2);
+	glen = RAW(2);
+	memcpy(good, buf, glen);
+
+	/* every truncation and garbage is refused and changes nothing */
+	for (i = 0; i < glen; i++)
+		ck_assert_int_ne(gossip_receive(b, 1000, good, i, 1, &sender),
+		    GOSSIP_OK);
+	for (i = 0; i < sizeof buf; i++)
+		buf[i] = (uint8_t)(i * 37 + 11);
+	ck_assert_int_ne(gossip_receive(b, 1000, buf, sizeof buf, 1, &sender),
+	    GOSSIP_OK);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(b->view[i].stamp, 0);
+
+	/* unknown entry node 9 */
+	raw_entry(arrs, 2, 0, 1);
+	raw_entry(arrs, 2, 1, 8);
+	len = RAW(2);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_UNKNOWN_NODE);
+	/* duplicate node (delta 0 after the first) */
+	raw_entry(arrs, 2, 0, 1);
+	raw_entry(arrs, 2, 1, 0);
+	len = RAW(2);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* the sender's own entry missing */
+	raw_entry(arrs, 1, 0, 3);
+	len = RAW(1);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* free memory above total */
+	raw_entry(arrs, 1, 0, 1);
+	arrs[6] = 5000;
+	len = RAW(1);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* zero CPUs */
+	raw_entry(arrs, 1, 0, 1);
+	arrs[3] = 0;
+	len = RAW(1);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* arrays of different lengths */
+	raw_entry(arrs, 1, 0, 1);
+	pack_raw(&m, arrs, 1, buf);
+	m.n_load = 0;
+	m.seq = seq++;
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* a sender not in the map */
+	m.sender = 40;
+	raw_entry(arrs, 1, 0, 40);
+	len = RAW(1);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 40, &sender),
+	    GOSSIP_UNKNOWN_NODE);
+	/* claims to be us */
+	m.sender = 2;
+	raw_entry(arrs, 1, 0, 2);
+	len = RAW(1);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 2, &sender),
+	    GOSSIP_FROM_SELF);
+
+	/* nothing of all that got in */
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(b->view[i].stamp, 0);
+	/* and the good one still works (its seq is older: new incarnation) */
+	m.sender = 1;
+	m.incarnation = 2;
+	raw_entry(arrs, 2, 0, 1);
+	raw_entry(arrs, 2, 1, 2);
+	len = RAW(2);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_OK);
+	ck_assert_uint_eq(b->view[gossip_index(b, 3)].info.load, 50);
+#undef RAW
+	gossip_free(b);
+}
+END_TEST
+
+/* However many nodes, a message fits in a datagram. */
+START_TEST(test_build_size_limit)
+{
+	uint32_t		*ids;
+	struct gossip		*g;
+	struct gossip_info	 in = info_load(12345);
+	uint8_t			 buf[GOSSIP_MSG_MAX];
+	size_t			 i, len, n = 3000;
+
+	ids = calloc(n, sizeof *ids);
+	for (i = 0; i < n; i++)
+		ids[i] = 60000 - 7 * i;		/* large, sparse ids */
+	g = gossip_new(ids[0], ids, n, 1024, 1, 1);
+	in.mem_total = in.mem_free = 1U << 30;
+	in.guests = 99999;
+	in.flags = 0xffff;
+	for (i = 0; i < n; i++)
+		gossip_merge(g, i, 1 + i, &in);
+	gossip_set_self(g, &in, 5000000);
+	len = gossip_build(g, ids[1], 5000000 + GOSSIP_MAX_AGE_MS, buf,
+	    sizeof buf);
+	ck_assert_uint_gt(len, 0);
+	ck_assert_uint_le(len + FRAME_OVERHEAD, GOSSIP_MSG_MAX);
+	gossip_free(g);
+	free(ids);
+}
+END_TEST
+
+/* --- probe ---------------------------------------------------------- */
+
+static char root[64];
+
+static void
+put(const char *rel, const char *content)
+{
+	char	path[512], dir[512], *s;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s%s", root, rel);
+	snprintf(dir, sizeof dir, "%s", path);
+	s = strrchr(dir, '/');
+	*s = '\0';
+	ck_assert_int_eq(mkdir_p(dir, 0755), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(content, f);
+	fclose(f);
+}
+
+static void
+probe_setup(void)
+{
+	strcpy(root, "/tmp/check_mosd.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	put("/sys/devices/system/cpu/online", "0-3\n");
+	put("/proc/meminfo", "MemTotal:       8000000 kB\n"
+	    "MemFree:        1000000 kB\nMemAvailable:   6000000 kB\n");
+	/* pid 10: two threads, one running; pid 11 running; 12 sleeping */
+	put("/proc/10/task/10/stat", "10 (a b) R 1 1 1\n");
+	put("/proc/10/task/13/stat", "13 (a b) S 1 1 1\n");
+	put("/proc/11/task/11/stat", "11 (x) y) R 1 1 1\n");
+	put("/proc/12/task/12/stat", "12 (z) S 1 1 1\n");
+	put("/proc/self/status", "\n");
+}
+
+static void
+probe_teardown(void)
+{
+	char	cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_probe_runnable)
+{
+	char	proc[128];
+
+	snprintf(proc, sizeof proc, "%s/proc", root);
+	ck_assert_int_eq(probe_count_runnable(proc, 0), 2);
+	ck_assert_int_eq(probe_count_runnable(proc, 11), 1);
+}
+END_TEST
+
+START_TEST(test_probe_cgroup_v1)
+{
+	struct probe	 p;
+	char		*cause = NULL;
+
+	put("/proc/self/mountinfo",
+	    "30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+	    "31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+	    "32 25 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+	put("/proc/self/cgroup", "5:memory:/lab/node1\n4:cpu:/lab/node1\n"
+	    "0::/\n");
+	put("/sys/fs/cgroup/cpu/lab/node1/cpu.cfs_quota_us", "50000\n");
+	put("/sys/fs/cgroup/cpu/lab/node1/cpu.cfs_period_us", "100000\n");
+	put("/sys/fs/cgroup/cpu/lab/cpu.cfs_quota_us", "-1\n");
+	put("/sys/fs/cgroup/cpu/lab/cpu.cfs_period_us", "100000\n");
+	put("/sys/fs/cgroup/memory/lab/node1/memory.limit_in_bytes",
+	    "536870912\n");
+	put("/sys/fs/cgroup/memory/lab/node1/memory.usage_in_bytes",
+	    "209715200\n");
+	put("/sys/fs/cgroup/memory/lab/node1/memory.stat",
+	    "cache 1\ntotal_inactive_file 104857600\n");
+	put("/sys/fs/cgroup/memory/lab/memory.limit_in_bytes",
+	    "9223372036854771712\n");
+	ck_assert_msg(probe_init(&p, root, 1000, 0, &cause) == 0, "%s", cause);
+	ck_assert(p.v2 == 0);
+	ck_assert(fabs(p.cpus - 0.5) < 1e-9);
+	ck_assert_uint_eq(p.mem_total, 512ULL << 20);
+	/* 512 MiB - (200 - 100 inactive) MiB */
+	ck_assert_uint_eq(p.mem_free, 412ULL << 20);
+}
+END_TEST
+
+START_TEST(test_probe_cgroup_v2)
+{
+	struct probe	 p;
+	char		*cause = NULL;
+
+	put("/proc/self/mountinfo",
+	    "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+	put("/proc/self/cgroup", "0::/lab/node2\n");
+	put("/sys/fs/cgroup/lab/node2/cpu.max", "150000 100000\n");
+	put("/sys/fs/cgroup/lab/cpu.max", "max 100000\n");
+	put("/sys/fs/cgroup/lab/node2/memory.max", "max\n");
+	put("/sys/fs/cgroup/lab/memory.max", "1073741824\n");
+	put("/sys/fs/cgroup/lab/node2/memory.current", "104857600\n");
+	put("/sys/fs/cgroup/lab/node2/memory.stat", "inactive_file 0\n");
+	ck_assert_msg(probe_init(&p, root, 1000, 0, &cause) == 0, "%s", cause);
+	ck_assert(p.v2 == 1);
+	ck_assert(fabs(p.cpus - 1.5) < 1e-9);
+	ck_assert_uint_eq(p.mem_total, 1024ULL << 20);
+	ck_assert_uint_eq(p.mem_free, 924ULL << 20);
+}
+END_TEST
+
+START_TEST(test_probe_no_cgroup)
+{
+	struct probe		 p;
+	struct gossip_info	 info;
+	char			*cause = NULL;
+
+	put("/proc/self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda rw\n");
+	put("/proc/self/cgroup", "\n");
+	ck_assert_msg(probe_init(&p, root, 2000, 0, &cause) == 0, "%s", cause);
+	ck_assert(fabs(p.cpus - 4) < 1e-9);	/* online CPUs */
+	ck_assert_uint_eq(p.mem_total, 8000000ULL * 1024);
+	ck_assert_uint_eq(p.mem_free, 6000000ULL * 1024);
+	probe_sample(&p, 1000);
+	ck_assert(fabs(p.runnable - 2) < 1e-9);	/* first sample as is */
+	probe_info(&p, &info);
+	/* 2 runnable / 4 CPUs at twice the reference speed */
+	ck_assert_uint_eq(info.load, 25);
+	ck_assert_uint_eq(info.cpus, 400);
+	ck_assert_uint_eq(info.speed, 2000);
+	ck_assert_uint_eq(info.mem_total, 7812);
+}
+END_TEST
+
+START_TEST(test_load_formula)
+{
+	double	avg = 0;
+	int	i;
+
+	ck_assert_uint_eq(probe_load(1, 1, 1000), 100);
+	ck_assert_uint_eq(probe_load(1, 0.5, 1000), 200);
+	ck_assert_uint_eq(probe_load(3, 2, 1500), 100);
+	ck_assert_uint_eq(probe_load(0, 1, 1000), 0);
+	ck_assert_uint_eq(probe_load(1, 0, 1000), 0);
+	/* smoothing: after one time constant ~63% of a step */
+	for (i = 0; i < 3; i++)
+		avg = probe_smooth(avg, 1, PROBE_TAU_MS / 3);
+	ck_assert(fabs(avg - (1 - exp(-1))) < 1e-9);
+	/* and converges */
+	for (i = 0; i < 100; i++)
+		avg = probe_smooth(avg, 1, 500);
+	ck_assert(fabs(avg - 1) < 1e-6);
+}
+END_TEST
+
+static Suite *
+mosd_suite(void)
+{
+	Suite	*s = suite_create("mosd");
+	TCase	*tc;
+
+	tc = tcase_create("gossip");
+	tcase_add_test(tc, test_merge_newest_wins);
+	tcase_add_test(tc, test_up_down);
+	tcase_add_test(tc, test_timeout_scales);
+	tcase_add_test(tc, test_target_cycle);
+	tcase_add_test(tc, test_build_receive);
+	tcase_add_test(tc, test_new_incarnation);
+	tcase_add_test(tc, test_receive_hostile);
+	tcase_add_test(tc, test_build_size_limit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("probe");
+	tcase_add_checked_fixture(tc, probe_setup, probe_teardown);
+	tcase_add_test(tc, test_probe_runnable);
+	tcase_add_test(tc, test_probe_cgroup_v1);
+	tcase_add_test(tc, test_probe_cgroup_v2);
+	tcase_add_test(tc, test_probe_no_cgroup);
+	tcase_add_test(tc, test_load_formula);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(mosd_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,64 @@
+/* mosctl status: the node's view of the cluster, one line per node. */
+#include <stdio.h>
+
+#include "mosctl.h"
+#include "proto/ctl.pb-c.h"
+
+static void
+mosctl_status_num(char *buf, size_t size, int known, double v, int prec)
+{
+	if (known)
+		snprintf(buf, size, "%.*f", prec, v);
+	else
+		snprintf(buf, size, "-");
+}
+
+static int
+mosctl_status(const char *sock, int argc, char **argv)
+{
+	Osm__CtlReply	*r;
+	Osm__CtlNode	*n;
+	char		 load[16], cpus[16], speed[16], mfree[16], mtotal[16];
+	char		 guests[16], age[16];
+	size_t		 i;
+
+	if (argc != 1) {
+		fprintf(stderr, "usage: mosctl status\n");
+		return 2;
+	}
+	if ((r = mosctl_call(sock, OSM__CTL_TYPE__CTL_STATUS)) == NULL)
+		return 1;
+	printf("%-5s %-15s %-5s %6s %6s %6s %8s %8s %6s %4s\n", "NODE",
+	    "ADDRESS", "STATE", "LOAD", "CPUS", "SPEED", "MEMFREE", "MEMTOTAL",
+	    "GUESTS", "AGE");
+	for (i = 0; i < r->n_nodes; i++) {
+		n = r->nodes[i];
+		mosctl_status_num(load, sizeof load, n->has_load,
+		    n->load / 100.0, 2);
+		mosctl_status_num(cpus, sizeof cpus, n->has_cpus,
+		    n->cpus / 100.0, 2);
+		mosctl_status_num(speed, sizeof speed, n->has_speed, n->speed,
+		    0);
+		mosctl_status_num(mfree, sizeof mfree, n->has_mem_free,
+		    n->mem_free, 0);
+		mosctl_status_num(mtotal, sizeof mtotal, n->has_mem_total,
+		    n->mem_total, 0);
+		mosctl_status_num(guests, sizeof guests, n->has_guests,
+		    n->guests, 0);
+		/* whole seconds, rounded down */
+		mosctl_status_num(age, sizeof age, n->has_age_ms,
+		    n->age_ms / 1000, 0);
+		printf("%-5u %-15s %-5s %6s %6s %6s %8s %8s %6s %4s\n", n->node,
+		    n->address, n->up ? "up" : "down", load, cpus, speed,
+		    mfree, mtotal, guests, age);
+	}
+	ctl_reply_free(r);
+	return 0;
+}
+
+const struct mosctl_cmd mosctl_status_cmd = {
+	.name = "status",
+	.usage = "",
+	.help = "the cluster as this node sees it",
+	.exec = mosctl_status,
+};
