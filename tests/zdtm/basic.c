@@ -1,8 +1,9 @@
 /*
  * Memory of every kind a plain program has, built static and dynamic:
  * globals, heap, a big anonymous mapping, the stack, thread-local storage,
- * a private file mapping written to, a read-only area; plus the pid cache
- * glibc keeps. Everything is checked after the restore.
+ * a private file mapping written to (in $TMPDIR, default /tmp), one of a
+ * deleted file, a read-only area; plus the thread id glibc caches.
+ * Everything is checked after the restore.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -51,11 +52,14 @@ int
 main(int argc, char **argv)
 {
 	uint64_t	 stack_words[512], *heap, *big, *ro;
-	char		*fmap, *gone, path[] = "/tmp/zdtm-basic.XXXXXX";
-	char		 path2[] = "/tmp/zdtm-gone.XXXXXX";
+	char		*fmap, *gone, path[4096], path2[4096];
+	const char	*tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
+			    "/tmp";
 	int		 fd;
 
 	zdtm_init();
+	snprintf(path, sizeof path, "%s/zdtm-basic.XXXXXX", tmp);
+	snprintf(path2, sizeof path2, "%s/zdtm-gone.XXXXXX", tmp);
 	fill(data_words, 1000, 1);
 	fill(stack_words, 512, 2);
 	heap = malloc(100000 * 8);

@@ -6,7 +6,7 @@ import time
 
 os.closerange(3, 4096)  # nothing inherited beyond 0-2
 
-print("READY", flush=True)
+print("READY", os.getpid(), flush=True)
 h = hashlib.sha256()
 table = {}
 for i in range(60):
