@@ -148,7 +148,12 @@ $(OBJ)/tests/zdtm/%: tests/zdtm/%.c tests/zdtm/zdtm.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $< -pthread
 
-zdtm: $(ZDTM_BINS)
+# Restores into a process it already holds, through libmigrate.
+$(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
+    $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+zdtm: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt
 
 # Benchmarks: never part of make check (bench/checkpoint runs them).
 bench: $(OBJ)/bench/checkpoint

@@ -461,6 +461,7 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	uint64_t		 auxv = t->scratch + sizeof map;
 	uint32_t		 tid;
 	uint64_t		 perm;
+	char			*c = NULL;
 	long			 exe;
 	size_t			 i;
 	int			 bit;
@@ -515,14 +516,13 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	 * trusts it (raise, mutex owners): give it the new one.
 	 */
 	if (k->clear_child_tid != 0 && task_read(t, k->clear_child_tid, &tid,
-	    sizeof tid, cause) == 0 && tid == (uint32_t)h->pid) {
+	    sizeof tid, &c) == 0 && tid == (uint32_t)h->pid) {
 		tid = t->pid;
 		if (task_write(t, k->clear_child_tid, &tid, sizeof tid,
 		    cause) == -1)
 			return -1;
 	}
-	free(*cause);
-	*cause = NULL;
+	free(c);
 	if (k->robust_list != 0 && task_sys_ok(t, "set_robust_list",
 	    SYS_set_robust_list, 2, k->robust_list, k->robust_list_len) == -1)
 		goto inject;

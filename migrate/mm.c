@@ -674,6 +674,17 @@ mm_open_in(struct mig_task *t, const Osm__ImgVma *v, long *fd, char **cause)
 	return 0;
 }
 
+static int
+mm_close_in(struct mig_task *t, long *fd)
+{
+	if (*fd == -1)
+		return 0;
+	if (task_sys_ok(t, "close", SYS_close, 1, *fd) == -1)
+		return -1;
+	*fd = -1;
+	return 0;
+}
+
 /* Create every area of the image, writable where pages are to come. */
 int
 mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
@@ -682,7 +693,7 @@ mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 	const char		*open_path = NULL;
 	long			 fd = -1;
 	size_t			 i;
-	int			 prot, flags, rc = -1;
+	int			 prot, flags;
 
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
@@ -693,42 +704,30 @@ mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 			prot |= PROT_READ | PROT_WRITE;
 		flags = v->flags | MAP_FIXED_NOREPLACE;
 		if (v->kind == OSM__IMG_VMA_KIND__VMA_ANON) {
-			if (fd != -1)
-				goto skip_close;
-			flags |= MAP_ANONYMOUS;
 			if (task_sys_ok(t, "mmap", SYS_mmap, 6, v->start,
-			    v->end - v->start, prot, flags, -1, 0) == -1)
+			    v->end - v->start, prot, flags | MAP_ANONYMOUS,
+			    -1, 0) == -1)
 				goto fail;
 			continue;
 		}
+		/* Consecutive areas of one file share one descriptor. */
 		if (open_path == NULL || strcmp(open_path, v->path) != 0) {
-			if (fd != -1 && task_sys_ok(t, "close", SYS_close, 1,
-			    fd) == -1)
+			if (mm_close_in(t, &fd) == -1)
 				goto fail;
-			fd = -1;
 			if (mm_open_in(t, v, &fd, cause) == -1)
-				goto out;
+				return -1;
 			open_path = v->path;
 		}
 		if (task_sys_ok(t, "mmap file", SYS_mmap, 6, v->start,
 		    v->end - v->start, prot, flags, fd, v->pgoff) == -1)
 			goto fail;
-		continue;
-skip_close:
-		/* An anonymous area ends the run of one file's areas. */
-		if (task_sys_ok(t, "close", SYS_close, 1, fd) == -1)
-			goto fail;
-		fd = -1;
-		open_path = NULL;
-		i--;
 	}
-	if (fd != -1 && task_sys_ok(t, "close", SYS_close, 1, fd) == -1)
+	if (mm_close_in(t, &fd) == -1)
 		goto fail;
 	return 0;
 fail:
 	*cause = task_cause(t);
-out:
-	return rc;
+	return -1;
 }
 
 /* Take write access back where it was only lent for the pages. */

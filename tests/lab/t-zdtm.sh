@@ -61,9 +61,9 @@ dump() {
 }
 
 # restore_bg [ARGS]: restore in the background; $mpid is moscr, $rpid
-# the restored process.
+# the restored process. $RESTORER may replace moscr restore -v.
 restore_bg() {
-	"$MOSCR" restore -v "$@" 2> "$W/$name.rerr" &
+	${RESTORER:-"$MOSCR" restore -v} "$@" 2> "$W/$name.rerr" &
 	mpid=$!
 	rpid=""
 	i=0
@@ -98,6 +98,10 @@ simple() {
 
 simple basic-static "$Z/basic-static"
 simple basic "$Z/basic"
+# Into a process the restorer already holds under ptrace (as mosd will).
+RESTORER=$Z/adopt
+simple adopt "$Z/basic-static"
+unset RESTORER
 simple heap "$Z/heap" 1024
 
 # Signals: SIGUSR2 sent to the restored process reaches its handler.
