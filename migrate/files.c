@@ -243,6 +243,11 @@ files_check(const Osm__ImgFiles *f, const struct mig_restore_opts *o,
 	if (f->cwd[0] != '/' || strlen(f->cwd) >= PATH_MAX ||
 	    f->umask > 0777)
 		goto bad;
+	if (o != NULL && stat(f->cwd, &st) == -1) {
+		xasprintf(cause, "working directory %s: %s", f->cwd,
+		    strerror(errno));
+		return -1;
+	}
 	for (i = 0; i < f->n_fds; i++) {
 		d = f->fds[i];
 		if (d->fd >= FD_MAX || (d->flags & ~FD_KEEP_FLAGS) != 0)

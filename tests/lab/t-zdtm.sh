@@ -238,6 +238,11 @@ refuse() {
 }
 start threads "$Z/threads" && refuse "threads"
 start shared "$Z/shared" "$W" && refuse "writable shared mapping"
+start sysv "$Z/refuse" sysv && refuse "SysV shared memory"
+start child "$Z/refuse" child && refuse "child processes"
+start socket "$Z/refuse" socket && refuse "descriptor 3 open on socket"
+start lock "$Z/refuse" lock "$W" && refuse "holds a lock"
+start timer "$Z/refuse" timer && refuse "POSIX timers"
 
 # --- bad images ----------------------------------------------------------
 
