@@ -263,7 +263,7 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 	k->arg_end = f[49];
 	k->env_start = f[50];
 	k->env_end = f[51];
-	if (task_sys_ok(t, "brk", SYS_brk, 1, 0) == -1)
+	if (task_sys_ok(t, "brk", SYS_brk, (sysargs){ 0 }) == -1)
 		goto inject;
 	k->brk = t->last_rv;
 
@@ -282,8 +282,8 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 	k->cpu_ns = strtoull((char *)buf, NULL, 10);
 	free(buf);
 
-	if (task_sys_ok(t, "PR_GET_TID_ADDRESS", SYS_prctl, 2,
-	    PR_GET_TID_ADDRESS, t->scratch) == -1)
+	if (task_sys_ok(t, "PR_GET_TID_ADDRESS", SYS_prctl,
+	    (sysargs){ PR_GET_TID_ADDRESS, t->scratch }) == -1)
 		goto inject;
 	if (task_read(t, t->scratch, &v, sizeof v, cause) == -1)
 		return -1;
@@ -307,8 +307,8 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 		k->rseq_len = rc.rseq_abi_size;
 		k->rseq_sig = rc.signature;
 	}
-	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl, 2,
-	    ARCH_GET_XCOMP_PERM, t->scratch) == -1)
+	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
+	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
 		goto inject;
 	if (task_read(t, t->scratch, &v, sizeof v, cause) == -1)
 		return -1;
@@ -410,14 +410,14 @@ core_restore_creds(struct mig_task *t, const Osm__ImgTask *k, char **cause)
 		return -1;
 	}
 	free(g);
-	if (task_sys_ok(t, "setgroups", SYS_setgroups, 2, k->n_groups,
-	    t->scratch) == -1 ||
-	    task_sys_ok(t, "setresgid", SYS_setresgid, 3, k->gid, k->gid,
-	    k->gid) == -1 ||
-	    task_sys_ok(t, "setresuid", SYS_setresuid, 3, k->uid, k->uid,
-	    k->uid) == -1 ||
-	    task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl, 2, PR_SET_DUMPABLE,
-	    1) == -1) {
+	if (task_sys_ok(t, "setgroups", SYS_setgroups, (sysargs){ k->n_groups,
+	    t->scratch }) == -1 ||
+	    task_sys_ok(t, "setresgid", SYS_setresgid, (sysargs){ k->gid,
+	    k->gid, k->gid }) == -1 ||
+	    task_sys_ok(t, "setresuid", SYS_setresuid, (sysargs){ k->uid,
+	    k->uid, k->uid }) == -1 ||
+	    task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl,
+	    (sysargs){ PR_SET_DUMPABLE, 1 }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
@@ -437,8 +437,8 @@ core_exe_fd(struct mig_task *t, const Osm__ImgTask *k, uint64_t where)
 	    !mm_same_file(k->exe_id, &st))
 		return -1;
 	if (task_write(t, where, k->exe, strlen(k->exe) + 1, &cause) == -1 ||
-	    task_sys_ok(t, "open exe", SYS_openat, 4, AT_FDCWD, where,
-	    O_RDONLY | O_CLOEXEC, 0) == -1) {
+	    task_sys_ok(t, "open exe", SYS_openat, (sysargs){ AT_FDCWD, where,
+	    O_RDONLY | O_CLOEXEC, 0 }) == -1) {
 		free(cause);
 		free(task_cause(t));
 		return -1;
@@ -446,7 +446,7 @@ core_exe_fd(struct mig_task *t, const Osm__ImgTask *k, uint64_t where)
 	fd = t->last_rv;
 	snprintf(link, sizeof link, "/proc/%d/fd/%ld", t->pid, fd);
 	if (stat(link, &st) == -1 || !mm_same_file(k->exe_id, &st)) {
-		task_sys_ok(t, "close", SYS_close, 1, fd);
+		task_sys_ok(t, "close", SYS_close, (sysargs){ fd });
 		return -1;
 	}
 	return fd;
@@ -485,8 +485,8 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	if (task_write(t, auxv, k->auxv.data, k->auxv.len, cause) == -1 ||
 	    task_write(t, t->scratch, &map, sizeof map, cause) == -1)
 		return -1;
-	if (task_sys_ok(t, "PR_SET_MM_MAP", SYS_prctl, 4, PR_SET_MM,
-	    PR_SET_MM_MAP, t->scratch, sizeof map) == -1) {
+	if (task_sys_ok(t, "PR_SET_MM_MAP", SYS_prctl, (sysargs){ PR_SET_MM,
+	    PR_SET_MM_MAP, t->scratch, sizeof map }) == -1) {
 		if (exe == -1)
 			goto inject;
 		/* Only the executable link needs a capability: keep ours. */
@@ -494,22 +494,24 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 		map.exe_fd = -1;
 		if (task_write(t, t->scratch, &map, sizeof map, cause) == -1)
 			return -1;
-		if (task_sys_ok(t, "PR_SET_MM_MAP", SYS_prctl, 4, PR_SET_MM,
-		    PR_SET_MM_MAP, t->scratch, sizeof map) == -1)
+		if (task_sys_ok(t, "PR_SET_MM_MAP", SYS_prctl,
+		    (sysargs){ PR_SET_MM, PR_SET_MM_MAP, t->scratch,
+		    sizeof map }) == -1)
 			goto inject;
 	}
-	if (exe != -1 && task_sys_ok(t, "close", SYS_close, 1, exe) == -1)
+	if (exe != -1 && task_sys_ok(t, "close", SYS_close,
+	    (sysargs){ exe }) == -1)
 		goto inject;
 
 	if (task_write(t, t->scratch, h->comm, strlen(h->comm) + 1,
 	    cause) == -1)
 		return -1;
-	if (task_sys_ok(t, "PR_SET_NAME", SYS_prctl, 2, PR_SET_NAME,
-	    t->scratch) == -1 ||
-	    task_sys_ok(t, "personality", SYS_personality, 1,
-	    k->personality) == -1 ||
-	    task_sys_ok(t, "set_tid_address", SYS_set_tid_address, 1,
-	    k->clear_child_tid) == -1)
+	if (task_sys_ok(t, "PR_SET_NAME", SYS_prctl, (sysargs){ PR_SET_NAME,
+	    t->scratch }) == -1 ||
+	    task_sys_ok(t, "personality", SYS_personality,
+	    (sysargs){ k->personality }) == -1 ||
+	    task_sys_ok(t, "set_tid_address", SYS_set_tid_address,
+	    (sysargs){ k->clear_child_tid }) == -1)
 		goto inject;
 	/*
 	 * glibc keeps its thread id at the clear-child-tid address and
@@ -524,18 +526,19 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	}
 	free(c);
 	if (k->robust_list != 0 && task_sys_ok(t, "set_robust_list",
-	    SYS_set_robust_list, 2, k->robust_list, k->robust_list_len) == -1)
+	    SYS_set_robust_list, (sysargs){ k->robust_list,
+	    k->robust_list_len }) == -1)
 		goto inject;
 	/* Dynamic FPU features (AMX) the process had asked for. */
-	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl, 2,
-	    ARCH_GET_XCOMP_PERM, t->scratch) == -1)
+	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
+	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
 		goto inject;
 	if (task_read(t, t->scratch, &perm, sizeof perm, cause) == -1)
 		return -1;
 	if ((k->xcomp_perm & ~perm) != 0) {
 		bit = 63 - __builtin_clzll(k->xcomp_perm & ~perm);
-		if (task_sys_ok(t, "ARCH_REQ_XCOMP_PERM", SYS_arch_prctl, 2,
-		    ARCH_REQ_XCOMP_PERM, bit) == -1)
+		if (task_sys_ok(t, "ARCH_REQ_XCOMP_PERM", SYS_arch_prctl,
+		    (sysargs){ ARCH_REQ_XCOMP_PERM, bit }) == -1)
 			goto inject;
 	}
 	for (i = 0; i < k->n_rlimits; i++) {
@@ -568,9 +571,9 @@ core_rseq_unregister(struct mig_task *t, char **cause)
 	if (rc.rseq_abi_pointer == 0)
 		return 0;
 	/* The length the kernel registered, not glibc's __rseq_size. */
-	if (task_sys_ok(t, "rseq unregister", SYS_rseq, 4,
-	    rc.rseq_abi_pointer, rc.rseq_abi_size, RSEQ_FLAG_UNREGISTER,
-	    rc.signature) == -1) {
+	if (task_sys_ok(t, "rseq unregister", SYS_rseq,
+	    (sysargs){ rc.rseq_abi_pointer, rc.rseq_abi_size,
+	    RSEQ_FLAG_UNREGISTER, rc.signature }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
@@ -583,8 +586,8 @@ core_restore_rseq(struct mig_task *t, const Osm__ImgTask *k, char **cause)
 {
 	if (!k->has_rseq_addr)
 		return 0;
-	if (task_sys_ok(t, "rseq register", SYS_rseq, 4, k->rseq_addr,
-	    k->rseq_len, 0, k->rseq_sig) == -1) {
+	if (task_sys_ok(t, "rseq register", SYS_rseq, (sysargs){ k->rseq_addr,
+	    k->rseq_len, 0, k->rseq_sig }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}

@@ -302,19 +302,19 @@ files_open_at(struct mig_task *t, const char *path, int fd, uint32_t flags,
 	}
 	if (task_write(t, t->scratch, path, n, cause) == -1)
 		return -1;
-	if (task_sys_ok(t, "open", SYS_openat, 4, AT_FDCWD, t->scratch,
-	    flags, 0666) == -1)
+	if (task_sys_ok(t, "open", SYS_openat, (sysargs){ AT_FDCWD, t->scratch,
+	    flags, 0666 }) == -1)
 		goto fail;
 	got = t->last_rv;
 	if (got != fd) {
-		if (task_sys_ok(t, "dup3", SYS_dup3, 3, got, fd,
-		    flags & O_CLOEXEC) == -1 ||
-		    task_sys_ok(t, "close", SYS_close, 1, got) == -1)
+		if (task_sys_ok(t, "dup3", SYS_dup3, (sysargs){ got, fd,
+		    flags & O_CLOEXEC }) == -1 ||
+		    task_sys_ok(t, "close", SYS_close, (sysargs){ got }) == -1)
 			goto fail;
 	}
-	if ((flags & O_PATH) == 0 && task_sys_ok(t, "lseek", SYS_lseek, 3,
-	    fd, offset < 0 ? 0 : offset,
-	    offset < 0 ? SEEK_END : SEEK_SET) == -1)
+	if ((flags & O_PATH) == 0 && task_sys_ok(t, "lseek", SYS_lseek,
+	    (sysargs){ fd, offset < 0 ? 0 : offset,
+	    offset < 0 ? SEEK_END : SEEK_SET }) == -1)
 		goto fail;
 	return 0;
 fail:
@@ -338,8 +338,8 @@ files_restore(struct mig_task *t, const Osm__ImgFiles *f,
 	if (task_write(t, t->scratch, f->cwd, strlen(f->cwd) + 1,
 	    cause) == -1)
 		return -1;
-	if (task_sys_ok(t, "chdir", SYS_chdir, 1, t->scratch) == -1 ||
-	    task_sys_ok(t, "umask", SYS_umask, 1, f->umask) == -1) {
+	if (task_sys_ok(t, "chdir", SYS_chdir, (sysargs){ t->scratch }) == -1 ||
+	    task_sys_ok(t, "umask", SYS_umask, (sysargs){ f->umask }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}

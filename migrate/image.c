@@ -264,8 +264,8 @@ img_read(struct img *img, char **cause)
 		return NULL;
 	n = ntohl(be);
 	if (n > MIG_META_MAX) {
-		xasprintf(cause, "image corrupted: record %llu claims %u bytes, "
-		    "more than the limit of %u",
+		xasprintf(cause, "image corrupted: record %llu claims %u "
+		    "bytes, more than the limit of %u",
 		    (unsigned long long)img->records, n, MIG_META_MAX);
 		return NULL;
 	}

@@ -27,7 +27,7 @@
 #define MIG_MAGIC		0x4f534d43U	/* "OSMC" */
 #define MIG_VERSION		1
 #define MIG_META_MAX		(16U << 20)	/* one descriptive record */
-#define MIG_PAGES_MAX		(8U << 20)	/* a raw record of pages, at most */
+#define MIG_PAGES_MAX		(8U << 20)	/* raw record of pages, at most */
 #define MIG_BATCH		(1U << 20)	/* what a dump puts in one */
 #define MIG_EXTENTS_MAX		1024		/* extents in one record */
 #define MIG_PAGE		4096UL
@@ -103,12 +103,13 @@ struct mig_task {
 	size_t		 nstolen;
 	uint64_t	 seized_us;
 	long		 last_rv;	/* of the last task_sys_ok() */
-	uint64_t	 rseq_area;	/* its rseq registration, while dumping */
+	uint64_t	 rseq_area;	/* its rseq area, while dumping */
 	char		*cause;		/* of the last failed injection */
 };
 
 /* task.c */
-int	 task_sys_ok(struct mig_task *, const char *, long, int, ...);
+typedef unsigned long sysargs[6];
+int	 task_sys_ok(struct mig_task *, const char *, long, const sysargs);
 int	 task_write(struct mig_task *, uint64_t, const void *, size_t, char **);
 int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
 int	 task_scratch(struct mig_task *, uint64_t, size_t, char **);

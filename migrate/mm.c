@@ -350,7 +350,8 @@ mm_check(const Osm__ImgMm *mm, char **cause)
 		    strlen(v->path) >= PATH_MAX || v->id == NULL ||
 		    !v->has_pgoff || v->pgoff % MIG_PAGE != 0 ||
 		    v->pgoff > (1ULL << 62))) {
-			xasprintf(cause, "image corrupted: file mapping %zu", i);
+			xasprintf(cause, "image corrupted: file mapping %zu",
+			    i);
 			return -1;
 		}
 		if ((v->flags & MAP_SHARED) && v->kind ==
@@ -537,8 +538,8 @@ mm_move(struct mig_task *t, uint64_t from, uint64_t len, uint64_t to,
 {
 	if (from == to)
 		return 0;
-	if (task_sys_ok(t, "mremap vDSO", SYS_mremap, 5, from, len, len,
-	    MREMAP_MAYMOVE | MREMAP_FIXED, to) == -1) {
+	if (task_sys_ok(t, "mremap vDSO", SYS_mremap, (sysargs){ from, len,
+	    len, MREMAP_MAYMOVE | MREMAP_FIXED, to }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
@@ -609,8 +610,8 @@ mm_restore_clear(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 	prev = 0;
 	for (i = 0; i <= nkeep; i++) {
 		end = i < nkeep ? keep[i].start : MIG_TASK_SIZE;
-		if (end > prev && task_sys_ok(t, "munmap", SYS_munmap, 2, prev,
-		    end - prev) == -1) {
+		if (end > prev && task_sys_ok(t, "munmap", SYS_munmap,
+		    (sysargs){ prev, end - prev }) == -1) {
 			*cause = task_cause(t);
 			goto out;
 		}
@@ -659,8 +660,8 @@ mm_open_in(struct mig_task *t, const Osm__ImgVma *v, long *fd, char **cause)
 	}
 	if (task_write(t, t->scratch, v->path, n, cause) == -1)
 		return -1;
-	if (task_sys_ok(t, "open mapped file", SYS_openat, 4, AT_FDCWD,
-	    t->scratch, O_RDONLY | O_CLOEXEC, 0) == -1) {
+	if (task_sys_ok(t, "open mapped file", SYS_openat, (sysargs){ AT_FDCWD,
+	    t->scratch, O_RDONLY | O_CLOEXEC, 0 }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
@@ -679,7 +680,7 @@ mm_close_in(struct mig_task *t, long *fd)
 {
 	if (*fd == -1)
 		return 0;
-	if (task_sys_ok(t, "close", SYS_close, 1, *fd) == -1)
+	if (task_sys_ok(t, "close", SYS_close, (sysargs){ *fd }) == -1)
 		return -1;
 	*fd = -1;
 	return 0;
@@ -704,9 +705,9 @@ mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 			prot |= PROT_READ | PROT_WRITE;
 		flags = v->flags | MAP_FIXED_NOREPLACE;
 		if (v->kind == OSM__IMG_VMA_KIND__VMA_ANON) {
-			if (task_sys_ok(t, "mmap", SYS_mmap, 6, v->start,
-			    v->end - v->start, prot, flags | MAP_ANONYMOUS,
-			    -1, 0) == -1)
+			if (task_sys_ok(t, "mmap", SYS_mmap,
+			    (sysargs){ v->start, v->end - v->start, prot,
+			    flags | MAP_ANONYMOUS, -1, 0 }) == -1)
 				goto fail;
 			continue;
 		}
@@ -718,8 +719,8 @@ mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 				return -1;
 			open_path = v->path;
 		}
-		if (task_sys_ok(t, "mmap file", SYS_mmap, 6, v->start,
-		    v->end - v->start, prot, flags, fd, v->pgoff) == -1)
+		if (task_sys_ok(t, "mmap file", SYS_mmap, (sysargs){ v->start,
+		    v->end - v->start, prot, flags, fd, v->pgoff }) == -1)
 			goto fail;
 	}
 	if (mm_close_in(t, &fd) == -1)
@@ -742,8 +743,8 @@ mm_restore_prot(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 		if (v->pages == 0 || mm_is_vdso_kind(v) ||
 		    v->prot == (v->prot | PROT_READ | PROT_WRITE))
 			continue;
-		if (task_sys_ok(t, "mprotect", SYS_mprotect, 3, v->start,
-		    v->end - v->start, v->prot) == -1) {
+		if (task_sys_ok(t, "mprotect", SYS_mprotect,
+		    (sysargs){ v->start, v->end - v->start, v->prot }) == -1) {
 			*cause = task_cause(t);
 			return -1;
 		}

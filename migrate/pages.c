@@ -458,7 +458,8 @@ bad:
 }
 
 int
-pages_cursor_done(struct pages_cursor *cur, const uint64_t *counts, char **cause)
+pages_cursor_done(struct pages_cursor *cur, const uint64_t *counts,
+    char **cause)
 {
 	const Osm__ImgMm	*mm = cur->mm;
 	size_t			 i;

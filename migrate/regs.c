@@ -160,7 +160,8 @@ regs_check(struct mig_task *t, const Osm__ImgRegs *img, char **cause)
 
 	if (img->xstate.len < XSTATE_MIN || img->xstate.len > MIG_XSTATE_MAX ||
 	    img->xfeatures != regs_xfeatures(img->xstate.data,
-	    img->xstate.len) || img->restart > OSM__IMG_RESTART__RESTART_EINTR ||
+	    img->xstate.len) ||
+	    img->restart > OSM__IMG_RESTART__RESTART_EINTR ||
 	    img->gp->cs != 0x33 || img->gp->ss != 0x2b ||
 	    img->gp->rip >= MIG_TASK_SIZE) {
 		xasprintf(cause, "image corrupted: registers");

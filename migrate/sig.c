@@ -94,8 +94,8 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, char **cause)
 	for (sig = 1; sig <= SIG_MAX; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction, 4, sig, 0,
-		    t->scratch, 8) == -1)
+		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction,
+		    (sysargs){ sig, 0, t->scratch, 8 }) == -1)
 			goto inject;
 		if (task_read(t, t->scratch, &ka, sizeof ka, cause) == -1)
 			return -1;
@@ -114,7 +114,8 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, char **cause)
 	/* Not from the alternate stack's view: our calls have no stack. */
 	rsp = t->regs.rsp;
 	t->regs.rsp = 0;
-	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack, 2, 0, t->scratch);
+	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack, (sysargs){ 0,
+	    t->scratch });
 	t->regs.rsp = rsp;
 	if (rc == -1)
 		goto inject;
@@ -126,8 +127,8 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, char **cause)
 
 	s->itimers = xcalloc(3, sizeof *s->itimers);
 	for (i = 0; i < 3; i++) {
-		if (task_sys_ok(t, "getitimer", SYS_getitimer, 2, i,
-		    t->scratch) == -1)
+		if (task_sys_ok(t, "getitimer", SYS_getitimer, (sysargs){ i,
+		    t->scratch }) == -1)
 			goto inject;
 		if (task_read(t, t->scratch, &it, sizeof it, cause) == -1)
 			return -1;
@@ -240,11 +241,11 @@ sig_requeue(struct mig_task *t, const siginfo_t *si, int shared,
 	if (task_write(t, t->scratch, si, sizeof *si, cause) == -1)
 		return -1;
 	if (shared) {
-		if (task_sys_ok(t, "rt_sigqueueinfo", SYS_rt_sigqueueinfo, 3,
-		    t->pid, si->si_signo, t->scratch) == -1)
+		if (task_sys_ok(t, "rt_sigqueueinfo", SYS_rt_sigqueueinfo,
+		    (sysargs){ t->pid, si->si_signo, t->scratch }) == -1)
 			goto inject;
 	} else if (task_sys_ok(t, "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo,
-	    4, t->pid, t->pid, si->si_signo, t->scratch) == -1)
+	    (sysargs){ t->pid, t->pid, si->si_signo, t->scratch }) == -1)
 		goto inject;
 	return 0;
 inject:
@@ -278,8 +279,8 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, char **cause)
 		}
 		if (task_write(t, t->scratch, &ka, sizeof ka, cause) == -1)
 			return -1;
-		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction, 4, sig,
-		    t->scratch, 0, 8) == -1)
+		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction,
+		    (sysargs){ sig, t->scratch, 0, 8 }) == -1)
 			goto inject;
 	}
 
@@ -291,7 +292,8 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, char **cause)
 		return -1;
 	rsp = t->regs.rsp;
 	t->regs.rsp = 0;
-	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack, 2, t->scratch, 0);
+	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack,
+	    (sysargs){ t->scratch, 0 });
 	t->regs.rsp = rsp;
 	if (rc == -1)
 		goto inject;
@@ -309,8 +311,8 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, char **cause)
 		if (task_write(t, t->scratch, &it[i], sizeof it[i],
 		    cause) == -1)
 			return -1;
-		if (task_sys_ok(t, "setitimer", SYS_setitimer, 3, i,
-		    t->scratch, 0) == -1)
+		if (task_sys_ok(t, "setitimer", SYS_setitimer, (sysargs){ i,
+		    t->scratch, 0 }) == -1)
 			goto inject;
 	}
 

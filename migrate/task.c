@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,16 +66,16 @@ task_steal(struct mig_task *t, char **cause)
 }
 
 /*
- * Resume with request until the next syscall stop; group stops and
- * interrupts are stepped over, signals set aside.
+ * Resume until the next syscall stop; group stops and interrupts are
+ * stepped over, signals set aside.
  */
 static int
-task_step(struct mig_task *t, int request, char **cause)
+task_step(struct mig_task *t, char **cause)
 {
 	int	status;
 
 	for (;;) {
-		if (ptrace(request, t->pid, 0, 0) == -1) {
+		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
 			xasprintf(cause, "ptrace resume %d: %s", t->pid,
 			    strerror(errno));
 			return -1;
@@ -118,24 +117,16 @@ task_setregs(struct mig_task *t, const struct user_regs_struct *r,
 }
 
 /*
- * Run system call nr with nargs unsigned long arguments in the task; its
- * return value (a negative errno on failure) goes to *rv. -1 only when the
- * task could not be driven.
+ * Run system call nr with arguments a in the task; its return value (a
+ * negative errno on failure) goes to *rv. -1 only when the task could not
+ * be driven.
  */
 static int
-task_syscall(struct mig_task *t, long *rv, long nr, int nargs, ...)
+task_syscall(struct mig_task *t, long *rv, long nr, const sysargs a)
 {
 	struct user_regs_struct	 r;
 	struct __ptrace_syscall_info info;
-	unsigned long		 a[6] = { 0 };
-	va_list			 ap;
 	char			*cause = NULL;
-	int			 i;
-
-	va_start(ap, nargs);
-	for (i = 0; i < nargs && i < 6; i++)
-		a[i] = va_arg(ap, unsigned long);
-	va_end(ap);
 
 	r = t->regs;
 	r.rax = nr;
@@ -151,7 +142,7 @@ task_syscall(struct mig_task *t, long *rv, long nr, int nargs, ...)
 		goto fail;
 	t->regs_dirty = 1;
 	for (;;) {
-		if (task_step(t, PTRACE_SYSCALL, &cause) == -1)
+		if (task_step(t, &cause) == -1)
 			goto fail;
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info,
 		    &info) == -1) {
@@ -174,23 +165,17 @@ fail:
 }
 
 /*
- * Run a system call that must succeed; name says what it was for in the
- * error. The cause is kept in the task for task_cause().
+ * Run a system call that must succeed, its result in t->last_rv; name says
+ * what it was for in the error, which is kept for task_cause(). The
+ * arguments are a (sysargs){ ... }: converted as for a prototype, not
+ * passed through varargs, so that an int -1 arrives as a 64-bit -1.
  */
 int
-task_sys_ok(struct mig_task *t, const char *name, long nr, int nargs, ...)
+task_sys_ok(struct mig_task *t, const char *name, long nr, const sysargs a)
 {
-	unsigned long	 a[6] = { 0 };
-	va_list		 ap;
-	long		 rv;
-	int		 i;
+	long	rv;
 
-	va_start(ap, nargs);
-	for (i = 0; i < nargs && i < 6; i++)
-		a[i] = va_arg(ap, unsigned long);
-	va_end(ap);
-	if (task_syscall(t, &rv, nr, 6, a[0], a[1], a[2], a[3], a[4],
-	    a[5]) == -1)
+	if (task_syscall(t, &rv, nr, a) == -1)
 		return -1;
 	if (rv < 0 && rv > -4096) {
 		free(t->cause);
@@ -256,8 +241,8 @@ task_scratch(struct mig_task *t, uint64_t addr, size_t len, char **cause)
 
 	if (addr != 0)
 		flags |= MAP_FIXED_NOREPLACE;
-	if (task_sys_ok(t, "mmap scratch", SYS_mmap, 6, addr, len,
-	    PROT_READ | PROT_WRITE, flags, -1, 0) == -1) {
+	if (task_sys_ok(t, "mmap scratch", SYS_mmap, (sysargs){ addr, len,
+	    PROT_READ | PROT_WRITE, flags, -1, 0 }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
@@ -277,8 +262,8 @@ task_unscratch(struct mig_task *t, char **cause)
 {
 	if (t->scratch == 0)
 		return 0;
-	if (task_sys_ok(t, "munmap scratch", SYS_munmap, 2, t->scratch,
-	    t->scratch_len) == -1) {
+	if (task_sys_ok(t, "munmap scratch", SYS_munmap, (sysargs){ t->scratch,
+	    t->scratch_len }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}

@@ -19,7 +19,7 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' INT TERM HUP PIPE
 
 ok() { echo "ok   $name"; passed=$((passed + 1)); }
 bad() {
