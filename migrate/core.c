@@ -30,6 +30,8 @@
 #define RSEQ_FLAG_UNREGISTER	1
 #define AUXV_MAX		1024
 #define CMDLINE_MAX		(64 << 10)
+#define COMM_MAX		64
+#define GROUPS_MAX		1024	/* what fits the restore's scratch */
 
 /* A /proc file of the task, whole, up to max bytes. */
 static int
@@ -100,30 +102,33 @@ int
 core_status_value(pid_t pid, const char *key, char *out, size_t size,
     char **cause)
 {
-	char	 path[64], line[1024];
+	char	 path[64], *line = NULL;
 	FILE	*f;
-	size_t	 n = strlen(key);
-	int	 found = 0;
+	size_t	 n = strlen(key), cap = 0;
+	int	 rc = -1;
 
 	snprintf(path, sizeof path, "/proc/%d/status", pid);
 	if ((f = fopen(path, "re")) == NULL) {
 		xasprintf(cause, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (fgets(line, sizeof line, f) != NULL) {
+	while (getline(&line, &cap, f) != -1) {
 		if (strncmp(line, key, n) == 0 && line[n] == ':') {
-			snprintf(out, size, "%s", line + n + 1);
-			out[strcspn(out, "\n")] = '\0';
-			found = 1;
+			line[strcspn(line, "\n")] = '\0';
+			rc = 0;
 			break;
 		}
 	}
-	fclose(f);
-	if (!found) {
+	if (rc == -1)
 		xasprintf(cause, "%s: no %s line", path, key);
-		return -1;
-	}
-	return 0;
+	else if (strlen(line + n + 1) >= size) {
+		xasprintf(cause, "%s: %s line too long", path, key);
+		rc = -1;
+	} else
+		strcpy(out, line + n + 1);
+	free(line);
+	fclose(f);
+	return rc;
 }
 
 static int
@@ -206,7 +211,7 @@ static int
 core_ids(struct mig_task *t, Osm__ImgTask *k, char **cause)
 {
 	unsigned long	 u[4], g[4];
-	char		 buf[1024], *p, *end;
+	char		 buf[16384], *p, *end;
 	unsigned long	 v;
 
 	if (core_status_ids(t->pid, "Uid", u, 4, cause) == -1 ||
@@ -222,11 +227,16 @@ core_ids(struct mig_task *t, Osm__ImgTask *k, char **cause)
 	k->gid = g[0];
 	if (core_status_value(t->pid, "Groups", buf, sizeof buf, cause) == -1)
 		return -1;
-	k->groups = xcalloc(NGROUPS_MAX, sizeof *k->groups);
-	for (p = buf; k->n_groups < NGROUPS_MAX; p = end) {
+	k->groups = xcalloc(GROUPS_MAX, sizeof *k->groups);
+	for (p = buf;; p = end) {
 		v = strtoul(p, &end, 10);
 		if (end == p)
 			break;
+		if (k->n_groups == GROUPS_MAX) {
+			xasprintf(cause, "process %d is in more than %d groups",
+			    t->pid, GROUPS_MAX);
+			return -1;
+		}
 		k->groups[k->n_groups++] = v;
 	}
 	return 0;
@@ -358,8 +368,9 @@ core_check(const Osm__ImgHeader *h, const Osm__ImgTask *k, char **cause)
 		    "size %u)", h->arch, h->page_size);
 		return -1;
 	}
-	if (k->auxv.len % 16 != 0 || k->auxv.len > AUXV_MAX ||
-	    k->n_groups > NGROUPS_MAX || k->n_rlimits > RLIM_NLIMITS ||
+	if (strlen(h->comm) > COMM_MAX || h->cmdline.len > CMDLINE_MAX ||
+	    k->auxv.len % 16 != 0 || k->auxv.len > AUXV_MAX ||
+	    k->n_groups > GROUPS_MAX || k->n_rlimits > RLIM_NLIMITS ||
 	    (k->exe != NULL && (k->exe[0] != '/' || k->exe_id == NULL ||
 	    strlen(k->exe) >= PATH_MAX)) ||
 	    (k->has_rseq_addr && (!k->has_rseq_len || !k->has_rseq_sig ||
@@ -389,16 +400,31 @@ core_check_local(const Osm__ImgTask *k, char **cause)
 }
 
 /*
- * Become the image's user first, so that every file the restore opens
- * in the target is opened with that user's rights. A user restoring
- * their own image changes nothing.
+ * The image's resource limits, and its user: before any file is opened in
+ * the target, so that each is opened with that user's rights. A user
+ * restoring their own image changes no identity.
  */
 int
-core_restore_creds(struct mig_task *t, const Osm__ImgTask *k, char **cause)
+core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, char **cause)
 {
-	size_t	 i;
-	gid_t	*g;
+	struct rlimit	 rl;
+	size_t		 i;
+	gid_t		*g;
 
+	/*
+	 * Resource limits first, while the target is still ours: setting
+	 * those of another user's process takes CAP_SYS_RESOURCE.
+	 */
+	for (i = 0; i < k->n_rlimits; i++) {
+		rl.rlim_cur = k->rlimits[i]->cur;
+		rl.rlim_max = k->rlimits[i]->max;
+		if (prlimit(t->pid, k->rlimits[i]->resource, &rl, NULL) == -1) {
+			xasprintf(cause, "cannot set resource limit %u of the "
+			    "restored process: %s", k->rlimits[i]->resource,
+			    strerror(errno));
+			return -1;
+		}
+	}
 	if (geteuid() != 0 || (k->uid == 0 && k->gid == 0))
 		return 0;
 	g = xcalloc(k->n_groups + 1, sizeof *g);
@@ -457,13 +483,11 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
     const Osm__ImgTask *k, char **cause)
 {
 	struct prctl_mm_map	 map;
-	struct rlimit		 rl;
 	uint64_t		 auxv = t->scratch + sizeof map;
 	uint32_t		 tid;
 	uint64_t		 perm;
 	char			*c = NULL;
 	long			 exe;
-	size_t			 i;
 	int			 bit;
 
 	memset(&map, 0, sizeof map);
@@ -540,16 +564,6 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 		if (task_sys_ok(t, "ARCH_REQ_XCOMP_PERM", SYS_arch_prctl,
 		    (sysargs){ ARCH_REQ_XCOMP_PERM, bit }) == -1)
 			goto inject;
-	}
-	for (i = 0; i < k->n_rlimits; i++) {
-		rl.rlim_cur = k->rlimits[i]->cur;
-		rl.rlim_max = k->rlimits[i]->max;
-		if (prlimit(t->pid, k->rlimits[i]->resource, &rl, NULL) == -1) {
-			xasprintf(cause, "cannot set resource limit %u of the "
-			    "restored process: %s", k->rlimits[i]->resource,
-			    strerror(errno));
-			return -1;
-		}
 	}
 	return 0;
 inject:

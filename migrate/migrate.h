@@ -200,7 +200,7 @@ int	 core_dump(struct mig_task *, Osm__ImgHeader *, Osm__ImgTask *,
 void	 core_free(Osm__ImgHeader *, Osm__ImgTask *);
 int	 core_check(const Osm__ImgHeader *, const Osm__ImgTask *, char **);
 int	 core_check_local(const Osm__ImgTask *, char **);
-int	 core_restore_creds(struct mig_task *, const Osm__ImgTask *, char **);
+int	 core_restore_identity(struct mig_task *, const Osm__ImgTask *, char **);
 int	 core_restore(struct mig_task *, const Osm__ImgHeader *,
 	    const Osm__ImgTask *, char **);
 int	 core_restore_rseq(struct mig_task *, const Osm__ImgTask *, char **);

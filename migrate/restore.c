@@ -41,7 +41,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	/* From here on the target changes. */
 	if (core_rseq_unregister(t, cause) == -1 ||
 	    mm_restore_clear(t, mi.mm, cause) == -1 ||
-	    core_restore_creds(t, mi.task, cause) == -1 ||
+	    core_restore_identity(t, mi.task, cause) == -1 ||
 	    mm_restore_map(t, mi.mm, cause) == -1 ||
 	    files_restore(t, mi.files, o, cause) == -1 ||
 	    pages_restore(t, mi.mm, &img, st, cause) == -1 ||

@@ -188,6 +188,33 @@ else
 	bad "setup"
 fi
 
+# Another user's process, dumped by that user, restored by root: it must
+# come back as that user.
+name=user
+U=$W/user
+mkdir "$U" && chmod 755 "$W" && chmod 777 "$U" && cp "$Z/basic" "$MOSCR" "$U/"
+if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "
+    cd '$U' || exit 1
+    ./basic > user.out 2>&1 < /dev/null &
+    p=\$!
+    i=0
+    until grep -q READY user.out 2>/dev/null; do
+        i=\$((i + 1)); [ \$i -lt 300 ] || break; sleep 0.1
+    done
+    ./moscr dump \$p -o user.img || { kill -9 \$p; exit 1; }" \
+    2> "$W/$name.derr" &&
+    restore_bg "$U/user.img"; then
+	uid=$(awk '/^Uid:/ { print $2 $3 $4 }' "/proc/$rpid/status")
+	kill -USR1 "$rpid"
+	wait "$mpid"
+	rc=$?
+	if [ "$uid" != 655346553465534 ]; then bad "runs as uid $uid"
+	elif [ $rc -eq 0 ] && grep -q '^PASS' "$U/user.out"; then ok
+	else bad "exit $rc"; fi
+else
+	bad "setup"
+fi
+
 # Through a pipe, with the original left running, output elsewhere.
 name=stream
 if start stream "$Z/basic" streamed; then
