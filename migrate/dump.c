@@ -133,6 +133,8 @@ mig_dump(struct mig_task *t, int fd, struct mig_stats *st, char **cause)
 	if (core_rseq_cs_put(t, rseq_cs, cause) == -1)
 		goto out;
 	have_cs = 0;
+	if (task_settle(t, cause) == -1)
+		goto out;
 	if (pages_scan(t, &md, cause) == -1)
 		goto out;
 

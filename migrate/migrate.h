@@ -114,6 +114,7 @@ int	 task_write(struct mig_task *, uint64_t, const void *, size_t, char **);
 int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
 int	 task_scratch(struct mig_task *, uint64_t, size_t, char **);
 int	 task_unscratch(struct mig_task *, char **);
+int	 task_settle(struct mig_task *, char **);
 int	 task_vdso(pid_t, uint64_t *, uint64_t *, char **);
 int	 task_find_sysc(struct mig_task *, uint64_t, uint64_t, char **);
 char	*task_cause(struct mig_task *);

@@ -500,9 +500,27 @@ mig_pid(const struct mig_task *t)
 }
 
 /*
- * Let the task run on: signals our stops took given back, and the
- * registers it is to resume with, its interrupted call restarted as the
- * kernel would have after our injected calls.
+ * Put back the registers the task is to resume with, its interrupted call
+ * restarted as the kernel would have after our injected calls (which
+ * return through syscall exit, where the restart logic does not run).
+ * Done as soon as the injected calls are over, so that a task whose
+ * tracer dies goes on as it was.
+ */
+int
+task_settle(struct mig_task *t, char **cause)
+{
+	if (!t->regs_dirty)
+		return 0;
+	regs_resumable(&t->regs);
+	if (task_setregs(t, &t->regs, cause) == -1)
+		return -1;
+	t->regs_dirty = 0;
+	return 0;
+}
+
+/*
+ * Let the task run on: signals our stops took given back, and its
+ * registers settled.
  */
 int
 mig_release(struct mig_task *t, char **cause)
@@ -523,11 +541,8 @@ mig_release(struct mig_task *t, char **cause)
 		if (task_unscratch(t, cause) == -1)
 			goto out;
 	}
-	if (t->regs_dirty) {
-		regs_resumable(&t->regs);
-		if (task_setregs(t, &t->regs, cause) == -1)
-			goto out;
-	}
+	if (task_settle(t, cause) == -1)
+		goto out;
 	if (ptrace(PTRACE_DETACH, t->pid, 0, 0) == -1) {
 		xasprintf(cause, "PTRACE_DETACH %d: %s", t->pid,
 		    strerror(errno));
