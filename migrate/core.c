@@ -332,6 +332,14 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 		k->exe_id = xmalloc(sizeof *k->exe_id);
 		mm_file_id(&st, k->exe_id);
 	}
+	if (task_sys_ok(t, "PR_GET_DUMPABLE", SYS_prctl,
+	    (sysargs){ PR_GET_DUMPABLE }) == -1)
+		goto inject;
+	k->dumpable = t->last_rv;
+	if (task_sys_ok(t, "PR_GET_NO_NEW_PRIVS", SYS_prctl,
+	    (sysargs){ PR_GET_NO_NEW_PRIVS }) == -1)
+		goto inject;
+	k->no_new_privs = t->last_rv == 1;
 	if (core_ids(t, k, cause) == -1 || core_rlimits(t, k, cause) == -1)
 		return -1;
 	return 0;
@@ -441,9 +449,7 @@ core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, char **cause)
 	    task_sys_ok(t, "setresgid", SYS_setresgid, (sysargs){ k->gid,
 	    k->gid, k->gid }) == -1 ||
 	    task_sys_ok(t, "setresuid", SYS_setresuid, (sysargs){ k->uid,
-	    k->uid, k->uid }) == -1 ||
-	    task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl,
-	    (sysargs){ PR_SET_DUMPABLE, 1 }) == -1) {
+	    k->uid, k->uid }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
@@ -552,6 +558,12 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	if (k->robust_list != 0 && task_sys_ok(t, "set_robust_list",
 	    SYS_set_robust_list, (sysargs){ k->robust_list,
 	    k->robust_list_len }) == -1)
+		goto inject;
+	/* Taking on another user made it undumpable: as it was, then. */
+	if (task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl,
+	    (sysargs){ PR_SET_DUMPABLE, k->dumpable != 0 }) == -1 ||
+	    (k->no_new_privs && task_sys_ok(t, "PR_SET_NO_NEW_PRIVS",
+	    SYS_prctl, (sysargs){ PR_SET_NO_NEW_PRIVS, 1 }) == -1))
 		goto inject;
 	/* Dynamic FPU features (AMX) the process had asked for. */
 	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
