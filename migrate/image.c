@@ -184,7 +184,7 @@ img_fill(struct img *img, void *buf, size_t len, const char *what,
 	return 0;
 }
 
-int
+static int
 img_read_preamble(struct img *img, char **cause)
 {
 	uint32_t	pre[2];
@@ -211,7 +211,7 @@ img_read_preamble(struct img *img, char **cause)
 	return 0;
 }
 
-size_t
+static size_t
 img_pages_bytes(const Osm__ImgPages *p)
 {
 	size_t	i, n = 0;

@@ -115,8 +115,6 @@ int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
 int	 task_scratch(struct mig_task *, uint64_t, size_t, char **);
 int	 task_unscratch(struct mig_task *, char **);
 int	 task_settle(struct mig_task *, char **);
-int	 task_vdso(pid_t, uint64_t *, uint64_t *, char **);
-int	 task_find_sysc(struct mig_task *, uint64_t, uint64_t, char **);
 char	*task_cause(struct mig_task *);
 
 /* image.c */
@@ -135,11 +133,9 @@ int	 img_write(struct img *, Osm__ImgRecord *, char **);
 int	 img_write_pages(struct img *, Osm__ImgExtent **, size_t,
 	    const void *, size_t, char **);
 int	 img_write_seal(struct img *, int, char **);
-int	 img_read_preamble(struct img *, char **);
 Osm__ImgRecord *img_read(struct img *, char **);
 int	 img_read_raw(struct img *, void *, size_t, char **);
 int	 img_read_meta(struct img *, struct mig_image *, char **);
-size_t	 img_pages_bytes(const Osm__ImgPages *);
 
 /* crc32c.c */
 uint32_t crc32c(uint32_t, const void *, size_t);

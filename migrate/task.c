@@ -272,7 +272,7 @@ task_unscratch(struct mig_task *t, char **cause)
 }
 
 /* Where the task's [vdso] is, from its maps. */
-int
+static int
 task_vdso(pid_t pid, uint64_t *start, uint64_t *end, char **cause)
 {
 	char			 path[64], line[512];
@@ -302,7 +302,7 @@ task_vdso(pid_t pid, uint64_t *start, uint64_t *end, char **cause)
 }
 
 /* Find a syscall instruction (0f 05) in the vDSO at [start, end). */
-int
+static int
 task_find_sysc(struct mig_task *t, uint64_t start, uint64_t end,
     char **cause)
 {

@@ -2,7 +2,8 @@
  * Floating point and AVX work in flight: the same computation runs once
  * uninterrupted, then again while the process is dumped and restored; the
  * results must be bit for bit equal. The accumulators live in vector
- * registers across the loop, and x87 long doubles are in use too.
+ * registers across the loop (AVX-512 ones and a mask register too where
+ * the CPU has them), and x87 long doubles are in use.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -12,8 +13,11 @@
 
 struct result {
 	double		v[16];
+	double		z[16];		/* AVX-512, where the CPU has it */
 	long double	x;
 };
+
+static int	has_avx512;
 
 __attribute__((target("avx2,fma"), noinline))
 static void
@@ -40,6 +44,34 @@ work(long iters, struct result *r)
 	r->x = x;
 }
 
+/* The same with the 512-bit registers and a mask register in play. */
+__attribute__((target("avx512f"), noinline))
+static void
+work512(long iters, struct result *r)
+{
+	__m512d		a = _mm512_set1_pd(1.01), b = _mm512_set1_pd(0.5);
+	__m512d		d = _mm512_set1_pd(0.9999999);
+	__mmask8	m = 0x5a;
+	long		i;
+
+	for (i = 0; i < iters; i++) {
+		a = _mm512_fmadd_pd(a, d, b);
+		b = _mm512_mask_sqrt_pd(b, m, a);
+		m = (__mmask8)((m << 1) | (m >> 7));
+	}
+	_mm512_storeu_pd(r->z, a);
+	_mm512_storeu_pd(r->z + 8, b);
+}
+
+static void
+run(long iters, struct result *r)
+{
+	memset(r, 0, sizeof *r);
+	work(iters, r);
+	if (has_avx512)
+		work512(iters, r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -50,16 +82,18 @@ main(int argc, char **argv)
 
 	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
 		zdtm_fail("this CPU has no AVX2/FMA");
+	has_avx512 = __builtin_cpu_supports("avx512f");
 	/* Size the run to last about four seconds. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	work(iters, &ref);
+	run(iters, &ref);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	iters = (long)(iters * 4.0 / (s > 0.01 ? s : 0.01));
-	work(iters, &ref);
+	run(iters, &ref);
 	zdtm_ready();
-	work(iters, &got);
-	if (memcmp(ref.v, got.v, sizeof ref.v) != 0 || ref.x != got.x)
+	run(iters, &got);
+	if (memcmp(ref.v, got.v, sizeof ref.v) != 0 ||
+	    memcmp(ref.z, got.z, sizeof ref.z) != 0 || ref.x != got.x)
 		zdtm_fail("results differ from the uninterrupted run");
 	if (argc > 1)
 		printf("%.17g\n", got.v[0]);
