@@ -10,6 +10,17 @@
  * reads from any, strictly in order. A restore targets a process under our
  * ptrace control: a fresh one (mig_spawn) or one the caller already stopped
  * (mig_adopt).
+ *
+ *	dump:		t = mig_seize(pid); mig_dump(t, fd, ...); then
+ *			mig_release(t) to let it go on, or mig_kill(t)
+ *	restore:	t = mig_spawn() or mig_adopt(pid);
+ *			mig_restore(t, fd, ...); mig_release(t) to let it run
+ *
+ * mig_release and mig_kill free t. A failed mig_dump leaves the process
+ * as it was; a failed mig_restore has already killed a spawned target,
+ * while an adopted one may be half changed and is the caller's to kill
+ * (every record is checked before it is applied, the description before
+ * the target is touched, but pages stream in before the final seal).
  */
 #ifndef MIGRATE_H
 #define MIGRATE_H
