@@ -1,6 +1,7 @@
 #!/bin/sh
 # Checkpoint on one lab node, restore on another: the zdtm programs
-# (tests/zdtm/) are started and dumped in node 1 and restored in node 2,
+# (tests/zdtm/) are started and dumped in node 1 and restored in node 2
+# (two of them in node 1 again),
 # with images and files in the lab's state directory, which both nodes see
 # (their /tmp, /run and /dev/shm are their own). Same checks as t-zdtm.sh.
 . "$(dirname "$0")/lib.sh"
@@ -42,9 +43,11 @@ dump() {
 	return 0
 }
 
-# restore_bg: in node 2; $mjob is moslab exec, $rpid the process there.
+# restore_bg [NODE]: in node 2 (or NODE); $mjob is moslab exec, $rpid the
+# process there.
 restore_bg() {
-	lab_exec 2 moscr restore -v "$D/$name.img" 2> "$D/$name.rerr" &
+	rn=${1:-2}
+	lab_exec "$rn" moscr restore -v "$D/$name.img" 2> "$D/$name.rerr" &
 	mjob=$!
 	wait_for 30 grep -q " as process " "$D/$name.rerr" || return 1
 	rpid=$(sed -n 's/.* as process \([0-9]*\):.*/\1/p' "$D/$name.rerr")
@@ -55,19 +58,23 @@ verdict() {
 	else bad "exit $1"; fi
 }
 
-# Restored in node 2, told to check itself by SIGUSR1 (after SIGUSR2 for
-# the signal test).
-for t in basic-static basic signals heap file; do
-	name=$t
+# Restored in node 2 (the @1 ones back in node 1), told to check itself by
+# SIGUSR1 (after SIGUSR2 for the signal test).
+for t in basic-static basic signals heap file basic@1 signals@1; do
+	name=$(echo "$t" | tr @ -)
+	rn=2
+	case $t in
+	*@1) rn=1; t=${t%@1} ;;
+	esac
 	case $t in
 	heap) set -- "$Z/heap" 1024 ;;
 	file) set -- "$Z/file" "$D" ;;
 	*) set -- "$Z/$t" ;;
 	esac
-	if start "$name" "$@" && dump && restore_bg; then
-		[ "$t" = signals ] && lab_exec 2 kill -USR2 "$rpid" &&
+	if start "$name" "$@" && dump && restore_bg "$rn"; then
+		[ "$t" = signals ] && lab_exec "$rn" kill -USR2 "$rpid" &&
 		    sleep 0.2
-		lab_exec 2 kill -USR1 "$rpid"
+		lab_exec "$rn" kill -USR1 "$rpid"
 		wait "$mjob"
 		verdict $?
 	else
