@@ -44,6 +44,7 @@ PROTO_H		 = $(PROTOS:%.proto=$(OBJ)/%.pb-c.h)
 LIB_SRCS	 = $(wildcard lib/*.c)
 MOSD_SRCS	 = $(filter-out mosd/main.c, $(wildcard mosd/*.c))
 MIGRATE_SRCS	 = $(filter-out migrate/moscr%.c, $(wildcard migrate/*.c))
+MOSCR_SRCS	 = $(wildcard migrate/moscr*.c)
 REMOTE_SRCS	 = $(wildcard libremote/*.c)
 MON_SRCS	 = $(wildcard mon/*.c)
 
@@ -59,23 +60,32 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
 TOOLS		 = mosctl moslab mosgossip-sim
-PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%)
+PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
+		   $(MOSCR_SRCS) \
 		   $(REMOTE_SRCS) $(MON_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module (and the
 # system libraries in check_X_LDLIBS).
-UNIT_TESTS	 = check_lib check_mosd check_mon check_remote check_forward
+UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
+		   check_forward
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
+check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
+
+# zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
+ZDTM_SRCS	 = $(wildcard tests/zdtm/*.c)
+ZDTM_STATIC	 = basic fpu
+ZDTM_BINS	 = $(ZDTM_SRCS:tests/zdtm/%.c=$(OBJ)/tests/zdtm/%) \
+		   $(ZDTM_STATIC:%=$(OBJ)/tests/zdtm/%-static)
 
 # The forwarding loopback: a harness (guest agent and home in one) and the
 # programs it runs, which check_forward drives.
@@ -107,6 +117,13 @@ $(LIBOSM): $(call obj,$(LIB_SRCS)) $(PROTO_C:.c=.o)
 $(LIBMOSD): $(call obj,$(MOSD_SRCS))
 	$(AR) rcs $@ $^
 
+$(LIBMIGRATE): $(call obj,$(MIGRATE_SRCS))
+	$(AR) rcs $@ $^
+
+$(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 	$(AR) rcs $@ $^
 
@@ -136,13 +153,39 @@ $(BIN)/mosgossip-sim: $(call obj,$(call tool_srcs,mosgossip-sim)) \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) -lm
 
+$(OBJ)/tests/zdtm/%-static: tests/zdtm/%.c tests/zdtm/zdtm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -static -o $@ $< -pthread
+
+$(OBJ)/tests/zdtm/%: tests/zdtm/%.c tests/zdtm/zdtm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $< -pthread
+
+# Restores into a process it already holds, through libmigrate.
+$(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
+    $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+zdtm: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt
+
+# Benchmarks: never part of make check (bench/checkpoint and bench/forward
+# run them).
+bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward
+
+$(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+$(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
 .SECONDEXPANSION:
 $(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $($*_LDLIBS) $(PROTOBUF_LIBS) \
 	    $(CHECK_LIBS) -lm
 
-$(OBJ)/tests/loopback: $(OBJ)/tests/remote/loopback.o $(LIBREMOTE) $(LIBOSM)
+$(OBJ)/tests/loopback: $(OBJ)/tests/remote/loopback.o $(LIBREMOTE) \
+    $(LIBMIGRATE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 $(OBJ)/tests/remote/loopback.o: tests/remote/loopback.c | $(PROTO_H)
@@ -156,12 +199,6 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -std=gnu11 $(WARNINGS) $(CFLAGS) -MMD -MP -static \
 	    -o $@ $<
-
-# Benchmarks: never part of make check (bench/forward runs them).
-$(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
-
-bench: $(OBJ)/bench/forward
 
 -include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d) \
     $(REMOTE_TEST_BINS:%=%.d) $(OBJ)/tests/remote/loopback.d \
@@ -187,16 +224,18 @@ deps:
 units: $(UNIT_BINS) $(REMOTE_TEST_BINS)
 
 check: deps
-	$(MAKE) all units
+	$(MAKE) all units zdtm
 	tests/run-unit $(UNIT_BINS)
-	OSM_BIN=$(abspath $(BIN)) tests/lab/run
+	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
+	    tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
 	    SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	    all units
+	    all units zdtm
 	tests/run-unit $(UNIT_BINS:$(OBJ)/%=build/asan/%)
-	OSM_BIN=$(abspath build/asan/bin) tests/lab/run
+	OSM_BIN=$(abspath build/asan/bin) \
+	    OSM_ZDTM=$(abspath build/asan/tests/zdtm) tests/lab/run
 
 demo: deps
 	$(MAKE) all
@@ -228,4 +267,4 @@ install: all
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units check asan demo install clean bench
+.PHONY: all deps units zdtm bench check asan demo install clean

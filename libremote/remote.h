@@ -14,6 +14,7 @@
  *			  out; RemoteReply in, R's memory written, answered
  *   home.c		  the deputy's side, pure code: RemoteCall in, memory
  *			  image and registers out; result in, RemoteReply out
+ *   install.c		  putting the filter on R, held by migrate/
  *
  * Like migrate/, the library never prints, and exits only on a broken
  * invariant (a table that fails table_check): functions return 0 or -1 (or
@@ -33,6 +34,7 @@
 
 struct Osm__RemoteCall;
 struct Osm__RemoteReply;
+struct mig_task;
 
 #define RMT_CALL_MAX	(64U << 20)	/* bytes in the regions of one call */
 #define RMT_IO_MAX	(8U << 20)	/* longer reads and writes are cut */
@@ -175,6 +177,9 @@ int	 request_cpu_clock(int32_t, pid_t, int *, int *);
 int	 filter_build(struct sock_fprog *, char **);
 void	 filter_free(struct sock_fprog *);
 int	 filter_install_self(char **);
+
+/* install.c */
+int	 install_filter(struct mig_task *, char **);
 
 /* marshal.c: a call described, as the guest keeps it while pending */
 struct rmt_region {

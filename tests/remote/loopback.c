@@ -1,15 +1,15 @@
 /*
  * loopback: run a program under R's filter with this process as both its
- * guest agent and its home. The child puts the real filter on itself and
- * execs the program; we take its listener with pidfd_getfd and serve it
- * with libremote/guest.c, and execute each forwarded call here, in our own
+ * guest agent and its home. The program stops at its exec under our
+ * trace; we put the filter on it as the guest agent does on R
+ * (install_filter, through migrate/), let it go, serve its listener with
+ * libremote/guest.c, and execute each forwarded call here, in our own
  * context, through home.c (the deputy injects it into P instead). The
  * program's files, pipes and sockets are therefore ours.
  *
  * A call that must go home is reported on stderr as "loopback: HOME name:
- * why", the program is killed and we exit 3 (the one exception is the
- * child's first execve, of the program itself, which is let through).
- * Otherwise we exit as the program did.
+ * why", the program is killed and we exit 3. Otherwise we exit as the
+ * program did.
  *
  * usage: loopback [-sw] [-b ns] program [arg ...]
  *	-b ns	CPU time the program used before, user time, in ns
@@ -18,6 +18,7 @@
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "libremote/remote.h"
+#include "migrate/migrate.h"
 
 #define SCRATCH_SIZE	(RMT_CALL_MAX + (1U << 20))
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -74,20 +76,28 @@ high_fd(int fd)
 	return nfd;
 }
 
-/* The child: confine itself, say where the listener is, exec. */
-static void __attribute__((noreturn))
-child(volatile int *shared, char **argv)
+/* The program, stopped at its exec under our trace, gets R's filter. */
+static int
+confine(pid_t pid, char **cause)
 {
-	char	*cause;
-	int	 fd;
+	struct mig_task	*t;
+	int		 status, fd;
 
-	if ((fd = filter_install_self(&cause)) == -1) {
-		fprintf(stderr, "loopback: %s\n", cause);
-		_exit(127);
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		xasprintf(cause, "the program did not stop at its exec");
+		return -1;
 	}
-	__atomic_store_n(shared, fd, __ATOMIC_RELEASE);
-	execv(argv[0], argv);
-	_exit(127);
+	if ((t = mig_adopt(pid, cause)) == NULL)
+		return -1;
+	if ((fd = install_filter(t, cause)) == -1) {
+		mig_kill(t);
+		return -1;
+	}
+	if (mig_release(t, cause) != 0) {
+		close(fd);
+		return -1;
+	}
+	return high_fd(fd);
 }
 
 /*
@@ -161,14 +171,11 @@ main(int argc, char **argv)
 	struct emulate_base	 base = { 0 };
 	struct timing		 t = { 0 };
 	struct pollfd		 pfd[2];
-	volatile int		*shared;
 	uint8_t			*scratch;
 	char			*cause, env[32];
 	uint64_t		 t0, recv_ns = 0;
 	pid_t			 pid;
-	int			 c, stats = 0, plain = 0, started = 0, fd;
-	int			 pidfd, lfd;
-	int			 i;
+	int			 c, stats = 0, plain = 0, pidfd, lfd, i;
 
 	while ((c = getopt(argc, argv, "+b:sw")) != -1) {
 		switch (c) {
@@ -193,31 +200,24 @@ main(int argc, char **argv)
 
 	scratch = mmap(NULL, SCRATCH_SIZE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (scratch == MAP_FAILED || shared == MAP_FAILED)
+	if (scratch == MAP_FAILED)
 		fatal("mmap");
-	*shared = -1;
 	snprintf(env, sizeof env, "%ld", (long)getpid());
 	setenv("LOOPBACK_HOME_PID", env, 1);
 	fflush(NULL);
 
 	if ((pid = fork()) == -1)
 		fatal("fork");
-	if (pid == 0)
-		child(shared, argv);
-
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0)
+			execv(argv[0], argv);
+		_exit(127);
+	}
 	if ((pidfd = syscall(SYS_pidfd_open, pid, 0)) == -1)
 		fatal("pidfd_open");
 	pidfd = high_fd(pidfd);
-	while ((fd = __atomic_load_n(shared, __ATOMIC_ACQUIRE)) == -1) {
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			fatalx("the child died before confining itself");
-		usleep(100);
-	}
-	if ((lfd = syscall(SYS_pidfd_getfd, pidfd, fd, 0)) == -1)
-		fatal("pidfd_getfd");
-	lfd = high_fd(lfd);
+	if ((lfd = confine(pid, &cause)) == -1)
+		fatalx("%s", cause);
 	if ((g = guest_new(lfd, pid, getpid(), &base, &cause)) == NULL)
 		fatalx("%s", cause);
 	if (plain && g->sync_wakeup) {
@@ -251,15 +251,6 @@ main(int argc, char **argv)
 		}
 		if (ev.kind != GUEST_HOME)
 			continue;
-		if (!started && ev.nr == SYS_execve) {
-			struct seccomp_notif_resp resp = { .id = ev.id,
-			    .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
-
-			started = 1;
-			if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) != 0)
-				fatal("SECCOMP_IOCTL_NOTIF_SEND");
-			continue;
-		}
 		fprintf(stderr, "loopback: HOME %s: %s\n", ev.name, ev.why);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);

@@ -1,0 +1,294 @@
+/*
+ * Checkpoint benchmark: for processes of 64 MiB, 256 MiB and 1 GiB of
+ * touched memory, how long the process is frozen by a dump, the dump's
+ * throughput to a file in /dev/shm and to a socket, the restore's
+ * throughput from that file, and a whole migration (dump into a socket,
+ * restore from its other end at the same time). Each figure is the median
+ * of several runs after one warm-up run. Prints a Markdown section.
+ *
+ * usage: checkpoint [-c] [-r RUNS] [MiB...]
+ */
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "migrate/migrate.h"
+
+#define SHM_PATH	"/dev/shm/osm-bench.img"
+
+struct figures {
+	double	frozen_ms;
+	double	file_gbs;	/* dump to /dev/shm */
+	double	sock_gbs;	/* dump to a socket drained by a reader */
+	double	restore_gbs;	/* restore from /dev/shm */
+	double	migrate_ms;	/* dump | restore through a socket */
+	uint64_t bytes;
+};
+
+static void
+die(const char *what, char *cause)
+{
+	fprintf(stderr, "checkpoint: %s: %s\n", what, cause != NULL ? cause :
+	    strerror(errno));
+	exit(1);
+}
+
+/* A process with mib MiB of touched anonymous memory, waiting. */
+static pid_t
+workload(size_t mib)
+{
+	int	 p[2];
+	pid_t	 pid;
+	char	 c;
+	size_t	 i, n = mib << 20;
+	uint8_t	*m;
+
+	if (pipe(p) == -1)
+		die("pipe", NULL);
+	if ((pid = fork()) == 0) {
+		/* Nothing open but 0-2 and the pipe; then not even that. */
+		dup2(p[1], 100);
+		close_range(3, 99, 0);
+		close_range(101, ~0U, 0);
+		m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		    MAP_ANONYMOUS, -1, 0);
+		for (i = 0; i < n; i += 4096)
+			m[i] = i >> 12;
+		if (write(100, "r", 1) != 1)
+			_exit(1);
+		close(100);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1 || read(p[0], &c, 1) != 0)
+		die("workload", NULL);
+	close(p[0]);
+	return pid;
+}
+
+/*
+ * This virtual machine hands freed memory back to its host (virtio-balloon
+ * free page reporting), and touching such memory again costs a fault in
+ * the host: several times the cost of the restore itself, and varying with
+ * when the host reclaimed it. Touching and freeing as much memory just
+ * before a measurement gives the measured code warm pages, so the figures
+ * are of our code, not of the host. -c skips this (cold figures).
+ */
+static int	cold;
+
+static void
+warm(size_t bytes)
+{
+	uint8_t	*m;
+	size_t	 i;
+
+	if (cold)
+		return;
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		die("mmap", NULL);
+	for (i = 0; i < bytes; i += 4096)
+		m[i] = 1;
+	munmap(m, bytes);
+}
+
+static double
+gbs(uint64_t bytes, uint64_t us)
+{
+	return us == 0 ? 0 : bytes / (double)us / 1000.0;
+}
+
+/* Dump pid into fd and let it go on; returns microseconds. */
+static uint64_t
+dump_to(pid_t pid, int fd, struct mig_stats *st)
+{
+	struct mig_task	*t;
+	char		*cause = NULL;
+	uint64_t	 t0 = now_us(), us;
+
+	if ((t = mig_seize(pid, &cause)) == NULL)
+		die("seize", cause);
+	if (mig_dump(t, fd, st, &cause) == -1)
+		die("dump", cause);
+	us = now_us() - t0;
+	if (mig_release(t, &cause) == -1)
+		die("release", cause);
+	return us;
+}
+
+/* Restore from fd into a fresh process, then kill it. */
+static uint64_t
+restore_from(int fd)
+{
+	struct mig_task	*t;
+	char		*cause = NULL;
+	uint64_t	 t0 = now_us(), us;
+
+	if ((t = mig_spawn(&cause)) == NULL)
+		die("spawn", cause);
+	if (mig_restore(t, fd, NULL, NULL, &cause) == -1)
+		die("restore", cause);
+	us = now_us() - t0;
+	mig_kill(t);
+	return us;
+}
+
+static pid_t
+drain(int fd, int other)
+{
+	char	buf[1 << 16];
+	pid_t	pid;
+
+	if ((pid = fork()) == 0) {
+		close(other);
+		while (read(fd, buf, sizeof buf) > 0)
+			;
+		_exit(0);
+	}
+	return pid;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void
+measure(size_t mib, int runs, struct figures *f)
+{
+	struct mig_stats st;
+	double		 fr[32], fi[32], so[32], re[32], mi[32];
+	pid_t		 pid, other;
+	int		 fd, sv[2], r;
+	uint64_t	 us;
+
+	pid = workload(mib);
+	for (r = -1; r < runs; r++) {	/* run -1 warms up */
+		fd = open(SHM_PATH, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd == -1)
+			die(SHM_PATH, NULL);
+		warm(mib << 20);
+		us = dump_to(pid, fd, &st);
+		f->bytes = st.bytes;
+		if (r >= 0) {
+			fr[r] = st.frozen_us / 1000.0;
+			fi[r] = gbs(st.bytes, us);
+		}
+
+		lseek(fd, 0, SEEK_SET);
+		warm(mib << 20);
+		us = restore_from(fd);
+		if (r >= 0)
+			re[r] = gbs(st.bytes, us);
+		close(fd);
+		unlink(SHM_PATH);
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+			die("socketpair", NULL);
+		other = drain(sv[1], sv[0]);
+		close(sv[1]);
+		us = dump_to(pid, sv[0], &st);
+		close(sv[0]);
+		waitpid(other, NULL, 0);
+		if (r >= 0)
+			so[r] = gbs(st.bytes, us);
+
+		/* A migration: the restore reads while the dump writes. */
+		warm(mib << 20);
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+			die("socketpair", NULL);
+		us = now_us();
+		if ((other = fork()) == 0) {
+			close(sv[0]);
+			restore_from(sv[1]);
+			_exit(0);
+		}
+		close(sv[1]);
+		dump_to(pid, sv[0], &st);
+		close(sv[0]);
+		waitpid(other, NULL, 0);
+		if (r >= 0)
+			mi[r] = (now_us() - us) / 1000.0;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	f->frozen_ms = median(fr, runs);
+	f->file_gbs = median(fi, runs);
+	f->sock_gbs = median(so, runs);
+	f->restore_gbs = median(re, runs);
+	f->migrate_ms = median(mi, runs);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t		 sizes[8] = { 64, 256, 1024 }, nsizes = 3, i;
+	struct figures	 f = { 0 };
+	int		 runs = 5, c;
+	uint64_t	 v;
+	time_t		 now = time(NULL);
+	char		 date[32];
+
+	while ((c = getopt(argc, argv, "cr:")) != -1) {
+		if (c == 'c') {
+			cold = 1;
+			continue;
+		}
+		if (c != 'r' || parse_uint(optarg, 1, 31, &v) == -1) {
+			fprintf(stderr, "usage: checkpoint [-c] [-r runs] "
+			    "[MiB...]\n");
+			return 2;
+		}
+		runs = v;
+	}
+	if (optind < argc) {
+		for (nsizes = 0; optind < argc && nsizes < 8; optind++) {
+			if (parse_uint(argv[optind], 1, 65536, &v) == -1) {
+				fprintf(stderr, "checkpoint: bad size %s\n",
+				    argv[optind]);
+				return 2;
+			}
+			sizes[nsizes++] = v;
+		}
+	}
+	strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+	printf("Measured %s with `bench/checkpoint%s -r %d`, median of %d "
+	    "runs after a warm-up run%s.\n\n", date, cold ? " -c" : "", runs,
+	    runs, cold ? ", memory not warmed" : ", memory warmed");
+	printf("| touched memory | image | frozen by dump | dump to /dev/shm "
+	    "| dump to socket | restore from /dev/shm | migration over a "
+	    "socket |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (i = 0; i < nsizes; i++) {
+		measure(sizes[i], runs, &f);
+		printf("| %zu MiB | %.1f MiB | %.0f ms | %.2f GB/s | %.2f GB/s "
+		    "| %.2f GB/s | %.0f ms |\n", sizes[i],
+		    f.bytes / 1048576.0, f.frozen_ms, f.file_gbs, f.sock_gbs,
+		    f.restore_gbs, f.migrate_ms);
+		fflush(stdout);
+	}
+	return 0;
+}

@@ -1,0 +1,657 @@
+/*
+ * The task's own kernel state besides registers, signals and files: the
+ * mm's bounds and auxv (PR_SET_MM_MAP), rseq, the clear-child-tid and
+ * robust-list addresses, personality, name, identity, rlimits, CPU time.
+ */
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+
+#include <linux/ptrace.h>
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "migrate.h"
+
+#define ARCH_GET_XCOMP_PERM	0x1022
+#define ARCH_REQ_XCOMP_PERM	0x1023
+#define RSEQ_FLAG_UNREGISTER	1
+#define AUXV_MAX		1024
+#define CMDLINE_MAX		(64 << 10)
+#define COMM_MAX		64
+#define GROUPS_MAX		1024	/* what fits the restore's scratch */
+
+/* A /proc file of the task, whole, up to max bytes. */
+static int
+core_read_proc(pid_t pid, const char *name, uint8_t **out, size_t *len,
+    size_t max, char **cause)
+{
+	char	 path[64];
+	int	 fd;
+	ssize_t	 n;
+	size_t	 have = 0;
+	uint8_t	*buf;
+
+	snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	buf = xmalloc(max + 1);
+	while (have < max && (n = read(fd, buf + have, max - have)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			xasprintf(cause, "%s: %s", path, strerror(errno));
+			close(fd);
+			free(buf);
+			return -1;
+		}
+		have += n;
+	}
+	close(fd);
+	buf[have] = '\0';
+	*out = buf;
+	*len = have;
+	return 0;
+}
+
+/* Fields of /proc/PID/stat, counted from 1 as in proc(5). */
+static int
+core_stat(pid_t pid, unsigned long long *f, size_t nf, char **cause)
+{
+	uint8_t		*buf;
+	size_t		 len, i;
+	char		*p, *end;
+
+	if (core_read_proc(pid, "stat", &buf, &len, 4096, cause) == -1)
+		return -1;
+	memset(f, 0, nf * sizeof *f);
+	if ((p = strrchr((char *)buf, ')')) == NULL) {
+		xasprintf(cause, "/proc/%d/stat: unexpected format", pid);
+		free(buf);
+		return -1;
+	}
+	p += 2;
+	for (i = 3; i < nf && *p != '\0'; i++) {
+		if (i == 3) {
+			p += 2;	/* the state letter */
+			continue;
+		}
+		f[i] = strtoull(p, &end, 10);
+		p = *end == ' ' ? end + 1 : end;
+	}
+	free(buf);
+	return 0;
+}
+
+/* A "Key:\tvalues" line of /proc/PID/status. */
+int
+core_status_value(pid_t pid, const char *key, char *out, size_t size,
+    char **cause)
+{
+	char	 path[64], *line = NULL;
+	FILE	*f;
+	size_t	 n = strlen(key), cap = 0;
+	int	 rc = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) != -1) {
+		if (strncmp(line, key, n) == 0 && line[n] == ':') {
+			line[strcspn(line, "\n")] = '\0';
+			rc = 0;
+			break;
+		}
+	}
+	if (rc == -1)
+		xasprintf(cause, "%s: no %s line", path, key);
+	else if (strlen(line + n + 1) >= size) {
+		xasprintf(cause, "%s: %s line too long", path, key);
+		rc = -1;
+	} else
+		strcpy(out, line + n + 1);
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+static int
+core_status_ids(pid_t pid, const char *key, unsigned long *ids, size_t n,
+    char **cause)
+{
+	char	 buf[1024], *p, *end;
+	size_t	 i;
+
+	if (core_status_value(pid, key, buf, sizeof buf, cause) == -1)
+		return -1;
+	p = buf;
+	for (i = 0; i < n; i++) {
+		ids[i] = strtoul(p, &end, 10);
+		if (end == p) {
+			xasprintf(cause, "/proc/%d/status: bad %s line", pid,
+			    key);
+			return -1;
+		}
+		p = end;
+	}
+	return 0;
+}
+
+static int
+core_header(struct mig_task *t, Osm__ImgHeader *h, char **cause)
+{
+	struct utsname	 u;
+	char		 host[256];
+	uint8_t		*buf;
+	size_t		 len;
+
+	osm__img_header__init(h);
+	h->arch = EM_X86_64;
+	h->page_size = MIG_PAGE;
+	h->pid = t->pid;
+	h->time = time(NULL);
+	if (core_read_proc(t->pid, "comm", &buf, &len, 64, cause) == -1)
+		return -1;
+	buf[strcspn((char *)buf, "\n")] = '\0';
+	h->comm = (char *)buf;
+	if (core_read_proc(t->pid, "cmdline", &buf, &len, CMDLINE_MAX,
+	    cause) == -1)
+		return -1;
+	h->cmdline.data = buf;
+	h->cmdline.len = len;
+	if (gethostname(host, sizeof host) == -1)
+		snprintf(host, sizeof host, "unknown");
+	host[sizeof host - 1] = '\0';
+	h->node = xstrdup(host);
+	uname(&u);
+	h->kernel = xstrdup(u.release);
+	return 0;
+}
+
+static int
+core_rlimits(struct mig_task *t, Osm__ImgTask *k, char **cause)
+{
+	struct rlimit	 rl;
+	int		 r;
+
+	k->rlimits = xcalloc(RLIM_NLIMITS, sizeof *k->rlimits);
+	for (r = 0; r < RLIM_NLIMITS; r++) {
+		if (prlimit(t->pid, r, NULL, &rl) == -1) {
+			xasprintf(cause, "prlimit %d: %s", t->pid,
+			    strerror(errno));
+			return -1;
+		}
+		k->rlimits[r] = xmalloc(sizeof **k->rlimits);
+		osm__img_rlimit__init(k->rlimits[r]);
+		k->rlimits[r]->resource = r;
+		k->rlimits[r]->cur = rl.rlim_cur;
+		k->rlimits[r]->max = rl.rlim_max;
+		k->n_rlimits++;
+	}
+	return 0;
+}
+
+static int
+core_ids(struct mig_task *t, Osm__ImgTask *k, char **cause)
+{
+	unsigned long	 u[4], g[4];
+	char		 buf[16384], *p, *end;
+	unsigned long	 v;
+
+	if (core_status_ids(t->pid, "Uid", u, 4, cause) == -1 ||
+	    core_status_ids(t->pid, "Gid", g, 4, cause) == -1)
+		return -1;
+	if (u[0] != u[1] || u[1] != u[2] || g[0] != g[1] || g[1] != g[2]) {
+		xasprintf(cause, "process %d runs with mixed user or group ids "
+		    "(a set-id program), which a restore would not keep",
+		    t->pid);
+		return -1;
+	}
+	k->uid = u[0];
+	k->gid = g[0];
+	if (core_status_value(t->pid, "Groups", buf, sizeof buf, cause) == -1)
+		return -1;
+	k->groups = xcalloc(GROUPS_MAX, sizeof *k->groups);
+	for (p = buf;; p = end) {
+		v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		if (k->n_groups == GROUPS_MAX) {
+			xasprintf(cause, "process %d is in more than %d groups",
+			    t->pid, GROUPS_MAX);
+			return -1;
+		}
+		k->groups[k->n_groups++] = v;
+	}
+	return 0;
+}
+
+int
+core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
+    char **cause)
+{
+	struct ptrace_rseq_configuration rc;
+	unsigned long long	 f[53];
+	uint8_t			*buf;
+	size_t			 len;
+	char			 path[64], exe[PATH_MAX];
+	struct stat		 st;
+	long			 head, hlen;
+	uint64_t		 v;
+	ssize_t			 n;
+
+	if (core_header(t, h, cause) == -1)
+		return -1;
+	osm__img_task__init(k);
+	if (core_stat(t->pid, f, nitems(f), cause) == -1)
+		return -1;
+	k->utime_ticks = f[14];
+	k->stime_ticks = f[15];
+	k->start_code = f[26];
+	k->end_code = f[27];
+	k->start_stack = f[28];
+	k->start_data = f[45];
+	k->end_data = f[46];
+	k->start_brk = f[47];
+	k->arg_start = f[48];
+	k->arg_end = f[49];
+	k->env_start = f[50];
+	k->env_end = f[51];
+	if (task_sys_ok(t, "brk", SYS_brk, (sysargs){ 0 }) == -1)
+		goto inject;
+	k->brk = t->last_rv;
+
+	if (core_read_proc(t->pid, "auxv", &buf, &len, AUXV_MAX, cause) == -1)
+		return -1;
+	k->auxv.data = buf;
+	k->auxv.len = len;
+	if (core_read_proc(t->pid, "personality", &buf, &len, 64,
+	    cause) == -1)
+		return -1;
+	k->personality = strtoul((char *)buf, NULL, 16);
+	free(buf);
+	if (core_read_proc(t->pid, "schedstat", &buf, &len, 256,
+	    cause) == -1)
+		return -1;
+	k->cpu_ns = strtoull((char *)buf, NULL, 10);
+	free(buf);
+
+	if (task_sys_ok(t, "PR_GET_TID_ADDRESS", SYS_prctl,
+	    (sysargs){ PR_GET_TID_ADDRESS, t->scratch }) == -1)
+		goto inject;
+	if (task_read(t, t->scratch, &v, sizeof v, cause) == -1)
+		return -1;
+	k->clear_child_tid = v;
+	if (syscall(SYS_get_robust_list, t->pid, &head, &hlen) == -1) {
+		xasprintf(cause, "get_robust_list %d: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
+	k->robust_list = head;
+	k->robust_list_len = hlen;
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof rc,
+	    &rc) == -1) {
+		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (rc.rseq_abi_pointer != 0) {
+		k->has_rseq_addr = k->has_rseq_len = k->has_rseq_sig = 1;
+		k->rseq_addr = rc.rseq_abi_pointer;
+		k->rseq_len = rc.rseq_abi_size;
+		k->rseq_sig = rc.signature;
+	}
+	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
+	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
+		goto inject;
+	if (task_read(t, t->scratch, &v, sizeof v, cause) == -1)
+		return -1;
+	k->xcomp_perm = v;
+
+	snprintf(path, sizeof path, "/proc/%d/exe", t->pid);
+	if ((n = readlink(path, exe, sizeof exe - 1)) > 0 &&
+	    stat(path, &st) == 0) {
+		exe[n] = '\0';
+		k->exe = xstrdup(exe);
+		k->exe_id = xmalloc(sizeof *k->exe_id);
+		mm_file_id(&st, k->exe_id);
+	}
+	if (task_sys_ok(t, "PR_GET_DUMPABLE", SYS_prctl,
+	    (sysargs){ PR_GET_DUMPABLE }) == -1)
+		goto inject;
+	k->dumpable = t->last_rv;
+	if (task_sys_ok(t, "PR_GET_NO_NEW_PRIVS", SYS_prctl,
+	    (sysargs){ PR_GET_NO_NEW_PRIVS }) == -1)
+		goto inject;
+	k->no_new_privs = t->last_rv == 1;
+	if (core_ids(t, k, cause) == -1 || core_rlimits(t, k, cause) == -1)
+		return -1;
+	return 0;
+inject:
+	*cause = task_cause(t);
+	return -1;
+}
+
+void
+core_free(Osm__ImgHeader *h, Osm__ImgTask *k)
+{
+	size_t	i;
+
+	free(h->comm);
+	free(h->cmdline.data);
+	free(h->node);
+	free(h->kernel);
+	free(k->auxv.data);
+	free(k->groups);
+	for (i = 0; i < k->n_rlimits; i++)
+		free(k->rlimits[i]);
+	free(k->rlimits);
+	free(k->exe);
+	free(k->exe_id);
+}
+
+int
+core_check(const Osm__ImgHeader *h, const Osm__ImgTask *k, char **cause)
+{
+	size_t	i;
+
+	if (h->arch != EM_X86_64 || h->page_size != MIG_PAGE) {
+		xasprintf(cause, "image is for another machine (arch %u, page "
+		    "size %u)", h->arch, h->page_size);
+		return -1;
+	}
+	if (strlen(h->comm) > COMM_MAX || h->cmdline.len > CMDLINE_MAX ||
+	    k->auxv.len % 16 != 0 || k->auxv.len > AUXV_MAX ||
+	    k->n_groups > GROUPS_MAX || k->n_rlimits > RLIM_NLIMITS ||
+	    (k->exe != NULL && (k->exe[0] != '/' || k->exe_id == NULL ||
+	    strlen(k->exe) >= PATH_MAX)) ||
+	    (k->has_rseq_addr && (!k->has_rseq_len || !k->has_rseq_sig ||
+	    k->rseq_len > MIG_PAGE || k->rseq_addr >= MIG_TASK_SIZE))) {
+		xasprintf(cause, "image corrupted: task record");
+		return -1;
+	}
+	for (i = 0; i < k->n_rlimits; i++) {
+		if (k->rlimits[i]->resource >= RLIM_NLIMITS) {
+			xasprintf(cause, "image corrupted: rlimit");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Checks against this node: may we restore this user's process? */
+int
+core_check_local(const Osm__ImgTask *k, char **cause)
+{
+	if (geteuid() != 0 && geteuid() != k->uid) {
+		xasprintf(cause, "the image is of a process of user %u; only "
+		    "that user or root may restore it", k->uid);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The image's resource limits, and its user: before any file is opened in
+ * the target, so that each is opened with that user's rights. A user
+ * restoring their own image changes no identity.
+ */
+int
+core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, char **cause)
+{
+	struct rlimit	 rl;
+	size_t		 i;
+	gid_t		*g;
+
+	/*
+	 * Resource limits first, while the target is still ours: setting
+	 * those of another user's process takes CAP_SYS_RESOURCE.
+	 */
+	for (i = 0; i < k->n_rlimits; i++) {
+		rl.rlim_cur = k->rlimits[i]->cur;
+		rl.rlim_max = k->rlimits[i]->max;
+		if (prlimit(t->pid, k->rlimits[i]->resource, &rl, NULL) == -1) {
+			xasprintf(cause, "cannot set resource limit %u of the "
+			    "restored process: %s", k->rlimits[i]->resource,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	if (geteuid() != 0 || (k->uid == 0 && k->gid == 0))
+		return 0;
+	g = xcalloc(k->n_groups + 1, sizeof *g);
+	for (i = 0; i < k->n_groups; i++)
+		g[i] = k->groups[i];
+	if (task_write(t, t->scratch, g, (k->n_groups + 1) * sizeof *g,
+	    cause) == -1) {
+		free(g);
+		return -1;
+	}
+	free(g);
+	if (task_sys_ok(t, "setgroups", SYS_setgroups, (sysargs){ k->n_groups,
+	    t->scratch }) == -1 ||
+	    task_sys_ok(t, "setresgid", SYS_setresgid, (sysargs){ k->gid,
+	    k->gid, k->gid }) == -1 ||
+	    task_sys_ok(t, "setresuid", SYS_setresuid, (sysargs){ k->uid,
+	    k->uid, k->uid }) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Open the image's executable in the target, if it is still the same. */
+static long
+core_exe_fd(struct mig_task *t, const Osm__ImgTask *k, uint64_t where)
+{
+	char		 link[64];
+	struct stat	 st;
+	char		*cause = NULL;
+	long		 fd;
+
+	if (k->exe == NULL || stat(k->exe, &st) == -1 ||
+	    !mm_same_file(k->exe_id, &st))
+		return -1;
+	if (task_write(t, where, k->exe, strlen(k->exe) + 1, &cause) == -1 ||
+	    task_sys_ok(t, "open exe", SYS_openat, (sysargs){ AT_FDCWD, where,
+	    O_RDONLY | O_CLOEXEC, 0 }) == -1) {
+		free(cause);
+		free(task_cause(t));
+		return -1;
+	}
+	fd = t->last_rv;
+	snprintf(link, sizeof link, "/proc/%d/fd/%ld", t->pid, fd);
+	if (stat(link, &st) == -1 || !mm_same_file(k->exe_id, &st)) {
+		task_sys_ok(t, "close", SYS_close, (sysargs){ fd });
+		return -1;
+	}
+	return fd;
+}
+
+int
+core_restore(struct mig_task *t, const Osm__ImgHeader *h,
+    const Osm__ImgTask *k, char **cause)
+{
+	struct prctl_mm_map	 map;
+	uint64_t		 auxv = t->scratch + sizeof map;
+	uint32_t		 tid;
+	uint64_t		 perm;
+	char			*c = NULL;
+	long			 exe;
+	int			 bit;
+
+	memset(&map, 0, sizeof map);
+	map.start_code = k->start_code;
+	map.end_code = k->end_code;
+	map.start_data = k->start_data;
+	map.end_data = k->end_data;
+	map.start_brk = k->start_brk;
+	map.brk = k->brk;
+	map.start_stack = k->start_stack;
+	map.arg_start = k->arg_start;
+	map.arg_end = k->arg_end;
+	map.env_start = k->env_start;
+	map.env_end = k->env_end;
+	map.auxv = (__u64 *)auxv;
+	map.auxv_size = k->auxv.len;
+	exe = core_exe_fd(t, k, auxv + AUXV_MAX);
+	map.exe_fd = exe;
+	if (task_write(t, auxv, k->auxv.data, k->auxv.len, cause) == -1 ||
+	    task_write(t, t->scratch, &map, sizeof map, cause) == -1)
+		return -1;
+	if (task_sys_ok(t, "PR_SET_MM_MAP", SYS_prctl, (sysargs){ PR_SET_MM,
+	    PR_SET_MM_MAP, t->scratch, sizeof map }) == -1) {
+		if (exe == -1)
+			goto inject;
+		/* Only the executable link needs a capability: keep ours. */
+		free(task_cause(t));
+		map.exe_fd = -1;
+		if (task_write(t, t->scratch, &map, sizeof map, cause) == -1)
+			return -1;
+		if (task_sys_ok(t, "PR_SET_MM_MAP", SYS_prctl,
+		    (sysargs){ PR_SET_MM, PR_SET_MM_MAP, t->scratch,
+		    sizeof map }) == -1)
+			goto inject;
+	}
+	if (exe != -1 && task_sys_ok(t, "close", SYS_close,
+	    (sysargs){ exe }) == -1)
+		goto inject;
+
+	if (task_write(t, t->scratch, h->comm, strlen(h->comm) + 1,
+	    cause) == -1)
+		return -1;
+	if (task_sys_ok(t, "PR_SET_NAME", SYS_prctl, (sysargs){ PR_SET_NAME,
+	    t->scratch }) == -1 ||
+	    task_sys_ok(t, "personality", SYS_personality,
+	    (sysargs){ k->personality }) == -1 ||
+	    task_sys_ok(t, "set_tid_address", SYS_set_tid_address,
+	    (sysargs){ k->clear_child_tid }) == -1)
+		goto inject;
+	/*
+	 * glibc keeps its thread id at the clear-child-tid address and
+	 * trusts it (raise, mutex owners): give it the new one.
+	 */
+	if (k->clear_child_tid != 0 && task_read(t, k->clear_child_tid, &tid,
+	    sizeof tid, &c) == 0 && tid == (uint32_t)h->pid) {
+		tid = t->pid;
+		if (task_write(t, k->clear_child_tid, &tid, sizeof tid,
+		    cause) == -1)
+			return -1;
+	}
+	free(c);
+	if (k->robust_list != 0 && task_sys_ok(t, "set_robust_list",
+	    SYS_set_robust_list, (sysargs){ k->robust_list,
+	    k->robust_list_len }) == -1)
+		goto inject;
+	/* Taking on another user made it undumpable: as it was, then. */
+	if (task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl,
+	    (sysargs){ PR_SET_DUMPABLE, k->dumpable != 0 }) == -1 ||
+	    (k->no_new_privs && task_sys_ok(t, "PR_SET_NO_NEW_PRIVS",
+	    SYS_prctl, (sysargs){ PR_SET_NO_NEW_PRIVS, 1 }) == -1))
+		goto inject;
+	/* Dynamic FPU features (AMX) the process had asked for. */
+	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
+	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
+		goto inject;
+	if (task_read(t, t->scratch, &perm, sizeof perm, cause) == -1)
+		return -1;
+	if ((k->xcomp_perm & ~perm) != 0) {
+		bit = 63 - __builtin_clzll(k->xcomp_perm & ~perm);
+		if (task_sys_ok(t, "ARCH_REQ_XCOMP_PERM", SYS_arch_prctl,
+		    (sysargs){ ARCH_REQ_XCOMP_PERM, bit }) == -1)
+			goto inject;
+	}
+	return 0;
+inject:
+	*cause = task_cause(t);
+	return -1;
+}
+
+int
+core_rseq_unregister(struct mig_task *t, char **cause)
+{
+	struct ptrace_rseq_configuration rc;
+
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof rc,
+	    &rc) == -1) {
+		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (rc.rseq_abi_pointer == 0)
+		return 0;
+	/* The length the kernel registered, not glibc's __rseq_size. */
+	if (task_sys_ok(t, "rseq unregister", SYS_rseq,
+	    (sysargs){ rc.rseq_abi_pointer, rc.rseq_abi_size,
+	    RSEQ_FLAG_UNREGISTER, rc.signature }) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Last of all the injected calls, so the kernel sees the real ip next. */
+int
+core_restore_rseq(struct mig_task *t, const Osm__ImgTask *k, char **cause)
+{
+	if (!k->has_rseq_addr)
+		return 0;
+	if (task_sys_ok(t, "rseq register", SYS_rseq, (sysargs){ k->rseq_addr,
+	    k->rseq_len, 0, k->rseq_sig }) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* The rseq_cs word of the task's rseq area (0 without rseq). */
+int
+core_rseq_cs(struct mig_task *t, uint64_t *cs, char **cause)
+{
+	struct ptrace_rseq_configuration rc;
+
+	*cs = 0;
+	t->rseq_area = 0;
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof rc,
+	    &rc) == -1) {
+		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (rc.rseq_abi_pointer == 0)
+		return 0;
+	t->rseq_area = rc.rseq_abi_pointer;
+	return task_read(t, t->rseq_area + 8, cs, sizeof *cs, cause);
+}
+
+int
+core_rseq_cs_put(struct mig_task *t, uint64_t cs, char **cause)
+{
+	char	*c = NULL;
+	int	 rc;
+
+	if (t->rseq_area == 0)
+		return 0;
+	rc = task_write(t, t->rseq_area + 8, &cs, sizeof cs, &c);
+	if (cause != NULL)
+		*cause = c;
+	else
+		free(c);
+	return rc;
+}

@@ -1,0 +1,177 @@
+/*
+ * The dump, start to end: refuse what cannot be restored, describe the
+ * process (task, registers, signals, files, memory map), seal that, then
+ * carry the pages and seal the whole. The process stays stopped under our
+ * trace; the caller then lets it go (mig_release) or kills it (mig_kill).
+ */
+#include <sys/syscall.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/osm.h"
+#include "migrate.h"
+
+#define DUMP_SCRATCH	MIG_PAGE
+
+/* What a restore could not bring back right, it must not be asked to. */
+static int
+dump_refuse(struct mig_task *t, char **cause)
+{
+	char	 path[96], buf[256];
+	DIR	*d;
+	int	 n = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/task", t->pid);
+	if ((d = opendir(path)) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	if (n - 2 > 1) {
+		xasprintf(cause, "process %d has %d threads: only "
+		    "single-threaded processes can be checkpointed", t->pid,
+		    n - 2);
+		return -1;
+	}
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", t->pid,
+	    t->pid);
+	if (read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
+		xasprintf(cause, "process %d has child processes (%s): they "
+		    "would be lost", t->pid, buf);
+		return -1;
+	}
+	snprintf(path, sizeof path, "/proc/%d/timers", t->pid);
+	if (read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
+		xasprintf(cause, "process %d has POSIX timers, which cannot "
+		    "be restored", t->pid);
+		return -1;
+	}
+	if (core_status_value(t->pid, "Seccomp", buf, sizeof buf,
+	    cause) == -1)
+		return -1;
+	if (strtol(buf, NULL, 10) != 0) {
+		xasprintf(cause, "process %d runs under seccomp, which cannot "
+		    "be restored", t->pid);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+dump_write(struct img *img, int kind, void *msg, char **cause)
+{
+	Osm__ImgRecord	rec = OSM__IMG_RECORD__INIT;
+
+	rec.body_case = kind;
+	switch (kind) {
+	case OSM__IMG_RECORD__BODY_HEADER:
+		rec.header = msg;
+		break;
+	case OSM__IMG_RECORD__BODY_TASK:
+		rec.task = msg;
+		break;
+	case OSM__IMG_RECORD__BODY_REGS:
+		rec.regs = msg;
+		break;
+	case OSM__IMG_RECORD__BODY_SIGNALS:
+		rec.signals = msg;
+		break;
+	case OSM__IMG_RECORD__BODY_FILES:
+		rec.files = msg;
+		break;
+	case OSM__IMG_RECORD__BODY_MM:
+		rec.mm = msg;
+		break;
+	}
+	return img_write(img, &rec, cause);
+}
+
+int
+mig_dump(struct mig_task *t, int fd, struct mig_stats *st, char **cause)
+{
+	Osm__ImgHeader	 hdr = OSM__IMG_HEADER__INIT;
+	Osm__ImgTask	 task = OSM__IMG_TASK__INIT;
+	Osm__ImgRegs	 regs = OSM__IMG_REGS__INIT;
+	Osm__ImgSignals	 sig = OSM__IMG_SIGNALS__INIT;
+	Osm__ImgFiles	 files = OSM__IMG_FILES__INIT;
+	struct mm_dump	 md;
+	struct img	 img;
+	uint64_t	 rseq_cs = 0;
+	int		 rc = -1, have_cs = 0;
+
+	memset(&md, 0, sizeof md);
+	if (st != NULL)
+		memset(st, 0, sizeof *st);
+	if (dump_refuse(t, cause) == -1)
+		return -1;
+	/* The areas before our scratch page joins them. */
+	if (mm_dump_layout(t, &md, cause) == -1)
+		return -1;
+
+	/*
+	 * Our calls return to user space, where the kernel clears an rseq
+	 * critical section pointer that no longer matches the ip: keep it.
+	 */
+	if (core_rseq_cs(t, &rseq_cs, cause) == -1)
+		goto out;
+	have_cs = 1;
+	if (task_scratch(t, 0, DUMP_SCRATCH, cause) == -1)
+		goto out;
+	if (core_dump(t, &hdr, &task, cause) == -1 ||
+	    regs_dump(t, &regs, cause) == -1 ||
+	    sig_dump(t, &sig, cause) == -1 ||
+	    files_dump(t, &files, cause) == -1)
+		goto out;
+	if (task_unscratch(t, cause) == -1)
+		goto out;
+	if (core_rseq_cs_put(t, rseq_cs, cause) == -1)
+		goto out;
+	have_cs = 0;
+	if (task_settle(t, cause) == -1)
+		goto out;
+	if (pages_scan(t, &md, cause) == -1)
+		goto out;
+
+	img_init(&img, fd);
+	if (img_write_preamble(&img, cause) == -1 ||
+	    dump_write(&img, OSM__IMG_RECORD__BODY_HEADER, &hdr, cause) == -1 ||
+	    dump_write(&img, OSM__IMG_RECORD__BODY_TASK, &task, cause) == -1 ||
+	    dump_write(&img, OSM__IMG_RECORD__BODY_REGS, &regs, cause) == -1 ||
+	    dump_write(&img, OSM__IMG_RECORD__BODY_SIGNALS, &sig,
+	    cause) == -1 ||
+	    dump_write(&img, OSM__IMG_RECORD__BODY_FILES, &files,
+	    cause) == -1 ||
+	    dump_write(&img, OSM__IMG_RECORD__BODY_MM, &md.mm, cause) == -1 ||
+	    img_write_seal(&img, 0, cause) == -1)
+		goto out;
+	if (pages_dump(t, &md, &img, st, cause) == -1 ||
+	    img_write_seal(&img, 1, cause) == -1)
+		goto out;
+
+	if (st != NULL) {
+		st->bytes = img.bytes;
+		st->frozen_us = now_us() - t->seized_us;
+	}
+	rc = 0;
+out:
+	if (have_cs)
+		core_rseq_cs_put(t, rseq_cs, NULL);
+	if (t->scratch != 0) {
+		char *c = NULL;
+
+		task_unscratch(t, &c);
+		free(c);
+	}
+	core_free(&hdr, &task);
+	regs_free(&regs);
+	sig_free(&sig);
+	files_free(&files);
+	mm_dump_free(&md);
+	return rc;
+}

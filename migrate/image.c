@@ -1,0 +1,485 @@
+/*
+ * The image stream: an 8-byte preamble (magic, version, both in network
+ * order), then records framed as lib/stream.c frames them: a u32 length in
+ * network order and that many bytes. A record is a packed ImgRecord; one
+ * holding `pages` is followed by a raw record with the page contents.
+ *
+ * Nothing is read ahead of the record being decoded, so that the stream
+ * can continue on a socket after the image. A running CRC-32C covers the
+ * preamble and every ImgRecord with its length; seals compare it, and each
+ * raw record is covered by the CRC in the ImgPages before it.
+ */
+#include <arpa/inet.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "migrate.h"
+
+static const char *img_names[] = {
+	[OSM__IMG_RECORD__BODY__NOT_SET] = "empty",
+	[OSM__IMG_RECORD__BODY_HEADER] = "header",
+	[OSM__IMG_RECORD__BODY_TASK] = "task",
+	[OSM__IMG_RECORD__BODY_REGS] = "registers",
+	[OSM__IMG_RECORD__BODY_SIGNALS] = "signals",
+	[OSM__IMG_RECORD__BODY_FILES] = "files",
+	[OSM__IMG_RECORD__BODY_MM] = "memory map",
+	[OSM__IMG_RECORD__BODY_PAGES] = "pages",
+	[OSM__IMG_RECORD__BODY_SEAL] = "seal",
+};
+
+void
+img_init(struct img *img, int fd)
+{
+	memset(img, 0, sizeof *img);
+	img->fd = fd;
+}
+
+static int
+img_writev(struct img *img, struct iovec *iov, int n, char **cause)
+{
+	ssize_t	 w;
+
+	while (n > 0) {
+		w = writev(img->fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		if (w == -1) {
+			if (errno == EINTR)
+				continue;
+			xasprintf(cause, "write image: %s", strerror(errno));
+			return -1;
+		}
+		img->bytes += w;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= w;
+		}
+	}
+	return 0;
+}
+
+int
+img_write_preamble(struct img *img, char **cause)
+{
+	uint32_t	 pre[2] = { htonl(MIG_MAGIC), htonl(MIG_VERSION) };
+	struct iovec	 iov = { pre, sizeof pre };
+
+	img->crc = crc32c(0, pre, sizeof pre);
+	return img_writev(img, &iov, 1, cause);
+}
+
+/* Pack rec after its length; the caller frees the buffer. */
+static uint8_t *
+img_pack(Osm__ImgRecord *rec, size_t *len, char **cause)
+{
+	size_t		 n;
+	uint32_t	 be;
+	uint8_t		*buf;
+
+	n = osm__img_record__get_packed_size(rec);
+	if (n > MIG_META_MAX) {
+		xasprintf(cause, "%s record of %zu bytes exceeds the image "
+		    "limit of %u", img_names[rec->body_case], n, MIG_META_MAX);
+		return NULL;
+	}
+	buf = xmalloc(4 + n);
+	be = htonl(n);
+	memcpy(buf, &be, 4);
+	osm__img_record__pack(rec, buf + 4);
+	*len = 4 + n;
+	return buf;
+}
+
+int
+img_write(struct img *img, Osm__ImgRecord *rec, char **cause)
+{
+	struct iovec	 iov;
+	uint8_t		*buf;
+	size_t		 len;
+	int		 rc;
+
+	if ((buf = img_pack(rec, &len, cause)) == NULL)
+		return -1;
+	img->crc = crc32c(img->crc, buf, len);
+	img->records++;
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	rc = img_writev(img, &iov, 1, cause);
+	free(buf);
+	return rc;
+}
+
+int
+img_write_pages(struct img *img, Osm__ImgExtent **ext, size_t next,
+    const void *data, size_t len, char **cause)
+{
+	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
+	Osm__ImgPages	 pages = OSM__IMG_PAGES__INIT;
+	struct iovec	 iov[3];
+	uint32_t	 be;
+	uint8_t		*buf;
+	size_t		 n;
+	int		 rc;
+
+	pages.extents = ext;
+	pages.n_extents = next;
+	pages.crc = crc32c(0, data, len);
+	rec.body_case = OSM__IMG_RECORD__BODY_PAGES;
+	rec.pages = &pages;
+	if ((buf = img_pack(&rec, &n, cause)) == NULL)
+		return -1;
+	img->crc = crc32c(img->crc, buf, n);
+	img->records++;
+	be = htonl(len);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = n;
+	iov[1].iov_base = &be;
+	iov[1].iov_len = 4;
+	iov[2].iov_base = (void *)data;
+	iov[2].iov_len = len;
+	rc = img_writev(img, iov, 3, cause);
+	free(buf);
+	return rc;
+}
+
+int
+img_write_seal(struct img *img, int last, char **cause)
+{
+	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
+	Osm__ImgSeal	 seal = OSM__IMG_SEAL__INIT;
+
+	seal.crc = img->crc;
+	seal.records = img->records;
+	seal.kind = last ? OSM__IMG_SEAL_KIND__SEAL_END :
+	    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION;
+	rec.body_case = OSM__IMG_RECORD__BODY_SEAL;
+	rec.seal = &seal;
+	return img_write(img, &rec, cause);
+}
+
+/* Read exactly len bytes; a short read is a truncated image. */
+static int
+img_fill(struct img *img, void *buf, size_t len, const char *what,
+    char **cause)
+{
+	if (read_all(img->fd, buf, len) == -1) {
+		if (errno == 0)
+			xasprintf(cause, "image truncated: it ends inside %s "
+			    "(after %llu bytes)", what,
+			    (unsigned long long)img->bytes);
+		else
+			xasprintf(cause, "read image: %s", strerror(errno));
+		return -1;
+	}
+	img->bytes += len;
+	return 0;
+}
+
+static int
+img_read_preamble(struct img *img, char **cause)
+{
+	uint32_t	pre[2];
+
+	if (read_all(img->fd, pre, sizeof pre) == -1) {
+		if (errno == 0)
+			xasprintf(cause, "not a checkpoint image: too short");
+		else
+			xasprintf(cause, "read image: %s", strerror(errno));
+		return -1;
+	}
+	img->bytes = sizeof pre;
+	if (ntohl(pre[0]) != MIG_MAGIC) {
+		xasprintf(cause, "not a checkpoint image: bad magic number "
+		    "0x%08x", ntohl(pre[0]));
+		return -1;
+	}
+	if (ntohl(pre[1]) != MIG_VERSION) {
+		xasprintf(cause, "image format version %u, this build reads "
+		    "version %u", ntohl(pre[1]), MIG_VERSION);
+		return -1;
+	}
+	img->crc = crc32c(0, pre, sizeof pre);
+	return 0;
+}
+
+static size_t
+img_pages_bytes(const Osm__ImgPages *p)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < p->n_extents; i++)
+		n += p->extents[i]->npages * MIG_PAGE;
+	return n;
+}
+
+/* The checks a pages record needs before its size can be trusted. */
+static int
+img_check_pages(struct img *img, const Osm__ImgPages *p, char **cause)
+{
+	size_t	i, total = 0;
+
+	if (p->n_extents == 0 || p->n_extents > MIG_EXTENTS_MAX) {
+		xasprintf(cause, "image corrupted: pages record %llu has %zu "
+		    "extents", (unsigned long long)img->records,
+		    p->n_extents);
+		return -1;
+	}
+	for (i = 0; i < p->n_extents; i++) {
+		if (p->extents[i]->npages == 0 ||
+		    p->extents[i]->npages > MIG_PAGES_MAX / MIG_PAGE ||
+		    total + p->extents[i]->npages * MIG_PAGE >
+		    MIG_PAGES_MAX) {
+			xasprintf(cause, "image corrupted: pages record %llu "
+			    "is larger than %u bytes",
+			    (unsigned long long)img->records, MIG_PAGES_MAX);
+			return -1;
+		}
+		total += p->extents[i]->npages * MIG_PAGE;
+	}
+	return 0;
+}
+
+Osm__ImgRecord *
+img_read(struct img *img, char **cause)
+{
+	Osm__ImgRecord	*rec;
+	Osm__ImgSeal	*seal;
+	uint32_t	 be, n, crc;
+	uint8_t		*buf;
+
+	if (img->expect_raw) {
+		xasprintf(cause, "image reader: page data not consumed");
+		return NULL;
+	}
+	if (img_fill(img, &be, 4, "a record length", cause) == -1)
+		return NULL;
+	n = ntohl(be);
+	if (n > MIG_META_MAX) {
+		xasprintf(cause, "image corrupted: record %llu claims %u "
+		    "bytes, more than the limit of %u",
+		    (unsigned long long)img->records, n, MIG_META_MAX);
+		return NULL;
+	}
+	buf = xmalloc(n > 0 ? n : 1);
+	if (img_fill(img, buf, n, "a record", cause) == -1) {
+		free(buf);
+		return NULL;
+	}
+	rec = osm__img_record__unpack(NULL, n, buf);
+	crc = crc32c(crc32c(img->crc, &be, 4), buf, n);
+	free(buf);
+	if (rec == NULL || rec->body_case == OSM__IMG_RECORD__BODY__NOT_SET) {
+		xasprintf(cause, "image corrupted: record %llu does not decode",
+		    (unsigned long long)img->records);
+		goto fail;
+	}
+	if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL) {
+		seal = rec->seal;
+		if (seal->kind != OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION &&
+		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_END) {
+			xasprintf(cause, "image corrupted: seal of unknown "
+			    "kind %d", seal->kind);
+			goto fail;
+		}
+		if (seal->crc != img->crc || seal->records != img->records) {
+			xasprintf(cause, "image corrupted: checksum mismatch "
+			    "before record %llu",
+			    (unsigned long long)img->records);
+			goto fail;
+		}
+	}
+	if (rec->body_case == OSM__IMG_RECORD__BODY_PAGES) {
+		if (img_check_pages(img, rec->pages, cause) == -1)
+			goto fail;
+		img->expect_raw = 1;
+		img->raw_len = img_pages_bytes(rec->pages);
+		img->raw_crc = rec->pages->crc;
+	}
+	img->crc = crc;
+	img->records++;
+	return rec;
+
+fail:
+	if (rec != NULL)
+		osm__img_record__free_unpacked(rec, NULL);
+	return NULL;
+}
+
+/* The page contents after a pages record, into buf of raw_len bytes. */
+int
+img_read_raw(struct img *img, void *buf, size_t len, char **cause)
+{
+	uint32_t	be;
+
+	if (!img->expect_raw || len != img->raw_len) {
+		xasprintf(cause, "image reader: no page data expected");
+		return -1;
+	}
+	img->expect_raw = 0;
+	if (img_fill(img, &be, 4, "page data", cause) == -1)
+		return -1;
+	if (ntohl(be) != len) {
+		xasprintf(cause, "image corrupted: page data of %u bytes "
+		    "where %zu were announced", ntohl(be), len);
+		return -1;
+	}
+	if (img_fill(img, buf, len, "page data", cause) == -1)
+		return -1;
+	if (crc32c(0, buf, len) != img->raw_crc) {
+		xasprintf(cause, "image corrupted: page data checksum "
+		    "mismatch after record %llu",
+		    (unsigned long long)img->records);
+		return -1;
+	}
+	return 0;
+}
+
+static const Osm__ImgRecord__BodyCase img_meta_order[] = {
+	OSM__IMG_RECORD__BODY_HEADER,
+	OSM__IMG_RECORD__BODY_TASK,
+	OSM__IMG_RECORD__BODY_REGS,
+	OSM__IMG_RECORD__BODY_SIGNALS,
+	OSM__IMG_RECORD__BODY_FILES,
+	OSM__IMG_RECORD__BODY_MM,
+};
+
+/*
+ * The description of the process: every record up to the first seal, in
+ * the one order a dump writes them, each checked before it is returned.
+ */
+int
+img_read_meta(struct img *img, struct mig_image *mi, char **cause)
+{
+	Osm__ImgRecord	*rec;
+	size_t		 i;
+
+	memset(mi, 0, sizeof *mi);
+	if (img_read_preamble(img, cause) == -1)
+		return -1;
+	for (i = 0; i <= nitems(img_meta_order); i++) {
+		if ((rec = img_read(img, cause)) == NULL)
+			goto fail;
+		if (i == nitems(img_meta_order)) {
+			if (rec->body_case != OSM__IMG_RECORD__BODY_SEAL ||
+			    rec->seal->kind !=
+			    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION) {
+				xasprintf(cause, "image corrupted: %s record "
+				    "where the first seal belongs",
+				    img_names[rec->body_case]);
+				osm__img_record__free_unpacked(rec, NULL);
+				goto fail;
+			}
+			osm__img_record__free_unpacked(rec, NULL);
+			break;
+		}
+		mi->rec[i] = rec;
+		if (rec->body_case != img_meta_order[i]) {
+			xasprintf(cause, "image corrupted: %s record where the "
+			    "%s record belongs", img_names[rec->body_case],
+			    img_names[img_meta_order[i]]);
+			goto fail;
+		}
+	}
+	mi->header = mi->rec[0]->header;
+	mi->task = mi->rec[1]->task;
+	mi->regs = mi->rec[2]->regs;
+	mi->sig = mi->rec[3]->signals;
+	mi->files = mi->rec[4]->files;
+	mi->mm = mi->rec[5]->mm;
+	if (core_check(mi->header, mi->task, cause) == -1 ||
+	    regs_check(NULL, mi->regs, cause) == -1 ||
+	    sig_check(mi->sig, cause) == -1 ||
+	    files_check(mi->files, NULL, cause) == -1 ||
+	    mm_check(mi->mm, cause) == -1)
+		goto fail;
+	mi->vma_pages = xcalloc(mi->mm->n_vmas + 1, sizeof *mi->vma_pages);
+	return 0;
+
+fail:
+	mig_image_free(mi);
+	return -1;
+}
+
+void
+mig_image_free(struct mig_image *mi)
+{
+	size_t	i;
+
+	for (i = 0; i < nitems(mi->rec); i++) {
+		if (mi->rec[i] != NULL)
+			osm__img_record__free_unpacked(mi->rec[i], NULL);
+	}
+	free(mi->vma_pages);
+	memset(mi, 0, sizeof *mi);
+}
+
+/*
+ * Read and check a whole image without restoring it: the description,
+ * every page record against the memory map, the seals, and that nothing
+ * follows the end.
+ */
+int
+mig_image_load(int fd, struct mig_image *mi, char **cause)
+{
+	struct img	 img;
+	Osm__ImgRecord	*rec = NULL;
+	struct pages_cursor cur;
+	uint8_t		*buf, c;
+	ssize_t		 n;
+	int		 rc = -1;
+
+	img_init(&img, fd);
+	if (img_read_meta(&img, mi, cause) == -1)
+		return -1;
+	buf = xmalloc(MIG_PAGES_MAX);
+	pages_cursor_init(&cur, mi->mm);
+	for (;;) {
+		if ((rec = img_read(&img, cause)) == NULL)
+			goto out;
+		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
+		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
+			break;
+		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
+			xasprintf(cause, "image corrupted: %s record among "
+			    "the pages", img_names[rec->body_case]);
+			goto out;
+		}
+		if (pages_cursor_check(&cur, rec->pages, mi->vma_pages,
+		    cause) == -1)
+			goto out;
+		if (img_read_raw(&img, buf, img.raw_len, cause) == -1)
+			goto out;
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = NULL;
+	}
+	if (pages_cursor_done(&cur, mi->vma_pages, cause) == -1)
+		goto out;
+	while ((n = read(fd, &c, 1)) == -1 && errno == EINTR)
+		;
+	if (n == -1) {
+		xasprintf(cause, "read image: %s", strerror(errno));
+		goto out;
+	}
+	if (n == 1) {
+		xasprintf(cause, "image corrupted: data after the final seal");
+		goto out;
+	}
+	mi->bytes = img.bytes;
+	rc = 0;
+out:
+	if (rec != NULL)
+		osm__img_record__free_unpacked(rec, NULL);
+	free(buf);
+	if (rc == -1)
+		mig_image_free(mi);
+	return rc;
+}

@@ -1,0 +1,753 @@
+/*
+ * The address space: which areas a process has and how each comes back.
+ * Anonymous memory is recreated and its pages carried (pages.c); private
+ * mappings of a file still provably the same are mapped from that file
+ * again, with only the pages the process wrote carried; the three vDSO
+ * areas are moved where the image had them. What cannot come back right
+ * is refused at dump time.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/osm.h"
+#include "migrate.h"
+
+#define MM_SCRATCH	(4 * MIG_PAGE)
+#define MM_VMAS_MAX	262144
+
+
+int
+mm_file_id(const struct stat *st, Osm__ImgFileId *id)
+{
+	osm__img_file_id__init(id);
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->size = st->st_size;
+	id->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000 +
+	    st->st_mtim.tv_nsec;
+	return 0;
+}
+
+int
+mm_same_file(const Osm__ImgFileId *id, const struct stat *st)
+{
+	Osm__ImgFileId	now;
+
+	mm_file_id(st, &now);
+	return id->dev == now.dev && id->ino == now.ino &&
+	    id->size == now.size && id->mtime_ns == now.mtime_ns;
+}
+
+static Osm__ImgVma *
+mm_vma_new(unsigned long long s, unsigned long long e, const char *perms)
+{
+	Osm__ImgVma	*v;
+
+	v = xcalloc(1, sizeof *v);
+	osm__img_vma__init(v);
+	v->start = s;
+	v->end = e;
+	if (perms[0] == 'r')
+		v->prot |= PROT_READ;
+	if (perms[1] == 'w')
+		v->prot |= PROT_WRITE;
+	if (perms[2] == 'x')
+		v->prot |= PROT_EXEC;
+	v->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	v->kind = OSM__IMG_VMA_KIND__VMA_ANON;
+	return v;
+}
+
+/* A mapped file: map it again if it is provably the same, else carry. */
+static int
+mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
+    unsigned int maj, unsigned int min, unsigned long long ino,
+    unsigned long long off, int maywrite, char **cause)
+{
+	char		 full[PATH_MAX + 64];
+	struct stat	 st;
+	int		 same, shared = v->flags & MAP_SHARED;
+	size_t		 n = strlen(path);
+	const char	*del = " (deleted)";
+
+	if (strncmp(path, "/SYSV", 5) == 0) {
+		xasprintf(cause, "process %d uses SysV shared memory (%s), "
+		    "which cannot be checkpointed", t->pid, path);
+		return -1;
+	}
+	if (shared && strncmp(path, "/dev/zero", 9) == 0) {
+		v->label = xstrdup("shared anonymous");
+		return 0;		/* shared anonymous memory */
+	}
+	if (shared && (maywrite || (v->prot & PROT_WRITE))) {
+		xasprintf(cause, "process %d has a writable shared mapping of "
+		    "%s at 0x%llx: its writes must reach the file, which a "
+		    "restored copy cannot promise", t->pid, path,
+		    (unsigned long long)v->start);
+		return -1;
+	}
+	snprintf(full, sizeof full, "/proc/%d/root%s", t->pid, path);
+	same = n < strlen(del) || strcmp(path + n - strlen(del), del) != 0;
+	if (same && (stat(full, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_ino != ino || major(st.st_dev) != maj ||
+	    minor(st.st_dev) != min))
+		same = 0;
+	if (!same && shared) {
+		xasprintf(cause, "process %d has a shared mapping of %s, which "
+		    "was deleted or replaced", t->pid, path);
+		return -1;
+	}
+	if (!same) {
+		/* Carried as anonymous memory. */
+		xasprintf(&v->label, "%s", path);
+		return 0;
+	}
+	if (strncmp(path, "/dev/", 5) == 0) {
+		xasprintf(cause, "process %d maps device %s", t->pid, path);
+		return -1;
+	}
+	v->kind = OSM__IMG_VMA_KIND__VMA_FILE;
+	v->path = xstrdup(path);
+	v->has_pgoff = 1;
+	v->pgoff = off;
+	v->id = xmalloc(sizeof *v->id);
+	mm_file_id(&st, v->id);
+	return 0;
+}
+
+static int
+mm_classify(struct mig_task *t, Osm__ImgVma *v, const char *path,
+    unsigned int maj, unsigned int min, unsigned long long ino,
+    unsigned long long off, const char *vmflags, char **cause)
+{
+	static const struct {
+		const char	*name;
+		Osm__ImgVmaKind	 kind;
+	} special[] = {
+		{ "[vdso]", OSM__IMG_VMA_KIND__VMA_VDSO },
+		{ "[vvar]", OSM__IMG_VMA_KIND__VMA_VVAR },
+		{ "[vvar_vclock]", OSM__IMG_VMA_KIND__VMA_VVAR_VCLOCK },
+	};
+	size_t	i;
+
+	if (strstr(vmflags, " gd") != NULL)
+		v->flags |= MAP_GROWSDOWN;
+	if (strstr(vmflags, " ht") != NULL) {
+		xasprintf(cause, "process %d uses hugetlb memory at 0x%llx, "
+		    "which is not supported", t->pid,
+		    (unsigned long long)v->start);
+		return -1;
+	}
+	for (i = 0; i < nitems(special); i++) {
+		if (strcmp(path, special[i].name) == 0) {
+			v->kind = special[i].kind;
+			v->label = xstrdup(path);
+			return 0;
+		}
+	}
+	if (strstr(vmflags, " io") != NULL || strstr(vmflags, " pf") != NULL) {
+		xasprintf(cause, "process %d maps device memory at 0x%llx "
+		    "(%s)", t->pid, (unsigned long long)v->start, path);
+		return -1;
+	}
+	if (*path == '\0' || strcmp(path, "[heap]") == 0 ||
+	    strcmp(path, "[stack]") == 0 || strncmp(path, "[anon:", 6) == 0) {
+		if (*path != '\0')
+			v->label = xstrdup(path);
+		return 0;
+	}
+	if (*path == '/')
+		return mm_classify_file(t, v, path, maj, min, ino, off,
+		    strstr(vmflags, " mw") != NULL, cause);
+	xasprintf(cause, "process %d has a mapping the restore cannot "
+	    "recreate: %s at 0x%llx", t->pid, path,
+	    (unsigned long long)v->start);
+	return -1;
+}
+
+/*
+ * Read the areas from /proc/PID/smaps (for VmFlags), refuse those that
+ * cannot come back, and classify the rest.
+ */
+int
+mm_dump_layout(struct mig_task *t, struct mm_dump *md, char **cause)
+{
+	char			 path[64], *line = NULL, perms[8], *name;
+	size_t			 cap = 0, alloc = 0;
+	ssize_t			 len;
+	FILE			*f;
+	unsigned long long	 s, e, off, ino;
+	unsigned int		 maj, min;
+	int			 pos, rc = -1;
+	Osm__ImgVma		*v = NULL;
+	char			 vmflags[256] = "";
+	uint8_t			*vdso;
+
+	memset(md, 0, sizeof *md);
+	osm__img_mm__init(&md->mm);
+	snprintf(path, sizeof path, "/proc/%d/smaps", t->pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Each area is classified when its VmFlags line has been seen. */
+	while ((len = getline(&line, &cap, f)) != -1) {
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (strncmp(line, "VmFlags:", 8) == 0 && v != NULL) {
+			snprintf(vmflags, sizeof vmflags, "%s", line + 8);
+			name = v->label;
+			v->label = NULL;
+			if (mm_classify(t, v, name, maj, min, ino, off, vmflags,
+			    cause) == -1) {
+				free(name);
+				goto out;
+			}
+			free(name);
+			if (v->kind == OSM__IMG_VMA_KIND__VMA_VDSO) {
+				md->vdso_start = v->start;
+				md->vdso_end = v->end;
+			}
+			if (md->nvmas == alloc) {
+				alloc = alloc == 0 ? 64 : alloc * 2;
+				md->vmas = xreallocarray(md->vmas, alloc,
+				    sizeof *md->vmas);
+			}
+			md->vmas[md->nvmas++] = v;
+			v = NULL;
+			continue;
+		}
+		pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e,
+		    perms, &off, &maj, &min, &ino, &pos) < 7 || pos == 0)
+			continue;
+		if (v != NULL) {
+			xasprintf(cause, "%s: no VmFlags for an area", path);
+			goto out;
+		}
+		if (s >= MIG_TASK_SIZE)
+			continue;	/* [vsyscall] */
+		if (md->nvmas >= MM_VMAS_MAX) {
+			xasprintf(cause, "process %d has more than %d memory "
+			    "areas", t->pid, MM_VMAS_MAX);
+			goto out;
+		}
+		v = mm_vma_new(s, e, perms);
+		v->label = xstrdup(line + pos);	/* the name, for now */
+	}
+	if (v != NULL) {
+		xasprintf(cause, "%s: no VmFlags for an area", path);
+		goto out;
+	}
+	if (md->vdso_start == 0) {
+		xasprintf(cause, "process %d has no vDSO", t->pid);
+		goto out;
+	}
+	md->mm.vmas = md->vmas;
+	md->mm.n_vmas = md->nvmas;
+	len = md->vdso_end - md->vdso_start;
+	vdso = xmalloc(len);
+	if (task_read(t, md->vdso_start, vdso, len, cause) == -1) {
+		free(vdso);
+		goto out;
+	}
+	md->mm.vdso_crc = crc32c(0, vdso, len);
+	free(vdso);
+	rc = 0;
+out:
+	if (v != NULL) {
+		free(v->label);
+		free(v);
+	}
+	free(line);
+	fclose(f);
+	if (rc == -1)
+		mm_dump_free(md);
+	return rc;
+}
+
+void
+mm_dump_free(struct mm_dump *md)
+{
+	size_t	i;
+
+	for (i = 0; i < md->nvmas; i++) {
+		free(md->vmas[i]->path);
+		free(md->vmas[i]->label);
+		free(md->vmas[i]->id);
+		free(md->vmas[i]);
+	}
+	free(md->vmas);
+	free(md->runs);
+	memset(md, 0, sizeof *md);
+}
+
+static int
+mm_is_vdso_kind(const Osm__ImgVma *v)
+{
+	return v->kind == OSM__IMG_VMA_KIND__VMA_VDSO ||
+	    v->kind == OSM__IMG_VMA_KIND__VMA_VVAR ||
+	    v->kind == OSM__IMG_VMA_KIND__VMA_VVAR_VCLOCK;
+}
+
+/* Everything about the memory map that can be checked on paper. */
+int
+mm_check(const Osm__ImgMm *mm, char **cause)
+{
+	const Osm__ImgVma	*v;
+	size_t			 i;
+	uint64_t		 prev = 0;
+	int			 seen[8] = { 0 };
+
+	if (mm->n_vmas == 0 || mm->n_vmas > MM_VMAS_MAX) {
+		xasprintf(cause, "image corrupted: %zu memory areas",
+		    mm->n_vmas);
+		return -1;
+	}
+	for (i = 0; i < mm->n_vmas; i++) {
+		v = mm->vmas[i];
+		if (v->start % MIG_PAGE != 0 || v->end % MIG_PAGE != 0 ||
+		    v->start >= v->end || v->end > MIG_TASK_SIZE ||
+		    v->start < prev) {
+			xasprintf(cause, "image corrupted: memory area %zu "
+			    "(0x%llx-0x%llx) is misplaced", i,
+			    (unsigned long long)v->start,
+			    (unsigned long long)v->end);
+			return -1;
+		}
+		prev = v->end;
+		if ((v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC)) != 0 ||
+		    (v->flags & ~(MAP_SHARED | MAP_PRIVATE |
+		    MAP_GROWSDOWN)) != 0 ||
+		    ((v->flags & MAP_SHARED) != 0) ==
+		    ((v->flags & MAP_PRIVATE) != 0) ||
+		    v->kind < OSM__IMG_VMA_KIND__VMA_ANON ||
+		    v->kind > OSM__IMG_VMA_KIND__VMA_VVAR_VCLOCK ||
+		    v->pages > (v->end - v->start) / MIG_PAGE) {
+			xasprintf(cause, "image corrupted: memory area %zu "
+			    "has bad flags", i);
+			return -1;
+		}
+		if (mm_is_vdso_kind(v)) {
+			if (seen[v->kind]++ || v->pages != 0 ||
+			    (v->flags & MAP_SHARED)) {
+				xasprintf(cause, "image corrupted: vDSO area "
+				    "%zu", i);
+				return -1;
+			}
+		}
+		if (v->kind == OSM__IMG_VMA_KIND__VMA_FILE &&
+		    (v->path == NULL || v->path[0] != '/' ||
+		    strlen(v->path) >= PATH_MAX || v->id == NULL ||
+		    !v->has_pgoff || v->pgoff % MIG_PAGE != 0 ||
+		    v->pgoff > (1ULL << 62))) {
+			xasprintf(cause, "image corrupted: file mapping %zu",
+			    i);
+			return -1;
+		}
+		if ((v->flags & MAP_SHARED) && v->kind ==
+		    OSM__IMG_VMA_KIND__VMA_FILE && (v->prot & PROT_WRITE)) {
+			xasprintf(cause, "image corrupted: writable shared "
+			    "file mapping %zu", i);
+			return -1;
+		}
+	}
+	if (!seen[OSM__IMG_VMA_KIND__VMA_VDSO]) {
+		xasprintf(cause, "image corrupted: no vDSO area");
+		return -1;
+	}
+	return 0;
+}
+
+/* Are the files to be mapped again the very files the process had? */
+int
+mm_check_files(const Osm__ImgMm *mm, char **cause)
+{
+	const Osm__ImgVma	*v;
+	struct stat		 st;
+	size_t			 i;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		v = mm->vmas[i];
+		if (v->kind != OSM__IMG_VMA_KIND__VMA_FILE)
+			continue;
+		if (stat(v->path, &st) == -1) {
+			xasprintf(cause, "mapped file %s: %s", v->path,
+			    strerror(errno));
+			return -1;
+		}
+		if (!mm_same_file(v->id, &st)) {
+			xasprintf(cause, "mapped file %s is not the file the "
+			    "process had (changed or replaced since the "
+			    "checkpoint)", v->path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The target's own areas, to find room for scratch and what to unmap. */
+struct mm_area {
+	uint64_t	start;
+	uint64_t	end;
+	int		kind;	/* 0, or a vDSO kind */
+};
+
+static int
+mm_target_areas(pid_t pid, struct mm_area **out, size_t *n, char **cause)
+{
+	char			 path[64], line[512], name[256];
+	FILE			*f;
+	unsigned long long	 s, e;
+	struct mm_area		*a = NULL;
+	size_t			 na = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		name[0] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %255s", &s, &e,
+		    name) < 2 || s >= MIG_TASK_SIZE)
+			continue;
+		a = xreallocarray(a, na + 1, sizeof *a);
+		a[na].start = s;
+		a[na].end = e;
+		a[na].kind = 0;
+		if (strcmp(name, "[vdso]") == 0)
+			a[na].kind = OSM__IMG_VMA_KIND__VMA_VDSO;
+		else if (strcmp(name, "[vvar]") == 0)
+			a[na].kind = OSM__IMG_VMA_KIND__VMA_VVAR;
+		else if (strcmp(name, "[vvar_vclock]") == 0)
+			a[na].kind = OSM__IMG_VMA_KIND__VMA_VVAR_VCLOCK;
+		na++;
+	}
+	fclose(f);
+	*out = a;
+	*n = na;
+	return 0;
+}
+
+static int
+mm_overlaps(uint64_t s, uint64_t e, const Osm__ImgMm *mm,
+    const struct mm_area *a, size_t na)
+{
+	size_t	i;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		if (s < mm->vmas[i]->end && mm->vmas[i]->start < e)
+			return 1;
+	}
+	for (i = 0; i < na; i++) {
+		if (s < a[i].end && a[i].start < e)
+			return 1;
+	}
+	return 0;
+}
+
+/* A free range of len bytes, clear of the image and of the target. */
+static uint64_t
+mm_find_hole(const Osm__ImgMm *mm, const struct mm_area *a, size_t na,
+    size_t len)
+{
+	uint64_t	addr;
+
+	for (addr = 0x100000000ULL; addr + len < MIG_TASK_SIZE;
+	    addr += 0x10000000ULL) {
+		if (!mm_overlaps(addr, addr + len, mm, a, na))
+			return addr;
+	}
+	return 0;
+}
+
+static const Osm__ImgVma *
+mm_find_kind(const Osm__ImgMm *mm, int kind)
+{
+	size_t	i;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		if ((int)mm->vmas[i]->kind == kind)
+			return mm->vmas[i];
+	}
+	return NULL;
+}
+
+/*
+ * The vDSO of the target must be the one the image's code calls into:
+ * same areas, same sizes, same text.
+ */
+static int
+mm_check_vdso(struct mig_task *t, const Osm__ImgMm *mm,
+    const struct mm_area *a, size_t na, char **cause)
+{
+	const Osm__ImgVma	*v;
+	uint8_t			*buf;
+	size_t			 i, len;
+	uint32_t		 crc;
+	int			 kind, found;
+
+	for (kind = OSM__IMG_VMA_KIND__VMA_VDSO;
+	    kind <= OSM__IMG_VMA_KIND__VMA_VVAR_VCLOCK; kind++) {
+		v = mm_find_kind(mm, kind);
+		found = 0;
+		for (i = 0; i < na; i++) {
+			if (a[i].kind != kind)
+				continue;
+			found = 1;
+			if (v == NULL || v->end - v->start !=
+			    a[i].end - a[i].start)
+				goto differ;
+			if (kind != OSM__IMG_VMA_KIND__VMA_VDSO)
+				continue;
+			len = a[i].end - a[i].start;
+			buf = xmalloc(len);
+			if (task_read(t, a[i].start, buf, len, cause) == -1) {
+				free(buf);
+				return -1;
+			}
+			crc = crc32c(0, buf, len);
+			free(buf);
+			if (crc != mm->vdso_crc)
+				goto differ;
+		}
+		if (v != NULL && !found)
+			goto differ;
+	}
+	return 0;
+differ:
+	xasprintf(cause, "the image comes from a different kernel: its vDSO "
+	    "does not match this one");
+	return -1;
+}
+
+/* Move one of the target's vDSO areas, keeping the syscall site on it. */
+static int
+mm_move(struct mig_task *t, uint64_t from, uint64_t len, uint64_t to,
+    int is_vdso, char **cause)
+{
+	if (from == to)
+		return 0;
+	if (task_sys_ok(t, "mremap vDSO", SYS_mremap, (sysargs){ from, len,
+	    len, MREMAP_MAYMOVE | MREMAP_FIXED, to }) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	if (is_vdso)
+		t->sysc = t->sysc - from + to;
+	return 0;
+}
+
+/* Before anything changes: is the target's kernel the image's? */
+int
+mm_check_target(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
+{
+	struct mm_area	*a;
+	size_t		 na;
+	int		 rc;
+
+	if (mm_target_areas(t->pid, &a, &na, cause) == -1)
+		return -1;
+	rc = mm_check_vdso(t, mm, a, na, cause);
+	free(a);
+	return rc;
+}
+
+/*
+ * Empty the target but for a scratch area and its vDSO, and move the vDSO
+ * areas to the image's addresses.
+ */
+int
+mm_restore_clear(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
+{
+	struct mm_area		*a = NULL, keep[4], x;
+	size_t			 na, nkeep = 0, i, j;
+	uint64_t		 hole, tmp, prev, end, len;
+	const Osm__ImgVma	*v;
+	int			 rc = -1;
+
+	if (mm_target_areas(t->pid, &a, &na, cause) == -1)
+		return -1;
+	len = MM_SCRATCH;
+	for (i = 0; i < na; i++) {
+		if (a[i].kind != 0)
+			len += a[i].end - a[i].start;
+	}
+	if ((hole = mm_find_hole(mm, a, na, len)) == 0) {
+		xasprintf(cause, "no room for the restore's scratch area");
+		goto out;
+	}
+	if (task_scratch(t, hole, MM_SCRATCH, cause) == -1)
+		goto out;
+
+	/* Unmap everything around what we keep. */
+	keep[nkeep].start = hole;
+	keep[nkeep].end = hole + MM_SCRATCH;
+	keep[nkeep++].kind = 0;
+	for (i = 0; i < na; i++) {
+		if (a[i].kind != 0 && nkeep < nitems(keep))
+			keep[nkeep++] = a[i];
+	}
+	for (i = 0; i < nkeep; i++) {
+		for (j = i + 1; j < nkeep; j++) {
+			if (keep[j].start < keep[i].start) {
+				x = keep[i];
+				keep[i] = keep[j];
+				keep[j] = x;
+			}
+		}
+	}
+	prev = 0;
+	for (i = 0; i <= nkeep; i++) {
+		end = i < nkeep ? keep[i].start : MIG_TASK_SIZE;
+		if (end > prev && task_sys_ok(t, "munmap", SYS_munmap,
+		    (sysargs){ prev, end - prev }) == -1) {
+			*cause = task_cause(t);
+			goto out;
+		}
+		if (i < nkeep)
+			prev = keep[i].end;
+	}
+
+	/* The vDSO areas: first out of the way, then into place. */
+	tmp = hole + MM_SCRATCH;
+	for (i = 0; i < nkeep; i++) {
+		if (keep[i].kind == 0)
+			continue;
+		if (mm_move(t, keep[i].start, keep[i].end - keep[i].start, tmp,
+		    keep[i].kind == OSM__IMG_VMA_KIND__VMA_VDSO, cause) == -1)
+			goto out;
+		keep[i].end = tmp + keep[i].end - keep[i].start;
+		keep[i].start = tmp;
+		tmp = keep[i].end;
+	}
+	for (i = 0; i < nkeep; i++) {
+		if (keep[i].kind == 0)
+			continue;
+		v = mm_find_kind(mm, keep[i].kind);
+		if (mm_move(t, keep[i].start, keep[i].end - keep[i].start,
+		    v->start, keep[i].kind == OSM__IMG_VMA_KIND__VMA_VDSO,
+		    cause) == -1)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(a);
+	return rc;
+}
+
+/* Open path in the target and prove it is the file of the image. */
+static int
+mm_open_in(struct mig_task *t, const Osm__ImgVma *v, long *fd, char **cause)
+{
+	char		 link[64];
+	struct stat	 st;
+	size_t		 n = strlen(v->path) + 1;
+
+	if (n > MM_SCRATCH) {
+		xasprintf(cause, "path too long: %s", v->path);
+		return -1;
+	}
+	if (task_write(t, t->scratch, v->path, n, cause) == -1)
+		return -1;
+	if (task_sys_ok(t, "open mapped file", SYS_openat, (sysargs){ AT_FDCWD,
+	    t->scratch, O_RDONLY | O_CLOEXEC, 0 }) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	*fd = t->last_rv;
+	snprintf(link, sizeof link, "/proc/%d/fd/%ld", t->pid, *fd);
+	if (stat(link, &st) == -1 || !mm_same_file(v->id, &st)) {
+		xasprintf(cause, "mapped file %s is not the file the process "
+		    "had", v->path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+mm_close_in(struct mig_task *t, long *fd)
+{
+	if (*fd == -1)
+		return 0;
+	if (task_sys_ok(t, "close", SYS_close, (sysargs){ *fd }) == -1)
+		return -1;
+	*fd = -1;
+	return 0;
+}
+
+/* Create every area of the image, writable where pages are to come. */
+int
+mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
+{
+	const Osm__ImgVma	*v;
+	const char		*open_path = NULL;
+	long			 fd = -1;
+	size_t			 i;
+	int			 prot, flags;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		v = mm->vmas[i];
+		if (mm_is_vdso_kind(v))
+			continue;
+		prot = v->prot;
+		if (v->pages > 0)
+			prot |= PROT_READ | PROT_WRITE;
+		flags = v->flags | MAP_FIXED_NOREPLACE;
+		if (v->kind == OSM__IMG_VMA_KIND__VMA_ANON) {
+			if (task_sys_ok(t, "mmap", SYS_mmap,
+			    (sysargs){ v->start, v->end - v->start, prot,
+			    flags | MAP_ANONYMOUS, -1, 0 }) == -1)
+				goto fail;
+			continue;
+		}
+		/* Consecutive areas of one file share one descriptor. */
+		if (open_path == NULL || strcmp(open_path, v->path) != 0) {
+			if (mm_close_in(t, &fd) == -1)
+				goto fail;
+			if (mm_open_in(t, v, &fd, cause) == -1)
+				return -1;
+			open_path = v->path;
+		}
+		if (task_sys_ok(t, "mmap file", SYS_mmap, (sysargs){ v->start,
+		    v->end - v->start, prot, flags, fd, v->pgoff }) == -1)
+			goto fail;
+	}
+	if (mm_close_in(t, &fd) == -1)
+		goto fail;
+	return 0;
+fail:
+	*cause = task_cause(t);
+	return -1;
+}
+
+/* Take write access back where it was only lent for the pages. */
+int
+mm_restore_prot(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
+{
+	const Osm__ImgVma	*v;
+	size_t			 i;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		v = mm->vmas[i];
+		if (v->pages == 0 || mm_is_vdso_kind(v) ||
+		    v->prot == (v->prot | PROT_READ | PROT_WRITE))
+			continue;
+		if (task_sys_ok(t, "mprotect", SYS_mprotect,
+		    (sysargs){ v->start, v->end - v->start, v->prot }) == -1) {
+			*cause = task_cause(t);
+			return -1;
+		}
+	}
+	return 0;
+}

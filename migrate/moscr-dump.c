@@ -1,0 +1,143 @@
+/*
+ * moscr dump PID -o FILE [--leave-running] [-v]: checkpoint a process.
+ * A file is written under a temporary name and renamed when complete, so
+ * a failed dump never leaves a truncated image under the final name. The
+ * process is killed once the image is safe, unless --leave-running.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "migrate/migrate.h"
+#include "moscr.h"
+
+static int	moscr_dump(int, char **);
+
+const struct moscr_cmd moscr_dump_cmd = {
+	.name = "dump",
+	.usage = "PID -o FILE [--leave-running] [-v]",
+	.help = "Checkpoint process PID into FILE ('-': standard output). "
+	    "The process is\n      killed once the image is complete, unless "
+	    "--leave-running.",
+	.exec = moscr_dump,
+};
+
+static const struct option dump_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "leave-running", no_argument, NULL, 'l' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int
+moscr_dump(int argc, char **argv)
+{
+	struct mig_task		*t;
+	struct mig_stats	 st;
+	const char		*out = NULL;
+	char			*tmp = NULL, *cause = NULL;
+	uint64_t		 pid;
+	int			 c, leave = 0, verbose = 0, fd = -1;
+
+	if (moscr_help_wanted(argc, argv, &moscr_dump_cmd))
+		return 0;
+	while ((c = getopt_long(argc, argv, "o:lv", dump_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'l':
+			leave = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			moscr_usage(&moscr_dump_cmd);
+		}
+	}
+	if (optind + 1 != argc || out == NULL)
+		moscr_usage(&moscr_dump_cmd);
+	if (parse_uint(argv[optind], 1, INT_MAX, &pid) == -1) {
+		moscr_err("bad process id: %s", argv[optind]);
+		return 2;
+	}
+	if ((pid_t)pid == getpid()) {
+		moscr_err("cannot checkpoint moscr itself");
+		return 1;
+	}
+
+	if (strcmp(out, "-") == 0) {
+		if (isatty(STDOUT_FILENO)) {
+			moscr_err("not writing an image to a terminal");
+			return 1;
+		}
+		fd = STDOUT_FILENO;
+	} else {
+		xasprintf(&tmp, "%s.tmp.XXXXXX", out);
+		if ((fd = mkstemp(tmp)) == -1) {
+			moscr_err("%s: %s", tmp, strerror(errno));
+			free(tmp);
+			return 1;
+		}
+	}
+
+	if ((t = mig_seize(pid, &cause)) == NULL)
+		goto fail;
+	if (mig_dump(t, fd, &st, &cause) == -1) {
+		char *c2 = NULL;
+
+		/* The process goes on as if nothing happened. */
+		if (mig_release(t, &c2) == -1) {
+			moscr_err("%s", c2);
+			free(c2);
+		}
+		goto fail;
+	}
+	if (tmp != NULL) {
+		if (fsync(fd) == -1 || close(fd) == -1) {
+			xasprintf(&cause, "%s: %s", tmp, strerror(errno));
+			fd = -1;
+			mig_release(t, NULL);
+			goto fail;
+		}
+		fd = -1;
+		if (rename(tmp, out) == -1) {
+			xasprintf(&cause, "rename %s to %s: %s", tmp, out,
+			    strerror(errno));
+			mig_release(t, NULL);
+			goto fail;
+		}
+	}
+	if (leave) {
+		if (mig_release(t, &cause) == -1)
+			goto fail;
+	} else
+		mig_kill(t);
+	if (verbose)
+		fprintf(stderr, "moscr: dumped process %llu: %llu pages, "
+		    "%llu bytes; frozen %.1f ms, pages moved in %.1f ms\n",
+		    (unsigned long long)pid, (unsigned long long)st.pages,
+		    (unsigned long long)st.bytes, st.frozen_us / 1000.0,
+		    st.mem_us / 1000.0);
+	free(tmp);
+	return 0;
+
+fail:
+	moscr_err("dump %llu: %s", (unsigned long long)pid, cause);
+	free(cause);
+	if (tmp != NULL) {
+		if (fd != -1)
+			close(fd);
+		unlink(tmp);
+		free(tmp);
+	}
+	return 1;
+}

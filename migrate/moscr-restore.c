@@ -1,0 +1,171 @@
+/*
+ * moscr restore FILE [--detach] [--fd N=PATH]... [-v]: bring a process
+ * back from an image, then wait for it and exit as it exits (or die of its
+ * signal), or with --detach print its pid and leave it running.
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "migrate/migrate.h"
+#include "moscr.h"
+
+static int	moscr_restore(int, char **);
+
+const struct moscr_cmd moscr_restore_cmd = {
+	.name = "restore",
+	.usage = "FILE [--detach] [--fd N=PATH]... [-v]",
+	.help = "Restore the process in FILE ('-': standard input) and wait "
+	    "for it; exit as\n      it exits. --detach prints its pid and "
+	    "leaves it running. --fd N=PATH\n      opens PATH as descriptor N "
+	    "instead of what the image recorded.",
+	.exec = moscr_restore,
+};
+
+static const struct option restore_opts[] = {
+	{ "detach", no_argument, NULL, 'd' },
+	{ "fd", required_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static volatile sig_atomic_t restore_child;
+
+/* Signals meant for us are meant for the process we stand for. */
+static void
+restore_forward(int sig)
+{
+	if (restore_child > 0)
+		kill(restore_child, sig);
+}
+
+static int
+restore_wait(pid_t pid)
+{
+	struct sigaction	 sa;
+	sigset_t		 set;
+	int			 status, sig;
+	static const int	 fwd[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+	size_t			 i;
+
+	restore_child = pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = restore_forward;
+	for (i = 0; i < nitems(fwd); i++)
+		sigaction(fwd[i], &sa, NULL);
+	/* The terminal sends these to the process too. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(pid, &status, 0) == -1) {
+		if (errno != EINTR) {
+			moscr_err("wait for %d: %s", pid, strerror(errno));
+			return 1;
+		}
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	sig = WTERMSIG(status);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
+static int
+moscr_restore(int argc, char **argv)
+{
+	struct mig_fd_override	*ov = NULL;
+	struct mig_restore_opts	 opts;
+	struct mig_task		*t;
+	struct mig_stats	 st;
+	char			*cause = NULL, *eq;
+	const char		*in;
+	uint64_t		 n;
+	pid_t			 pid;
+	int			 c, detach = 0, verbose = 0, fd;
+
+	if (moscr_help_wanted(argc, argv, &moscr_restore_cmd))
+		return 0;
+	memset(&opts, 0, sizeof opts);
+	while ((c = getopt_long(argc, argv, "df:v", restore_opts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			detach = 1;
+			break;
+		case 'f':
+			if ((eq = strchr(optarg, '=')) == NULL ||
+			    eq[1] == '\0') {
+				moscr_err("--fd wants N=PATH, not %s", optarg);
+				return 2;
+			}
+			*eq = '\0';
+			if (parse_uint(optarg, 0, 1 << 20, &n) == -1) {
+				moscr_err("--fd: bad descriptor %s", optarg);
+				return 2;
+			}
+			ov = xreallocarray(ov, opts.noverrides + 1,
+			    sizeof *ov);
+			ov[opts.noverrides].fd = n;
+			ov[opts.noverrides].path = eq + 1;
+			opts.noverrides++;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			moscr_usage(&moscr_restore_cmd);
+		}
+	}
+	if (optind + 1 != argc)
+		moscr_usage(&moscr_restore_cmd);
+	opts.overrides = ov;
+	in = argv[optind];
+	if (strcmp(in, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(in, O_RDONLY | O_CLOEXEC)) == -1) {
+		moscr_err("%s: %s", in, strerror(errno));
+		return 1;
+	}
+
+	if ((t = mig_spawn(&cause)) == NULL)
+		goto fail;
+	if (mig_restore(t, fd, &opts, &st, &cause) == -1) {
+		mig_kill(t);
+		goto fail;
+	}
+	pid = mig_pid(t);
+	if (mig_release(t, &cause) == -1)
+		goto fail;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	free(ov);
+	if (verbose)
+		fprintf(stderr, "moscr: restored %s as process %d: %llu pages, "
+		    "%llu bytes in %.1f ms, pages moved in %.1f ms\n", in, pid,
+		    (unsigned long long)st.pages,
+		    (unsigned long long)st.bytes, st.frozen_us / 1000.0,
+		    st.mem_us / 1000.0);
+	if (detach) {
+		printf("%d\n", pid);
+		return 0;
+	}
+	return restore_wait(pid);
+
+fail:
+	moscr_err("restore %s: %s", in, cause);
+	free(cause);
+	free(ov);
+	return 1;
+}

@@ -1,0 +1,21 @@
+/* moscr: the checkpoint/restart command on top of libmigrate. */
+#ifndef MOSCR_H
+#define MOSCR_H
+
+struct moscr_cmd {
+	const char	*name;
+	const char	*usage;
+	const char	*help;
+	int		 (*exec)(int, char **);
+};
+
+/* moscr.c */
+void	 moscr_usage(const struct moscr_cmd *) __attribute__((noreturn));
+int	 moscr_help_wanted(int, char **, const struct moscr_cmd *);
+void	 moscr_err(const char *, ...) __attribute__((format(printf, 1, 2)));
+
+extern const struct moscr_cmd moscr_dump_cmd;
+extern const struct moscr_cmd moscr_restore_cmd;
+extern const struct moscr_cmd moscr_info_cmd;
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * The restore, start to end: read and check the whole description of the
+ * process, and the target against it, before the target is touched; then
+ * replace its memory, files, task state and signals by injected calls,
+ * the pages as they stream in, and only once the final seal has proved
+ * the stream whole, set the registers. The caller then lets the process go
+ * (mig_release). On failure a fresh target is killed: no half-restored
+ * process is ever left running.
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/osm.h"
+#include "migrate.h"
+
+int
+mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
+    struct mig_stats *st, char **cause)
+{
+	struct mig_image mi;
+	struct img	 img;
+	size_t		 i;
+	int		 rc = -1;
+
+	if (st != NULL)
+		memset(st, 0, sizeof *st);
+	img_init(&img, fd);
+	if (img_read_meta(&img, &mi, cause) == -1)
+		goto fail;
+	if (core_check_local(mi.task, cause) == -1 ||
+	    regs_check(t, mi.regs, cause) == -1 ||
+	    files_check(mi.files, o, cause) == -1 ||
+	    mm_check_files(mi.mm, cause) == -1 ||
+	    mm_check_target(t, mi.mm, cause) == -1)
+		goto out;
+
+	/* From here on the target changes. */
+	if (core_rseq_unregister(t, cause) == -1 ||
+	    mm_restore_clear(t, mi.mm, cause) == -1 ||
+	    core_restore_identity(t, mi.task, cause) == -1 ||
+	    mm_restore_map(t, mi.mm, cause) == -1 ||
+	    files_restore(t, mi.files, o, cause) == -1 ||
+	    pages_restore(t, mi.mm, &img, st, cause) == -1 ||
+	    mm_restore_prot(t, mi.mm, cause) == -1 ||
+	    core_restore(t, mi.header, mi.task, cause) == -1 ||
+	    sig_restore(t, mi.sig, cause) == -1)
+		goto out;
+	/* Signals that reached the target while we held it. */
+	for (i = 0; i < t->nstolen; i++) {
+		if (sig_requeue(t, &t->stolen[i], 0, cause) == -1)
+			goto out;
+	}
+	t->nstolen = 0;
+	if (task_unscratch(t, cause) == -1 ||
+	    core_restore_rseq(t, mi.task, cause) == -1 ||
+	    regs_restore(t, mi.regs, cause) == -1)
+		goto out;
+	if (st != NULL) {
+		st->bytes = img.bytes;
+		st->frozen_us = now_us() - t->seized_us;
+	}
+	rc = 0;
+out:
+	mig_image_free(&mi);
+fail:
+	if (rc == -1 && t->spawned && !t->dead) {
+		kill(t->pid, SIGKILL);
+		while (waitpid(t->pid, NULL, __WALL) == -1 && errno == EINTR)
+			;
+		t->dead = 1;
+	}
+	return rc;
+}

@@ -1,0 +1,338 @@
+/*
+ * Signal state: handlers (read by injected rt_sigaction calls: ptrace has
+ * no request for them), the blocked mask, pending signals, the alternate
+ * stack and the interval timers that send signals.
+ */
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/osm.h"
+#include "migrate.h"
+
+#define SIG_MAX		64
+#define PENDING_MAX	65536
+
+/* The kernel's struct sigaction on x86_64. */
+struct ksigaction {
+	uint64_t	handler;
+	uint64_t	flags;
+	uint64_t	restorer;
+	uint64_t	mask;
+};
+
+struct kstack {
+	uint64_t	sp;
+	int32_t		flags;
+	int32_t		pad;
+	uint64_t	size;
+};
+
+static int
+sig_peek(struct mig_task *t, int shared, ProtobufCBinaryData **out,
+    size_t *n, char **cause)
+{
+	struct __ptrace_peeksiginfo_args a;
+	siginfo_t	 si[32];
+	int		 got, i;
+
+	*out = NULL;
+	*n = 0;
+	a.off = 0;
+	a.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0;
+	for (;;) {
+		a.nr = nitems(si);
+		got = ptrace(PTRACE_PEEKSIGINFO, t->pid, &a, si);
+		if (got == -1) {
+			xasprintf(cause, "PTRACE_PEEKSIGINFO: %s",
+			    strerror(errno));
+			return -1;
+		}
+		if (got == 0)
+			break;
+		if (*n + got > PENDING_MAX) {
+			xasprintf(cause, "process %d has too many pending "
+			    "signals", t->pid);
+			return -1;
+		}
+		*out = xreallocarray(*out, *n + got, sizeof **out);
+		for (i = 0; i < got; i++) {
+			(*out)[*n].data = xmalloc(sizeof si[i]);
+			memcpy((*out)[*n].data, &si[i], sizeof si[i]);
+			(*out)[*n].len = sizeof si[i];
+			(*n)++;
+		}
+		a.off += got;
+	}
+	return 0;
+}
+
+int
+sig_dump(struct mig_task *t, Osm__ImgSignals *s, char **cause)
+{
+	struct ksigaction	 ka;
+	struct kstack		 ks;
+	struct itimerval	 it;
+	Osm__ImgSigaction	*a;
+	Osm__ImgItimer		*ti;
+	uint64_t		 rsp;
+	size_t			 i, n;
+	int			 sig, rc;
+
+	osm__img_signals__init(s);
+	if (ptrace(PTRACE_GETSIGMASK, t->pid, sizeof s->blocked,
+	    &s->blocked) == -1) {
+		xasprintf(cause, "PTRACE_GETSIGMASK: %s", strerror(errno));
+		return -1;
+	}
+	s->actions = xcalloc(SIG_MAX, sizeof *s->actions);
+	for (sig = 1; sig <= SIG_MAX; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction,
+		    (sysargs){ sig, 0, t->scratch, 8 }) == -1)
+			goto inject;
+		if (task_read(t, t->scratch, &ka, sizeof ka, cause) == -1)
+			return -1;
+		if (ka.handler == 0 && ka.flags == 0 && ka.mask == 0)
+			continue;
+		a = xmalloc(sizeof *a);
+		osm__img_sigaction__init(a);
+		a->signo = sig;
+		a->handler = ka.handler;
+		a->flags = ka.flags;
+		a->restorer = ka.restorer;
+		a->mask = ka.mask;
+		s->actions[s->n_actions++] = a;
+	}
+
+	/* Not from the alternate stack's view: our calls have no stack. */
+	rsp = t->regs.rsp;
+	t->regs.rsp = 0;
+	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack, (sysargs){ 0,
+	    t->scratch });
+	t->regs.rsp = rsp;
+	if (rc == -1)
+		goto inject;
+	if (task_read(t, t->scratch, &ks, sizeof ks, cause) == -1)
+		return -1;
+	s->altstack_sp = ks.sp;
+	s->altstack_size = ks.size;
+	s->altstack_flags = ks.flags & ~SS_ONSTACK;
+
+	s->itimers = xcalloc(3, sizeof *s->itimers);
+	for (i = 0; i < 3; i++) {
+		if (task_sys_ok(t, "getitimer", SYS_getitimer, (sysargs){ i,
+		    t->scratch }) == -1)
+			goto inject;
+		if (task_read(t, t->scratch, &it, sizeof it, cause) == -1)
+			return -1;
+		if (!timerisset(&it.it_value))
+			continue;
+		ti = xmalloc(sizeof *ti);
+		osm__img_itimer__init(ti);
+		ti->which = i;
+		ti->interval_us = it.it_interval.tv_sec * 1000000ULL +
+		    it.it_interval.tv_usec;
+		ti->value_us = it.it_value.tv_sec * 1000000ULL +
+		    it.it_value.tv_usec;
+		s->itimers[s->n_itimers++] = ti;
+	}
+
+	if (sig_peek(t, 0, &s->pending, &s->n_pending, cause) == -1 ||
+	    sig_peek(t, 1, &s->pending_shared, &s->n_pending_shared,
+	    cause) == -1)
+		return -1;
+	/* What our own stops took comes first, as it was first in line. */
+	if (t->nstolen > 0) {
+		n = s->n_pending + t->nstolen;
+		s->pending = xreallocarray(s->pending, n, sizeof *s->pending);
+		memmove(s->pending + t->nstolen, s->pending,
+		    s->n_pending * sizeof *s->pending);
+		for (i = 0; i < t->nstolen; i++) {
+			s->pending[i].data = xmalloc(sizeof t->stolen[i]);
+			memcpy(s->pending[i].data, &t->stolen[i],
+			    sizeof t->stolen[i]);
+			s->pending[i].len = sizeof t->stolen[i];
+		}
+		s->n_pending = n;
+	}
+	return 0;
+inject:
+	*cause = task_cause(t);
+	return -1;
+}
+
+void
+sig_free(Osm__ImgSignals *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->n_actions; i++)
+		free(s->actions[i]);
+	free(s->actions);
+	for (i = 0; i < s->n_itimers; i++)
+		free(s->itimers[i]);
+	free(s->itimers);
+	for (i = 0; i < s->n_pending; i++)
+		free(s->pending[i].data);
+	free(s->pending);
+	for (i = 0; i < s->n_pending_shared; i++)
+		free(s->pending_shared[i].data);
+	free(s->pending_shared);
+}
+
+static int
+sig_check_info(const ProtobufCBinaryData *d, size_t n)
+{
+	siginfo_t	si;
+	size_t		i;
+
+	for (i = 0; i < n; i++) {
+		if (d[i].len != sizeof si)
+			return -1;
+		memcpy(&si, d[i].data, sizeof si);
+		if (si.si_signo < 1 || si.si_signo > SIG_MAX)
+			return -1;
+	}
+	return 0;
+}
+
+int
+sig_check(const Osm__ImgSignals *s, char **cause)
+{
+	uint64_t	seen = 0;
+	size_t		i;
+	unsigned int	sig;
+
+	if (s->n_actions > SIG_MAX || s->n_itimers > 3 ||
+	    s->n_pending > PENDING_MAX || s->n_pending_shared > PENDING_MAX)
+		goto bad;
+	for (i = 0; i < s->n_actions; i++) {
+		sig = s->actions[i]->signo;
+		if (sig < 1 || sig > SIG_MAX || sig == SIGKILL ||
+		    sig == SIGSTOP || (seen & (1ULL << (sig - 1))))
+			goto bad;
+		seen |= 1ULL << (sig - 1);
+	}
+	for (i = 0; i < s->n_itimers; i++) {
+		if (s->itimers[i]->which > 2)
+			goto bad;
+	}
+	if (sig_check_info(s->pending, s->n_pending) == -1 ||
+	    sig_check_info(s->pending_shared, s->n_pending_shared) == -1)
+		goto bad;
+	return 0;
+bad:
+	xasprintf(cause, "image corrupted: signal state");
+	return -1;
+}
+
+/* Queue signals in the task as if they had never left its queue. */
+int
+sig_requeue(struct mig_task *t, const siginfo_t *si, int shared,
+    char **cause)
+{
+	if (task_write(t, t->scratch, si, sizeof *si, cause) == -1)
+		return -1;
+	if (shared) {
+		if (task_sys_ok(t, "rt_sigqueueinfo", SYS_rt_sigqueueinfo,
+		    (sysargs){ t->pid, si->si_signo, t->scratch }) == -1)
+			goto inject;
+	} else if (task_sys_ok(t, "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo,
+	    (sysargs){ t->pid, t->pid, si->si_signo, t->scratch }) == -1)
+		goto inject;
+	return 0;
+inject:
+	*cause = task_cause(t);
+	return -1;
+}
+
+int
+sig_restore(struct mig_task *t, const Osm__ImgSignals *s, char **cause)
+{
+	struct ksigaction	 ka;
+	struct kstack		 ks;
+	struct itimerval	 it[3];
+	siginfo_t		 si;
+	uint64_t		 rsp;
+	size_t			 i;
+	int			 sig, rc;
+
+	/* Every handler: the target may have inherited some. */
+	for (sig = 1; sig <= SIG_MAX; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		memset(&ka, 0, sizeof ka);
+		for (i = 0; i < s->n_actions; i++) {
+			if ((int)s->actions[i]->signo != sig)
+				continue;
+			ka.handler = s->actions[i]->handler;
+			ka.flags = s->actions[i]->flags;
+			ka.restorer = s->actions[i]->restorer;
+			ka.mask = s->actions[i]->mask;
+		}
+		if (task_write(t, t->scratch, &ka, sizeof ka, cause) == -1)
+			return -1;
+		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction,
+		    (sysargs){ sig, t->scratch, 0, 8 }) == -1)
+			goto inject;
+	}
+
+	memset(&ks, 0, sizeof ks);
+	ks.sp = s->altstack_sp;
+	ks.size = s->altstack_size;
+	ks.flags = s->altstack_flags;
+	if (task_write(t, t->scratch, &ks, sizeof ks, cause) == -1)
+		return -1;
+	rsp = t->regs.rsp;
+	t->regs.rsp = 0;
+	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack,
+	    (sysargs){ t->scratch, 0 });
+	t->regs.rsp = rsp;
+	if (rc == -1)
+		goto inject;
+
+	memset(it, 0, sizeof it);
+	for (i = 0; i < s->n_itimers; i++) {
+		struct itimerval *v = &it[s->itimers[i]->which];
+
+		v->it_interval.tv_sec = s->itimers[i]->interval_us / 1000000;
+		v->it_interval.tv_usec = s->itimers[i]->interval_us % 1000000;
+		v->it_value.tv_sec = s->itimers[i]->value_us / 1000000;
+		v->it_value.tv_usec = s->itimers[i]->value_us % 1000000;
+	}
+	for (i = 0; i < 3; i++) {
+		if (task_write(t, t->scratch, &it[i], sizeof it[i],
+		    cause) == -1)
+			return -1;
+		if (task_sys_ok(t, "setitimer", SYS_setitimer, (sysargs){ i,
+		    t->scratch, 0 }) == -1)
+			goto inject;
+	}
+
+	if (ptrace(PTRACE_SETSIGMASK, t->pid, sizeof s->blocked,
+	    &s->blocked) == -1) {
+		xasprintf(cause, "PTRACE_SETSIGMASK: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < s->n_pending; i++) {
+		memcpy(&si, s->pending[i].data, sizeof si);
+		if (sig_requeue(t, &si, 0, cause) == -1)
+			return -1;
+	}
+	for (i = 0; i < s->n_pending_shared; i++) {
+		memcpy(&si, s->pending_shared[i].data, sizeof si);
+		if (sig_requeue(t, &si, 1, cause) == -1)
+			return -1;
+	}
+	return 0;
+inject:
+	*cause = task_cause(t);
+	return -1;
+}

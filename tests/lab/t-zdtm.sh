@@ -1,0 +1,324 @@
+#!/bin/sh
+# Checkpoint/restore tests in the zdtm style (tests/zdtm/): each program
+# sets up state and says READY, is dumped by moscr (which kills it),
+# restored, then checks itself and prints PASS or FAIL. Also: refusals of
+# what cannot be restored, and truncated, corrupted or foreign images.
+# Same machine, no lab; across lab nodes: t-zdtm-lab.sh.
+set -u
+: "${OSM_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
+Z=${OSM_ZDTM:-$OSM_BIN/../build/tests/zdtm}
+SRC=$(cd "$(dirname "$0")/../zdtm" && pwd)
+MOSCR=$OSM_BIN/moscr
+W=$(mktemp -d /var/tmp/osm-zdtm.XXXXXX) || exit 1
+pids=""
+passed=0
+failed=0
+
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP PIPE
+
+ok() { echo "ok   $name"; passed=$((passed + 1)); }
+bad() {
+	echo "FAIL $name: $*"
+	for f in "$W/$name".out "$W/$name".err "$W/$name".derr "$W/$name".rerr; do
+		[ -s "$f" ] && sed "s|^|    ${f##*/}: |" "$f"
+	done
+	failed=$((failed + 1))
+}
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# start NAME CMD...: run CMD, output in $W/NAME.out, wait for READY.
+start() {
+	name=$1
+	shift
+	"$@" > "$W/$name.out" 2> "$W/$name.err" < /dev/null &
+	pid=$!
+	pids="$pids $pid"
+	waitready
+}
+waitready() {
+	i=0
+	while ! grep -q READY "$W/$name.out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 300 ] || ! kill -0 "$pid" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# dump [ARGS]: checkpoint $pid into $W/$name.img; the process is reaped.
+dump() {
+	"$MOSCR" dump "$pid" -o "$W/$name.img" "$@" 2> "$W/$name.derr" ||
+	    return 1
+	case " $* " in *" --leave-running "*) return 0 ;; esac
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# restore_bg [ARGS]: restore in the background; $mpid is moscr, $rpid
+# the restored process. $RESTORER may replace moscr restore -v.
+restore_bg() {
+	${RESTORER:-"$MOSCR" restore -v} "$@" 2> "$W/$name.rerr" &
+	mpid=$!
+	rpid=""
+	i=0
+	while [ -z "$rpid" ] && [ $i -lt 300 ]; do
+		rpid=$(sed -n 's/.* as process \([0-9]*\):.*/\1/p' \
+		    "$W/$name.rerr" 2>/dev/null)
+		kill -0 "$mpid" 2>/dev/null || break
+		i=$((i + 1))
+		[ -n "$rpid" ] || sleep 0.1
+	done
+	[ -n "$rpid" ] && pids="$pids $rpid"
+	[ -n "$rpid" ]
+}
+
+# A program restored in the background, told to check itself by SIGUSR1.
+cycle_go() {
+	restore_bg "$W/$name.img" "$@" || { bad "restore failed"; return; }
+	kill -USR1 "$rpid"
+	wait "$mpid"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^PASS' "$W/$name.out"; then ok; else
+		bad "exit $rc"; fi
+}
+
+simple() {
+	start "$@" || { bad "never ready"; return; }
+	dump || { bad "dump failed"; return; }
+	cycle_go
+}
+
+# --- programs ------------------------------------------------------------
+
+simple basic-static "$Z/basic-static"
+simple basic "$Z/basic"
+# Into a process the restorer already holds under ptrace (as mosd will).
+RESTORER=$Z/adopt
+simple adopt "$Z/basic-static"
+unset RESTORER
+simple heap "$Z/heap" 1024
+
+# Signals: SIGUSR2 sent to the restored process reaches its handler.
+name=signals
+if start signals "$Z/signals" && dump && restore_bg "$W/signals.img"; then
+	kill -USR2 "$rpid"
+	sleep 0.2
+	kill -USR1 "$rpid"
+	wait "$mpid"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^PASS' "$W/$name.out"; then ok; else
+		bad "exit $rc"; fi
+else
+	bad "setup"
+fi
+
+# Work in flight: the restored run must end with the uninterrupted result.
+for v in fpu fpu-static; do
+	name=$v
+	if start "$v" "$Z/$v" && sleep 1 && dump; then
+		"$MOSCR" restore "$W/$name.img" 2> "$W/$name.rerr"
+		rc=$?
+		if [ $rc -eq 0 ] && grep -q '^PASS' "$W/$name.out"; then ok
+		else bad "exit $rc"; fi
+	else
+		bad "setup"
+	fi
+done
+
+# Asleep: dumped 3 s into a 6 s sleep, it must sleep only what was left.
+for how in nanosleep sleep abs; do
+	name=sleep-$how
+	if start "$name" "$Z/sleep" "$how" 6 && sleep 3 && dump; then
+		t0=$(now_ms)
+		"$MOSCR" restore "$W/$name.img" 2> "$W/$name.rerr"
+		rc=$?
+		d=$(( $(now_ms) - t0 ))
+		if [ $rc -ne 0 ] || ! grep -q '^PASS' "$W/$name.out"; then
+			bad "exit $rc"
+		elif [ $d -lt 1500 ] || [ $d -gt 4500 ]; then
+			bad "slept $d ms after the restore, not about 3000"
+		else
+			ok
+		fi
+	else
+		bad "setup"
+	fi
+done
+
+# Blocked in read on a pipe; after the restore, ours feeds it.
+name=pipe
+mkfifo "$W/fifo"
+"$Z/pipe" < "$W/fifo" > "$W/$name.out" 2> "$W/$name.err" &
+pid=$!
+pids="$pids $pid"
+exec 7> "$W/fifo"
+if waitready && sleep 0.3 && dump; then
+	exec 7>&-
+	printf 'restored line\n' | "$MOSCR" restore "$W/$name.img" \
+	    2> "$W/$name.rerr"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^PASS' "$W/$name.out"; then ok; else
+		bad "exit $rc"; fi
+else
+	exec 7>&-
+	bad "setup"
+fi
+
+# Files written before and after, at sparse descriptors.
+simple file "$Z/file" "$W"
+
+# Python mid-run: same output as a run left alone.
+name=python
+python3 "$SRC/python.py" > "$W/python.ref" 2>&1 < /dev/null
+if start python python3 "$SRC/python.py" && sleep 1 && dump; then
+	"$MOSCR" restore "$W/$name.img" 2> "$W/$name.rerr"
+	rc=$?
+	# All but the READY line, which has the pid.
+	tail -n +2 "$W/$name.out" > "$W/python.tail"
+	if [ $rc -eq 0 ] && tail -n +2 "$W/python.ref" |
+	    cmp -s - "$W/python.tail"; then ok
+	else bad "exit $rc, output differs from an undisturbed run"; fi
+else
+	bad "setup"
+fi
+
+# Another user's process, dumped by that user, restored by root: it must
+# come back as that user.
+name=user
+U=$W/user
+mkdir "$U" && chmod 755 "$W" && chmod 777 "$U" && cp "$Z/basic" "$MOSCR" "$U/"
+if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "
+    cd '$U' || exit 1
+    ./basic > user.out 2>&1 < /dev/null &
+    p=\$!
+    i=0
+    until grep -q READY user.out 2>/dev/null; do
+        i=\$((i + 1)); [ \$i -lt 300 ] || break; sleep 0.1
+    done
+    ./moscr dump \$p -o user.img || { kill -9 \$p; exit 1; }" \
+    2> "$W/$name.derr" &&
+    restore_bg "$U/user.img"; then
+	uid=$(awk '/^Uid:/ { print $2 $3 $4 }' "/proc/$rpid/status")
+	kill -USR1 "$rpid"
+	wait "$mpid"
+	rc=$?
+	if [ "$uid" != 655346553465534 ]; then bad "runs as uid $uid"
+	elif [ $rc -eq 0 ] && grep -q '^PASS' "$U/user.out"; then ok
+	else bad "exit $rc"; fi
+else
+	bad "setup"
+fi
+
+# Through a pipe, with the original left running, output elsewhere.
+name=stream
+if start stream "$Z/basic" streamed; then
+	"$MOSCR" dump "$pid" -o - --leave-running 2> "$W/$name.derr" |
+	    "$MOSCR" restore -v --fd 1="$W/stream.copy" - 2> "$W/$name.rerr" &
+	mpid=$!
+	i=0
+	rpid=""
+	while [ -z "$rpid" ] && [ $i -lt 300 ]; do
+		rpid=$(sed -n 's/.* as process \([0-9]*\):.*/\1/p' \
+		    "$W/$name.rerr" 2>/dev/null)
+		i=$((i + 1))
+		[ -n "$rpid" ] || sleep 0.1
+	done
+	[ -n "$rpid" ] && pids="$pids $rpid" && kill -USR1 "$rpid"
+	wait "$mpid"
+	rc=$?
+	kill -USR1 "$pid"
+	wait "$pid"
+	orc=$?
+	if [ $rc -eq 0 ] && [ $orc -eq 0 ] &&
+	    grep -q '^PASS' "$W/stream.copy" &&
+	    grep -q '^streamed' "$W/stream.copy" &&
+	    grep -q '^PASS' "$W/$name.out"; then ok
+	else bad "restored exit $rc, original exit $orc"; fi
+else
+	bad "setup"
+fi
+
+# --- refusals ------------------------------------------------------------
+
+refuse() {
+	why=$1
+	if dump; then
+		bad "dumped, should have been refused"
+	elif ! grep -q "$why" "$W/$name.derr"; then
+		bad "refused without saying \"$why\""
+	elif [ -e "$W/$name.img" ] || ls "$W/$name.img".tmp.* >/dev/null 2>&1
+	then
+		bad "a refused dump left an image behind"
+	elif ! kill -0 "$pid" 2>/dev/null; then
+		bad "a refused dump killed the process"
+	else
+		ok
+	fi
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+start threads "$Z/threads" && refuse "threads"
+start shared "$Z/shared" "$W" && refuse "writable shared mapping"
+start sysv "$Z/refuse" sysv && refuse "SysV shared memory"
+start child "$Z/refuse" child && refuse "child processes"
+start socket "$Z/refuse" socket && refuse "descriptor 3 open on socket"
+start lock "$Z/refuse" lock "$W" && refuse "holds a lock"
+start timer "$Z/refuse" timer && refuse "POSIX timers"
+
+# --- bad images ----------------------------------------------------------
+
+# An image that depends on no file the test deletes.
+img=$W/fpu-static.img
+size=$(wc -c < "$img")
+bad_image() {
+	if "$MOSCR" restore "$W/bad.img" > /dev/null 2> "$W/$name.rerr"; then
+		bad "restored"
+	elif ! grep -q "$1" "$W/$name.rerr"; then
+		bad "refused without saying \"$1\""
+	elif "$MOSCR" info "$W/bad.img" > /dev/null 2>&1; then
+		bad "moscr info accepted it"
+	else
+		ok
+	fi
+}
+for cut in 0 5 8 11 64 1000 $((size / 2)) $((size - 1)); do
+	name=truncated-$cut
+	head -c "$cut" "$img" > "$W/bad.img"
+	bad_image "truncated\|too short"
+done
+flip() {
+	cp "$img" "$W/bad.img"
+	v=$(od -An -tu1 -j "$1" -N1 "$img" | tr -d ' ')
+	printf "\\$(printf %o $((v ^ 0x5a)))" |
+	    dd of="$W/bad.img" bs=1 seek="$1" conv=notrunc 2>/dev/null
+}
+name=corrupt-magic; flip 1; bad_image "bad magic"
+name=corrupt-version; flip 7; bad_image "format version"
+for off in 20 200 $((size / 2)) $((size - 40)) $((size - 2)); do
+	name=corrupt-$off
+	flip "$off"
+	bad_image "corrupted"
+done
+name=foreign
+printf 'this is not an image at all\n' > "$W/bad.img"
+bad_image "not a checkpoint image"
+
+name=info
+if "$MOSCR" info "$img" > "$W/info.out" 2>&1 &&
+    grep -q "registers:   ip 0x" "$W/info.out" &&
+    grep -q "fpu-static" "$W/info.out" &&
+    grep -q "\[stack\]" "$W/info.out"; then
+	ok
+else
+	bad "moscr info"
+	cat "$W/info.out"
+fi
+
+echo "zdtm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

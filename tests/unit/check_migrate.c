@@ -1,0 +1,362 @@
+/*
+ * Check suite for migrate/'s image reader and writer: a synthetic image
+ * written and read back; every truncation, every corrupted byte, foreign
+ * magic and version, hostile lengths and misplaced pages refused.
+ */
+#include <sys/mman.h>
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "migrate/migrate.h"
+
+#define VMA_START	0x400000ULL
+
+struct buf {
+	uint8_t	*data;
+	size_t	 len;
+};
+
+/* The bytes a file descriptor would carry: through a temporary file. */
+static int
+buf_fd(const uint8_t *data, size_t len)
+{
+	FILE	*f = tmpfile();
+	int	 fd;
+
+	ck_assert_ptr_nonnull(f);
+	fd = dup(fileno(f));
+	fclose(f);
+	ck_assert_int_eq(write_all(fd, data, len), 0);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static void
+buf_read_back(int fd, struct buf *b)
+{
+	off_t	end = lseek(fd, 0, SEEK_END);
+
+	b->len = end;
+	b->data = malloc(end);
+	ck_assert_int_eq(pread(fd, b->data, end, 0), end);
+}
+
+static void
+write_rec(struct img *img, Osm__ImgRecord *rec)
+{
+	char	*cause = NULL;
+
+	ck_assert_int_eq(img_write(img, rec, &cause), 0);
+}
+
+/*
+ * A small but valid image: one anonymous area with two runs of pages, a
+ * vDSO, a file, a pending signal. extent_addr moves the second run.
+ */
+static void
+make_image(struct buf *b, uint64_t extent_addr)
+{
+	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
+	Osm__ImgHeader	 h = OSM__IMG_HEADER__INIT;
+	Osm__ImgTask	 k = OSM__IMG_TASK__INIT;
+	Osm__ImgRegs	 r = OSM__IMG_REGS__INIT;
+	Osm__ImgGpregs	 gp = OSM__IMG_GPREGS__INIT;
+	Osm__ImgSignals	 s = OSM__IMG_SIGNALS__INIT;
+	Osm__ImgFiles	 f = OSM__IMG_FILES__INIT;
+	Osm__ImgFd	 fd0 = OSM__IMG_FD__INIT, *fds[1] = { &fd0 };
+	Osm__ImgMm	 mm = OSM__IMG_MM__INIT;
+	Osm__ImgVma	 v[2], *vp[2] = { &v[0], &v[1] };
+	Osm__ImgExtent	 e[2], *ep[2] = { &e[0], &e[1] };
+	ProtobufCBinaryData pend;
+	siginfo_t	 si;
+	uint8_t		 xstate[1024], auxv[32], pages[3 * MIG_PAGE];
+	uint64_t	 xcr0 = 0x7;
+	struct img	 img;
+	char		*cause = NULL;
+	int		 fd;
+	size_t		 i;
+
+	h.arch = 62;
+	h.page_size = MIG_PAGE;
+	h.pid = 4242;
+	h.comm = "unit";
+	h.cmdline.data = (uint8_t *)"unit\0-x";
+	h.cmdline.len = 8;
+	h.node = "node";
+	h.kernel = "6.18";
+	memset(auxv, 0, sizeof auxv);
+	k.auxv.data = auxv;
+	k.auxv.len = sizeof auxv;
+	k.start_code = VMA_START;
+	memset(xstate, 0, sizeof xstate);
+	memcpy(xstate + 464, &xcr0, 8);
+	gp.cs = 0x33;
+	gp.ss = 0x2b;
+	gp.rip = VMA_START + 0x10;
+	r.gp = &gp;
+	r.xstate.data = xstate;
+	r.xstate.len = sizeof xstate;
+	r.xfeatures = xcr0;
+	memset(&si, 0, sizeof si);
+	si.si_signo = SIGUSR1;
+	pend.data = (uint8_t *)&si;
+	pend.len = sizeof si;
+	s.pending = &pend;
+	s.n_pending = 1;
+	f.cwd = "/";
+	fd0.fd = 1;
+	fd0.kind = OSM__IMG_FD_KIND__FD_STDIO;
+	f.fds = fds;
+	f.n_fds = 1;
+	for (i = 0; i < 2; i++)
+		osm__img_vma__init(&v[i]);
+	v[0].start = VMA_START;
+	v[0].end = VMA_START + 16 * MIG_PAGE;
+	v[0].prot = PROT_READ | PROT_WRITE;
+	v[0].flags = MAP_PRIVATE;
+	v[0].kind = OSM__IMG_VMA_KIND__VMA_ANON;
+	v[0].pages = 3;
+	v[1].start = 0x7f0000000000ULL;
+	v[1].end = v[1].start + 2 * MIG_PAGE;
+	v[1].prot = PROT_READ | PROT_EXEC;
+	v[1].flags = MAP_PRIVATE;
+	v[1].kind = OSM__IMG_VMA_KIND__VMA_VDSO;
+	mm.vmas = vp;
+	mm.n_vmas = 2;
+	for (i = 0; i < sizeof pages; i++)
+		pages[i] = i * 7;
+
+	fd = buf_fd(NULL, 0);
+	img_init(&img, fd);
+	ck_assert_int_eq(img_write_preamble(&img, &cause), 0);
+	rec.body_case = OSM__IMG_RECORD__BODY_HEADER;
+	rec.header = &h;
+	write_rec(&img, &rec);
+	rec.body_case = OSM__IMG_RECORD__BODY_TASK;
+	rec.task = &k;
+	write_rec(&img, &rec);
+	rec.body_case = OSM__IMG_RECORD__BODY_REGS;
+	rec.regs = &r;
+	write_rec(&img, &rec);
+	rec.body_case = OSM__IMG_RECORD__BODY_SIGNALS;
+	rec.signals = &s;
+	write_rec(&img, &rec);
+	rec.body_case = OSM__IMG_RECORD__BODY_FILES;
+	rec.files = &f;
+	write_rec(&img, &rec);
+	rec.body_case = OSM__IMG_RECORD__BODY_MM;
+	rec.mm = &mm;
+	write_rec(&img, &rec);
+	ck_assert_int_eq(img_write_seal(&img, 0, &cause), 0);
+	for (i = 0; i < 2; i++)
+		osm__img_extent__init(&e[i]);
+	e[0].addr = VMA_START;
+	e[0].npages = 1;
+	e[1].addr = extent_addr;
+	e[1].npages = 2;
+	ck_assert_int_eq(img_write_pages(&img, ep, 2, pages, sizeof pages,
+	    &cause), 0);
+	ck_assert_int_eq(img_write_seal(&img, 1, &cause), 0);
+	buf_read_back(fd, b);
+	ck_assert_uint_eq(b->len, img.bytes);
+	close(fd);
+}
+
+/* Load an image from bytes; the cause on failure, NULL on success. */
+static char *
+load(const uint8_t *data, size_t len, struct mig_image *mi)
+{
+	char	*cause = NULL;
+	int	 fd = buf_fd(data, len), rc;
+
+	rc = mig_image_load(fd, mi, &cause);
+	close(fd);
+	if (rc == 0) {
+		ck_assert_ptr_null(cause);
+		return NULL;
+	}
+	ck_assert_ptr_nonnull(cause);
+	return cause;
+}
+
+START_TEST(test_roundtrip)
+{
+	struct buf	 b;
+	struct mig_image mi;
+	char		*cause;
+
+	make_image(&b, VMA_START + 4 * MIG_PAGE);
+	cause = load(b.data, b.len, &mi);
+	ck_assert_msg(cause == NULL, "%s", cause);
+	ck_assert_int_eq(mi.header->pid, 4242);
+	ck_assert_str_eq(mi.header->comm, "unit");
+	ck_assert_uint_eq(mi.regs->gp->rip, VMA_START + 0x10);
+	ck_assert_uint_eq(mi.regs->xfeatures, 7);
+	ck_assert_uint_eq(mi.sig->n_pending, 1);
+	ck_assert_uint_eq(mi.mm->n_vmas, 2);
+	ck_assert_uint_eq(mi.vma_pages[0], 3);
+	ck_assert_uint_eq(mi.bytes, b.len);
+	mig_image_free(&mi);
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_every_truncation)
+{
+	struct buf	 b;
+	struct mig_image mi;
+	char		*cause;
+	size_t		 n;
+
+	make_image(&b, VMA_START + 4 * MIG_PAGE);
+	for (n = 0; n < b.len; n++) {
+		cause = load(b.data, n, &mi);
+		ck_assert_msg(cause != NULL, "image cut at %zu accepted", n);
+		ck_assert_msg(strstr(cause, "truncated") != NULL ||
+		    strstr(cause, "too short") != NULL,
+		    "cut at %zu: %s", n, cause);
+		free(cause);
+	}
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_every_corruption)
+{
+	struct buf	 b;
+	struct mig_image mi;
+	char		*cause;
+	size_t		 n;
+
+	make_image(&b, VMA_START + 4 * MIG_PAGE);
+	for (n = 0; n < b.len; n++) {
+		b.data[n] ^= 0x5a;
+		cause = load(b.data, b.len, &mi);
+		ck_assert_msg(cause != NULL, "byte %zu changed, accepted", n);
+		free(cause);
+		b.data[n] ^= 0x5a;
+	}
+	/* Something added at the end is refused too. */
+	b.data = realloc(b.data, b.len + 1);
+	b.data[b.len] = 0;
+	cause = load(b.data, b.len + 1, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "after the final seal"));
+	free(cause);
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_foreign)
+{
+	struct buf	 b;
+	struct mig_image mi;
+	char		*cause;
+
+	make_image(&b, VMA_START + 4 * MIG_PAGE);
+	b.data[0] = 'E';
+	cause = load(b.data, b.len, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "not a checkpoint image"));
+	free(cause);
+	b.data[0] = 'O';
+	b.data[7] = 2;
+	cause = load(b.data, b.len, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "format version 2"));
+	free(cause);
+	cause = load((const uint8_t *)"#!/bin/sh\n", 10, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "bad magic"));
+	free(cause);
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_hostile_length)
+{
+	struct mig_image mi;
+	uint8_t		 data[12] = { 'O', 'S', 'M', 'C', 0, 0, 0, 1,
+			    0xff, 0xff, 0xff, 0xf0 };
+	char		*cause;
+
+	/* Four gigabytes announced: refused without reading or allocating. */
+	cause = load(data, sizeof data, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "more than the limit"));
+	free(cause);
+}
+END_TEST
+
+START_TEST(test_pages_outside)
+{
+	struct buf	 b;
+	struct mig_image mi;
+	char		*cause;
+
+	/* Pages past the end of their area, or on top of earlier ones. */
+	make_image(&b, VMA_START + 15 * MIG_PAGE);
+	cause = load(b.data, b.len, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "outside the areas"));
+	free(cause);
+	free(b.data);
+	make_image(&b, VMA_START);
+	cause = load(b.data, b.len, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "outside the areas"));
+	free(cause);
+	free(b.data);
+	make_image(&b, 0x7f0000000000ULL);
+	cause = load(b.data, b.len, &mi);
+	ck_assert_ptr_nonnull(strstr(cause, "outside the areas"));
+	free(cause);
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_crc32c)
+{
+	/* RFC 3720 B.4 test vectors. */
+	uint8_t	z[32], inc[32];
+	size_t	i;
+
+	memset(z, 0, sizeof z);
+	for (i = 0; i < 32; i++)
+		inc[i] = i;
+	ck_assert_uint_eq(crc32c(0, z, 32), 0x8a9136aa);
+	ck_assert_uint_eq(crc32c(0, inc, 32), 0x46dd794e);
+	ck_assert_uint_eq(crc32c(crc32c(0, inc, 13), inc + 13, 19),
+	    0x46dd794e);
+	ck_assert_uint_eq(crc32c(0, "123456789", 9), 0xe3069283);
+}
+END_TEST
+
+static Suite *
+migrate_suite(void)
+{
+	Suite	*s = suite_create("migrate");
+	TCase	*tc;
+
+	tc = tcase_create("image");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_crc32c);
+	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_every_truncation);
+	tcase_add_test(tc, test_every_corruption);
+	tcase_add_test(tc, test_foreign);
+	tcase_add_test(tc, test_hostile_length);
+	tcase_add_test(tc, test_pages_outside);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(migrate_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,53 @@
+/*
+ * A process the dump must refuse, per argv[1]: "sysv" (SysV shared
+ * memory), "child" (a child process), "socket" (a socket beyond 0-2),
+ * "lock" (a file lock, argv[2] the directory), "timer" (a POSIX timer).
+ */
+#include <sys/file.h>
+#include <sys/ipc.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <time.h>
+
+#include "zdtm.h"
+
+int
+main(int argc, char **argv)
+{
+	const char	*what = argc > 1 ? argv[1] : "";
+	char		 path[PATH_MAX];
+	timer_t		 tm;
+	int		 id, fd;
+
+	if (strcmp(what, "sysv") == 0) {
+		if ((id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600)) == -1 ||
+		    shmat(id, NULL, 0) == (void *)-1)
+			zdtm_fail("shm");
+		shmctl(id, IPC_RMID, NULL);	/* gone once we are */
+	} else if (strcmp(what, "child") == 0) {
+		if (fork() == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+	} else if (strcmp(what, "socket") == 0) {
+		if (socket(AF_UNIX, SOCK_STREAM, 0) == -1)
+			zdtm_fail("socket");
+	} else if (strcmp(what, "lock") == 0 && argc > 2) {
+		snprintf(path, sizeof path, "%s/zdtm-lock", argv[2]);
+		if ((fd = open(path, O_RDWR | O_CREAT, 0600)) == -1 ||
+		    flock(fd, LOCK_EX) == -1)
+			zdtm_fail("lock");
+	} else if (strcmp(what, "timer") == 0) {
+		if (timer_create(CLOCK_MONOTONIC, NULL, &tm) == -1)
+			zdtm_fail("timer_create");
+	} else
+		zdtm_fail("usage: refuse sysv|child|socket|lock DIR|timer");
+	zdtm_ready();
+	for (;;)
+		pause();
+}
