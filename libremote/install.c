@@ -14,12 +14,11 @@
  * two calls are sent from here (with tgkill: their siginfo is lost). And
  * the listener R got stays open in R: closing it would be a forwarded call.
  * It is out of R's reach all the same: no local call takes a file
- * descriptor (mmap does only without MAP_ANONYMOUS, and then goes home),
+ * descriptor (mmap is local only with MAP_ANONYMOUS, which ignores it),
  * every other call is forwarded home or brings R home. Whatever dumps R on
  * its way home must leave R's own descriptors alone: the process's are
  * those of P.
  */
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
