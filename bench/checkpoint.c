@@ -121,7 +121,7 @@ dump_to(pid_t pid, int fd, struct mig_stats *st)
 
 	if ((t = mig_seize(pid, &cause)) == NULL)
 		die("seize", cause);
-	if (mig_dump(t, fd, st, &cause) == -1)
+	if (mig_dump(t, fd, 0, st, &cause) == -1)
 		die("dump", cause);
 	us = now_us() - t0;
 	if (mig_release(t, &cause) == -1)

@@ -208,7 +208,7 @@ core_rlimits(struct mig_task *t, Osm__ImgTask *k, char **cause)
 }
 
 static int
-core_ids(struct mig_task *t, Osm__ImgTask *k, char **cause)
+core_ids(struct mig_task *t, Osm__ImgTask *k, int flags, char **cause)
 {
 	unsigned long	 u[4], g[4];
 	char		 buf[16384], *p, *end;
@@ -217,7 +217,9 @@ core_ids(struct mig_task *t, Osm__ImgTask *k, char **cause)
 	if (core_status_ids(t->pid, "Uid", u, 4, cause) == -1 ||
 	    core_status_ids(t->pid, "Gid", g, 4, cause) == -1)
 		return -1;
-	if (u[0] != u[1] || u[1] != u[2] || g[0] != g[1] || g[1] != g[2]) {
+	/* With MIG_CONTEXT the credentials stay at home, whatever they are. */
+	if (!(flags & MIG_CONTEXT) &&
+	    (u[0] != u[1] || u[1] != u[2] || g[0] != g[1] || g[1] != g[2])) {
 		xasprintf(cause, "process %d runs with mixed user or group ids "
 		    "(a set-id program), which a restore would not keep",
 		    t->pid);
@@ -244,7 +246,7 @@ core_ids(struct mig_task *t, Osm__ImgTask *k, char **cause)
 
 int
 core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
-    char **cause)
+    int flags, char **cause)
 {
 	struct ptrace_rseq_configuration rc;
 	unsigned long long	 f[53];
@@ -332,15 +334,24 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 		k->exe_id = xmalloc(sizeof *k->exe_id);
 		mm_file_id(&st, k->exe_id);
 	}
-	if (task_sys_ok(t, "PR_GET_DUMPABLE", SYS_prctl,
-	    (sysargs){ PR_GET_DUMPABLE }) == -1)
-		goto inject;
-	k->dumpable = t->last_rv;
-	if (task_sys_ok(t, "PR_GET_NO_NEW_PRIVS", SYS_prctl,
-	    (sysargs){ PR_GET_NO_NEW_PRIVS }) == -1)
-		goto inject;
-	k->no_new_privs = t->last_rv == 1;
-	if (core_ids(t, k, cause) == -1 || core_rlimits(t, k, cause) == -1)
+	/*
+	 * These stay at home with MIG_CONTEXT; and a migrated copy answers
+	 * them only through its home, which is busy with this very dump.
+	 */
+	if (flags & MIG_CONTEXT)
+		k->dumpable = 1;
+	else {
+		if (task_sys_ok(t, "PR_GET_DUMPABLE", SYS_prctl,
+		    (sysargs){ PR_GET_DUMPABLE }) == -1)
+			goto inject;
+		k->dumpable = t->last_rv;
+		if (task_sys_ok(t, "PR_GET_NO_NEW_PRIVS", SYS_prctl,
+		    (sysargs){ PR_GET_NO_NEW_PRIVS }) == -1)
+			goto inject;
+		k->no_new_privs = t->last_rv == 1;
+	}
+	if (core_ids(t, k, flags, cause) == -1 ||
+	    core_rlimits(t, k, cause) == -1)
 		return -1;
 	return 0;
 inject:
@@ -410,10 +421,11 @@ core_check_local(const Osm__ImgTask *k, char **cause)
 /*
  * The image's resource limits, and its user: before any file is opened in
  * the target, so that each is opened with that user's rights. A user
- * restoring their own image changes no identity.
+ * restoring their own image changes no identity, nor does MIG_CONTEXT.
  */
 int
-core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, char **cause)
+core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, int flags,
+    char **cause)
 {
 	struct rlimit	 rl;
 	size_t		 i;
@@ -433,7 +445,8 @@ core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, char **cause)
 			return -1;
 		}
 	}
-	if (geteuid() != 0 || (k->uid == 0 && k->gid == 0))
+	if ((flags & MIG_CONTEXT) || geteuid() != 0 ||
+	    (k->uid == 0 && k->gid == 0))
 		return 0;
 	g = xcalloc(k->n_groups + 1, sizeof *g);
 	for (i = 0; i < k->n_groups; i++)
@@ -486,7 +499,7 @@ core_exe_fd(struct mig_task *t, const Osm__ImgTask *k, uint64_t where)
 
 int
 core_restore(struct mig_task *t, const Osm__ImgHeader *h,
-    const Osm__ImgTask *k, char **cause)
+    const Osm__ImgTask *k, int flags, char **cause)
 {
 	struct prctl_mm_map	 map;
 	uint64_t		 auxv = t->scratch + sizeof map;
@@ -545,9 +558,12 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 		goto inject;
 	/*
 	 * glibc keeps its thread id at the clear-child-tid address and
-	 * trusts it (raise, mutex owners): give it the new one.
+	 * trusts it (raise, mutex owners): give it the new one. Not with
+	 * MIG_CONTEXT: a migrated process keeps its home pid, which its
+	 * forwarded calls (getpid, tgkill) use.
 	 */
-	if (k->clear_child_tid != 0 && task_read(t, k->clear_child_tid, &tid,
+	if (!(flags & MIG_CONTEXT) && k->clear_child_tid != 0 &&
+	    task_read(t, k->clear_child_tid, &tid,
 	    sizeof tid, &c) == 0 && tid == (uint32_t)h->pid) {
 		tid = t->pid;
 		if (task_write(t, k->clear_child_tid, &tid, sizeof tid,
@@ -559,9 +575,14 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	    SYS_set_robust_list, (sysargs){ k->robust_list,
 	    k->robust_list_len }) == -1)
 		goto inject;
-	/* Taking on another user made it undumpable: as it was, then. */
+	/*
+	 * Taking on another user made it undumpable: as it was, then. A
+	 * migrated process stays dumpable, or its agents could not move it
+	 * again.
+	 */
 	if (task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl,
-	    (sysargs){ PR_SET_DUMPABLE, k->dumpable != 0 }) == -1 ||
+	    (sysargs){ PR_SET_DUMPABLE, (flags & MIG_CONTEXT) ||
+	    k->dumpable != 0 }) == -1 ||
 	    (k->no_new_privs && task_sys_ok(t, "PR_SET_NO_NEW_PRIVS",
 	    SYS_prctl, (sysargs){ PR_SET_NO_NEW_PRIVS, 1 }) == -1))
 		goto inject;

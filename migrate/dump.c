@@ -17,9 +17,12 @@
 
 #define DUMP_SCRATCH	MIG_PAGE
 
-/* What a restore could not bring back right, it must not be asked to. */
+/*
+ * What a restore could not bring back right, it must not be asked to.
+ * Children and timers stay at home with MIG_CONTEXT, where they belong.
+ */
 static int
-dump_refuse(struct mig_task *t, char **cause)
+dump_refuse(struct mig_task *t, int flags, char **cause)
 {
 	char	 path[96], buf[256];
 	DIR	*d;
@@ -41,13 +44,15 @@ dump_refuse(struct mig_task *t, char **cause)
 	}
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", t->pid,
 	    t->pid);
-	if (read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
+	if (!(flags & MIG_CONTEXT) &&
+	    read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
 		xasprintf(cause, "process %d has child processes (%s): they "
 		    "would be lost", t->pid, buf);
 		return -1;
 	}
 	snprintf(path, sizeof path, "/proc/%d/timers", t->pid);
-	if (read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
+	if (!(flags & MIG_CONTEXT) &&
+	    read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
 		xasprintf(cause, "process %d has POSIX timers, which cannot "
 		    "be restored", t->pid);
 		return -1;
@@ -55,7 +60,7 @@ dump_refuse(struct mig_task *t, char **cause)
 	if (core_status_value(t->pid, "Seccomp", buf, sizeof buf,
 	    cause) == -1)
 		return -1;
-	if (strtol(buf, NULL, 10) != 0) {
+	if (!(flags & MIG_FILTERED) && strtol(buf, NULL, 10) != 0) {
 		xasprintf(cause, "process %d runs under seccomp, which cannot "
 		    "be restored", t->pid);
 		return -1;
@@ -93,7 +98,8 @@ dump_write(struct img *img, int kind, void *msg, char **cause)
 }
 
 int
-mig_dump(struct mig_task *t, int fd, struct mig_stats *st, char **cause)
+mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
+    char **cause)
 {
 	Osm__ImgHeader	 hdr = OSM__IMG_HEADER__INIT;
 	Osm__ImgTask	 task = OSM__IMG_TASK__INIT;
@@ -108,7 +114,7 @@ mig_dump(struct mig_task *t, int fd, struct mig_stats *st, char **cause)
 	memset(&md, 0, sizeof md);
 	if (st != NULL)
 		memset(st, 0, sizeof *st);
-	if (dump_refuse(t, cause) == -1)
+	if (dump_refuse(t, flags, cause) == -1)
 		return -1;
 	/* The areas before our scratch page joins them. */
 	if (mm_dump_layout(t, &md, cause) == -1)
@@ -123,10 +129,10 @@ mig_dump(struct mig_task *t, int fd, struct mig_stats *st, char **cause)
 	have_cs = 1;
 	if (task_scratch(t, 0, DUMP_SCRATCH, cause) == -1)
 		goto out;
-	if (core_dump(t, &hdr, &task, cause) == -1 ||
+	if (core_dump(t, &hdr, &task, flags, cause) == -1 ||
 	    regs_dump(t, &regs, cause) == -1 ||
-	    sig_dump(t, &sig, cause) == -1 ||
-	    files_dump(t, &files, cause) == -1)
+	    sig_dump(t, &sig, flags, cause) == -1 ||
+	    files_dump(t, &files, flags, cause) == -1)
 		goto out;
 	if (task_unscratch(t, cause) == -1)
 		goto out;

@@ -127,8 +127,9 @@ files_one(struct mig_task *t, int fd, Osm__ImgFd *d, char **cause)
 	return 0;
 }
 
+/* With MIG_CONTEXT the descriptors stay at home: only cwd and umask. */
 int
-files_dump(struct mig_task *t, Osm__ImgFiles *f, char **cause)
+files_dump(struct mig_task *t, Osm__ImgFiles *f, int flags, char **cause)
 {
 	char		 path[64], cwd[PATH_MAX], buf[64];
 	DIR		*dir;
@@ -146,8 +147,8 @@ files_dump(struct mig_task *t, Osm__ImgFiles *f, char **cause)
 		return -1;
 	}
 	cwd[n] = '\0';
-	if (cwd[0] != '/' || (n > 10 && strcmp(cwd + n - 10,
-	    " (deleted)") == 0)) {
+	if (!(flags & MIG_CONTEXT) && (cwd[0] != '/' || (n > 10 &&
+	    strcmp(cwd + n - 10, " (deleted)") == 0))) {
 		xasprintf(cause, "the working directory of process %d was "
 		    "deleted", t->pid);
 		return -1;
@@ -164,6 +165,8 @@ files_dump(struct mig_task *t, Osm__ImgFiles *f, char **cause)
 			break;
 	}
 	fclose(fp);
+	if (flags & MIG_CONTEXT)
+		return 0;
 
 	snprintf(path, sizeof path, "/proc/%d/fd", t->pid);
 	if ((dir = opendir(path)) == NULL) {

@@ -61,9 +61,22 @@ struct mig_fd_override {
 	const char	*path;
 };
 
+/*
+ * MIG_CONTEXT: the user context alone — memory, registers, signals, rseq,
+ * the mm's fields — for migration, where files, working directory,
+ * credentials and children stay with the process at home. Such a dump
+ * refuses less (children, descriptors of any kind, file locks, timers,
+ * set-id credentials all stay behind, at home), and such a restore opens
+ * no file and takes on no identity.
+ */
+#define MIG_CONTEXT		0x01
+/* The process runs under osmosis's own filter: a migrated copy. */
+#define MIG_FILTERED		0x02
+
 struct mig_restore_opts {
 	const struct mig_fd_override *overrides;
 	size_t		 noverrides;
+	int		 flags;		/* MIG_CONTEXT */
 };
 
 /* An image's description, as moscr info shows it. */
@@ -79,16 +92,38 @@ struct mig_image {
 	uint64_t	 bytes;		/* whole image */
 };
 
+typedef unsigned long sysargs[6];
+
 /* task.c */
 struct mig_task	*mig_seize(pid_t, char **);
 struct mig_task	*mig_spawn(char **);
 struct mig_task	*mig_adopt(pid_t, char **);
 pid_t		 mig_pid(const struct mig_task *);
 int		 mig_release(struct mig_task *, char **);
+int		 mig_resume(struct mig_task *, char **);
 void		 mig_kill(struct mig_task *);
+int		 mig_call(struct mig_task *, long *, long, const sysargs,
+		    char **);
+int		 mig_call_start(struct mig_task *, long, const sysargs,
+		    char **);
+int		 mig_call_step(struct mig_task *, long *, char **);
+int		 mig_call_continue(struct mig_task *, char **);
+int		 mig_call_abort(struct mig_task *, char **);
+size_t		 mig_stolen(struct mig_task *, siginfo_t *, size_t);
+int		 mig_read(struct mig_task *, uint64_t, void *, size_t, char **);
+int		 mig_write(struct mig_task *, uint64_t, const void *, size_t,
+		    char **);
+
+/* husk.c */
+int		 mig_empty(struct mig_task *, size_t, uint64_t *, char **);
+int		 mig_regrow(struct mig_task *, uint64_t *, size_t, size_t,
+		    char **);
+int		 mig_end(struct mig_task *, uint64_t, int, int, char **);
+int		 mig_say(struct mig_task *, uint64_t, int, const char *, size_t);
 
 /* dump.c */
-int		 mig_dump(struct mig_task *, int, struct mig_stats *, char **);
+int		 mig_dump(struct mig_task *, int, int, struct mig_stats *,
+		    char **);
 
 /* restore.c */
 int		 mig_restore(struct mig_task *, int,
@@ -116,10 +151,10 @@ struct mig_task {
 	long		 last_rv;	/* of the last task_sys_ok() */
 	uint64_t	 rseq_area;	/* its rseq area, while dumping */
 	char		*cause;		/* of the last failed injection */
+	int		 calling;	/* a mig_call_start call is running */
 };
 
 /* task.c */
-typedef unsigned long sysargs[6];
 int	 task_sys_ok(struct mig_task *, const char *, long, const sysargs);
 int	 task_write(struct mig_task *, uint64_t, const void *, size_t, char **);
 int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
@@ -203,14 +238,15 @@ int	 regs_restore(struct mig_task *, const Osm__ImgRegs *, char **);
 void	 regs_resumable(struct user_regs_struct *);
 
 /* core.c */
-int	 core_dump(struct mig_task *, Osm__ImgHeader *, Osm__ImgTask *,
+int	 core_dump(struct mig_task *, Osm__ImgHeader *, Osm__ImgTask *, int,
 	    char **);
 void	 core_free(Osm__ImgHeader *, Osm__ImgTask *);
 int	 core_check(const Osm__ImgHeader *, const Osm__ImgTask *, char **);
 int	 core_check_local(const Osm__ImgTask *, char **);
-int	 core_restore_identity(struct mig_task *, const Osm__ImgTask *, char **);
+int	 core_restore_identity(struct mig_task *, const Osm__ImgTask *, int,
+	    char **);
 int	 core_restore(struct mig_task *, const Osm__ImgHeader *,
-	    const Osm__ImgTask *, char **);
+	    const Osm__ImgTask *, int, char **);
 int	 core_restore_rseq(struct mig_task *, const Osm__ImgTask *, char **);
 int	 core_rseq_unregister(struct mig_task *, char **);
 int	 core_rseq_cs(struct mig_task *, uint64_t *, char **);
@@ -218,14 +254,14 @@ int	 core_rseq_cs_put(struct mig_task *, uint64_t, char **);
 int	 core_status_value(pid_t, const char *, char *, size_t, char **);
 
 /* sig.c */
-int	 sig_dump(struct mig_task *, Osm__ImgSignals *, char **);
+int	 sig_dump(struct mig_task *, Osm__ImgSignals *, int, char **);
 void	 sig_free(Osm__ImgSignals *);
 int	 sig_check(const Osm__ImgSignals *, char **);
-int	 sig_restore(struct mig_task *, const Osm__ImgSignals *, char **);
+int	 sig_restore(struct mig_task *, const Osm__ImgSignals *, int, char **);
 int	 sig_requeue(struct mig_task *, const siginfo_t *, int, char **);
 
 /* files.c */
-int	 files_dump(struct mig_task *, Osm__ImgFiles *, char **);
+int	 files_dump(struct mig_task *, Osm__ImgFiles *, int, char **);
 void	 files_free(Osm__ImgFiles *);
 int	 files_check(const Osm__ImgFiles *, const struct mig_restore_opts *,
 	    char **);

@@ -91,7 +91,7 @@ moscr_dump(int argc, char **argv)
 
 	if ((t = mig_seize(pid, &cause)) == NULL)
 		goto fail;
-	if (mig_dump(t, fd, &st, &cause) == -1) {
+	if (mig_dump(t, fd, 0, &st, &cause) == -1) {
 		char *c2 = NULL;
 
 		/* The process goes on as if nothing happened. */

@@ -24,16 +24,17 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	struct mig_image mi;
 	struct img	 img;
 	size_t		 i;
-	int		 rc = -1;
+	int		 rc = -1, flags = o != NULL ? o->flags : 0;
+	int		 context = flags & MIG_CONTEXT;
 
 	if (st != NULL)
 		memset(st, 0, sizeof *st);
 	img_init(&img, fd);
 	if (img_read_meta(&img, &mi, cause) == -1)
 		goto fail;
-	if (core_check_local(mi.task, cause) == -1 ||
+	if ((!context && (core_check_local(mi.task, cause) == -1 ||
+	    files_check(mi.files, o, cause) == -1)) ||
 	    regs_check(t, mi.regs, cause) == -1 ||
-	    files_check(mi.files, o, cause) == -1 ||
 	    mm_check_files(mi.mm, cause) == -1 ||
 	    mm_check_target(t, mi.mm, cause) == -1)
 		goto out;
@@ -41,13 +42,13 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	/* From here on the target changes. */
 	if (core_rseq_unregister(t, cause) == -1 ||
 	    mm_restore_clear(t, mi.mm, cause) == -1 ||
-	    core_restore_identity(t, mi.task, cause) == -1 ||
+	    core_restore_identity(t, mi.task, flags, cause) == -1 ||
 	    mm_restore_map(t, mi.mm, cause) == -1 ||
-	    files_restore(t, mi.files, o, cause) == -1 ||
+	    (!context && files_restore(t, mi.files, o, cause) == -1) ||
 	    pages_restore(t, mi.mm, &img, st, cause) == -1 ||
 	    mm_restore_prot(t, mi.mm, cause) == -1 ||
-	    core_restore(t, mi.header, mi.task, cause) == -1 ||
-	    sig_restore(t, mi.sig, cause) == -1)
+	    core_restore(t, mi.header, mi.task, flags, cause) == -1 ||
+	    sig_restore(t, mi.sig, flags, cause) == -1)
 		goto out;
 	/* Signals that reached the target while we held it. */
 	for (i = 0; i < t->nstolen; i++) {

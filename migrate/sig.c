@@ -73,7 +73,7 @@ sig_peek(struct mig_task *t, int shared, ProtobufCBinaryData **out,
 }
 
 int
-sig_dump(struct mig_task *t, Osm__ImgSignals *s, char **cause)
+sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 {
 	struct ksigaction	 ka;
 	struct kstack		 ks;
@@ -125,8 +125,9 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, char **cause)
 	s->altstack_size = ks.size;
 	s->altstack_flags = ks.flags & ~SS_ONSTACK;
 
+	/* Interval timers are the home process's with MIG_CONTEXT. */
 	s->itimers = xcalloc(3, sizeof *s->itimers);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3 && !(flags & MIG_CONTEXT); i++) {
 		if (task_sys_ok(t, "getitimer", SYS_getitimer, (sysargs){ i,
 		    t->scratch }) == -1)
 			goto inject;
@@ -254,7 +255,8 @@ inject:
 }
 
 int
-sig_restore(struct mig_task *t, const Osm__ImgSignals *s, char **cause)
+sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
+    char **cause)
 {
 	struct ksigaction	 ka;
 	struct kstack		 ks;
@@ -307,7 +309,7 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, char **cause)
 		v->it_value.tv_sec = s->itimers[i]->value_us / 1000000;
 		v->it_value.tv_usec = s->itimers[i]->value_us % 1000000;
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3 && !(flags & MIG_CONTEXT); i++) {
 		if (task_write(t, t->scratch, &it[i], sizeof it[i],
 		    cause) == -1)
 			return -1;

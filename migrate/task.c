@@ -121,12 +121,11 @@ task_setregs(struct mig_task *t, const struct user_regs_struct *r,
  * negative errno on failure) goes to *rv. -1 only when the task could not
  * be driven.
  */
+/* Point the stopped task at its syscall instruction with these registers. */
 static int
-task_syscall(struct mig_task *t, long *rv, long nr, const sysargs a)
+task_aim(struct mig_task *t, long nr, const sysargs a, char **cause)
 {
 	struct user_regs_struct	 r;
-	struct __ptrace_syscall_info info;
-	char			*cause = NULL;
 
 	r = t->regs;
 	r.rax = nr;
@@ -138,9 +137,21 @@ task_syscall(struct mig_task *t, long *rv, long nr, const sysargs a)
 	r.r10 = a[3];
 	r.r8 = a[4];
 	r.r9 = a[5];
-	if (task_setregs(t, &r, &cause) == -1)
-		goto fail;
+	if (task_setregs(t, &r, cause) == -1)
+		return -1;
 	t->regs_dirty = 1;
+	return 0;
+}
+
+static int
+task_syscall(struct mig_task *t, long *rv, long nr, const sysargs a)
+{
+	struct user_regs_struct	 r;
+	struct __ptrace_syscall_info info;
+	char			*cause = NULL;
+
+	if (task_aim(t, nr, a, &cause) == -1)
+		goto fail;
 	for (;;) {
 		if (task_step(t, &cause) == -1)
 			goto fail;
@@ -518,30 +529,36 @@ task_settle(struct mig_task *t, char **cause)
 	return 0;
 }
 
-/*
- * Let the task run on: signals our stops took given back, and its
- * registers settled.
- */
+/* Give back the signals our stops took, and settle the registers. */
+static int
+task_hand_back(struct mig_task *t, char **cause)
+{
+	size_t	i;
+
+	if (t->nstolen > 0) {
+		if (task_scratch(t, 0, MIG_PAGE, cause) == -1)
+			return -1;
+		for (i = 0; i < t->nstolen; i++) {
+			if (sig_requeue(t, &t->stolen[i], 0, cause) == -1)
+				return -1;
+		}
+		t->nstolen = 0;
+		if (task_unscratch(t, cause) == -1)
+			return -1;
+	}
+	return task_settle(t, cause);
+}
+
+/* Let the task run on, no longer traced by us. */
 int
 mig_release(struct mig_task *t, char **cause)
 {
 	char	*ignored = NULL;
-	size_t	 i;
 	int	 rc = -1;
 
 	if (cause == NULL)
 		cause = &ignored;
-	if (t->nstolen > 0) {
-		if (task_scratch(t, 0, MIG_PAGE, cause) == -1)
-			goto out;
-		for (i = 0; i < t->nstolen; i++) {
-			if (sig_requeue(t, &t->stolen[i], 0, cause) == -1)
-				goto out;
-		}
-		if (task_unscratch(t, cause) == -1)
-			goto out;
-	}
-	if (task_settle(t, cause) == -1)
+	if (task_hand_back(t, cause) == -1)
 		goto out;
 	if (ptrace(PTRACE_DETACH, t->pid, 0, 0) == -1) {
 		xasprintf(cause, "PTRACE_DETACH %d: %s", t->pid,
@@ -551,6 +568,28 @@ mig_release(struct mig_task *t, char **cause)
 	rc = 0;
 out:
 	free(ignored);
+	task_free(t);
+	return rc;
+}
+
+/*
+ * Let the task run on and stay its tracer: a deputy keeps its process
+ * traced for life, also once it is home again.
+ */
+int
+mig_resume(struct mig_task *t, char **cause)
+{
+	int	rc = -1;
+
+	if (task_hand_back(t, cause) == -1)
+		goto out;
+	if (ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "PTRACE_CONT %d: %s", t->pid,
+		    strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
 	task_free(t);
 	return rc;
 }
@@ -571,4 +610,157 @@ mig_kill(struct mig_task *t)
 		free(cause);
 	}
 	task_free(t);
+}
+
+/*
+ * Injected calls that may block, for a deputy that holds its process for
+ * as long as it is away: mig_call_start begins one and returns; every
+ * syscall stop of the task then goes to mig_call_step until it says the
+ * call returned. The caller sees the task's other stops in between
+ * (signals, group stops, interrupts) and resumes it with mig_call_continue.
+ */
+int
+mig_call_start(struct mig_task *t, long nr, const sysargs a, char **cause)
+{
+	if (task_aim(t, nr, a, cause) == -1)
+		return -1;
+	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "PTRACE_SYSCALL %d: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
+	t->calling = 1;
+	return 0;
+}
+
+/*
+ * The task is in a syscall stop of the running call: 1 once the call has
+ * returned (its value in *rv, the task left stopped), 0 if it has only
+ * entered it (the task goes on into the call).
+ */
+int
+mig_call_step(struct mig_task *t, long *rv, char **cause)
+{
+	struct __ptrace_syscall_info	info;
+	struct user_regs_struct		r;
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info, &info) == -1) {
+		xasprintf(cause, "PTRACE_GET_SYSCALL_INFO: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (info.op != PTRACE_SYSCALL_INFO_EXIT)
+		return mig_call_continue(t, cause) == -1 ? -1 : 0;
+	if (task_getregs(t, &r, cause) == -1)
+		return -1;
+	*rv = (long)r.rax;
+	t->calling = 0;
+	return 1;
+}
+
+/* Resume the task after a stop the caller dealt with. */
+int
+mig_call_continue(struct mig_task *t, char **cause)
+{
+	if (ptrace(t->calling ? PTRACE_SYSCALL : PTRACE_CONT, t->pid, 0,
+	    0) == -1) {
+		xasprintf(cause, "resume %d: %s", t->pid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Take the task out of the call it is in (an idle pause, a call to give
+ * up) and leave it stopped. Whatever stop comes first answers the
+ * interrupt (the kernel counts any trap): the call's exit, or a signal,
+ * which is kept in the task (mig_stolen) for the caller.
+ */
+int
+mig_call_abort(struct mig_task *t, char **cause)
+{
+	struct __ptrace_syscall_info	 info;
+	struct user_regs_struct		 r;
+	int				 status;
+
+	if (!t->calling)
+		return 0;
+	if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "PTRACE_INTERRUPT %d: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (task_wait(t, &status, cause) == -1)
+			return -1;
+		if ((status >> 16) != 0)
+			break;
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			if (task_steal(t, cause) == -1)
+				return -1;
+			break;
+		}
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info,
+		    &info) == -1) {
+			xasprintf(cause, "PTRACE_GET_SYSCALL_INFO: %s",
+			    strerror(errno));
+			return -1;
+		}
+		if (info.op != PTRACE_SYSCALL_INFO_ENTRY)
+			break;
+		/*
+		 * Stopped on the way into the call: registers set now would
+		 * only be its own, skipped. Skip it to its exit stop first.
+		 */
+		if (task_getregs(t, &r, cause) == -1)
+			return -1;
+		r.orig_rax = -1;
+		if (task_setregs(t, &r, cause) == -1)
+			return -1;
+		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
+			xasprintf(cause, "PTRACE_SYSCALL %d: %s", t->pid,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	t->calling = 0;
+	return 0;
+}
+
+/* Signals our stops took from the task, now the caller's to deliver. */
+size_t
+mig_stolen(struct mig_task *t, siginfo_t *out, size_t max)
+{
+	size_t	n = t->nstolen < max ? t->nstolen : max;
+
+	memcpy(out, t->stolen, n * sizeof *out);
+	memmove(t->stolen, t->stolen + n, (t->nstolen - n) * sizeof *out);
+	t->nstolen -= n;
+	return n;
+}
+
+/* A call that must not block, run to its end; its value in *rv. */
+int
+mig_call(struct mig_task *t, long *rv, long nr, const sysargs a,
+    char **cause)
+{
+	if (task_syscall(t, rv, nr, a) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	return 0;
+}
+
+int
+mig_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,
+    char **cause)
+{
+	return task_read(t, addr, buf, len, cause);
+}
+
+int
+mig_write(struct mig_task *t, uint64_t addr, const void *buf, size_t len,
+    char **cause)
+{
+	return task_write(t, addr, buf, len, cause);
 }
