@@ -59,7 +59,7 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 # A tool is tools/NAME.c plus any tools/NAME-*.c.
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
-TOOLS		 = mosctl moslab mosgossip-sim
+TOOLS		 = mosctl moslab mosgossip-sim mosrun mosps mosmigrate
 PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
@@ -127,9 +127,10 @@ $(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 	$(AR) rcs $@ $^
 
-$(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
+$(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBREMOTE) $(LIBMIGRATE) \
+    $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm -lpthread
 
 $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -142,6 +143,20 @@ $(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+$(BIN)/mosps: $(call obj,$(call tool_srcs,mosps)) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+$(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+# mosrun holds its process with the deputy: forwarding and migration.
+$(BIN)/mosrun: $(call obj,$(call tool_srcs,mosrun)) $(LIBREMOTE) \
+    $(LIBMIGRATE) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) -lpthread
 
 $(BIN)/moslab: $(call obj,$(call tool_srcs,moslab)) $(LIBOSM)
 	@mkdir -p $(@D)

@@ -11,6 +11,7 @@
  *	self ID			this node's number (else found by address)
  *	key PATH		cluster key (cluster.key beside this file)
  *	socket PATH		control socket (/run/osmosis/mosd.sock)
+ *	guests FIRST-LAST	uids for guest processes (60000-60999)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -196,6 +197,20 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else if (strcmp(k, "key") == 0) {
 		free(c->key_path);
 		c->key_path = xstrdup(w[1]);
+	} else if (strcmp(k, "guests") == 0) {
+		char		*dash = strchr(w[1], '-');
+		uint64_t	 first, last;
+
+		if (dash == NULL)
+			return conf_error(p, "expected a uid range like "
+			    "60000-60999, found '%s'", w[1]);
+		*dash = '\0';
+		if (conf_number(p, "a first guest uid", w[1], 1, 4294967294ULL,
+		    &first) == -1 || conf_number(p, "a last guest uid",
+		    dash + 1, first, 4294967294ULL, &last) == -1)
+			return -1;
+		c->guest_uid_first = first;
+		c->guest_uid_last = last;
 	} else if (strcmp(k, "socket") == 0) {
 		if (w[1][0] != '/' || strlen(w[1]) >= 108)
 			return conf_error(p, "expected an absolute socket path "
@@ -204,8 +219,8 @@ conf_line(struct conf_parse *p, char **w, int nw)
 		c->socket_path = xstrdup(w[1]);
 	} else
 		return conf_error(p, "unknown directive '%s' (expected node, "
-		    "port, interval, timeout, window, speed, self, key or "
-		    "socket)", k);
+		    "port, interval, timeout, window, speed, self, key, "
+		    "socket or guests)", k);
 	return 0;
 }
 
@@ -272,6 +287,8 @@ conf_load(const char *path, char **cause)
 	c->timeout_ms = 6000;
 	c->window = CONF_DEFAULT_WINDOW;
 	c->speed = 1000;
+	c->guest_uid_first = CONF_GUEST_UID_FIRST;
+	c->guest_uid_last = CONF_GUEST_UID_LAST;
 	p.conf = c;
 	p.path = path;
 	p.line = 0;

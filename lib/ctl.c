@@ -1,9 +1,12 @@
 /* Client side of the control socket, shared by the tools and mosmon. */
 #include <sys/socket.h>
 #include <sys/time.h>
+
+#include <arpa/inet.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,21 +14,41 @@
 #include "osm.h"
 #include "proto/ctl.pb-c.h"
 
+/* A unix socket address; "@name" is name in the abstract namespace. */
 int
-ctl_connect(const char *path, char **cause)
+ctl_sockaddr(const char *path, struct sockaddr_un *sun, socklen_t *len)
 {
-	/* A daemon that accepts but never answers must not hang a tool. */
-	struct timeval		tv = { .tv_sec = CTL_TIMEOUT_SEC };
+	size_t	n = strlen(path);
+
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	if (n == 0 || n >= sizeof sun->sun_path)
+		return -1;
+	memcpy(sun->sun_path, path, n);
+	if (path[0] == '@') {
+		sun->sun_path[0] = '\0';
+		*len = offsetof(struct sockaddr_un, sun_path) + n;
+	} else
+		*len = sizeof *sun;
+	return 0;
+}
+
+/*
+ * Connect to a control socket. A daemon that accepts but never answers
+ * must not hang a tool: replies are awaited at most timeout seconds.
+ */
+int
+ctl_connect(const char *path, int timeout, char **cause)
+{
+	struct timeval		tv = { .tv_sec = timeout };
 	struct sockaddr_un	sun;
+	socklen_t		len;
 	int			fd;
 
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof sun.sun_path) {
-		xasprintf(cause, "%s: socket path too long", path);
+	if (ctl_sockaddr(path, &sun, &len) == -1) {
+		xasprintf(cause, "%s: bad socket path", path);
 		return -1;
 	}
-	strcpy(sun.sun_path, path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
 		xasprintf(cause, "socket: %s", strerror(errno));
 		return -1;
@@ -36,7 +59,7 @@ ctl_connect(const char *path, char **cause)
 		close(fd);
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+	if (connect(fd, (struct sockaddr *)&sun, len) == -1) {
 		if (errno == ENOENT || errno == ECONNREFUSED)
 			xasprintf(cause, "cannot reach mosd at %s (is it "
 			    "running?): %s", path, strerror(errno));
@@ -62,43 +85,122 @@ ctl_peercred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
 	return 0;
 }
 
-/* Send one request and wait for its reply; NULL with *cause on failure. */
+/* Read one record, and the descriptor sent with it if any. */
+static int
+ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+	uint32_t	 n;
+	ssize_t		 r;
+
+	memset(&msg, 0, sizeof msg);
+	iov.iov_base = &n;
+	iov.iov_len = sizeof n;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsg.buf;
+	msg.msg_controllen = sizeof cmsg.buf;
+	/* The length and any descriptor come in the first bytes. */
+	while ((r = recvmsg(fd, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC)) == -1 &&
+	    errno == EINTR)
+		;
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			if (rfd != NULL && *rfd == -1)
+				memcpy(rfd, CMSG_DATA(c), sizeof(int));
+			else {
+				int stray;
+
+				memcpy(&stray, CMSG_DATA(c), sizeof stray);
+				close(stray);
+			}
+		}
+	if (r != sizeof n) {
+		if (r == 0)
+			xasprintf(cause, "closed without replying");
+		else if (r == -1 && errno == EAGAIN)
+			xasprintf(cause, "no answer within the time limit");
+		else
+			xasprintf(cause, "read: %s", r == -1 ? strerror(errno) :
+			    "short");
+		return -1;
+	}
+	n = ntohl(n);
+	if (n > CTL_RECORD_MAX) {
+		xasprintf(cause, "reply of %u bytes is over the limit", n);
+		return -1;
+	}
+	*buf = xmalloc(n);
+	if (read_all(fd, *buf, n) == -1) {
+		xasprintf(cause, "read: %s", errno == 0 ? "truncated reply" :
+		    errno == EAGAIN ? "timed out" : strerror(errno));
+		free(*buf);
+		return -1;
+	}
+	*len = n;
+	return 0;
+}
+
+/*
+ * One request on an open connection. If rfd is not NULL, a descriptor sent
+ * with the reply lands there (-1 if none).
+ */
 Osm__CtlReply *
-ctl_call(const char *path, Osm__CtlRequest *req, char **cause)
+ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
 {
 	Osm__CtlReply	*reply = NULL;
-	uint8_t		*buf = NULL;
+	uint8_t		*buf;
 	size_t		 len;
-	int		 fd;
-	char		*why;
 
+	if (rfd != NULL)
+		*rfd = -1;
 	req->version = CTL_VERSION;
-	if ((fd = ctl_connect(path, cause)) == -1)
-		return NULL;
 	len = osm__ctl_request__get_packed_size(req);
 	buf = xmalloc(len);
 	osm__ctl_request__pack(req, buf);
 	if (stream_write(fd, buf, len) == -1) {
-		xasprintf(cause, "%s: write: %s", path, strerror(errno));
-		goto out;
+		xasprintf(cause, "write: %s", strerror(errno));
+		free(buf);
+		return NULL;
 	}
 	free(buf);
-	buf = NULL;
-	if (stream_read(fd, &buf, &len, CTL_RECORD_MAX, &why) == -1) {
-		if (why == NULL)
-			xasprintf(cause, "%s: mosd closed the connection "
-			    "without replying", path);
-		else {
-			xasprintf(cause, "%s: %s", path, why);
-			free(why);
-		}
-		goto out;
-	}
+	if (ctl_read_record(fd, &buf, &len, rfd, cause) == -1)
+		goto fail;
 	reply = osm__ctl_reply__unpack(NULL, len, buf);
-	if (reply == NULL)
-		xasprintf(cause, "%s: malformed reply from mosd", path);
-out:
 	free(buf);
+	if (reply == NULL) {
+		xasprintf(cause, "malformed reply");
+		goto fail;
+	}
+	return reply;
+fail:
+	if (rfd != NULL && *rfd != -1) {
+		close(*rfd);
+		*rfd = -1;
+	}
+	return NULL;
+}
+
+/* Connect, send one request and wait for its reply; NULL with *cause. */
+Osm__CtlReply *
+ctl_call(const char *path, Osm__CtlRequest *req, char **cause)
+{
+	Osm__CtlReply	*reply;
+	char		*why;
+	int		 fd;
+
+	if ((fd = ctl_connect(path, CTL_TIMEOUT_SEC, cause)) == -1)
+		return NULL;
+	if ((reply = ctl_request(fd, req, NULL, &why)) == NULL) {
+		xasprintf(cause, "%s: mosd: %s", path, why);
+		free(why);
+	}
 	close(fd);
 	return reply;
 }

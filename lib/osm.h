@@ -55,6 +55,10 @@ int	 mkdir_p(const char *, mode_t);
 int	 write_all(int, const void *, size_t);
 int	 read_all(int, void *, size_t);
 
+/* proc.c */
+int	 proc_status(pid_t, const char *, char *, size_t);
+int	 proc_cpu_ns(pid_t, uint64_t *, uint64_t *);
+
 /* sha256.c */
 #define SHA256_LEN	32
 #define SHA256_BLOCK	64
@@ -135,6 +139,11 @@ int	 session_next(struct session *, uint16_t *, const uint8_t **, size_t *,
 	    char **);
 int	 session_recv(struct session *, uint16_t *, const uint8_t **, size_t *,
 	    char **);
+#define SESSION_CHUNK		(1U << 20)	/* image bytes per frame */
+int	 session_send_image(struct session *, uint16_t, uint16_t,
+	    int (*)(int, void *, char **), void *, char **);
+int	 session_recv_image(struct session *, uint16_t, uint16_t,
+	    int (*)(int, void *, char **), void *, char **);
 
 /* stream.c */
 /* A stream record: u32 length (network order) then the packed message. */
@@ -144,6 +153,8 @@ int	 stream_read(int, uint8_t **, size_t *, size_t, char **);
 
 /* conf.c */
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
+#define CONF_GUEST_UID_FIRST	60000
+#define CONF_GUEST_UID_LAST	60999
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -162,6 +173,8 @@ struct cluster_conf {
 	uint32_t	 self;		/* 0: find from local addresses */
 	char		*key_path;
 	char		*socket_path;
+	uid_t		 guest_uid_first;	/* guests run under these */
+	uid_t		 guest_uid_last;
 };
 struct cluster_conf *conf_load(const char *, char **);
 void	 conf_free(struct cluster_conf *);
@@ -174,8 +187,12 @@ int	 conf_find_self(struct cluster_conf *, char **);
 #define CTL_TIMEOUT_SEC	10
 struct Osm__CtlRequest;
 struct Osm__CtlReply;
-int	 ctl_connect(const char *, char **);
+struct sockaddr_un;
+int	 ctl_sockaddr(const char *, struct sockaddr_un *, socklen_t *);
+int	 ctl_connect(const char *, int, char **);
 int	 ctl_peercred(int, uid_t *, gid_t *, pid_t *);
+struct Osm__CtlReply *ctl_request(int, struct Osm__CtlRequest *, int *,
+	    char **);
 struct Osm__CtlReply *ctl_call(const char *, struct Osm__CtlRequest *,
 	    char **);
 void	 ctl_reply_free(struct Osm__CtlReply *);

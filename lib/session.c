@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -211,4 +213,126 @@ session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
 		}
 	}
 	return rc == 1 ? 0 : -1;
+}
+
+/*
+ * Images through a session. migrate/ writes and reads images on a file
+ * descriptor; a session carries them as frames of kind `kind`, ended by
+ * an empty frame of kind `end`. A pump thread moves the bytes between a
+ * pipe and the session while the caller's function runs on the other end.
+ */
+struct session_pump {
+	struct session	*s;
+	int		 fd;
+	uint16_t	 kind;
+	uint16_t	 end;
+	int		 rc;
+	char		*cause;
+};
+
+static void *
+session_pump_out(void *arg)
+{
+	struct session_pump	*p = arg;
+	uint8_t			*buf = xmalloc(SESSION_CHUNK);
+	ssize_t			 n;
+
+	p->rc = 0;
+	while ((n = read(p->fd, buf, SESSION_CHUNK)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			xasprintf(&p->cause, "image pipe: %s", strerror(errno));
+			p->rc = -1;
+			break;
+		}
+		if (session_send(p->s, p->kind, buf, n, &p->cause) == -1) {
+			p->rc = -1;
+			break;
+		}
+	}
+	if (p->rc == 0 && session_send(p->s, p->end, "", 0, &p->cause) == -1)
+		p->rc = -1;
+	free(buf);
+	close(p->fd);
+	return NULL;
+}
+
+static void *
+session_pump_in(void *arg)
+{
+	struct session_pump	*p = arg;
+	const uint8_t		*body;
+	size_t			 len;
+	uint16_t		 kind;
+
+	p->rc = -1;
+	for (;;) {
+		if (session_recv(p->s, &kind, &body, &len, &p->cause) == -1)
+			break;
+		if (kind == p->end) {
+			p->rc = 0;
+			break;
+		}
+		if (kind != p->kind) {
+			xasprintf(&p->cause, "message of kind %u inside an "
+			    "image", kind);
+			break;
+		}
+		/* EPIPE: the reader stopped; it says why. */
+		if (write_all(p->fd, body, len) == -1)
+			break;
+	}
+	close(p->fd);
+	return NULL;
+}
+
+static int
+session_pumped(struct session *s, int out, uint16_t kind, uint16_t end,
+    int (*fn)(int, void *, char **), void *arg, char **cause)
+{
+	struct session_pump	 p = { .s = s, .kind = kind, .end = end };
+	pthread_t		 th;
+	int			 fds[2], rc;
+
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		xasprintf(cause, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	p.fd = out ? fds[0] : fds[1];
+	if (pthread_create(&th, NULL, out ? session_pump_out :
+	    session_pump_in, &p) != 0) {
+		xasprintf(cause, "thread: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	rc = fn(out ? fds[1] : fds[0], arg, cause);
+	close(out ? fds[1] : fds[0]);
+	pthread_join(th, NULL);
+	if (p.rc == -1 && p.cause != NULL) {
+		/* A broken session is the first cause of what failed. */
+		if (rc == -1)
+			free(*cause);
+		*cause = p.cause;
+		return -1;
+	}
+	free(p.cause);
+	return rc == 0 && p.rc == 0 ? 0 : -1;
+}
+
+/* Send what fn writes on the fd it is given, then the end frame. */
+int
+session_send_image(struct session *s, uint16_t kind, uint16_t end,
+    int (*fn)(int, void *, char **), void *arg, char **cause)
+{
+	return session_pumped(s, 1, kind, end, fn, arg, cause);
+}
+
+/* Give fn an fd to read the incoming image from, up to its end frame. */
+int
+session_recv_image(struct session *s, uint16_t kind, uint16_t end,
+    int (*fn)(int, void *, char **), void *arg, char **cause)
+{
+	return session_pumped(s, 0, kind, end, fn, arg, cause);
 }

@@ -23,10 +23,22 @@
 static const struct ctl_cmd *const control_cmds[] = {
 	&ctl_status_cmd,
 	&ctl_stats_cmd,
+	&ctl_ps_cmd,
+	&ctl_migrate_cmd,
+	&ctl_agent_hello_cmd,
+	&ctl_agent_status_cmd,
+	&ctl_connect_cmd,
 };
 
-static void
+void
 control_reply(struct peer *p, Osm__CtlReply *reply)
+{
+	control_reply_fd(p, reply, -1);
+}
+
+/* A reply carrying a descriptor (closed here once sent), or none if -1. */
+void
+control_reply_fd(struct peer *p, Osm__CtlReply *reply, int fd)
 {
 	uint8_t	*buf;
 	size_t	 len;
@@ -34,15 +46,15 @@ control_reply(struct peer *p, Osm__CtlReply *reply)
 	len = osm__ctl_reply__get_packed_size(reply);
 	buf = xmalloc(len);
 	osm__ctl_reply__pack(reply, buf);
-	peer_send(p, buf, len);
+	if (fd == -1)
+		peer_send(p, buf, len);
+	else
+		peer_send_fd(p, buf, len, fd);
+	explicit_bzero(buf, len);	/* it may hold a session key */
 	free(buf);
 }
 
-static void
-control_error(struct peer *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
+void
 control_error(struct peer *p, const char *fmt, ...)
 {
 	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
@@ -60,7 +72,8 @@ control_error(struct peer *p, const char *fmt, ...)
 
 /*
  * Replies own their repeated fields as one block of elements plus an array
- * of pointers into it (see ctl-status.c); free those here.
+ * of pointers into it (see ctl-status.c); free those here. Strings point
+ * into the daemon's own state.
  */
 static void
 control_reply_free(Osm__CtlReply *reply)
@@ -71,6 +84,9 @@ control_reply_free(Osm__CtlReply *reply)
 	if (reply->n_counters > 0)
 		free(reply->counters[0]);
 	free(reply->counters);
+	if (reply->n_procs > 0)
+		free(reply->procs[0]);
+	free(reply->procs);
 }
 
 static int
@@ -110,10 +126,17 @@ control_dispatch(struct peer *p, const uint8_t *buf, size_t len)
 		goto out;
 	}
 	reply.ok = 1;
-	if (cmd->exec(m, p, req, &reply) == -1)
+	switch (cmd->exec(m, p, req, &reply)) {
+	case CTL_DEFERRED:	/* the command holds p and answers later */
+		break;
+	case -1:
 		reply.ok = 0;
-	control_reply(p, &reply);
+		/* FALLTHROUGH */
+	default:
+		control_reply(p, &reply);
+	}
 	control_reply_free(&reply);
+	free(reply.error);
 out:
 	osm__ctl_request__free_unpacked(req, NULL);
 	return 0;
@@ -158,6 +181,7 @@ static void
 control_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
 	peer_reap(w->data);
+	broker_reap(w->data);
 }
 
 /* Is a daemon already answering on path? */
@@ -167,7 +191,7 @@ control_in_use(const char *path)
 	char	*cause = NULL;
 	int	 fd;
 
-	if ((fd = ctl_connect(path, &cause)) == -1) {
+	if ((fd = ctl_connect(path, 1, &cause)) == -1) {
 		free(cause);
 		return 0;
 	}
@@ -249,4 +273,85 @@ control_shutdown(struct mosd *m)
 	ev_io_stop(m->loop, &m->ctl_ev);
 	close(m->ctl_fd);
 	unlink(m->conf->socket_path);
+}
+
+/*
+ * Orders to an agent: mosd connects to the agent's own socket as a client,
+ * sends one request and hands the reply (NULL and a reason if none came)
+ * to done.
+ */
+struct control_order {
+	void	(*done)(struct mosd *, void *, Osm__CtlReply *,
+		    const char *);
+	void	*arg;
+	int	 answered;
+};
+
+static int
+control_order_dispatch(struct peer *p, const uint8_t *buf, size_t len)
+{
+	struct control_order	*o = p->arg;
+	Osm__CtlReply		*reply;
+
+	reply = osm__ctl_reply__unpack(NULL, len, buf);
+	o->answered = 1;
+	o->done(p->mosd, o->arg, reply, reply == NULL ?
+	    "malformed reply from the agent" : NULL);
+	if (reply != NULL)
+		osm__ctl_reply__free_unpacked(reply, NULL);
+	return -1;	/* one order per connection: close */
+}
+
+static void
+control_order_closed(struct peer *p)
+{
+	struct control_order	*o = p->arg;
+
+	if (!o->answered)
+		o->done(p->mosd, o->arg, NULL, "the agent hung up");
+	free(o);
+}
+
+int
+control_order(struct mosd *m, const char *path, Osm__CtlRequest *req,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	struct control_order	*o;
+	struct sockaddr_un	 sun;
+	struct peer		*p;
+	socklen_t		 slen;
+	uint8_t			*buf;
+	size_t			 len;
+	int			 fd;
+
+	if (ctl_sockaddr(path, &sun, &slen) == -1) {
+		xasprintf(cause, "%s: bad socket path", path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1 || connect(fd, (struct sockaddr *)&sun, slen) == -1) {
+		xasprintf(cause, "cannot reach the agent at %s: %s", path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if ((p = peer_new(m, fd, control_order_dispatch)) == NULL) {
+		xasprintf(cause, "agent connection: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	o = xcalloc(1, sizeof *o);
+	o->done = done;
+	o->arg = arg;
+	p->arg = o;
+	p->closed = control_order_closed;
+	req->version = CTL_VERSION;
+	len = osm__ctl_request__get_packed_size(req);
+	buf = xmalloc(len);
+	osm__ctl_request__pack(req, buf);
+	peer_send(p, buf, len);
+	free(buf);
+	return 0;
 }

@@ -42,25 +42,30 @@ usage(int status)
 }
 
 /*
- * After set-up mosd needs no capability at all: it keeps uid 0 only to own
- * its socket. Clear every set and the bounding set so nothing can come back
- * through exec.
+ * After set-up mosd keeps only what it takes to start a guest agent under
+ * a guest uid: CAP_SETUID and CAP_SETGID. Everything else goes, from the
+ * bounding set too, so nothing can come back through exec.
  */
 static int
 mosd_drop_caps(char **cause)
 {
+	static const cap_value_t keep[] = { CAP_SETUID, CAP_SETGID };
 	cap_t	caps;
 	int	c;
 
 	for (c = 0; c <= CAP_LAST_CAP; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 &&
+		if (c != CAP_SETUID && c != CAP_SETGID &&
+		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 &&
 		    errno != EINVAL) {
 			xasprintf(cause, "dropping capability %d from the "
 			    "bounding set: %s", c, strerror(errno));
 			return -1;
 		}
-	if ((caps = cap_init()) == NULL || cap_set_proc(caps) == -1) {
-		xasprintf(cause, "clearing capabilities: %s", strerror(errno));
+	if ((caps = cap_init()) == NULL ||
+	    cap_set_flag(caps, CAP_PERMITTED, nitems(keep), keep, CAP_SET) ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, nitems(keep), keep, CAP_SET) ||
+	    cap_set_proc(caps) == -1) {
+		xasprintf(cause, "dropping capabilities: %s", strerror(errno));
 		if (caps != NULL)
 			cap_free(caps);
 		return -1;
@@ -181,6 +186,10 @@ main(int argc, char **argv)
 	int		 ch, debug = 0, check = 0, verbose = 0;
 	double		 first;
 
+	/* Started by agent_spawn as a guest agent. */
+	if (argc > 1 && strcmp(argv[1], "-G") == 0)
+		return agent_main(argc, argv);
+
 	while ((ch = getopt_long(argc, argv, "df:hnvK:", longopts, NULL)) !=
 	    -1) {
 		switch (ch) {
@@ -218,6 +227,8 @@ main(int argc, char **argv)
 	log_init(1, "mosd");
 	log_setverbose(verbose);
 	memset(&m, 0, sizeof m);
+	m.debug = debug;
+	m.verbose = verbose;
 	if (mosd_setup(&m, path, &cause) == -1) {
 		fprintf(stderr, "mosd: %s\n", cause);
 		return 1;
@@ -231,7 +242,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "mosd: must be started as root\n");
 		return 1;
 	}
-	if (net_open(&m, &cause) == -1 || control_listen(&m, &cause) == -1) {
+	if ((m.self_exe = realpath("/proc/self/exe", NULL)) == NULL) {
+		fprintf(stderr, "mosd: /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
+	if (net_open(&m, &cause) == -1 || broker_listen(&m, &cause) == -1 ||
+	    control_listen(&m, &cause) == -1) {
 		fprintf(stderr, "mosd: %s\n", cause);
 		return 1;
 	}
@@ -248,8 +264,11 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	m.loop = ev_default_loop(EVFLAG_AUTO);
+	TAILQ_INIT(&m.procs);
 	net_start(&m);
+	broker_start(&m);
 	control_start(&m);
+	agent_init(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m.probe_timer.data = &m;
 	ev_timer_start(m.loop, &m.probe_timer);
@@ -276,6 +295,9 @@ main(int argc, char **argv)
 
 	control_shutdown(&m);
 	close(m.udp_fd);
+	close(m.tcp_fd);
+	free(m.self_exe);
+	free(m.guest_pids);
 	free(m.rxbuf);
 	gossip_free(m.gossip);
 	conf_free(m.conf);

@@ -12,6 +12,9 @@
 #include "lib/osm.h"
 
 #define FRAME_KIND_GOSSIP	1
+#define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
+#define MIG_KIND_OFFER		3
+#define MIG_KIND_ANSWER		4
 
 /* gossip.c */
 #define GOSSIP_MSG_MAX		1400	/* bytes of a whole datagram */
@@ -137,24 +140,38 @@ struct peer {
 	uint8_t			*out;
 	size_t			 outlen;
 	size_t			 outoff;
+	int			 out_fd;	/* to send with a record */
+	size_t			 out_fd_at;	/* at this offset in out */
 	int			 (*dispatch)(struct peer *, const uint8_t *,
 				    size_t);
+	void			 (*closed)(struct peer *);
+	void			*arg;		/* the owner's */
 	uid_t			 uid;
 	gid_t			 gid;
 	pid_t			 pid;
 	int			 dead;
+	int			 refs;		/* deferred replies pending */
 	TAILQ_ENTRY(peer)	 entry;
 };
 TAILQ_HEAD(peers, peer);
 struct peer *peer_new(struct mosd *, int, int (*)(struct peer *,
 	    const uint8_t *, size_t));
 void	 peer_send(struct peer *, const void *, size_t);
+int	 peer_send_fd(struct peer *, const void *, size_t, int);
+void	 peer_ref(struct peer *);
+void	 peer_unref(struct peer *);
 void	 peer_close(struct peer *);
 void	 peer_reap(struct mosd *);
 
 /* control.c */
 struct Osm__CtlRequest;
 struct Osm__CtlReply;
+/*
+ * A control request: exec fills the reply and returns 0, or -1 with
+ * reply->error (a malloc'd string), or CTL_DEFERRED when it keeps a
+ * reference to the peer and answers later with control_reply().
+ */
+#define CTL_DEFERRED	1
 struct ctl_cmd {
 	int		 type;		/* Osm__CtlType */
 	const char	*name;
@@ -165,11 +182,72 @@ struct ctl_cmd {
 };
 extern const struct ctl_cmd ctl_status_cmd;
 extern const struct ctl_cmd ctl_stats_cmd;
+extern const struct ctl_cmd ctl_ps_cmd;
+extern const struct ctl_cmd ctl_migrate_cmd;
+extern const struct ctl_cmd ctl_agent_hello_cmd;
+extern const struct ctl_cmd ctl_agent_status_cmd;
+extern const struct ctl_cmd ctl_connect_cmd;
+void	 control_reply(struct peer *, struct Osm__CtlReply *);
+void	 control_reply_fd(struct peer *, struct Osm__CtlReply *, int);
+void	 control_error(struct peer *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	 control_order(struct mosd *, const char *,
+	    struct Osm__CtlRequest *, void (*)(struct mosd *, void *,
+	    struct Osm__CtlReply *, const char *), void *, char **);
 int	 control_listen(struct mosd *, char **);
 void	 control_start(struct mosd *);
 void	 control_shutdown(struct mosd *);
 
+/* procs.c */
+struct Osm__CtlAgent;
+struct mproc {
+	int			 role;		/* Osm__CtlRole */
+	uint32_t		 pid;		/* at home */
+	uint32_t		 home;
+	uid_t			 uid;		/* owner (a guest: its uid) */
+	char			 user[33];
+	uint32_t		 where;
+	char			 state[16];
+	uint32_t		 cpu_permille;
+	uint64_t		 rss;
+	char			*command;
+	char			*socket;	/* a deputy's, for orders */
+	uint32_t		 local_pid;	/* a guest's running copy */
+	struct peer		*agent;
+	TAILQ_ENTRY(mproc)	 entry;
+};
+TAILQ_HEAD(mprocs, mproc);
+struct mproc *procs_find(struct mosd *, int, uint32_t, uint32_t);
+struct mproc *procs_deputy(struct mosd *, uint32_t);
+size_t	 procs_guests(struct mosd *);
+int	 procs_hello(struct mosd *, struct peer *,
+	    const struct Osm__CtlAgent *, char **);
+int	 procs_status(struct mosd *, struct peer *,
+	    const struct Osm__CtlAgent *, char **);
+
+/* broker.c */
+struct link;
+TAILQ_HEAD(links, link);
+int	 broker_listen(struct mosd *, char **);
+void	 broker_start(struct mosd *);
+int	 broker_connect(struct mosd *, struct peer *, uint32_t, uint32_t,
+	    char **);
+void	 broker_reap(struct mosd *);
+
+/* agent.c */
+struct Osm__MigOffer;
+int	 agent_spawn(struct mosd *, int, const uint8_t *,
+	    const struct Osm__MigOffer *, char **);
+void	 agent_init(struct mosd *);
+int	 agent_main(int, char **);
+
+/* agent-session.c */
+struct Osm__GuestStart;
+int	 agent_session(struct Osm__GuestStart *, int);
+
 /* net.c */
+uint32_t net_node_by_addr(const struct cluster_conf *,
+	    const struct sockaddr_storage *, int);
 int	 net_open(struct mosd *, char **);
 void	 net_start(struct mosd *);
 void	 net_send_gossip(struct mosd *);
@@ -219,8 +297,19 @@ struct mosd {
 	ev_check		 reap_ev;
 	struct peers		 peers;
 	size_t			 npeers;
+	struct mprocs		 procs;
+
+	int			 tcp_fd;	/* the migration broker */
+	ev_io			 tcp_ev;
+	struct links		 links;
+	char			*self_exe;	/* to start guest agents */
+	pid_t			*guest_pids;	/* agent per guest uid slot */
+	size_t			 nagent_slots;
+	ev_child		 child_ev;
 
 	uint64_t		 counters[C_NCOUNTERS];
+	int			 debug;		/* -d */
+	int			 verbose;	/* -v */
 };
 
 #endif

@@ -37,27 +37,30 @@ static const enum mosd_counter net_gossip_counter[GOSSIP_NRESULTS] = {
 	[GOSSIP_WRONG_SOURCE] = C_RX_WRONG_SOURCE,
 };
 
-/* The node whose map address is the source, 0 if none. */
-static uint32_t
-net_source_node(const struct cluster_conf *c, const struct sockaddr_storage *ss)
+/* The node whose map address (and port, if with_port) is ss; 0 if none. */
+uint32_t
+net_node_by_addr(const struct cluster_conf *c,
+    const struct sockaddr_storage *ss, int with_port)
 {
 	const struct sockaddr_in	*a = (const struct sockaddr_in *)ss;
 	const struct sockaddr_in6	*a6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in	*n4;
+	const struct sockaddr_in6	*n6;
 	size_t				 i;
 
 	for (i = 0; i < c->nnodes; i++) {
-		const struct sockaddr_storage *n = &c->nodes[i].sa;
-
-		if (n->ss_family != ss->ss_family)
+		n4 = (const struct sockaddr_in *)&c->nodes[i].sa;
+		n6 = (const struct sockaddr_in6 *)&c->nodes[i].sa;
+		if (c->nodes[i].sa.ss_family != ss->ss_family)
 			continue;
-		if (ss->ss_family == AF_INET && a->sin_addr.s_addr ==
-		    ((const struct sockaddr_in *)n)->sin_addr.s_addr &&
-		    a->sin_port == ((const struct sockaddr_in *)n)->sin_port)
+		if (ss->ss_family == AF_INET &&
+		    a->sin_addr.s_addr == n4->sin_addr.s_addr &&
+		    (!with_port || a->sin_port == n4->sin_port))
 			return c->nodes[i].id;
-		if (ss->ss_family == AF_INET6 && memcmp(&a6->sin6_addr,
-		    &((const struct sockaddr_in6 *)n)->sin6_addr,
-		    sizeof a6->sin6_addr) == 0 && a6->sin6_port ==
-		    ((const struct sockaddr_in6 *)n)->sin6_port)
+		if (ss->ss_family == AF_INET6 &&
+		    memcmp(&a6->sin6_addr, &n6->sin6_addr,
+		    sizeof a6->sin6_addr) == 0 &&
+		    (!with_port || a6->sin6_port == n6->sin6_port))
 			return c->nodes[i].id;
 	}
 	return 0;
@@ -82,7 +85,7 @@ net_datagram(struct mosd *m, const uint8_t *buf, size_t len,
 	enum frame_error	 fe;
 	enum gossip_result	 gr;
 
-	from = net_source_node(m->conf, ss);
+	from = net_node_by_addr(m->conf, ss, 1);
 	if ((fe = frame_unpack(buf, len, GOSSIP_MSG_MAX, &m->key, &kind, &body,
 	    &blen)) != FRAME_OK) {
 		net_drop(m, net_frame_counter[fe], from, frame_strerror(fe));
@@ -120,8 +123,8 @@ net_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 			return;
 		}
 		if ((size_t)n > NET_RX_BUF) {
-			net_drop(m, C_RX_OVERSIZED, net_source_node(m->conf,
-			    &ss), "oversized");
+			net_drop(m, C_RX_OVERSIZED, net_node_by_addr(m->conf,
+			    &ss, 1), "oversized");
 			continue;
 		}
 		net_datagram(m, m->rxbuf, n, &ss);
@@ -172,6 +175,7 @@ net_send_gossip(struct mosd *m)
 	size_t			 len, flen;
 
 	probe_info(&m->probe, &info);
+	info.guests = procs_guests(m);
 	gossip_set_self(m->gossip, &info, now);
 	if ((target = gossip_next_target(m->gossip)) == 0)
 		return;		/* a cluster of one */

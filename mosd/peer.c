@@ -4,6 +4,8 @@
  * empty. A peer is never freed inside its own callback; closed peers are
  * reaped after the loop iteration.
  */
+#include <sys/socket.h>
+
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -62,13 +64,45 @@ peer_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+/* Write from the queue; the queued descriptor goes with its record. */
+static ssize_t
+peer_write(struct peer *p)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+	ssize_t		 r;
+
+	if (p->out_fd == -1 || p->outoff != p->out_fd_at)
+		return write(p->fd, p->out + p->outoff, p->outlen - p->outoff);
+	memset(&msg, 0, sizeof msg);
+	iov.iov_base = p->out + p->outoff;
+	iov.iov_len = p->outlen - p->outoff;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsg.buf;
+	msg.msg_controllen = sizeof cmsg.buf;
+	cmsg.hdr.cmsg_level = SOL_SOCKET;
+	cmsg.hdr.cmsg_type = SCM_RIGHTS;
+	cmsg.hdr.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cmsg.hdr), &p->out_fd, sizeof(int));
+	if ((r = sendmsg(p->fd, &msg, MSG_NOSIGNAL)) > 0) {
+		close(p->out_fd);
+		p->out_fd = -1;
+	}
+	return r;
+}
+
 static void
 peer_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct peer	*p = w->data;
 	ssize_t		 r;
 
-	r = write(p->fd, p->out + p->outoff, p->outlen - p->outoff);
+	r = peer_write(p);
 	if (r == -1) {
 		if (errno != EAGAIN && errno != EINTR)
 			peer_close(p);
@@ -77,7 +111,7 @@ peer_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 	p->outoff += r;
 	if (p->outoff < p->outlen)
 		return;
-	p->outoff = p->outlen = 0;
+	p->outoff = p->outlen = p->out_fd_at = 0;
 	ev_io_stop(loop, &p->wev);
 	if (!ev_is_active(&p->rev))
 		peer_close(p);	/* the client already hung up its side */
@@ -95,6 +129,7 @@ peer_new(struct mosd *m, int fd, int (*dispatch)(struct peer *,
 		return NULL;
 	p = xcalloc(1, sizeof *p);
 	p->fd = fd;
+	p->out_fd = -1;
 	p->mosd = m;
 	p->dispatch = dispatch;
 	ev_io_init(&p->rev, peer_read_cb, fd, EV_READ);
@@ -127,6 +162,35 @@ peer_send(struct peer *p, const void *buf, size_t len)
 	ev_io_start(p->mosd->loop, &p->wev);
 }
 
+/*
+ * Queue one record with a descriptor (which the peer now owns and closes
+ * once sent). One at a time: returns -1 if another is still queued.
+ */
+int
+peer_send_fd(struct peer *p, const void *buf, size_t len, int fd)
+{
+	if (p->dead || p->out_fd != -1) {
+		close(fd);
+		return -1;
+	}
+	p->out_fd = fd;
+	p->out_fd_at = p->outlen;
+	peer_send(p, buf, len);
+	return 0;
+}
+
+void
+peer_ref(struct peer *p)
+{
+	p->refs++;
+}
+
+void
+peer_unref(struct peer *p)
+{
+	p->refs--;
+}
+
 void
 peer_close(struct peer *p)
 {
@@ -136,10 +200,19 @@ peer_close(struct peer *p)
 	ev_io_stop(p->mosd->loop, &p->wev);
 	close(p->fd);
 	p->fd = -1;
+	if (p->out_fd != -1) {
+		close(p->out_fd);
+		p->out_fd = -1;
+	}
 	p->dead = 1;
+	if (p->closed != NULL)
+		p->closed(p);
 }
 
-/* Free the peers closed during this loop iteration. */
+/*
+ * Free the peers closed during this loop iteration, unless a request that
+ * will answer later still holds them.
+ */
 void
 peer_reap(struct mosd *m)
 {
@@ -147,7 +220,7 @@ peer_reap(struct mosd *m)
 
 	for (p = TAILQ_FIRST(&m->peers); p != NULL; p = next) {
 		next = TAILQ_NEXT(p, entry);
-		if (!p->dead)
+		if (!p->dead || p->refs > 0)
 			continue;
 		TAILQ_REMOVE(&m->peers, p, entry);
 		m->npeers--;

@@ -514,10 +514,11 @@ conf_dump(const struct cluster_conf *c)
 	size_t	 i;
 
 	xasprintf(&out, "port %u\ninterval %llums\ntimeout %llums\n"
-	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n", c->port,
-	    (unsigned long long)c->interval_ms,
+	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n"
+	    "guests %u-%u\n", c->port, (unsigned long long)c->interval_ms,
 	    (unsigned long long)c->timeout_ms, c->window, c->speed, c->self,
-	    c->key_path, c->socket_path);
+	    c->key_path, c->socket_path, (unsigned)c->guest_uid_first,
+	    (unsigned)c->guest_uid_last);
 	for (i = 0; i < c->nnodes; i++) {
 		xasprintf(&tmp, "%snode %u %s\n", out, c->nodes[i].id,
 		    c->nodes[i].addr);

@@ -1,0 +1,62 @@
+/* Reading /proc/PID: a status field, and the CPU time a process used. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "osm.h"
+
+/*
+ * The value of field key ("TracerPid", "SigPnd") in /proc/PID/status,
+ * without its leading blanks. pid 0 is the calling process.
+ */
+int
+proc_status(pid_t pid, const char *key, char *out, size_t size)
+{
+	char	 path[64], line[4096];
+	size_t	 klen = strlen(key);
+	FILE	*f;
+	int	 rc = -1;
+
+	if (pid == 0)
+		snprintf(path, sizeof path, "/proc/self/status");
+	else
+		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, key, klen) != 0 || line[klen] != ':')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, size, "%s", line + klen + 1 +
+		    strspn(line + klen + 1, " \t"));
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* User and system CPU time of pid, from /proc/PID/stat, in ns. */
+int
+proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	char		 path[64], buf[1024], *p;
+	unsigned long	 ut, st;
+	long		 hz = sysconf(_SC_CLK_TCK);
+	int		 i;
+
+	*user_ns = *sys_ns = 0;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_file_str(path, buf, sizeof buf) == -1 ||
+	    (p = strrchr(buf, ')')) == NULL)
+		return -1;
+	/* utime and stime are fields 14 and 15; p is at the end of 2 */
+	for (i = 0; i < 11 && p != NULL; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p + 1, "%lu %lu", &ut, &st) != 2)
+		return -1;
+	*user_ns = ut * (1000000000ULL / hz);
+	*sys_ns = st * (1000000000ULL / hz);
+	return 0;
+}

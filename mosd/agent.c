@@ -1,0 +1,193 @@
+/*
+ * Guest agents. For every process accepted from another node mosd starts
+ * one: it forks and execs itself as "mosd -G", with the session socket on
+ * fd 3 and a pipe carrying GuestStart on fd 4, under a guest uid of its
+ * own from the configured range. The agent drops to that uid before it
+ * reads a byte from the network, then serves the session (agent-session.c).
+ */
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mosd.h"
+#include "proto/migrate.pb-c.h"
+
+#define AGENT_START_MAX	4096
+
+/* A free slot of the guest uid range, or -1. */
+static ssize_t
+agent_slot(struct mosd *m)
+{
+	size_t	i;
+
+	for (i = 0; i < m->nagent_slots; i++)
+		if (m->guest_pids[i] == 0)
+			return i;
+	return -1;
+}
+
+static void
+agent_child_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct mosd	*m = w->data;
+	size_t		 i;
+
+	for (i = 0; i < m->nagent_slots; i++) {
+		if (m->guest_pids[i] != w->rpid)
+			continue;
+		m->guest_pids[i] = 0;
+		if (WIFSIGNALED(w->rstatus))
+			log_warnx("guest agent %d (uid %u) died of signal %d",
+			    w->rpid, m->conf->guest_uid_first + (unsigned)i,
+			    WTERMSIG(w->rstatus));
+		else if (WEXITSTATUS(w->rstatus) != 0)
+			log_warnx("guest agent %d (uid %u) exited %d",
+			    w->rpid, m->conf->guest_uid_first + (unsigned)i,
+			    WEXITSTATUS(w->rstatus));
+	}
+}
+
+void
+agent_init(struct mosd *m)
+{
+	m->nagent_slots = (size_t)(m->conf->guest_uid_last -
+	    m->conf->guest_uid_first) + 1;
+	m->guest_pids = xcalloc(m->nagent_slots, sizeof *m->guest_pids);
+	ev_child_init(&m->child_ev, agent_child_cb, 0, 0);
+	m->child_ev.data = m;
+	ev_child_start(m->loop, &m->child_ev);
+}
+
+/*
+ * Start the guest agent for an accepted offer on the session socket fd.
+ * The socket stays ours to close; the agent has its own copy.
+ */
+int
+agent_spawn(struct mosd *m, int fd, const uint8_t *key,
+    const Osm__MigOffer *o, char **why)
+{
+	Osm__GuestStart	 gs = OSM__GUEST_START__INIT;
+	uint8_t		 buf[AGENT_START_MAX];
+	ssize_t		 slot;
+	sigset_t	 none;
+	size_t		 len;
+	pid_t		 pid;
+	int		 p[2], null;
+
+	if ((slot = agent_slot(m)) == -1) {
+		*why = xstrdup("this node runs as many guests as it has guest "
+		    "uids");
+		return -1;
+	}
+	gs.session_key.data = (uint8_t *)key;
+	gs.session_key.len = SESSION_KEY_LEN;
+	gs.self = m->conf->self;
+	gs.home = o->home;
+	gs.pid = o->pid;
+	gs.owner_uid = o->uid;
+	gs.user = o->user;
+	gs.command = o->command;
+	gs.guest_uid = m->conf->guest_uid_first + slot;
+	gs.socket = m->conf->socket_path;
+	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
+		*why = xstrdup("offer too large");
+		return -1;
+	}
+	osm__guest_start__pack(&gs, buf);
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		xasprintf(why, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	switch (pid = fork()) {
+	case -1:
+		xasprintf(why, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		explicit_bzero(buf, sizeof buf);
+		return -1;
+	case 0:
+		/* libev blocks the signals it watches: undo for the agent */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if ((null = open("/dev/null", O_RDONLY)) != -1)
+			dup2(null, 0);
+		if (dup2(fd, 3) == -1 || dup2(p[0], 4) == -1)
+			_exit(127);
+		close_range(5, ~0U, 0);
+		execl(m->self_exe, "mosd", "-G", m->debug ? "-d" : "-q",
+		    m->verbose ? "-v" : "-q", (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	if (stream_write(p[1], buf, len) == -1)
+		log_warn("guest agent %d: start message", pid);
+	close(p[1]);
+	explicit_bzero(buf, sizeof buf);
+	m->guest_pids[slot] = pid;
+	return 0;
+}
+
+/* Become the guest uid for good: no groups, no capabilities, no way back. */
+static int
+agent_drop(uid_t uid, char **cause)
+{
+	if (setgroups(0, NULL) == -1 || setresgid(uid, uid, uid) == -1 ||
+	    setresuid(uid, uid, uid) == -1) {
+		xasprintf(cause, "cannot become guest uid %u: %s",
+		    (unsigned)uid, strerror(errno));
+		return -1;
+	}
+	if (setuid(0) != -1) {
+		xasprintf(cause, "could become root again after dropping");
+		return -1;
+	}
+	/* A set*id process is not dumpable: we must ptrace our child. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		xasprintf(cause, "prctl: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* "mosd -G": a guest agent, started by agent_spawn. */
+int
+agent_main(int argc, char **argv)
+{
+	Osm__GuestStart	*gs;
+	uint8_t		*buf;
+	size_t		 len;
+	char		*cause = NULL;
+	int		 i, debug = 0, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-d") == 0)
+			debug = 1;
+		else if (strcmp(argv[i], "-v") == 0)
+			log_setverbose(1);
+	}
+	log_init(debug, "mosd-guest");
+	if (stream_read(4, &buf, &len, AGENT_START_MAX, &cause) == -1)
+		fatalx("start message: %s", cause != NULL ? cause : "none");
+	close(4);
+	gs = osm__guest_start__unpack(NULL, len, buf);
+	explicit_bzero(buf, len);
+	free(buf);
+	if (gs == NULL || gs->session_key.len != SESSION_KEY_LEN)
+		fatalx("malformed start message");
+	if (agent_drop(gs->guest_uid, &cause) == -1)
+		fatalx("%s", cause);
+	rc = agent_session(gs, 3);
+	explicit_bzero(gs->session_key.data, gs->session_key.len);
+	osm__guest_start__free_unpacked(gs, NULL);
+	return rc;
+}

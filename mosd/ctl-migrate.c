@@ -1,0 +1,85 @@
+/*
+ * CTL_MIGRATE: move a process homed here to a node, or home. Allowed to
+ * the process's owner and to root. mosd checks what it can (the node
+ * exists, is up, is not where the process already is) and orders the
+ * process's deputy, which does the move; the deputy's answer is the
+ * caller's.
+ */
+#include <stdlib.h>
+
+#include "mosd.h"
+#include "proto/ctl.pb-c.h"
+
+static void
+ctl_migrate_done(struct mosd *m, void *arg, Osm__CtlReply *answer,
+    const char *why)
+{
+	struct peer	*caller = arg;
+	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
+
+	if (!caller->dead) {
+		reply.ok = answer != NULL && answer->ok;
+		if (answer == NULL)
+			reply.error = (char *)why;
+		else if (!answer->ok)
+			reply.error = answer->error != NULL ? answer->error :
+			    "the deputy refused without a reason";
+		control_reply(caller, &reply);
+	}
+	peer_unref(caller);
+}
+
+static int
+ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
+    Osm__CtlReply *reply)
+{
+	Osm__CtlRequest	 order = OSM__CTL_REQUEST__INIT;
+	struct mproc	*mp;
+	ssize_t		 idx;
+	uint32_t	 node;
+
+	if (!req->has_pid || !req->has_node) {
+		reply->error = xstrdup("migrate needs a pid and a node");
+		return -1;
+	}
+	node = req->node == 0 ? m->conf->self : req->node;
+	if ((mp = procs_deputy(m, req->pid)) == NULL) {
+		xasprintf(&reply->error, "process %u is not a migratable "
+		    "process of this node", req->pid);
+		return -1;
+	}
+	if (p->uid != 0 && p->uid != mp->uid) {
+		xasprintf(&reply->error, "process %u belongs to %s: only its "
+		    "owner or root may move it", req->pid, mp->user);
+		return -1;
+	}
+	if ((idx = gossip_index(m->gossip, node)) == -1) {
+		xasprintf(&reply->error, "node %u is not in the cluster map",
+		    node);
+		return -1;
+	}
+	if (!gossip_up(m->gossip, idx, now_ms())) {
+		xasprintf(&reply->error, "node %u is down", node);
+		return -1;
+	}
+	if (node == mp->where) {
+		xasprintf(&reply->error, "process %u is already %s", req->pid,
+		    node == m->conf->self ? "home" : "there");
+		return -1;
+	}
+	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
+	order.has_pid = order.has_node = 1;
+	order.pid = req->pid;
+	order.node = node;
+	if (control_order(m, mp->socket, &order, ctl_migrate_done, p,
+	    &reply->error) == -1)
+		return -1;
+	peer_ref(p);
+	return CTL_DEFERRED;
+}
+
+const struct ctl_cmd ctl_migrate_cmd = {
+	.type = OSM__CTL_TYPE__CTL_MIGRATE,
+	.name = "migrate",
+	.exec = ctl_migrate,
+};

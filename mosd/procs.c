@@ -1,0 +1,216 @@
+/*
+ * The migratable processes this node knows: those homed here, each held by
+ * its deputy agent, and the guests it runs for other nodes, each served by
+ * a guest agent. Agents present themselves on a control connection and
+ * keep it open; an entry lives as long as that connection.
+ */
+#include <ctype.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mosd.h"
+#include "proto/ctl.pb-c.h"
+
+struct mproc *
+procs_find(struct mosd *m, int role, uint32_t home, uint32_t pid)
+{
+	struct mproc	*p;
+
+	TAILQ_FOREACH(p, &m->procs, entry)
+		if (p->role == role && p->home == home && p->pid == pid)
+			return p;
+	return NULL;
+}
+
+/* A deputy of ours for pid, or NULL. */
+struct mproc *
+procs_deputy(struct mosd *m, uint32_t pid)
+{
+	return procs_find(m, OSM__CTL_ROLE__ROLE_DEPUTY, m->conf->self, pid);
+}
+
+size_t
+procs_guests(struct mosd *m)
+{
+	struct mproc	*p;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(p, &m->procs, entry)
+		n += p->role == OSM__CTL_ROLE__ROLE_GUEST;
+	return n;
+}
+
+static void
+procs_free(struct mproc *p)
+{
+	free(p->command);
+	free(p->socket);
+	free(p);
+}
+
+static void
+procs_agent_closed(struct peer *peer)
+{
+	struct mosd	*m = peer->mosd;
+	struct mproc	*p = peer->arg;
+
+	log_debug("%s agent of %u@%u gone", p->role ==
+	    OSM__CTL_ROLE__ROLE_DEPUTY ? "deputy" : "guest", p->pid, p->home);
+	TAILQ_REMOVE(&m->procs, p, entry);
+	procs_free(p);
+}
+
+/*
+ * Copy what an agent says, refusing what makes no sense. A deputy may not
+ * know this node's number yet: 0 is here.
+ */
+static int
+procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
+    char **cause)
+{
+	uint32_t	where = a->where;
+	size_t		i;
+
+	if (where == 0 && p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
+		where = m->conf->self;
+	if (where == 0 || conf_find(m->conf, where) == NULL) {
+		xasprintf(cause, "node %u is not in the map", a->where);
+		return -1;
+	}
+	if (strlen(a->state) == 0 || strlen(a->state) >= sizeof p->state) {
+		xasprintf(cause, "bad state");
+		return -1;
+	}
+	for (i = 0; a->state[i] != '\0'; i++)
+		if (!islower((unsigned char)a->state[i])) {
+			xasprintf(cause, "bad state");
+			return -1;
+		}
+	p->where = where;
+	snprintf(p->state, sizeof p->state, "%s", a->state);
+	p->cpu_permille = a->has_cpu_permille ? a->cpu_permille : 0;
+	p->rss = a->has_rss_bytes ? a->rss_bytes : 0;
+	if (a->command != NULL) {
+		free(p->command);
+		p->command = xstrndup(a->command, 256);
+	}
+	if (a->has_local_pid)
+		p->local_pid = a->local_pid;
+	return 0;
+}
+
+/*
+ * Is the peer the deputy of pid? It must run as the process's owner and be
+ * its tracer: only the process's own deputy can be both.
+ */
+static int
+procs_check_deputy(struct peer *peer, uint32_t pid, uid_t *owner,
+    char **cause)
+{
+	char	tracer[32], uid[64];
+
+	if (proc_status(pid, "TracerPid", tracer, sizeof tracer) == -1 ||
+	    proc_status(pid, "Uid", uid, sizeof uid) == -1) {
+		xasprintf(cause, "no process %u", pid);
+		return -1;
+	}
+	/* Uid: real, effective, saved, fs */
+	if (strtol(tracer, NULL, 10) != peer->pid ||
+	    strtoul(uid, NULL, 10) != peer->uid) {
+		xasprintf(cause, "pid %ld is not the deputy of process %u",
+		    (long)peer->pid, pid);
+		return -1;
+	}
+	*owner = peer->uid;
+	return 0;
+}
+
+int
+procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
+    char **cause)
+{
+	struct mproc	*p;
+	struct passwd	*pw;
+	uid_t		 owner;
+
+	if (peer->arg != NULL) {
+		xasprintf(cause, "this connection already has a process");
+		return -1;
+	}
+	if (a->role == OSM__CTL_ROLE__ROLE_DEPUTY) {
+		if (a->home != 0 && a->home != m->conf->self) {
+			xasprintf(cause, "a deputy's home must be this node");
+			return -1;
+		}
+		if (procs_check_deputy(peer, a->pid, &owner, cause) == -1)
+			return -1;
+		if (a->socket == NULL || a->socket[0] != '@' ||
+		    strlen(a->socket) > 100) {
+			xasprintf(cause, "a deputy needs an abstract socket");
+			return -1;
+		}
+	} else if (a->role == OSM__CTL_ROLE__ROLE_GUEST) {
+		if (peer->uid < m->conf->guest_uid_first ||
+		    peer->uid > m->conf->guest_uid_last) {
+			xasprintf(cause, "uid %u is not a guest uid",
+			    (unsigned)peer->uid);
+			return -1;
+		}
+		if (a->home == m->conf->self ||
+		    conf_find(m->conf, a->home) == NULL) {
+			xasprintf(cause, "node %u is not another node",
+			    a->home);
+			return -1;
+		}
+		owner = peer->uid;
+	} else {
+		xasprintf(cause, "unknown role");
+		return -1;
+	}
+	if (procs_find(m, a->role, a->role == OSM__CTL_ROLE__ROLE_DEPUTY ?
+	    m->conf->self : a->home, a->pid) != NULL) {
+		xasprintf(cause, "process %u@%u already has an agent", a->pid,
+		    a->home);
+		return -1;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->role = a->role;
+	p->pid = a->pid;
+	p->home = a->role == OSM__CTL_ROLE__ROLE_DEPUTY ? m->conf->self :
+	    a->home;
+	p->uid = owner;
+	if ((pw = getpwuid(owner)) != NULL)
+		snprintf(p->user, sizeof p->user, "%s", pw->pw_name);
+	else
+		snprintf(p->user, sizeof p->user, "%u", (unsigned)owner);
+	if (a->socket != NULL)
+		p->socket = xstrdup(a->socket);
+	if (procs_update(m, p, a, cause) == -1) {
+		procs_free(p);
+		return -1;
+	}
+	p->agent = peer;
+	peer->arg = p;
+	peer->closed = procs_agent_closed;
+	TAILQ_INSERT_TAIL(&m->procs, p, entry);
+	log_debug("%s agent of %u@%u: pid %ld", p->role ==
+	    OSM__CTL_ROLE__ROLE_DEPUTY ? "deputy" : "guest", p->pid, p->home,
+	    (long)peer->pid);
+	return 0;
+}
+
+int
+procs_status(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
+    char **cause)
+{
+	struct mproc	*p = peer->arg;
+
+	if (p == NULL || p->role != (int)a->role || p->pid != a->pid) {
+		xasprintf(cause, "not the agent of process %u@%u", a->pid,
+		    a->home);
+		return -1;
+	}
+	return procs_update(m, p, a, cause);
+}

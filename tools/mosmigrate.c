@@ -1,0 +1,91 @@
+/*
+ * mosmigrate: move a migratable process to another node, or home.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/osm.h"
+#include "proto/ctl.pb-c.h"
+
+/* Moving a large process can take a while; its deputy answers when done. */
+#define MOSMIGRATE_TIMEOUT	600
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: mosmigrate [-S socket] pid node|home\n"
+	    "Move migratable process pid, homed on this node, to node (a node\n"
+	    "number) or back home. Allowed to the process's owner and root.\n\n"
+	    "  -S socket   mosd's control socket (default %s)\n"
+	    "  -h, --help  this help\n\n"
+	    "Exit status: 0 once the process runs there, 1 if the move was\n"
+	    "refused or failed (the message says why; the process goes on\n"
+	    "where it was), 2 usage error.\n", OSM_SOCKET_PATH);
+	exit(status);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlReply	*r;
+	const char	*sock = OSM_SOCKET_PATH;
+	char		*cause;
+	uint64_t	 v;
+	int		 ch, fd;
+
+	while ((ch = getopt_long(argc, argv, "hS:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'S':
+			sock = optarg;
+			break;
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 2)
+		usage(2);
+	req.type = OSM__CTL_TYPE__CTL_MIGRATE;
+	req.has_pid = req.has_node = 1;
+	if (parse_uint(argv[0], 1, INT32_MAX, &v) == -1) {
+		fprintf(stderr, "mosmigrate: expected a process id, found "
+		    "'%s'\n", argv[0]);
+		return 2;
+	}
+	req.pid = v;
+	if (strcmp(argv[1], "home") == 0)
+		req.node = 0;
+	else if (parse_uint(argv[1], 1, OSM_MAX_NODES, &v) == 0)
+		req.node = v;
+	else {
+		fprintf(stderr, "mosmigrate: expected a node number or 'home', "
+		    "found '%s'\n", argv[1]);
+		return 2;
+	}
+	if ((fd = ctl_connect(sock, MOSMIGRATE_TIMEOUT, &cause)) == -1 ||
+	    (r = ctl_request(fd, &req, NULL, &cause)) == NULL) {
+		fprintf(stderr, "mosmigrate: %s\n", cause);
+		return 1;
+	}
+	close(fd);
+	if (!r->ok) {
+		fprintf(stderr, "mosmigrate: %s\n", r->error != NULL ?
+		    r->error : "refused without a reason");
+		ctl_reply_free(r);
+		return 1;
+	}
+	ctl_reply_free(r);
+	return 0;
+}

@@ -1,0 +1,491 @@
+/*
+ * The deputy agent: holds a migratable process P with ptrace for its whole
+ * life, from before mosrun execs the program until P is gone.
+ *
+ * At home P runs natively and the deputy only passes P's ptrace stops
+ * through. It registers P with mosd and takes orders for it on a socket of
+ * its own; moving P away and back and serving it while away is in
+ * mosrun-away.c. The deputy runs as P's owner: it can do nothing to P that
+ * P's owner could not.
+ */
+#include <sys/ptrace.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include <linux/auxvec.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mosrun.h"
+#include "proto/ctl.pb-c.h"
+
+#define DEPUTY_RECONNECT	1.0	/* seconds between tries to reach mosd */
+#define DEPUTY_ORDER_TIMEOUT	5	/* seconds to read an order */
+
+#define DEPUTY_OPTIONS	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
+
+static void	deputy_connect_cb(struct ev_loop *, ev_timer *, int);
+
+/*
+ * P's trace options: exec events, syscall stops told apart, and while
+ * away, P killed with us: a husk cannot live on without its deputy.
+ */
+int
+deputy_options(struct deputy *d, char **cause)
+{
+	long	opts = DEPUTY_OPTIONS;
+
+	if (d->state == DEPUTY_AWAY)
+		opts |= PTRACE_O_EXITKILL;
+	if (ptrace(PTRACE_SETOPTIONS, d->pid, 0, opts) == -1) {
+		if (cause != NULL)
+			xasprintf(cause, "PTRACE_SETOPTIONS: %s",
+			    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+deputy_command(struct deputy *d)
+{
+	char	path[64];
+
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)d->pid);
+	if (read_file_str(path, d->command, sizeof d->command) == -1)
+		snprintf(d->command, sizeof d->command, "%s", d->o->argv[0]);
+}
+
+static void
+deputy_agent(struct deputy *d, Osm__CtlAgent *a)
+{
+	a->role = OSM__CTL_ROLE__ROLE_DEPUTY;
+	a->pid = d->pid;
+	a->home = d->self;
+	a->where = d->state == DEPUTY_HOME ? d->self : d->where;
+	a->state = d->task != NULL && d->state == DEPUTY_HOME ? "moving" :
+	    "running";
+	a->command = d->command;
+	a->socket = d->order_path;
+	if (d->state == DEPUTY_AWAY) {
+		a->has_cpu_permille = a->has_rss_bytes = 1;
+		a->cpu_permille = d->cpu_permille;
+		a->rss_bytes = d->rss;
+	}
+}
+
+static void
+deputy_ctl_closed(struct deputy *d)
+{
+	if (d->ctl_fd == -1)
+		return;
+	ev_io_stop(d->loop, &d->ctl_ev);
+	close(d->ctl_fd);
+	d->ctl_fd = -1;
+	ev_timer_again(d->loop, &d->reconnect);
+}
+
+/* Tell mosd where P is and how it does. */
+void
+deputy_report(struct deputy *d)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlAgent	 a = OSM__CTL_AGENT__INIT;
+	Osm__CtlReply	*r;
+	char		*cause;
+
+	if (d->ctl_fd == -1)
+		return;
+	deputy_agent(d, &a);
+	req.type = OSM__CTL_TYPE__CTL_AGENT_STATUS;
+	req.agent = &a;
+	if ((r = ctl_request(d->ctl_fd, &req, NULL, &cause)) == NULL) {
+		log_warnx("process %d: mosd: %s", (int)d->pid, cause);
+		free(cause);
+		deputy_ctl_closed(d);
+		return;
+	}
+	if (!r->ok)
+		log_warnx("process %d: mosd: %s", (int)d->pid, r->error);
+	ctl_reply_free(r);
+}
+
+/* (Re)connect to mosd and present P. */
+static int
+deputy_hello(struct deputy *d, char **cause)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlAgent	 a = OSM__CTL_AGENT__INIT;
+	Osm__CtlReply	*r;
+	int		 fd;
+
+	if ((fd = ctl_connect(d->o->sock, CTL_TIMEOUT_SEC, cause)) == -1)
+		return -1;
+	deputy_agent(d, &a);
+	req.type = OSM__CTL_TYPE__CTL_AGENT_HELLO;
+	req.agent = &a;
+	if ((r = ctl_request(fd, &req, NULL, cause)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	if (!r->ok) {
+		xasprintf(cause, "mosd refused: %s", r->error);
+		ctl_reply_free(r);
+		close(fd);
+		return -1;
+	}
+	d->self = r->self;
+	ctl_reply_free(r);
+	d->ctl_fd = fd;
+	return 0;
+}
+
+static void
+deputy_connect_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct deputy	*d = w->data;
+	char		*cause;
+
+	if (d->ctl_fd != -1)
+		return;
+	if (deputy_hello(d, &cause) == -1) {
+		log_debug("process %d: mosd: %s", (int)d->pid, cause);
+		free(cause);
+		return;
+	}
+	ev_timer_stop(loop, w);
+	ev_io_set(&d->ctl_ev, d->ctl_fd, EV_READ);
+	ev_io_start(loop, &d->ctl_ev);
+	log_info("process %d: registered again with mosd", (int)d->pid);
+}
+
+/*
+ * Run P, stopped at its exec, to the program's entry point: the dynamic
+ * loader has mapped every library by then, which a process away could only
+ * do by coming home. A breakpoint at AT_ENTRY stops it there, stopped
+ * again for the caller.
+ */
+static int
+deputy_to_entry(struct deputy *d, char **cause)
+{
+	struct user_regs_struct	 r;
+	unsigned long		 av[2], entry = 0;
+	long			 word;
+	char			 path[64];
+	FILE			*f;
+	int			 status;
+
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)d->pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fread(av, sizeof av, 1, f) == 1 && av[0] != AT_NULL)
+		if (av[0] == AT_ENTRY)
+			entry = av[1];
+	fclose(f);
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, d->pid, entry, 0);
+	if (entry == 0 || errno != 0 || ptrace(PTRACE_POKETEXT, d->pid, entry,
+	    (word & ~0xffL) | 0xcc) == -1) {
+		xasprintf(cause, "breakpoint at the entry point: %s",
+		    strerror(errno));
+		return -1;
+	}
+	ptrace(PTRACE_CONT, d->pid, 0, 0);
+	for (;;) {
+		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(status)) {
+			xasprintf(cause, "the process ended");
+			return -1;
+		}
+		if ((status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP &&
+		    ptrace(PTRACE_GETREGS, d->pid, 0, &r) == 0 &&
+		    r.rip == entry + 1)
+			break;
+		ptrace(PTRACE_CONT, d->pid, 0, (status >> 16) == 0 ?
+		    WSTOPSIG(status) : 0);
+	}
+	r.rip = entry;
+	if (ptrace(PTRACE_POKETEXT, d->pid, entry, word) == -1 ||
+	    ptrace(PTRACE_SETREGS, d->pid, 0, &r) == -1) {
+		xasprintf(cause, "back from the breakpoint: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* P is gone, or must go: end the deputy. */
+void
+deputy_exit(struct deputy *d, int code)
+{
+	if (d->ctl_fd != -1)
+		close(d->ctl_fd);
+	if (d->order_fd != -1)
+		close(d->order_fd);
+	exit(code);
+}
+
+/* Carry out one order from mosd; the reply says how it went. */
+static void
+deputy_order(struct deputy *d, const Osm__CtlRequest *req,
+    Osm__CtlReply *reply)
+{
+	char	*cause = NULL;
+	int	 rc = 0;
+
+	if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node) {
+		reply->error = xstrdup("the deputy takes only migrate orders");
+		return;
+	}
+	if (req->node == d->self) {
+		if (d->state == DEPUTY_AWAY)
+			rc = away_come_home(d, &cause);
+	} else if (d->state == DEPUTY_AWAY && req->node == d->where)
+		rc = 0;
+	else {
+		/* Elsewhere: through home, where P's state is whole. */
+		if (d->state == DEPUTY_AWAY)
+			rc = away_come_home(d, &cause);
+		if (rc == 0)
+			rc = away_migrate(d, req->node, 0, &cause);
+	}
+	reply->ok = rc == 0;
+	reply->error = cause;
+	deputy_report(d);
+}
+
+static void
+deputy_order_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct deputy	*d = w->data;
+	struct timeval	 tv = { .tv_sec = DEPUTY_ORDER_TIMEOUT };
+	Osm__CtlRequest	*req;
+	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
+	uint8_t		*buf;
+	size_t		 len;
+	uid_t		 uid;
+	gid_t		 gid;
+	pid_t		 pid;
+	char		*cause;
+	int		 fd;
+
+	if ((fd = accept4(d->order_fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	/* Orders come from mosd alone. */
+	if (ctl_peercred(fd, &uid, &gid, &pid) == -1 || uid != 0) {
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (stream_read(fd, &buf, &len, CTL_RECORD_MAX, &cause) == -1) {
+		free(cause);
+		close(fd);
+		return;
+	}
+	req = osm__ctl_request__unpack(NULL, len, buf);
+	free(buf);
+	if (req == NULL || req->version != CTL_VERSION) {
+		reply.error = xstrdup("malformed order");
+	} else
+		deputy_order(d, req, &reply);
+	len = osm__ctl_reply__get_packed_size(&reply);
+	buf = xmalloc(len);
+	osm__ctl_reply__pack(&reply, buf);
+	stream_write(fd, buf, len);
+	free(buf);
+	free(reply.error);
+	if (req != NULL)
+		osm__ctl_request__free_unpacked(req, NULL);
+	close(fd);
+}
+
+static void
+deputy_ctl_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct deputy	*d = w->data;
+	char		 c;
+
+	/* mosd never talks first: readable means it went away. */
+	if (read(d->ctl_fd, &c, 1) <= 0) {
+		log_warnx("process %d: mosd went away; reconnecting",
+		    (int)d->pid);
+		deputy_ctl_closed(d);
+	}
+}
+
+/* A ptrace stop or the end of P, while P is at home. */
+static void
+deputy_home_event(struct deputy *d, int status)
+{
+	int	sig = 0, event = status >> 16;
+
+	if (!WIFSTOPPED(status))
+		return;
+	if (event == PTRACE_EVENT_EXEC) {
+		deputy_command(d);
+		deputy_report(d);
+	} else if (event == PTRACE_EVENT_STOP) {
+		/* A group stop: stay stopped, as the shell expects. */
+		if (WSTOPSIG(status) != SIGTRAP) {
+			ptrace(PTRACE_LISTEN, d->pid, 0, 0);
+			return;
+		}
+	} else if (event == 0)
+		sig = WSTOPSIG(status);	/* pass the signal on */
+	ptrace(PTRACE_CONT, d->pid, 0, sig);
+}
+
+static void
+deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct deputy	*d = w->data;
+	int		 status;
+	pid_t		 r;
+
+	while ((r = waitpid(d->pid, &status, WNOHANG | __WALL)) > 0) {
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			log_debug("process %d ended", (int)d->pid);
+			if (d->state == DEPUTY_AWAY)
+				away_lost(d, NULL);
+			deputy_exit(d, 0);
+		}
+		if (d->state == DEPUTY_AWAY)
+			away_ptrace_event(d, status);
+		else
+			deputy_home_event(d, status);
+	}
+}
+
+static int
+deputy_listen(struct deputy *d, char **cause)
+{
+	struct sockaddr_un	sun;
+	socklen_t		len;
+	uint32_t		r;
+
+	if (getrandom(&r, sizeof r, 0) != sizeof r)
+		r = getpid();
+	snprintf(d->order_path, sizeof d->order_path,
+	    "@osmosis-deputy-%d-%08x", (int)d->pid, r);
+	if (ctl_sockaddr(d->order_path, &sun, &len) == -1 ||
+	    (d->order_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1 ||
+	    bind(d->order_fd, (struct sockaddr *)&sun, len) == -1 ||
+	    listen(d->order_fd, 8) == -1) {
+		xasprintf(cause, "order socket: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Runs in the grandchild of mosrun (pid is mosrun, about to exec). Writes
+ * one byte on sync once P is held and registered; on failure says why on
+ * stderr and exits, and mosrun, reading nothing, gives up.
+ */
+int
+deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
+{
+	struct deputy	 d;
+	char		*cause = NULL;
+	const char	*env;
+	int		 null, status;
+
+	memset(&d, 0, sizeof d);
+	d.o = o;
+	d.pid = pid;
+	d.ctl_fd = d.order_fd = d.log_fd = -1;
+	d.state = DEPUTY_HOME;
+	snprintf(d.command, sizeof d.command, "%s", o->argv[0]);
+	/* Out of the terminal's way: ^C at P must not reach us. */
+	setsid();
+	if ((null = open("/dev/null", O_RDWR)) != -1) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+	/* Syslog, or a file named by OSM_DEPUTY_LOG (the lab has no syslog). */
+	if ((env = getenv("OSM_DEPUTY_LOG")) != NULL &&
+	    (null = open(env, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600)) != -1) {
+		d.log_fd = null;
+		log_init(1, "mosrun");
+		log_setverbose(1);
+	} else
+		log_init(0, "mosrun");
+	if (ptrace(PTRACE_SEIZE, pid, 0, DEPUTY_OPTIONS) == -1) {
+		fprintf(stderr, "mosrun: cannot hold process %d: %s\n",
+		    (int)pid, strerror(errno));
+		return 1;
+	}
+	if (deputy_listen(&d, &cause) == -1 || deputy_hello(&d, &cause) == -1) {
+		fprintf(stderr, "mosrun: %s\n", cause);
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return 1;
+	}
+
+	/* Not the default loop: its own SIGCHLD handler would reap P's stops. */
+	d.loop = ev_loop_new(EVFLAG_AUTO);
+	ev_signal_init(&d.sigchld, deputy_sigchld_cb, SIGCHLD);
+	d.sigchld.data = &d;
+	ev_signal_start(d.loop, &d.sigchld);
+	ev_io_init(&d.order_ev, deputy_order_cb, d.order_fd, EV_READ);
+	d.order_ev.data = &d;
+	ev_io_start(d.loop, &d.order_ev);
+	ev_io_init(&d.ctl_ev, deputy_ctl_cb, d.ctl_fd, EV_READ);
+	d.ctl_ev.data = &d;
+	ev_io_start(d.loop, &d.ctl_ev);
+	ev_timer_init(&d.reconnect, deputy_connect_cb, DEPUTY_RECONNECT,
+	    DEPUTY_RECONNECT);
+	d.reconnect.data = &d;
+	signal(SIGPIPE, SIG_IGN);
+
+	if (write(sync, "", 1) != 1)
+		deputy_exit(&d, 1);
+	close(sync);
+
+	/* The exec stop: the program is loaded and has not run yet. */
+	for (;;) {
+		while (waitpid(pid, &status, __WALL) == -1 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(status))
+			deputy_exit(&d, 0);	/* exec failed: mosrun said */
+		if ((status >> 16) == PTRACE_EVENT_EXEC)
+			break;
+		deputy_home_event(&d, status);
+	}
+	deputy_command(&d);
+	if (o->start_node != 0 && o->start_node != d.self) {
+		if (deputy_to_entry(&d, &cause) == -1 ||
+		    away_migrate(&d, o->start_node, 1, &cause) == -1) {
+			fprintf(stderr, "mosrun: cannot start %s on node %u: "
+			    "%s; running it here\n", d.command, o->start_node,
+			    cause);
+			free(cause);
+		}
+	} else
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	deputy_report(&d);
+	/* From now on the process's messages go through P's own stderr. */
+	if (d.log_fd != -1)
+		dup2(d.log_fd, 2);
+	else if ((null = open("/dev/null", O_RDWR)) != -1) {
+		dup2(null, 2);
+		close(null);
+	}
+	ev_run(d.loop, 0);
+	deputy_exit(&d, 0);
+	return 0;
+}

@@ -1,0 +1,152 @@
+/*
+ * mosrun: run a program as a migratable process whose home is this node.
+ *
+ * mosrun becomes the program (it execs it, so the process keeps mosrun's
+ * pid, parent, session, terminal and files), but first it starts the
+ * process's deputy: a process of the same user, not a child of ours, that
+ * seizes us with ptrace and registers with mosd. The deputy holds the
+ * process for its whole life (mosrun-deputy.c).
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mosrun.h"
+#include "proto/ctl.pb-c.h"
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: mosrun [-h | -r node] program [args]\n"
+	    "Run program as a migratable process whose home is this node: it\n"
+	    "may run on other nodes while it keeps its pid, files, terminal\n"
+	    "and parent here.\n\n"
+	    "  -h          start it here, at home (the default)\n"
+	    "  -r node     start it and move it to node at once\n"
+	    "  -S socket   mosd's control socket (default %s)\n"
+	    "  --help      this help\n\n"
+	    "mosrun exits as program exits, with its status or its signal. If\n"
+	    "the node it runs on dies, it is killed (SIGKILL) after a message\n"
+	    "on its standard error. mosrun's own errors exit 1, usage 2.\n",
+	    OSM_SOCKET_PATH);
+	exit(status);
+}
+
+/* Is this process already held by a deputy (a nested mosrun)? */
+static int
+mosrun_held(const char *sock)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlReply	*r;
+	char		*cause;
+	size_t		 i;
+	int		 held = 0;
+
+	req.type = OSM__CTL_TYPE__CTL_PS;
+	if ((r = ctl_call(sock, &req, &cause)) == NULL) {
+		free(cause);
+		return 0;
+	}
+	for (i = 0; i < r->n_procs; i++)
+		held |= r->procs[i]->pid == (uint32_t)getpid();
+	ctl_reply_free(r);
+	return held;
+}
+
+static void __attribute__((noreturn))
+mosrun_exec(char **argv)
+{
+	execvp(argv[0], argv);
+	fprintf(stderr, "mosrun: %s: %s\n", argv[0], strerror(errno));
+	exit(errno == ENOENT ? 127 : 126);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct mosrun_opts	 o;
+	uint64_t		 v;
+	pid_t			 pid, self = getpid();
+	char			 ok, tracer[32];
+	int			 ch, sync[2], st;
+
+	memset(&o, 0, sizeof o);
+	o.sock = OSM_SOCKET_PATH;
+	while ((ch = getopt_long(argc, argv, "+hr:S:", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'h':
+			o.start_node = 0;
+			break;
+		case 'r':
+			if (parse_uint(optarg, 1, OSM_MAX_NODES, &v) == -1) {
+				fprintf(stderr, "mosrun: -r: expected a node "
+				    "number, found '%s'\n", optarg);
+				return 2;
+			}
+			o.start_node = v;
+			break;
+		case 'S':
+			o.sock = optarg;
+			break;
+		case 'H':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	argv += optind;
+	if (argv[0] == NULL)
+		usage(2);
+	o.argv = argv;
+
+	/*
+	 * Already migratable (mosrun run by a migratable process that execs
+	 * it): the deputy we have goes on holding the new program.
+	 */
+	if (proc_status(0, "TracerPid", tracer, sizeof tracer) == 0 &&
+	    strcmp(tracer, "0") != 0) {
+		if (!mosrun_held(o.sock))
+			fprintf(stderr, "mosrun: this process is traced by "
+			    "another program; %s runs here, not migratable\n",
+			    argv[0]);
+		mosrun_exec(argv);
+	}
+
+	if (pipe2(sync, O_CLOEXEC) == -1) {
+		fprintf(stderr, "mosrun: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Twice, so that the deputy is no child of the program's. */
+	switch (pid = fork()) {
+	case -1:
+		fprintf(stderr, "mosrun: fork: %s\n", strerror(errno));
+		return 1;
+	case 0:
+		close(sync[0]);
+		if (fork() == 0)
+			_exit(deputy_main(&o, self, sync[1]));
+		_exit(0);
+	}
+	close(sync[1]);
+	waitpid(pid, &st, 0);
+	/* The deputy writes one byte once it holds us and mosd knows. */
+	if (read(sync[0], &ok, 1) != 1) {
+		fprintf(stderr, "mosrun: the deputy failed to start (see its "
+		    "message above); not running %s\n", argv[0]);
+		return 1;
+	}
+	close(sync[0]);
+	mosrun_exec(argv);
+}

@@ -1,0 +1,81 @@
+/* mosrun and its deputy agent. */
+#ifndef MOSRUN_H
+#define MOSRUN_H
+
+#include <sys/types.h>
+
+#include <ev.h>
+#include <stdint.h>
+
+#include "lib/osm.h"
+
+struct mig_task;
+struct home_call;
+
+struct mosrun_opts {
+	const char	 *sock;
+	uint32_t	  start_node;	/* -r, 0: home */
+	char		**argv;
+};
+
+enum deputy_where {
+	DEPUTY_HOME,		/* P runs natively */
+	DEPUTY_AWAY,		/* P is a husk, R runs on dep->where */
+};
+
+struct deputy {
+	const struct mosrun_opts *o;
+	pid_t			 pid;		/* P */
+	uint32_t		 self;		/* the home node */
+	enum deputy_where	 state;
+	uint32_t		 where;
+	char			 command[256];
+	int			 log_fd;	/* OSM_DEPUTY_LOG, or -1 */
+	struct ev_loop		*loop;
+	ev_signal		 sigchld;
+	ev_signal		 sigterm;
+
+	/* our connection to mosd, re-made if mosd restarts */
+	int			 ctl_fd;
+	ev_io			 ctl_ev;
+	ev_timer		 reconnect;
+	/* where mosd sends orders for P */
+	int			 order_fd;
+	ev_io			 order_ev;
+	char			 order_path[64];
+
+	/* away: P is held stopped, R runs elsewhere */
+	struct mig_task		*task;
+	struct session		 ses;
+	int			 ses_open;
+	ev_io			 ses_ev;
+	ev_timer		 ses_timer;	/* silence on the session */
+	uint64_t		 scratch;	/* P's scratch area */
+	size_t			 scratch_len;
+	struct home_call	*call;		/* a forwarded call in P */
+	uint8_t			*held;		/* its reply, until signals */
+	size_t			 held_len;
+	int			 stop_sent;	/* our stop signal, to pass */
+	int			 ending;	/* the signal P dies of */
+	uint64_t		 cpu_ns;	/* total, for mosps */
+	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
+	uint32_t		 cpu_permille;
+	uint64_t		 rss;
+};
+
+/* mosrun-deputy.c */
+int	 deputy_main(const struct mosrun_opts *, pid_t, int);
+int	 deputy_options(struct deputy *, char **);
+void	 deputy_report(struct deputy *);
+void	 deputy_exit(struct deputy *, int);
+
+/* mosrun-away.c */
+int	 away_migrate(struct deputy *, uint32_t, int, char **);
+int	 away_come_home(struct deputy *, char **);
+void	 away_session_cb(struct ev_loop *, ev_io *, int);
+void	 away_message(struct deputy *, uint16_t, const uint8_t *, size_t);
+void	 away_ptrace_event(struct deputy *, int);
+void	 away_relay_stolen(struct deputy *);
+void	 away_lost(struct deputy *, const char *);
+
+#endif
