@@ -181,7 +181,18 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
     $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
-zdtm: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt
+# Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
+MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static
+
+$(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -static -o $@ $<
+
+$(OBJ)/tests/mosrun/%: tests/mosrun/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $<
+
+testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 
 # Benchmarks: never part of make check (bench/checkpoint and bench/forward
 # run them).
@@ -239,18 +250,19 @@ deps:
 units: $(UNIT_BINS) $(REMOTE_TEST_BINS)
 
 check: deps
-	$(MAKE) all units zdtm
+	$(MAKE) all units testprogs
 	tests/run-unit $(UNIT_BINS)
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
-	    tests/lab/run
+	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
 	    SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	    all units zdtm
+	    all units testprogs
 	tests/run-unit $(UNIT_BINS:$(OBJ)/%=build/asan/%)
 	OSM_BIN=$(abspath build/asan/bin) \
-	    OSM_ZDTM=$(abspath build/asan/tests/zdtm) tests/lab/run
+	    OSM_ZDTM=$(abspath build/asan/tests/zdtm) \
+	    OSM_MOSRUN=$(abspath build/asan/tests/mosrun) tests/lab/run
 
 demo: deps
 	$(MAKE) all
@@ -282,4 +294,4 @@ install: all
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units zdtm bench check asan demo install clean
+.PHONY: all deps units testprogs bench check asan demo install clean

@@ -117,7 +117,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	if (dump_refuse(t, flags, cause) == -1)
 		return -1;
 	/* The areas before our scratch page joins them. */
-	if (mm_dump_layout(t, &md, cause) == -1)
+	if (mm_dump_layout(t, &md, flags, cause) == -1)
 		return -1;
 
 	/*

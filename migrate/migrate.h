@@ -202,7 +202,7 @@ struct mm_dump {
 	struct mm_run	*runs;
 	size_t		 nruns;
 };
-int	 mm_dump_layout(struct mig_task *, struct mm_dump *, char **);
+int	 mm_dump_layout(struct mig_task *, struct mm_dump *, int, char **);
 void	 mm_dump_free(struct mm_dump *);
 int	 mm_check(const Osm__ImgMm *, char **);
 int	 mm_check_files(const Osm__ImgMm *, char **);

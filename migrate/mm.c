@@ -67,11 +67,34 @@ mm_vma_new(unsigned long long s, unsigned long long e, const char *perms)
 	return v;
 }
 
-/* A mapped file: map it again if it is provably the same, else carry. */
+/*
+ * May anyone read the file at path (full, as seen from here), through
+ * every directory on the way?
+ */
+static int
+mm_public(const char *full, const struct stat *st)
+{
+	char		*dir = xstrdup(full), *s;
+	struct stat	 ds;
+	int		 ok = (st->st_mode & S_IROTH) != 0;
+
+	while (ok && (s = strrchr(dir, '/')) != NULL && s != dir) {
+		*s = '\0';
+		ok = stat(dir, &ds) == 0 && (ds.st_mode & S_IXOTH);
+	}
+	free(dir);
+	return ok;
+}
+
+/*
+ * A mapped file: map it again if it is provably the same, else carry. With
+ * MIG_CONTEXT it is mapped again only if anyone may read it: a migrated
+ * copy runs under a guest uid, which may open nothing else.
+ */
 static int
 mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
     unsigned int maj, unsigned int min, unsigned long long ino,
-    unsigned long long off, int maywrite, char **cause)
+    unsigned long long off, int maywrite, int flags, char **cause)
 {
 	char		 full[PATH_MAX + 64];
 	struct stat	 st;
@@ -106,6 +129,14 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 		    "was deleted or replaced", t->pid, path);
 		return -1;
 	}
+	if (same && (flags & MIG_CONTEXT) && !mm_public(full, &st)) {
+		if (shared) {
+			xasprintf(cause, "process %d has a shared mapping of "
+			    "%s, which a guest could not open", t->pid, path);
+			return -1;
+		}
+		same = 0;
+	}
 	if (!same) {
 		/* Carried as anonymous memory. */
 		xasprintf(&v->label, "%s", path);
@@ -127,7 +158,7 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 static int
 mm_classify(struct mig_task *t, Osm__ImgVma *v, const char *path,
     unsigned int maj, unsigned int min, unsigned long long ino,
-    unsigned long long off, const char *vmflags, char **cause)
+    unsigned long long off, const char *vmflags, int flags, char **cause)
 {
 	static const struct {
 		const char	*name;
@@ -167,7 +198,7 @@ mm_classify(struct mig_task *t, Osm__ImgVma *v, const char *path,
 	}
 	if (*path == '/')
 		return mm_classify_file(t, v, path, maj, min, ino, off,
-		    strstr(vmflags, " mw") != NULL, cause);
+		    strstr(vmflags, " mw") != NULL, flags, cause);
 	xasprintf(cause, "process %d has a mapping the restore cannot "
 	    "recreate: %s at 0x%llx", t->pid, path,
 	    (unsigned long long)v->start);
@@ -179,7 +210,8 @@ mm_classify(struct mig_task *t, Osm__ImgVma *v, const char *path,
  * cannot come back, and classify the rest.
  */
 int
-mm_dump_layout(struct mig_task *t, struct mm_dump *md, char **cause)
+mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
+    char **cause)
 {
 	char			 path[64], *line = NULL, perms[8], *name;
 	size_t			 cap = 0, alloc = 0;
@@ -208,7 +240,7 @@ mm_dump_layout(struct mig_task *t, struct mm_dump *md, char **cause)
 			name = v->label;
 			v->label = NULL;
 			if (mm_classify(t, v, name, maj, min, ino, off, vmflags,
-			    cause) == -1) {
+			    flags, cause) == -1) {
 				free(name);
 				goto out;
 			}

@@ -122,3 +122,14 @@ check_clean() {
 	[ -z "$_left" ] || fail "processes left:" $_left
 	[ ! -e "$(lab_dir)" ] || fail "state directory left: $(lab_dir)"
 }
+
+# Wait until node 1 sees every node of the lab up (gossip takes a moment
+# after up): wait_cluster N [SECONDS].
+_cluster_up() {
+	[ "$("$MOSLAB" exec 1 mosctl status 2>/dev/null |
+	    awk 'NR > 1 && $3 == "up"' | wc -l)" -eq "$1" ]
+}
+wait_cluster() {
+	wait_for "${2:-10}" _cluster_up "$1" ||
+	    fail "node 1 does not see $1 nodes up"
+}

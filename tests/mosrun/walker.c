@@ -9,7 +9,8 @@
  *
  * MODE: "walk" (default) the whole walk, exiting with EXIT (default 0);
  * "fork" forks once moved; "wait" blocks on the FIFO until killed;
- * "spin" burns CPU for EXIT seconds after the first line.
+ * "spin" burns CPU for EXIT seconds after the first line; "big" fills
+ * EXIT MiB with a pattern before it is ready, and checks it once moved.
  */
 #include <sys/resource.h>
 #include <sys/times.h>
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +123,21 @@ main(int argc, char **argv)
 		code = atoi(argv[3]);
 	signal(SIGUSR1, on_usr1);
 
+	if (strcmp(mode, "big") == 0) {
+		size_t	 n = (size_t)code << 20, i;
+		uint8_t	*m = malloc(n);
+
+		for (i = 0; i < n; i++)
+			m[i] = (uint8_t)(i * 7 + i / 4096);
+		say("pid %d", (int)getpid());
+		say("ready");
+		wait_fifo(fifo);
+		for (i = 0; i < n; i++)
+			if (m[i] != (uint8_t)(i * 7 + i / 4096))
+				break;
+		say("memory %s", i == n ? "intact" : "corrupted");
+		return 0;
+	}
 	if (strcmp(mode, "spin") == 0) {
 		say("pid %d", (int)getpid());
 		burn(code);
