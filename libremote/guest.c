@@ -392,11 +392,15 @@ guest_drop(struct guest *g, int i)
  *		     kernel's restart logic: send ev->msg home again, as the
  *		     kernel would have restarted it
  *
+ * woken says whether the caller has just queued a signal into R that
+ * will end R's wait (1), none (0), or that it does not know (-1: R's
+ * pending signals are looked at, which a signal R already took escapes).
+ *
  * Returns -1 when the reply is refused: it does not match what was asked,
  * and the session is not to be trusted further.
  */
 int
-guest_reply(struct guest *g, const uint8_t *msg, size_t len,
+guest_reply(struct guest *g, const uint8_t *msg, size_t len, int woken,
     struct guest_event *ev, char **cause)
 {
 	Osm__RemoteReply	*r;
@@ -437,7 +441,7 @@ guest_reply(struct guest *g, const uint8_t *msg, size_t len,
 		goto out;
 	}
 	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK &&
-	    !guest_signalled(p->tid)) {
+	    (woken == -1 ? !guest_signalled(p->tid) : !woken)) {
 		ev->kind = GUEST_FORWARD;
 		ev->msg = p->msg;
 		ev->len = p->len;

@@ -104,22 +104,43 @@ int		 mig_resume(struct mig_task *, char **);
 void		 mig_kill(struct mig_task *);
 int		 mig_call(struct mig_task *, long *, long, const sysargs,
 		    char **);
-int		 mig_call_start(struct mig_task *, long, const sysargs,
-		    char **);
-int		 mig_call_step(struct mig_task *, long *, char **);
-int		 mig_call_continue(struct mig_task *, char **);
-int		 mig_call_abort(struct mig_task *, char **);
 size_t		 mig_stolen(struct mig_task *, siginfo_t *, size_t);
 int		 mig_read(struct mig_task *, uint64_t, void *, size_t, char **);
 int		 mig_write(struct mig_task *, uint64_t, const void *, size_t,
 		    char **);
 
-/* husk.c */
-int		 mig_empty(struct mig_task *, size_t, uint64_t *, char **);
-int		 mig_regrow(struct mig_task *, uint64_t *, size_t, size_t,
+/* husk.c: a process at home while it runs elsewhere */
+struct mig_husk {
+	struct mig_task	*t;
+	int		 memfd;		/* the area shared with the stub */
+	uint8_t		*shm;		/* our view: control page, scratch */
+	size_t		 len;
+	uint64_t	 base;		/* the same area in the task */
+	uint64_t	 code;		/* the stub */
+	int		 running;	/* the stub runs: not stopped by us */
+	int		 busy;		/* a call was asked and not answered */
+};
+enum mig_husk_stop {
+	MIG_HUSK_RETURNED,	/* the call returned */
+	MIG_HUSK_SIGNAL,	/* a signal for the process */
+	MIG_HUSK_OTHER,		/* an interrupt or a group stop */
+};
+int		 mig_husk_make(struct mig_task *, size_t, struct mig_husk *,
 		    char **);
-int		 mig_end(struct mig_task *, uint64_t, int, int, char **);
-int		 mig_say(struct mig_task *, uint64_t, int, const char *, size_t);
+void		 mig_husk_free(struct mig_husk *);
+uint8_t		*mig_husk_scratch(const struct mig_husk *, uint64_t *,
+		    size_t *);
+int		 mig_husk_run(struct mig_husk *, char **);
+void		 mig_husk_call(struct mig_husk *, long, const uint64_t *);
+enum mig_husk_stop mig_husk_stopped(struct mig_husk *, int, long *,
+		    siginfo_t *);
+int		 mig_husk_continue(struct mig_husk *, int, char **);
+int		 mig_husk_hold(struct mig_husk *, char **);
+int		 mig_husk_grow(struct mig_husk *, size_t, char **);
+int		 mig_husk_unblock(struct mig_husk *, char **);
+int		 mig_husk_default(struct mig_husk *, int, char **);
+int		 mig_end(struct mig_husk *, int, int, char **);
+int		 mig_say(struct mig_husk *, int, const char *, size_t);
 
 /* dump.c */
 int		 mig_dump(struct mig_task *, int, int, struct mig_stats *,
@@ -151,10 +172,11 @@ struct mig_task {
 	long		 last_rv;	/* of the last task_sys_ok() */
 	uint64_t	 rseq_area;	/* its rseq area, while dumping */
 	char		*cause;		/* of the last failed injection */
-	int		 calling;	/* a mig_call_start call is running */
 };
 
 /* task.c */
+int	 task_wait(struct mig_task *, int *, char **);
+int	 task_steal(struct mig_task *, char **);
 int	 task_sys_ok(struct mig_task *, const char *, long, const sysargs);
 int	 task_write(struct mig_task *, uint64_t, const void *, size_t, char **);
 int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);

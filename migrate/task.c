@@ -24,7 +24,7 @@
 #include "lib/osm.h"
 #include "migrate.h"
 
-static int
+int
 task_wait(struct mig_task *t, int *status, char **cause)
 {
 	pid_t	r;
@@ -50,7 +50,7 @@ task_wait(struct mig_task *t, int *status, char **cause)
 }
 
 /* Note a signal our stop took from the task: it is given back later. */
-static int
+int
 task_steal(struct mig_task *t, char **cause)
 {
 	siginfo_t	si;
@@ -610,121 +610,6 @@ mig_kill(struct mig_task *t)
 		free(cause);
 	}
 	task_free(t);
-}
-
-/*
- * Injected calls that may block, for a deputy that holds its process for
- * as long as it is away: mig_call_start begins one and returns; every
- * syscall stop of the task then goes to mig_call_step until it says the
- * call returned. The caller sees the task's other stops in between
- * (signals, group stops, interrupts) and resumes it with mig_call_continue.
- */
-int
-mig_call_start(struct mig_task *t, long nr, const sysargs a, char **cause)
-{
-	if (task_aim(t, nr, a, cause) == -1)
-		return -1;
-	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_SYSCALL %d: %s", t->pid,
-		    strerror(errno));
-		return -1;
-	}
-	t->calling = 1;
-	return 0;
-}
-
-/*
- * The task is in a syscall stop of the running call: 1 once the call has
- * returned (its value in *rv, the task left stopped), 0 if it has only
- * entered it (the task goes on into the call).
- */
-int
-mig_call_step(struct mig_task *t, long *rv, char **cause)
-{
-	struct __ptrace_syscall_info	info;
-	struct user_regs_struct		r;
-
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info, &info) == -1) {
-		xasprintf(cause, "PTRACE_GET_SYSCALL_INFO: %s",
-		    strerror(errno));
-		return -1;
-	}
-	if (info.op != PTRACE_SYSCALL_INFO_EXIT)
-		return mig_call_continue(t, cause) == -1 ? -1 : 0;
-	if (task_getregs(t, &r, cause) == -1)
-		return -1;
-	*rv = (long)r.rax;
-	t->calling = 0;
-	return 1;
-}
-
-/* Resume the task after a stop the caller dealt with. */
-int
-mig_call_continue(struct mig_task *t, char **cause)
-{
-	if (ptrace(t->calling ? PTRACE_SYSCALL : PTRACE_CONT, t->pid, 0,
-	    0) == -1) {
-		xasprintf(cause, "resume %d: %s", t->pid, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Take the task out of the call it is in (an idle pause, a call to give
- * up) and leave it stopped. Whatever stop comes first answers the
- * interrupt (the kernel counts any trap): the call's exit, or a signal,
- * which is kept in the task (mig_stolen) for the caller.
- */
-int
-mig_call_abort(struct mig_task *t, char **cause)
-{
-	struct __ptrace_syscall_info	 info;
-	struct user_regs_struct		 r;
-	int				 status;
-
-	if (!t->calling)
-		return 0;
-	if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT %d: %s", t->pid,
-		    strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		if (task_wait(t, &status, cause) == -1)
-			return -1;
-		if ((status >> 16) != 0)
-			break;
-		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
-			if (task_steal(t, cause) == -1)
-				return -1;
-			break;
-		}
-		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info,
-		    &info) == -1) {
-			xasprintf(cause, "PTRACE_GET_SYSCALL_INFO: %s",
-			    strerror(errno));
-			return -1;
-		}
-		if (info.op != PTRACE_SYSCALL_INFO_ENTRY)
-			break;
-		/*
-		 * Stopped on the way into the call: registers set now would
-		 * only be its own, skipped. Skip it to its exit stop first.
-		 */
-		if (task_getregs(t, &r, cause) == -1)
-			return -1;
-		r.orig_rax = -1;
-		if (task_setregs(t, &r, cause) == -1)
-			return -1;
-		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
-			xasprintf(cause, "PTRACE_SYSCALL %d: %s", t->pid,
-			    strerror(errno));
-			return -1;
-		}
-	}
-	t->calling = 0;
-	return 0;
 }
 
 /* Signals our stops took from the task, now the caller's to deliver. */

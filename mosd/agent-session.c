@@ -404,23 +404,60 @@ agent_signal(struct agent *a, const uint8_t *body, size_t len)
 	osm__ses_signal__free_unpacked(s, NULL);
 }
 
+/*
+ * Will sig end R's wait in a call? Not if R blocks or ignores it, or if
+ * its default action is to ignore it: R is waiting, it cannot change its
+ * mask or its handlers now.
+ */
+static int
+agent_wakes(pid_t pid, int sig)
+{
+	char		buf[64];
+	uint64_t	bit = 1ULL << (sig - 1), blk = 0, ign = 0, cgt = 0;
+
+	if (sig == SIGKILL)
+		return 1;
+	if (proc_status(pid, "SigBlk", buf, sizeof buf) == 0)
+		blk = strtoull(buf, NULL, 16);
+	if (proc_status(pid, "SigIgn", buf, sizeof buf) == 0)
+		ign = strtoull(buf, NULL, 16);
+	if (proc_status(pid, "SigCgt", buf, sizeof buf) == 0)
+		cgt = strtoull(buf, NULL, 16);
+	if ((blk | ign) & bit)
+		return 0;
+	if (!(cgt & bit) && (sig == SIGCHLD || sig == SIGURG ||
+	    sig == SIGWINCH || sig == SIGCONT))
+		return 0;
+	return 1;
+}
+
 static void
 agent_reply(struct agent *a, const uint8_t *body, size_t len)
 {
 	struct guest_event	 ev;
 	Osm__RemoteReply	*r;
 	char			*cause = NULL;
-	int			 interrupted = 0;
+	int			 interrupted = 0, woken = 0, i;
 
 	if (a->nheld > 0 &&
 	    (r = osm__remote_reply__unpack(NULL, len, body)) != NULL) {
 		interrupted = r->ret <= -512 && r->ret >= -516;
 		osm__remote_reply__free_unpacked(r, NULL);
 	}
-	if (interrupted)
+	/*
+	 * The call was broken off by a signal: R gets the signal first, and
+	 * whether it ends R's wait decides between the restart logic of R's
+	 * kernel and sending the call home again. A call that ran gives R
+	 * its result before the signal.
+	 */
+	if (interrupted) {
+		for (i = 0; i < a->nheld; i++)
+			woken |= agent_wakes(a->pid, a->held[i]);
 		agent_deliver_held(a);
+	}
 	a->pending = 0;
-	if (guest_reply(a->guest, body, len, &ev, &cause) == -1)
+	if (guest_reply(a->guest, body, len, interrupted ? woken : -1, &ev,
+	    &cause) == -1)
 		agent_fail(a, cause);
 	agent_deliver_held(a);
 	if (ev.kind == GUEST_FORWARD) {

@@ -14,7 +14,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/ptrace.h>
+
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +32,7 @@
 
 #define AWAY_TIMEOUT		60	/* seconds for a move to finish */
 #define AWAY_SILENCE		15.0	/* no word from the guest: lost */
-#define AWAY_SCRATCH_MIN	(64UL << 10)
+#define AWAY_SCRATCH_MIN	(256UL << 10)
 
 static int	away_settle_call(struct deputy *, char **);
 
@@ -50,16 +53,17 @@ away_send(struct deputy *d, uint16_t kind, const ProtobufCMessage *msg,
 	return rc;
 }
 
-/* Are signals waiting for P? */
+/* Are signals waiting for P? A peek at its queues, private and shared. */
 static int
 away_pending(pid_t pid)
 {
-	char	buf[32];
+	struct ptrace_peeksiginfo_args	a = { .off = 0, .nr = 1 };
+	siginfo_t			si;
 
-	return (proc_status(pid, "SigPnd", buf, sizeof buf) == 0 &&
-	    strtoull(buf, NULL, 16) != 0) ||
-	    (proc_status(pid, "ShdPnd", buf, sizeof buf) == 0 &&
-	    strtoull(buf, NULL, 16) != 0);
+	if (ptrace(PTRACE_PEEKSIGINFO, pid, &a, &si) > 0)
+		return 1;
+	a.flags = PTRACE_PEEKSIGINFO_SHARED;
+	return ptrace(PTRACE_PEEKSIGINFO, pid, &a, &si) > 0;
 }
 
 /*
@@ -120,31 +124,36 @@ away_restore_fn(int fd, void *arg, char **cause)
 
 /* --- the husk ------------------------------------------------------- */
 
-/* pause(): P waits for signals, which stop it for us. */
-static int
-away_idle(struct deputy *d, char **cause)
-{
-	return mig_call_start(d->task, SYS_pause, (sysargs){ 0 }, cause);
-}
-
 /*
- * Make P a husk: its memory released but for the scratch area, every
- * signal unblocked, and killed with the deputy should the deputy die.
+ * Make P a husk: its memory released, the stub serving forwarded calls in
+ * place, every signal unblocked, killed with the deputy should the deputy
+ * die. The stub then waits for calls.
  */
 static int
 away_husk(struct deputy *d, char **cause)
 {
-	uint64_t	none = 0;
-	long		rv;
+	cpu_set_t	one;
 
-	if (mig_empty(d->task, AWAY_SCRATCH_MIN, &d->scratch, cause) == -1)
+	if (mig_husk_make(d->task, AWAY_SCRATCH_MIN, &d->husk, cause) == -1)
 		return -1;
-	d->scratch_len = AWAY_SCRATCH_MIN;
-	if (mig_write(d->task, d->scratch, &none, sizeof none, cause) == -1 ||
-	    mig_call(d->task, &rv, SYS_rt_sigprocmask, (sysargs){ SIG_SETMASK,
-	    d->scratch, 0, sizeof none }, cause) == -1)
+	/*
+	 * A forwarded call wakes P, and P's trap wakes us: on one CPU each
+	 * wakeup is cheap, across two in this kind of VM it costs tens of
+	 * microseconds (docs/PERFORMANCE.md). P's own affinity comes back
+	 * with it.
+	 */
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_getaffinity(d->pid, sizeof d->affinity, &d->affinity) == 0 &&
+	    sched_setaffinity(d->pid, sizeof one, &one) == 0)
+		sched_setaffinity(0, sizeof one, &one);
+	if (mig_husk_unblock(&d->husk, cause) == -1 ||
+	    deputy_options(d, cause) == -1 ||
+	    mig_husk_run(&d->husk, cause) == -1) {
+		mig_husk_free(&d->husk);
 		return -1;
-	return deputy_options(d, cause);
+	}
+	return 0;
 }
 
 /* --- moving ----------------------------------------------------------- */
@@ -271,7 +280,7 @@ away_migrate(struct deputy *d, uint32_t node, int stopped, char **cause)
 	d->state = DEPUTY_AWAY;
 	d->where = node;
 	d->cpu_at = now_ms();
-	if (away_husk(d, &why) == -1 || away_idle(d, &why) == -1) {
+	if (away_husk(d, &why) == -1) {
 		away_lost(d, why);
 		free(why);
 		return 0;	/* it runs there; P was what failed */
@@ -306,7 +315,7 @@ away_arrive_home(struct deputy *d, char **cause)
 	ev_timer_stop(d->loop, &d->ses_timer);
 	/* Whatever P was doing for R is moot: R's state comes whole. */
 	away_call_done(d);
-	if (mig_call_abort(d->task, cause) == -1 ||
+	if (mig_husk_hold(&d->husk, cause) == -1 ||
 	    session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, away_restore_fn, d->task,
 	    cause) == -1) {
@@ -314,6 +323,8 @@ away_arrive_home(struct deputy *d, char **cause)
 		return -1;
 	}
 	away_close_session(d);
+	mig_husk_free(&d->husk);
+	sched_setaffinity(d->pid, sizeof d->affinity, &d->affinity);
 	d->state = DEPUTY_HOME;
 	away_resume(d);
 	d->where = d->self;
@@ -379,36 +390,37 @@ away_send_held(struct deputy *d)
 static void
 away_returned(struct deputy *d, long rv)
 {
-	uint8_t	*after;
-	size_t	 n = home_readback(d->call, rv);
-	char	*cause = NULL;
-	int	 pending;
+	uint64_t	 base;
+	size_t		 len;
+	uint8_t		*mem = mig_husk_scratch(&d->husk, &base, &len);
+	char		*cause = NULL;
+	int		 pending;
 
-	after = xmalloc(n);
-	if ((n > 0 && mig_read(d->task, d->scratch, after, n, &cause) == -1) ||
-	    home_reply(d->call, rv, after, n, &d->held, &d->held_len,
-	    &cause) == -1) {
-		free(after);
+	log_debug("process %d: %s = %ld", (int)d->pid, d->call->name, rv);
+	if (home_reply(d->call, rv, mem, home_readback(d->call, rv), &d->held,
+	    &d->held_len, &cause) == -1) {
 		away_lost(d, cause);
+		free(cause);
 		return;
 	}
-	free(after);
-	log_debug("process %d: %s = %ld", (int)d->pid, d->call->name, rv);
 	/* Before P runs on: once it does, it takes its signals at once. */
 	pending = away_pending(d->pid);
-	if (away_idle(d, &cause) == -1) {
+	if (mig_husk_run(&d->husk, &cause) == -1) {
 		away_lost(d, cause);
+		free(cause);
 		return;
 	}
 	if (!pending)
 		away_send_held(d);
 }
 
-/* Run a forwarded call inside P. */
+/* Run a forwarded call inside P: the stub runs it, in P's context. */
 static void
 away_call(struct deputy *d, const uint8_t *body, size_t len)
 {
-	uint64_t	 want;
+	uint64_t	 base;
+	size_t		 room;
+	uint8_t		*mem;
 	char		*cause = NULL;
 
 	if (d->call != NULL) {
@@ -422,23 +434,25 @@ away_call(struct deputy *d, const uint8_t *body, size_t len)
 		away_lost(d, "it sent a call that is not forwardable");
 		return;
 	}
-	log_debug("process %d: %s(%lx, %lx, %lx) span %zu", (int)d->pid,
-	    d->call->name, (unsigned long)d->call->args[0],
-	    (unsigned long)d->call->args[1], (unsigned long)d->call->args[2],
+	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
 	    d->call->span);
-	want = (d->call->span + 0xffff) & ~0xffffUL;
-	if (mig_call_abort(d->task, &cause) == -1 ||	/* the idle pause */
-	    (want > d->scratch_len && (mig_regrow(d->task, &d->scratch,
-	    d->scratch_len, want, &cause) == -1 ||
-	    (d->scratch_len = want) == 0)) ||
-	    home_layout(d->call, d->scratch, d->scratch_len, &cause) == -1 ||
-	    (d->call->image_len > 0 && mig_write(d->task, d->scratch,
-	    d->call->image, d->call->image_len, &cause) == -1) ||
-	    mig_call_start(d->task, d->call->nr, d->call->args, &cause) == -1) {
+	mig_husk_scratch(&d->husk, &base, &room);
+	if (d->call->span > room && (mig_husk_hold(&d->husk, &cause) == -1 ||
+	    mig_husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,
+	    &cause) == -1 || mig_husk_run(&d->husk, &cause) == -1)) {
 		away_lost(d, cause);
+		free(cause);
 		return;
 	}
 	away_relay_stolen(d);
+	mem = mig_husk_scratch(&d->husk, &base, &room);
+	if (home_layout(d->call, base, room, &cause) == -1) {
+		away_lost(d, cause);
+		free(cause);
+		return;
+	}
+	memcpy(mem, d->call->image, d->call->image_len);
+	mig_husk_call(&d->husk, d->call->nr, d->call->args);
 }
 
 /*
@@ -470,8 +484,7 @@ away_settle_call(struct deputy *d, char **cause)
 {
 	int	status;
 
-	if (d->call != NULL && d->held == NULL &&
-	    ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
+	if (d->husk.busy && ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
 		xasprintf(cause, "PTRACE_INTERRUPT: %s", strerror(errno));
 		return -1;
 	}
@@ -507,9 +520,8 @@ away_exit(struct deputy *d, const uint8_t *body, size_t len)
 	    e->status);
 	away_close_session(d);
 	away_call_done(d);
-	if (mig_call_abort(d->task, &cause) == -1 ||
-	    mig_end(d->task, d->scratch, e->signaled, e->status,
-	    &cause) == -1) {
+	if (mig_husk_hold(&d->husk, &cause) == -1 ||
+	    mig_end(&d->husk, e->signaled, e->status, &cause) == -1) {
 		log_warnx("process %d: %s", (int)d->pid, cause);
 		free(cause);
 		kill(d->pid, SIGKILL);
@@ -528,8 +540,6 @@ away_stopped(struct deputy *d, const uint8_t *body, size_t len)
 {
 	Osm__SesSignal	*s;
 	char		*cause = NULL;
-	long		 rv;
-	uint64_t	 sa[4] = { 0 };		/* SIG_DFL: P's handler is gone */
 
 	if ((s = osm__ses_signal__unpack(NULL, len, body)) == NULL ||
 	    s->signo < 1 || s->signo >= NSIG) {
@@ -538,13 +548,13 @@ away_stopped(struct deputy *d, const uint8_t *body, size_t len)
 		away_lost(d, "malformed stop");
 		return;
 	}
-	if (d->call == NULL && (mig_call_abort(d->task, &cause) == -1 ||
-	    mig_write(d->task, d->scratch, sa, sizeof sa, &cause) == -1 ||
-	    mig_call(d->task, &rv, SYS_rt_sigaction, (sysargs){ s->signo,
-	    d->scratch, 0, 8 }, &cause) == -1 ||
-	    away_idle(d, &cause) == -1)) {
+	/* R waits in no call: it is stopped. P's handler is gone: default. */
+	if (d->call == NULL && (mig_husk_hold(&d->husk, &cause) == -1 ||
+	    mig_husk_default(&d->husk, s->signo, &cause) == -1 ||
+	    mig_husk_run(&d->husk, &cause) == -1)) {
 		osm__ses_signal__free_unpacked(s, NULL);
 		away_lost(d, cause);
+		free(cause);
 		return;
 	}
 	d->stop_sent = s->signo;
@@ -675,47 +685,36 @@ void
 away_ptrace_event(struct deputy *d, int status)
 {
 	siginfo_t	 si;
-	int		 sig = WSTOPSIG(status), event = status >> 16;
+	int		 sig = WSTOPSIG(status);
 	long		 rv;
 	char		*cause = NULL;
 
 	if (!WIFSTOPPED(status))
 		return;
-	if (event == PTRACE_EVENT_STOP && sig != SIGTRAP) {
+	if ((status >> 16) == PTRACE_EVENT_STOP && sig != SIGTRAP) {
 		/* a group stop, the one that mirrors R's: stay stopped */
 		ptrace(PTRACE_LISTEN, d->pid, 0, 0);
 		return;
 	}
-	if (event == 0 && sig == (SIGTRAP | 0x80)) {
-		switch (mig_call_step(d->task, &rv, &cause)) {
-		case -1:
-			away_lost(d, cause);
-			break;
-		case 1:
-			if (d->call != NULL && d->held == NULL)
-				away_returned(d, rv);
-			else if (away_idle(d, &cause) == -1)
-				away_lost(d, cause);
-			break;
-		}
-		free(cause);
+	switch (mig_husk_stopped(&d->husk, status, &rv, &si)) {
+	case MIG_HUSK_RETURNED:
+		away_returned(d, rv);
 		return;
-	}
-	if (event == 0) {
+	case MIG_HUSK_SIGNAL:
 		if (sig == d->ending || sig == d->stop_sent) {
 			/* ours: the one that ends P, or stops it */
 			d->stop_sent = 0;
-			ptrace(PTRACE_SYSCALL, d->pid, 0, sig);
-			return;
+			break;
 		}
 		/* a signal for the process: R's, not the husk's */
-		if (ptrace(PTRACE_GETSIGINFO, d->pid, 0, &si) == -1) {
-			memset(&si, 0, sizeof si);
-			si.si_signo = sig;
-		}
 		away_signal(d, &si);
+		sig = 0;
+		break;
+	case MIG_HUSK_OTHER:
+		sig = 0;
+		break;
 	}
-	if (mig_call_continue(d->task, &cause) == -1) {
+	if (mig_husk_continue(&d->husk, sig, &cause) == -1) {
 		away_lost(d, cause);
 		free(cause);
 	}
@@ -749,8 +748,8 @@ away_lost(struct deputy *d, const char *why)
 	log_warnx("%.*s", n - 1, msg);
 	away_close_session(d);
 	away_call_done(d);
-	if (d->task != NULL && mig_call_abort(d->task, &cause) == 0)
-		mig_say(d->task, d->scratch, 2, msg, n);
+	if (d->task != NULL && mig_husk_hold(&d->husk, &cause) == 0)
+		mig_say(&d->husk, 2, msg, n);
 	free(cause);
 	kill(d->pid, SIGKILL);
 }

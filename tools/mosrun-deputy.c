@@ -416,15 +416,18 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 		dup2(null, 1);
 		close(null);
 	}
-	/* Syslog, or a file named by OSM_DEPUTY_LOG (the lab has no syslog). */
+	/*
+	 * Syslog, or a file named by OSM_DEPUTY_LOG (the lab has no syslog);
+	 * OSM_DEPUTY_DEBUG adds every forwarded call.
+	 */
 	if ((env = getenv("OSM_DEPUTY_LOG")) != NULL &&
 	    (null = open(env, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 	    0600)) != -1) {
 		d.log_fd = null;
 		log_init(1, "mosrun");
-		log_setverbose(1);
 	} else
 		log_init(0, "mosrun");
+	log_setverbose(getenv("OSM_DEPUTY_DEBUG") != NULL);
 	if (ptrace(PTRACE_SEIZE, pid, 0, DEPUTY_OPTIONS) == -1) {
 		fprintf(stderr, "mosrun: cannot hold process %d: %s\n",
 		    (int)pid, strerror(errno));

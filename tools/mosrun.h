@@ -5,11 +5,12 @@
 #include <sys/types.h>
 
 #include <ev.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "lib/osm.h"
+#include "migrate/migrate.h"
 
-struct mig_task;
 struct home_call;
 
 struct mosrun_opts {
@@ -50,8 +51,8 @@ struct deputy {
 	int			 ses_open;
 	ev_io			 ses_ev;
 	ev_timer		 ses_timer;	/* silence on the session */
-	uint64_t		 scratch;	/* P's scratch area */
-	size_t			 scratch_len;
+	struct mig_husk		 husk;		/* P while away */
+	cpu_set_t		 affinity;	/* P's, while we pin it */
 	struct home_call	*call;		/* a forwarded call in P */
 	uint8_t			*held;		/* its reply, until signals */
 	size_t			 held_len;

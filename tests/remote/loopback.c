@@ -138,7 +138,7 @@ again:
 	t->home_ns += now_ns() - t2 + (t1 - t0);
 	t->sys_ns += t2 - t1;
 	t0 = now_ns();
-	rv = guest_reply(g, reply, len, ev, cause);
+	rv = guest_reply(g, reply, len, -1, ev, cause);
 	t->guest_ns += now_ns() - t0;
 	t->calls++;
 	free(reply);

@@ -427,7 +427,7 @@ serve_one(struct guest *g, const struct guest_event *ev, long fake,
 	ck_assert_int_eq(home_reply(hc, ret, scratch, home_readback(hc, ret),
 	    &reply, &len, &cause), 0);
 	home_free(hc);
-	ck_assert_msg(guest_reply(g, reply, len, out, &cause) == 0, "%s",
+	ck_assert_msg(guest_reply(g, reply, len, -1, out, &cause) == 0, "%s",
 	    cause);
 	free(reply);
 }
@@ -941,7 +941,7 @@ START_TEST(test_guest_refuses)
 	/* guest_reply: framing and sequence */
 	g = guest_new(-1, getpid(), 0, NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
-	ck_assert_int_eq(guest_reply(g, data, 3, &ev, &cause), -1);
+	ck_assert_int_eq(guest_reply(g, data, 3, -1, &ev, &cause), -1);
 	ck_assert_str_eq(cause, "malformed reply");
 	free(cause);
 	r.seq = 12;
@@ -949,7 +949,7 @@ START_TEST(test_guest_refuses)
 	len = osm__remote_reply__get_packed_size(&r);
 	msg = xmalloc(len);
 	osm__remote_reply__pack(&r, msg);
-	ck_assert_int_eq(guest_reply(g, msg, len, &ev, &cause), -1);
+	ck_assert_int_eq(guest_reply(g, msg, len, -1, &ev, &cause), -1);
 	ck_assert_str_eq(cause, "reply to no pending call (seq 12)");
 	free(cause);
 	free(msg);
