@@ -200,7 +200,7 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	Osm__MigHello		 hello = OSM__MIG_HELLO__INIT;
 	struct link		*l;
 	uint32_t		 node;
-	int			 fd;
+	int			 fd, one = 1;
 
 	fd = accept4(m->tcp_fd, (struct sockaddr *)&ss, &sslen,
 	    SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -209,6 +209,11 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 			log_warn("broker: accept");
 		return;
 	}
+	/*
+	 * Calls and their answers are small and must not wait for the ACK
+	 * of a report sent before them (Nagle and delayed ACKs: 40 ms).
+	 */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	/* Any port, but the address must be a node's. */
 	if ((node = net_node_by_addr(m->conf, &ss, 0)) == 0 ||
 	    node == m->conf->self) {
