@@ -310,6 +310,15 @@ agent_go_home(struct agent *a, const char *why)
 
 /* --- serving R --------------------------------------------------------- */
 
+/* Send R's call home; the answer comes in agent_reply. */
+static void
+agent_call(struct agent *a, const struct guest_event *ev)
+{
+	a->pending = ev->seq;
+	if (agent_send_raw(a, OSM__SES_KIND__SES_CALL, ev->msg, ev->len) == -1)
+		agent_fail(a, "the home went away");
+}
+
 static void
 agent_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -321,10 +330,7 @@ agent_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		agent_fail(a, cause);
 	switch (ev.kind) {
 	case GUEST_FORWARD:
-		a->pending = ev.seq;
-		if (agent_send_raw(a, OSM__SES_KIND__SES_CALL, ev.msg,
-		    ev.len) == -1)
-			agent_fail(a, "the home went away");
+		agent_call(a, &ev);
 		break;
 	case GUEST_HOME:
 		agent_go_home(a, ev.why);
@@ -460,12 +466,8 @@ agent_reply(struct agent *a, const uint8_t *body, size_t len)
 	    &cause) == -1)
 		agent_fail(a, cause);
 	agent_deliver_held(a);
-	if (ev.kind == GUEST_FORWARD) {
-		a->pending = ev.seq;
-		if (agent_send_raw(a, OSM__SES_KIND__SES_CALL, ev.msg,
-		    ev.len) == -1)
-			agent_fail(a, "the home went away");
-	}
+	if (ev.kind == GUEST_FORWARD)
+		agent_call(a, &ev);
 }
 
 static void
