@@ -227,7 +227,10 @@ mig_husk_scratch(const struct mig_husk *h, uint64_t *base, size_t *len)
 	return h->shm + MIG_PAGE;
 }
 
-/* Start (or resume) the stub waiting for calls; the task was stopped. */
+/*
+ * Start (or resume) the stub waiting for calls: after mig_husk_make, a hold,
+ * or a call returned (other stops resume with mig_husk_continue).
+ */
 int
 mig_husk_run(struct mig_husk *h, char **cause)
 {
