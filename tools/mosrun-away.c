@@ -572,7 +572,7 @@ away_stats(struct deputy *d, const uint8_t *body, size_t len)
 	if ((s = osm__ses_stats__unpack(NULL, len, body)) == NULL)
 		return;
 	cpu = s->cpu_user_ns + s->cpu_sys_ns;
-	if (now > d->cpu_at && cpu >= d->cpu_ns && d->cpu_ns != 0)
+	if (now > d->cpu_at && cpu >= d->cpu_ns)
 		d->cpu_permille = (cpu - d->cpu_ns) / 1000 / (now - d->cpu_at);
 	d->cpu_ns = cpu;
 	d->cpu_at = now;

@@ -29,6 +29,7 @@
 #include "proto/ctl.pb-c.h"
 
 #define DEPUTY_RECONNECT	1.0	/* seconds between tries to reach mosd */
+#define DEPUTY_STATS		2.0	/* seconds between reports from home */
 #define DEPUTY_ORDER_TIMEOUT	5	/* seconds to read an order */
 
 #define DEPUTY_OPTIONS	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
@@ -76,11 +77,35 @@ deputy_agent(struct deputy *d, Osm__CtlAgent *a)
 	    "running";
 	a->command = d->command;
 	a->socket = d->order_path;
-	if (d->state == DEPUTY_AWAY) {
-		a->has_cpu_permille = a->has_rss_bytes = 1;
-		a->cpu_permille = d->cpu_permille;
-		a->rss_bytes = d->rss;
-	}
+	a->has_cpu_permille = a->has_rss_bytes = 1;
+	a->cpu_permille = d->cpu_permille;
+	a->rss_bytes = d->rss;
+}
+
+/*
+ * How P does at home, every few seconds (away, the guest's reports say):
+ * its recent CPU use and its resident memory.
+ */
+static void
+deputy_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct deputy	*d = w->data;
+	char		 path[64], buf[128];
+	uint64_t	 u, s, now = now_ms();
+	unsigned long	 pages = 0;
+
+	if (d->state != DEPUTY_HOME || proc_cpu_ns(d->pid, &u, &s) == -1)
+		return;
+	if (d->cpu_at != 0 && now > d->cpu_at && u + s >= d->cpu_ns)
+		d->cpu_permille = (u + s - d->cpu_ns) / 1000 /
+		    (now - d->cpu_at);
+	d->cpu_ns = u + s;
+	d->cpu_at = now;
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)d->pid);
+	if (read_file_str(path, buf, sizeof buf) == 0)
+		sscanf(buf, "%*u %lu", &pages);
+	d->rss = (uint64_t)pages * sysconf(_SC_PAGESIZE);
+	deputy_report(d);
 }
 
 static void
@@ -453,6 +478,9 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 	ev_timer_init(&d.reconnect, deputy_connect_cb, DEPUTY_RECONNECT,
 	    DEPUTY_RECONNECT);
 	d.reconnect.data = &d;
+	ev_timer_init(&d.stats, deputy_stats_cb, DEPUTY_STATS, DEPUTY_STATS);
+	d.stats.data = &d;
+	ev_timer_start(d.loop, &d.stats);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (write(sync, "", 1) != 1)

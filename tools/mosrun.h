@@ -40,6 +40,7 @@ struct deputy {
 	int			 ctl_fd;
 	ev_io			 ctl_ev;
 	ev_timer		 reconnect;
+	ev_timer		 stats;		/* how P does, at home */
 	/* where mosd sends orders for P */
 	int			 order_fd;
 	ev_io			 order_ev;
