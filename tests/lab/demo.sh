@@ -33,7 +33,25 @@ done
 say "burners stopped"
 kill $b1 $b2 $b3
 wait $b1 $b2 $b3 2>/dev/null
+
+say "a CPU-bound job started with mosrun on node 1"
+"$MOSLAB" exec 1 mosrun sh -c 'while :; do :; done' &
+job=$!
+until [ "$(lab_exec 1 mosps | wc -l)" -eq 2 ]; do sleep 0.2; done
+pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+lab_exec 1 mosps
+say "mosmigrate $pid 4: it now runs on node 4, and lives on node 1"
+lab_exec 1 mosmigrate "$pid" 4
 sleep 4
+lab_exec 1 mosps
 lab_exec 1 mosmon -b
+say "node 4 runs it under a guest uid; node 1 holds its pid"
+lab_exec 4 ps -o user,pid,stat,time,comm -C sh
+lab_exec 1 ps -o user,pid,stat,comm -p "$pid"
+say "mosmigrate $pid home, then kill $pid"
+lab_exec 1 mosmigrate "$pid" home
+lab_exec 1 mosps
+lab_exec 1 kill "$pid"
+wait $job 2>/dev/null
 
 say "moslab down"

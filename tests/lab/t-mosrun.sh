@@ -33,6 +33,14 @@ lab_exec 1 mosps | awk -v p="$pid" '$1 == p && $3 == "2"' | grep -q . ||
 # Node 2 sees it, under its own name and a guest uid, not a user's.
 lab_exec 2 ps -eo user,comm | awk '$2 == "walker" && $1 >= 60000' |
     grep -q . || fail "node 2 does not see the walker as a guest"
+# ... with no capabilities, no way to gain any, and its calls filtered.
+rpid=$(lab_exec 2 ps -eo pid,comm | awk '$2 == "walker" { print $1 }')
+rstat=$(lab_exec 2 cat /proc/$rpid/status)
+for want in "CapEff:	0000000000000000" "CapPrm:	0000000000000000" \
+    "NoNewPrivs:	1" "Seccomp:	2"; do
+	echo "$rstat" | grep -qxF "$want" ||
+	    fail "the walker on node 2 lacks '$want'"
+done
 lab_exec 1 grep -q "^TracerPid:[[:space:]]*[1-9]" /proc/$pid/status ||
     fail "the home process is not held by its deputy"
 
