@@ -57,6 +57,7 @@ int	 read_all(int, void *, size_t);
 
 /* proc.c */
 int	 proc_status(pid_t, const char *, char *, size_t);
+int	 proc_status_mask(pid_t, const char *, uint64_t *);
 int	 proc_cpu_ns(pid_t, uint64_t *, uint64_t *);
 
 /* sha256.c */

@@ -1,4 +1,5 @@
 /* Reading /proc/PID: a status field, and the CPU time a process used. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,15 +9,16 @@
 
 /*
  * The value of field key ("TracerPid", "SigPnd") in /proc/PID/status,
- * without its leading blanks. pid 0 is the calling process.
+ * without its leading blanks. pid 0 is the calling process. -1 with errno
+ * ENOENT when there is no such field, ERANGE when out is too small.
  */
 int
 proc_status(pid_t pid, const char *key, char *out, size_t size)
 {
-	char	 path[64], line[4096];
-	size_t	 klen = strlen(key);
+	char	 path[64], *line = NULL, *v;
+	size_t	 klen = strlen(key), cap = 0;
 	FILE	*f;
-	int	 rc = -1;
+	int	 rc = -1, err = ENOENT;
 
 	if (pid == 0)
 		snprintf(path, sizeof path, "/proc/self/status");
@@ -24,17 +26,39 @@ proc_status(pid_t pid, const char *key, char *out, size_t size)
 		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
-	while (fgets(line, sizeof line, f) != NULL) {
+	while (getline(&line, &cap, f) != -1) {
 		if (strncmp(line, key, klen) != 0 || line[klen] != ':')
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		snprintf(out, size, "%s", line + klen + 1 +
-		    strspn(line + klen + 1, " \t"));
-		rc = 0;
+		v = line + klen + 1 + strspn(line + klen + 1, " \t");
+		if (strlen(v) < size) {
+			strcpy(out, v);
+			rc = 0;
+		} else
+			err = ERANGE;
 		break;
 	}
+	free(line);
 	fclose(f);
+	if (rc == -1)
+		errno = err;
 	return rc;
+}
+
+/* A signal mask field of /proc/PID/status ("SigCgt", "SigBlk"). */
+int
+proc_status_mask(pid_t pid, const char *key, uint64_t *mask)
+{
+	char	buf[32], *end;
+
+	if (proc_status(pid, key, buf, sizeof buf) == -1)
+		return -1;
+	*mask = strtoull(buf, &end, 16);
+	if (end == buf || *end != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 /* User and system CPU time of pid, from /proc/PID/stat, in ns. */

@@ -97,38 +97,17 @@ core_stat(pid_t pid, unsigned long long *f, size_t nf, char **cause)
 	return 0;
 }
 
-/* A "Key:\tvalues" line of /proc/PID/status. */
+/* A "Key:\tvalues" line of /proc/PID/status, its value. */
 int
 core_status_value(pid_t pid, const char *key, char *out, size_t size,
     char **cause)
 {
-	char	 path[64], *line = NULL;
-	FILE	*f;
-	size_t	 n = strlen(key), cap = 0;
-	int	 rc = -1;
-
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	if (proc_status(pid, key, out, size) == -1) {
+		xasprintf(cause, "/proc/%d/status: %s: %s", pid, key,
+		    errno == ENOENT ? "no such line" : strerror(errno));
 		return -1;
 	}
-	while (getline(&line, &cap, f) != -1) {
-		if (strncmp(line, key, n) == 0 && line[n] == ':') {
-			line[strcspn(line, "\n")] = '\0';
-			rc = 0;
-			break;
-		}
-	}
-	if (rc == -1)
-		xasprintf(cause, "%s: no %s line", path, key);
-	else if (strlen(line + n + 1) >= size) {
-		xasprintf(cause, "%s: %s line too long", path, key);
-		rc = -1;
-	} else
-		strcpy(out, line + n + 1);
-	free(line);
-	fclose(f);
-	return rc;
+	return 0;
 }
 
 static int

@@ -137,7 +137,6 @@ files_dump(struct mig_task *t, Osm__ImgFiles *f, int flags, char **cause)
 	ssize_t		 n;
 	uint64_t	 fd;
 	size_t		 alloc = 0;
-	FILE		*fp;
 	int		 rc = -1;
 
 	osm__img_files__init(f);
@@ -155,16 +154,9 @@ files_dump(struct mig_task *t, Osm__ImgFiles *f, int flags, char **cause)
 	}
 	f->cwd = xstrdup(cwd);
 
-	snprintf(path, sizeof path, "/proc/%d/status", t->pid);
-	if ((fp = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	if (core_status_value(t->pid, "Umask", buf, sizeof buf, cause) == -1)
 		return -1;
-	}
-	while (fgets(buf, sizeof buf, fp) != NULL) {
-		if (sscanf(buf, "Umask: %o", &f->umask) == 1)
-			break;
-	}
-	fclose(fp);
+	f->umask = strtoul(buf, NULL, 8);
 	if (flags & MIG_CONTEXT)
 		return 0;
 

@@ -418,17 +418,13 @@ agent_signal(struct agent *a, const uint8_t *body, size_t len)
 static int
 agent_wakes(pid_t pid, int sig)
 {
-	char		buf[64];
 	uint64_t	bit = 1ULL << (sig - 1), blk = 0, ign = 0, cgt = 0;
 
 	if (sig == SIGKILL)
 		return 1;
-	if (proc_status(pid, "SigBlk", buf, sizeof buf) == 0)
-		blk = strtoull(buf, NULL, 16);
-	if (proc_status(pid, "SigIgn", buf, sizeof buf) == 0)
-		ign = strtoull(buf, NULL, 16);
-	if (proc_status(pid, "SigCgt", buf, sizeof buf) == 0)
-		cgt = strtoull(buf, NULL, 16);
+	proc_status_mask(pid, "SigBlk", &blk);
+	proc_status_mask(pid, "SigIgn", &ign);
+	proc_status_mask(pid, "SigCgt", &cgt);
 	if ((blk | ign) & bit)
 		return 0;
 	if (!(cgt & bit) && (sig == SIGCHLD || sig == SIGURG ||
