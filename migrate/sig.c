@@ -2,6 +2,12 @@
  * Signal state: handlers (read by injected rt_sigaction calls: ptrace has
  * no request for them), the blocked mask, pending signals, the alternate
  * stack and the interval timers that send signals.
+ *
+ * Each injected call costs two ptrace stops, so only the handlers that
+ * mean something are read and written: those /proc says are caught or
+ * ignored, and SIGCHLD's, whose flags (SA_NOCLDWAIT, SA_NOCLDSTOP) count
+ * even with the default action. The flags and mask of another signal left
+ * at its default are not carried: the kernel never uses them.
  */
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -25,6 +31,18 @@ struct ksigaction {
 	uint64_t	restorer;
 	uint64_t	mask;
 };
+
+/* The signals whose handlers process pid has set, or all if unknown. */
+static uint64_t
+sig_set(pid_t pid)
+{
+	uint64_t	cgt, ign;
+
+	if (proc_status_mask(pid, "SigCgt", &cgt) == -1 ||
+	    proc_status_mask(pid, "SigIgn", &ign) == -1)
+		return ~0ULL;
+	return cgt | ign | 1ULL << (SIGCHLD - 1);
+}
 
 struct kstack {
 	uint64_t	sp;
@@ -80,7 +98,7 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 	struct itimerval	 it;
 	Osm__ImgSigaction	*a;
 	Osm__ImgItimer		*ti;
-	uint64_t		 rsp;
+	uint64_t		 rsp, set;
 	size_t			 i, n;
 	int			 sig, rc;
 
@@ -91,8 +109,10 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 		return -1;
 	}
 	s->actions = xcalloc(SIG_MAX, sizeof *s->actions);
+	set = sig_set(t->pid);
 	for (sig = 1; sig <= SIG_MAX; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP)
+		if (sig == SIGKILL || sig == SIGSTOP ||
+		    !(set & 1ULL << (sig - 1)))
 			continue;
 		if (task_sys_ok(t, "rt_sigaction", SYS_rt_sigaction,
 		    (sysargs){ sig, 0, t->scratch, 8 }) == -1)
@@ -262,13 +282,20 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
 	struct kstack		 ks;
 	struct itimerval	 it[3];
 	siginfo_t		 si;
-	uint64_t		 rsp;
+	uint64_t		 rsp, set;
 	size_t			 i;
 	int			 sig, rc;
 
-	/* Every handler: the target may have inherited some. */
+	/* The image's handlers, and the target's own back to the default. */
+	set = sig_set(t->pid);
+	for (i = 0; i < s->n_actions; i++) {
+		if (s->actions[i]->signo >= 1 &&
+		    s->actions[i]->signo <= SIG_MAX)
+			set |= 1ULL << (s->actions[i]->signo - 1);
+	}
 	for (sig = 1; sig <= SIG_MAX; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP)
+		if (sig == SIGKILL || sig == SIGSTOP ||
+		    !(set & 1ULL << (sig - 1)))
 			continue;
 		memset(&ka, 0, sizeof ka);
 		for (i = 0; i < s->n_actions; i++) {

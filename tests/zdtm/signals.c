@@ -1,6 +1,7 @@
 /*
- * Signal state: handlers with flags and masks, a blocked mask with a
- * signal pending in it, an alternate stack, an interval timer. After the
+ * Signal state: handlers with flags and masks, SIGCHLD's flags at its
+ * default action, a blocked mask with a signal pending in it, an
+ * alternate stack, an interval timer. After the
  * restore the driver sends SIGUSR2 (must reach its handler, on the
  * alternate stack) and then SIGUSR1.
  */
@@ -45,6 +46,10 @@ main(void)
 	sigaction(SIGUSR2, &sa, NULL);
 	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sa.sa_flags = SA_NOCLDWAIT | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
 	ss.ss_sp = altstack;
 	ss.ss_size = sizeof altstack;
 	ss.ss_flags = 0;
@@ -73,6 +78,10 @@ main(void)
 	sigaction(SIGPIPE, NULL, &got);
 	if (got.sa_handler != SIG_IGN)
 		zdtm_fail("SIGPIPE is no longer ignored");
+	sigaction(SIGCHLD, NULL, &got);
+	if (got.sa_handler != SIG_DFL || !(got.sa_flags & SA_NOCLDWAIT) ||
+	    !(got.sa_flags & SA_NOCLDSTOP))
+		zdtm_fail("SIGCHLD lost SA_NOCLDWAIT or SA_NOCLDSTOP");
 	sigprocmask(SIG_BLOCK, NULL, &now);
 	if (!sigismember(&now, SIGHUP) || !sigismember(&now, SIGWINCH) ||
 	    sigismember(&now, SIGUSR2))
