@@ -108,6 +108,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	Osm__ImgFiles	 files = OSM__IMG_FILES__INIT;
 	struct mm_dump	 md;
 	struct img	 img;
+	struct mig_pin	 pin = { .pinned = 0 };
 	uint64_t	 rseq_cs = 0;
 	int		 rc = -1, have_cs = 0;
 
@@ -119,6 +120,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	/* The areas before our scratch page joins them. */
 	if (mm_dump_layout(t, &md, flags, cause) == -1)
 		return -1;
+	mig_pin(t, &pin);
 
 	/*
 	 * Our calls return to user space, where the kernel clears an rseq
@@ -174,6 +176,7 @@ out:
 		task_unscratch(t, &c);
 		free(c);
 	}
+	mig_unpin(t, &pin);
 	core_free(&hdr, &task);
 	regs_free(&regs);
 	sig_free(&sig);

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 
@@ -95,6 +96,10 @@ struct mig_image {
 typedef unsigned long sysargs[6];
 
 /* task.c */
+struct mig_pin {
+	cpu_set_t	 self, task;	/* the affinities to come back to */
+	int		 pinned;
+};
 struct mig_task	*mig_seize(pid_t, char **);
 struct mig_task	*mig_spawn(char **);
 struct mig_task	*mig_adopt(pid_t, char **);
@@ -108,6 +113,8 @@ size_t		 mig_stolen(struct mig_task *, siginfo_t *, size_t);
 int		 mig_read(struct mig_task *, uint64_t, void *, size_t, char **);
 int		 mig_write(struct mig_task *, uint64_t, const void *, size_t,
 		    char **);
+void		 mig_pin(struct mig_task *, struct mig_pin *);
+void		 mig_unpin(struct mig_task *, struct mig_pin *);
 
 /* husk.c: a process at home while it runs elsewhere */
 struct mig_husk {

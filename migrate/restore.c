@@ -23,6 +23,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 {
 	struct mig_image mi;
 	struct img	 img;
+	struct mig_pin	 pin = { .pinned = 0 };
 	size_t		 i;
 	int		 rc = -1, flags = o != NULL ? o->flags : 0;
 	int		 context = flags & MIG_CONTEXT;
@@ -40,6 +41,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 		goto out;
 
 	/* From here on the target changes. */
+	mig_pin(t, &pin);
 	if (core_rseq_unregister(t, cause) == -1 ||
 	    mm_restore_clear(t, mi.mm, cause) == -1 ||
 	    core_restore_identity(t, mi.task, flags, cause) == -1 ||
@@ -66,6 +68,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	}
 	rc = 0;
 out:
+	mig_unpin(t, &pin);
 	mig_image_free(&mi);
 fail:
 	if (rc == -1 && t->spawned && !t->dead) {

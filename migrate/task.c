@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -648,4 +649,36 @@ mig_write(struct mig_task *t, uint64_t addr, const void *buf, size_t len,
     char **cause)
 {
 	return task_write(t, addr, buf, len, cause);
+}
+
+/*
+ * Keep the task and us on the CPU we run on while we inject calls into
+ * it: each call is a stop and a resume, and the one of us that waits for
+ * the other to run wakes it cheaply on its own CPU, dearly (tens of
+ * microseconds in a VM) on another. Where we may not (the task's cpuset
+ * has not our CPU), nothing changes.
+ */
+void
+mig_pin(struct mig_task *t, struct mig_pin *p)
+{
+	cpu_set_t	one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	p->pinned = sched_getaffinity(0, sizeof p->self, &p->self) == 0 &&
+	    sched_getaffinity(t->pid, sizeof p->task, &p->task) == 0 &&
+	    sched_setaffinity(t->pid, sizeof one, &one) == 0;
+	if (p->pinned)
+		sched_setaffinity(0, sizeof one, &one);
+}
+
+void
+mig_unpin(struct mig_task *t, struct mig_pin *p)
+{
+	if (!p->pinned)
+		return;
+	if (!t->dead)
+		sched_setaffinity(t->pid, sizeof p->task, &p->task);
+	sched_setaffinity(0, sizeof p->self, &p->self);
+	p->pinned = 0;
 }

@@ -214,6 +214,7 @@ agent_arrive(struct agent *a, char **cause)
 	Osm__SesSetup	*setup;
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
 	struct mig_task	*t;
+	struct mig_pin	 pin;
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
@@ -238,6 +239,7 @@ agent_arrive(struct agent *a, char **cause)
 	if ((t = mig_spawn(cause)) == NULL)
 		return -1;
 	a->pid = mig_pid(t);
+	mig_pin(t, &pin);
 	if (session_recv_image(&a->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, agent_restore_fn, t, cause) == -1)
 		goto fail;
@@ -254,6 +256,7 @@ agent_arrive(struct agent *a, char **cause)
 		goto fail;
 	}
 	/* R is our child: its end and its stops reach us by waitpid. */
+	mig_unpin(t, &pin);
 	if (mig_release(t, cause) == -1) {
 		kill(a->pid, SIGKILL);
 		return -1;
@@ -268,6 +271,7 @@ agent_arrive(struct agent *a, char **cause)
 	    a->gs->command, (int)a->pid);
 	return 0;
 fail:
+	mig_unpin(t, &pin);
 	mig_kill(t);
 	a->pid = 0;
 	return -1;

@@ -132,21 +132,15 @@ away_restore_fn(int fd, void *arg, char **cause)
 static int
 away_husk(struct deputy *d, char **cause)
 {
-	cpu_set_t	one;
-
-	if (mig_husk_make(d->task, AWAY_SCRATCH_MIN, &d->husk, cause) == -1)
-		return -1;
 	/*
 	 * A forwarded call wakes P, and P's trap wakes us: on one CPU each
 	 * wakeup is cheap, across two in this kind of VM it costs tens of
-	 * microseconds (docs/PERFORMANCE.md). P's own affinity comes back
-	 * with it.
+	 * microseconds (docs/PERFORMANCE.md); so does each call we inject to
+	 * make the husk. P's own affinity comes back with it.
 	 */
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	if (sched_getaffinity(d->pid, sizeof d->affinity, &d->affinity) == 0 &&
-	    sched_setaffinity(d->pid, sizeof one, &one) == 0)
-		sched_setaffinity(0, sizeof one, &one);
+	mig_pin(d->task, &d->pin);
+	if (mig_husk_make(d->task, AWAY_SCRATCH_MIN, &d->husk, cause) == -1)
+		return -1;
 	if (mig_husk_unblock(&d->husk, cause) == -1 ||
 	    deputy_options(d, cause) == -1 ||
 	    mig_husk_run(&d->husk, cause) == -1) {
@@ -324,7 +318,7 @@ away_arrive_home(struct deputy *d, char **cause)
 	}
 	away_close_session(d);
 	mig_husk_free(&d->husk);
-	sched_setaffinity(d->pid, sizeof d->affinity, &d->affinity);
+	mig_unpin(d->task, &d->pin);
 	d->state = DEPUTY_HOME;
 	away_resume(d);
 	d->where = d->self;

@@ -53,7 +53,7 @@ struct deputy {
 	ev_io			 ses_ev;
 	ev_timer		 ses_timer;	/* silence on the session */
 	struct mig_husk		 husk;		/* P while away */
-	cpu_set_t		 affinity;	/* P's, while we pin it */
+	struct mig_pin		 pin;		/* P and us, while away */
 	struct home_call	*call;		/* a forwarded call in P */
 	uint8_t			*held;		/* its reply, until signals */
 	size_t			 held_len;
