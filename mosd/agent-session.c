@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,7 @@ agent_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct agent		*a = w->data;
 	struct guest_event	 ev;
+	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
 	if (guest_receive(a->guest, &ev, &cause) == -1)
@@ -339,7 +341,15 @@ agent_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	case GUEST_HOME:
 		agent_go_home(a, ev.why);
 	case GUEST_ANSWERED:
+		break;
 	case GUEST_NONE:
+		/*
+		 * R ended: its filter hangs up, and the listener would wake
+		 * us for ever, starving R's exit on our CPU. SIGCHLD says
+		 * the rest.
+		 */
+		if (poll(&hup, 1, 0) == 1 && (hup.revents & POLLHUP))
+			ev_io_stop(loop, w);
 		break;
 	}
 }
