@@ -1,8 +1,8 @@
 /*
  * The cost of a forwarded call: getppid, and reads of 4 KiB and 64 KiB
  * from /dev/zero, natively or under the loopback. Not run by make check;
- * see docs/FORWARDING-PERF.md. With BENCH_CPU set, it first moves itself
- * to that CPU (sched_setaffinity runs locally).
+ * see docs/PERFORMANCE.md, "Forwarding". With BENCH_CPU set, it first
+ * moves itself to that CPU (sched_setaffinity runs locally).
  * Usage: bench getppid|read4k|read64k [iterations]
  */
 #include <fcntl.h>
