@@ -287,7 +287,7 @@ install: all
 	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -d $(DESTDIR)$(SYSCONFDIR)/osmosis
-	for f in cluster.conf; do \
+	for f in cluster.conf policy.conf; do \
 	    [ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f ] || \
 	    install -m 644 etc/$$f $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f; done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \

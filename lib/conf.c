@@ -12,6 +12,8 @@
  *	key PATH		cluster key (cluster.key beside this file)
  *	socket PATH		control socket (/run/osmosis/mosd.sock)
  *	guests FIRST-LAST	uids for guest processes (60000-60999)
+ *	policy PATH		who may migrate where (policy.conf beside this
+ *				file); see policy.conf(5)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -197,6 +199,9 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else if (strcmp(k, "key") == 0) {
 		free(c->key_path);
 		c->key_path = xstrdup(w[1]);
+	} else if (strcmp(k, "policy") == 0) {
+		free(c->policy_path);
+		c->policy_path = xstrdup(w[1]);
 	} else if (strcmp(k, "guests") == 0) {
 		char		*dash = strchr(w[1], '-');
 		uint64_t	 first, last;
@@ -220,15 +225,30 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else
 		return conf_error(p, "unknown directive '%s' (expected node, "
 		    "port, interval, timeout, window, speed, self, key, "
-		    "socket or guests)", k);
+		    "socket, guests or policy)", k);
 	return 0;
+}
+
+/* A relative path, or def when none was given, is beside this file. */
+static void
+conf_beside(struct conf_parse *p, char **path, const char *def)
+{
+	char	*dir, *tmp, *rel;
+
+	if (*path != NULL && (*path)[0] == '/')
+		return;
+	tmp = xstrdup(p->path);
+	dir = dirname(tmp);
+	rel = *path;
+	xasprintf(path, "%s/%s", dir, rel == NULL ? def : rel);
+	free(rel);
+	free(tmp);
 }
 
 static int
 conf_finish(struct conf_parse *p)
 {
 	struct cluster_conf	*c = p->conf;
-	char			*dir, *tmp, *rel;
 	size_t			 i;
 
 	if (c->nnodes == 0) {
@@ -251,15 +271,8 @@ conf_finish(struct conf_parse *p)
 	for (i = 0; i < c->nnodes; i++)
 		conf_addr(c->nodes[i].addr, c->port, &c->nodes[i].sa,
 		    &c->nodes[i].salen);
-	if (c->key_path == NULL || c->key_path[0] != '/') {
-		tmp = xstrdup(p->path);
-		dir = dirname(tmp);
-		rel = c->key_path;
-		xasprintf(&c->key_path, "%s/%s", dir, rel == NULL ?
-		    "cluster.key" : rel);
-		free(rel);
-		free(tmp);
-	}
+	conf_beside(p, &c->key_path, "cluster.key");
+	conf_beside(p, &c->policy_path, "policy.conf");
 	if (c->socket_path == NULL)
 		c->socket_path = xstrdup(OSM_SOCKET_PATH);
 	return 0;
@@ -342,6 +355,7 @@ conf_free(struct cluster_conf *c)
 	free(c->nodes);
 	free(c->key_path);
 	free(c->socket_path);
+	free(c->policy_path);
 	free(c);
 }
 

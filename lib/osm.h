@@ -176,11 +176,63 @@ struct cluster_conf {
 	char		*socket_path;
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
+	char		*policy_path;	/* policy.conf beside this file */
 };
 struct cluster_conf *conf_load(const char *, char **);
 void	 conf_free(struct cluster_conf *);
 const struct conf_node *conf_find(const struct cluster_conf *, uint32_t);
 int	 conf_find_self(struct cluster_conf *, char **);
+
+/* policy.c: who may migrate where (policy.conf(5)) */
+#define POLICY_NO_LIMIT		UINT32_MAX
+struct policy_range {
+	uint32_t	 first, last;
+};
+struct policy_nodes {			/* a set of node ids */
+	int		 all;
+	struct policy_range *r;
+	size_t		 n;
+};
+struct policy_rule {			/* for a user, a group, the default */
+	struct policy_nodes nodes;	/* where its processes may run */
+	uint32_t	 max_away;	/* processes away at once */
+	int		 automatic;	/* the balancer may move them */
+};
+enum policy_who_kind { POLICY_USER, POLICY_GROUP, POLICY_ANYONE };
+struct policy_who {
+	enum policy_who_kind kind;
+	char		*name;		/* NULL for POLICY_ANYONE */
+};
+struct policy_host {			/* what a node takes as guests */
+	struct policy_nodes nodes;	/* the nodes the line is about */
+	struct policy_who *accept;	/* none: anyone not refused */
+	size_t		 naccept;
+	struct policy_who *refuse;
+	size_t		 nrefuse;
+	uint32_t	 max_guests;
+};
+struct policy_named {
+	char		*name;
+	struct policy_rule rule;
+};
+struct policy {
+	char		*path;		/* NULL: the built-in default */
+	struct policy_rule def;
+	struct policy_named *users;
+	size_t		 nusers;
+	struct policy_named *groups;	/* in file order */
+	size_t		 ngroups;
+	struct policy_host *hosts;	/* in file order */
+	size_t		 nhosts;
+};
+struct policy *policy_load(const char *, char **);
+struct policy *policy_default(void);
+void	 policy_free(struct policy *);
+int	 policy_has_node(const struct policy_nodes *, uint32_t);
+const struct policy_rule *policy_rule(const struct policy *, const char *,
+	    const char *const *, size_t);
+int	 policy_accepts(const struct policy *, uint32_t, const char *,
+	    const char *const *, size_t, uint32_t, char **);
 
 /* ctl.c */
 #define CTL_VERSION	1
