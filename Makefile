@@ -271,8 +271,9 @@ asan: deps
 	    OSM_MOSRUN=$(abspath build/asan/tests/mosrun) tests/lab/run
 
 demo: deps
-	$(MAKE) all
-	OSM_BIN=$(abspath $(BIN)) tests/lab/demo.sh
+	$(MAKE) all $(OBJ)/bench/mosix
+	OSM_BIN=$(abspath $(BIN)) OSM_DEMO_JOB=$(abspath $(OBJ)/bench/mosix) \
+	    tests/lab/demo.sh
 
 # --- install -------------------------------------------------------------
 

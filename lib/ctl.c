@@ -1,4 +1,5 @@
 /* Client side of the control socket, shared by the tools and mosmon. */
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -7,6 +8,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -210,4 +212,88 @@ ctl_reply_free(Osm__CtlReply *reply)
 {
 	if (reply != NULL)
 		osm__ctl_reply__free_unpacked(reply, NULL);
+}
+
+/*
+ * An agent's socket for mosd's orders, in the abstract namespace under a
+ * name made of what (its role and process) and a random tag, written to
+ * path. The listening descriptor, non-blocking, or -1 with *cause.
+ */
+int
+ctl_order_listen(const char *what, char *path, size_t size, char **cause)
+{
+	struct sockaddr_un	sun;
+	socklen_t		len;
+	uint32_t		r;
+	int			fd;
+
+	if (getrandom(&r, sizeof r, 0) != sizeof r)
+		r = getpid() ^ (uint32_t)now_us();
+	snprintf(path, size, "@osmosis-%s-%08x", what, r);
+	if (ctl_sockaddr(path, &sun, &len) == -1 ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		xasprintf(cause, "order socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sun, len) == -1 ||
+	    listen(fd, 8) == -1) {
+		xasprintf(cause, "order socket: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * One order from mosd on a connection accepted from the order socket lfd:
+ * orders come from root alone, whole within timeout seconds. The request
+ * and the connection to answer on (ctl_order_answer), or NULL.
+ */
+Osm__CtlRequest *
+ctl_order_take(int lfd, int timeout, int *fd)
+{
+	struct timeval	 tv = { .tv_sec = timeout };
+	Osm__CtlReply	 bad = OSM__CTL_REPLY__INIT;
+	Osm__CtlRequest	*req = NULL;
+	uint8_t		*buf;
+	size_t		 len;
+	uid_t		 uid;
+	gid_t		 gid;
+	pid_t		 pid;
+	char		*cause = NULL;
+
+	if ((*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return NULL;
+	if (ctl_peercred(*fd, &uid, &gid, &pid) == 0 && uid == 0 &&
+	    setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+	    stream_read(*fd, &buf, &len, CTL_RECORD_MAX, &cause) == 0) {
+		req = osm__ctl_request__unpack(NULL, len, buf);
+		free(buf);
+		if (req != NULL && req->version == CTL_VERSION)
+			return req;
+		bad.error = "malformed order";
+		ctl_order_answer(*fd, &bad);
+		if (req != NULL)
+			osm__ctl_request__free_unpacked(req, NULL);
+		return NULL;
+	}
+	free(cause);
+	close(*fd);
+	return NULL;
+}
+
+/* Answer an order taken with ctl_order_take, and hang up. */
+void
+ctl_order_answer(int fd, Osm__CtlReply *reply)
+{
+	uint8_t	*buf;
+	size_t	 len;
+
+	len = osm__ctl_reply__get_packed_size(reply);
+	buf = xmalloc(len);
+	osm__ctl_reply__pack(reply, buf);
+	stream_write(fd, buf, len);
+	free(buf);
+	close(fd);
 }

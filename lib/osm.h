@@ -249,5 +249,8 @@ struct Osm__CtlReply *ctl_request(int, struct Osm__CtlRequest *, int *,
 struct Osm__CtlReply *ctl_call(const char *, struct Osm__CtlRequest *,
 	    char **);
 void	 ctl_reply_free(struct Osm__CtlReply *);
+int	 ctl_order_listen(const char *, char *, size_t, char **);
+struct Osm__CtlRequest *ctl_order_take(int, int, int *);
+void	 ctl_order_answer(int, struct Osm__CtlReply *);
 
 #endif

@@ -47,6 +47,10 @@ struct agent {
 	int			 ctl_fd;
 	ev_io			 ctl_ev;
 	ev_timer		 reconnect;
+	int			 order_fd;	/* mosd's orders: expel */
+	ev_io			 order_ev;
+	char			 order_path[64];
+	int			 leaving;	/* asked home to call it */
 	char			 state[16];
 };
 
@@ -112,6 +116,8 @@ agent_describe(struct agent *a, Osm__CtlAgent *c)
 	c->where = a->gs->self;
 	c->state = a->state;
 	c->command = a->gs->command;
+	if (a->order_fd != -1)
+		c->socket = a->order_path;
 	if (a->pid != 0) {
 		c->has_local_pid = 1;
 		c->local_pid = a->pid;
@@ -184,6 +190,39 @@ agent_ctl_cb(struct ev_loop *loop, ev_io *w, int revents)
 		a->ctl_fd = -1;
 		ev_timer_again(loop, &a->reconnect);
 	}
+}
+
+/*
+ * An order from mosd: its owner expels the guests. The deputy calls R home
+ * (it settles the call it runs for R first), so R is not frozen here
+ * while its call may have run at home.
+ */
+static void
+agent_order_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct agent	*a = w->data;
+	Osm__CtlRequest	*req;
+	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
+	Osm__SesError	 leave = OSM__SES_ERROR__INIT;
+	int		 fd;
+
+	if ((req = ctl_order_take(a->order_fd, CTL_TIMEOUT_SEC, &fd)) == NULL)
+		return;
+	if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node ||
+	    req->node != 0 || !req->has_pid || req->pid != a->gs->pid)
+		reply.error = "a guest can only be sent home";
+	else if (!a->leaving) {
+		xasprintf(&leave.reason, "node %u's owner expels its guests",
+		    a->gs->self);
+		a->leaving = agent_send(a, OSM__SES_KIND__SES_LEAVE,
+		    &leave.base) == 0;
+		free(leave.reason);
+		if (!a->leaving)
+			reply.error = "the home went away";
+	}
+	reply.ok = reply.error == NULL;
+	ctl_order_answer(fd, &reply);
+	osm__ctl_request__free_unpacked(req, NULL);
 }
 
 static void
@@ -583,11 +622,19 @@ agent_session(Osm__GuestStart *gs, int fd)
 	struct agent	 a;
 	struct timeval	 tv = { .tv_sec = AGENT_SETUP_TIMEOUT };
 	Osm__SesError	 err = OSM__SES_ERROR__INIT;
-	char		*cause = NULL;
+	char		*cause = NULL, what[32];
 
 	memset(&a, 0, sizeof a);
 	a.gs = gs;
 	a.ctl_fd = -1;
+	/* R's copy of it goes: mig_spawn closes all but 0-2. */
+	snprintf(what, sizeof what, "guest-%u-%u", gs->home, gs->pid);
+	if ((a.order_fd = ctl_order_listen(what, a.order_path,
+	    sizeof a.order_path, &cause)) == -1) {
+		log_warnx("guest %u@%u: %s", gs->pid, gs->home, cause);
+		free(cause);
+		cause = NULL;
+	}
 	snprintf(a.state, sizeof a.state, "arriving");
 	session_init(&a.ses, fd, gs->session_key.data, RMT_MSG_MAX);
 	/* Blocking, within limits: the broker accepted it non-blocking. */
@@ -624,6 +671,10 @@ agent_session(Osm__GuestStart *gs, int fd)
 	a.ctl_ev.data = &a;
 	if (a.ctl_fd != -1)
 		ev_io_start(a.loop, &a.ctl_ev);
+	ev_io_init(&a.order_ev, agent_order_cb, a.order_fd, EV_READ);
+	a.order_ev.data = &a;
+	if (a.order_fd != -1)
+		ev_io_start(a.loop, &a.order_ev);
 	ev_timer_init(&a.reconnect, agent_reconnect_cb, AGENT_RECONNECT,
 	    AGENT_RECONNECT);
 	a.reconnect.data = &a;

@@ -239,7 +239,14 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 static int
 broker_offer_valid(struct link *l, const Osm__MigOffer *o, char **why)
 {
-	if (o->home != l->node || o->target != l->m->conf->self)
+	size_t	i;
+
+	for (i = 0; i < o->n_groups; i++)
+		if (strlen(o->groups[i]) == 0 || strlen(o->groups[i]) > 32)
+			break;
+	if (o->n_groups > 256 || i < o->n_groups)
+		*why = xstrdup("offer has bad group names");
+	else if (o->home != l->node || o->target != l->m->conf->self)
 		*why = xstrdup("offer names the wrong nodes");
 	else if (o->challenge.len != sizeof l->challenge ||
 	    timingsafe_memcmp(o->challenge.data, l->challenge,
@@ -270,6 +277,7 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 		return;
 	}
 	if (broker_offer_valid(l, o, &why) == 0 &&
+	    rules_may_take(m, o, &why) == 0 &&
 	    getrandom(l->nonce, sizeof l->nonce, 0) == sizeof l->nonce) {
 		session_derive(&m->key, o->nonce.data, l->nonce, o->home,
 		    m->conf->self, key);
@@ -328,15 +336,18 @@ broker_hello(struct link *l, const uint8_t *body, size_t blen)
 	o.gid = 0;
 	o.user = mp->user;
 	o.command = mp->command != NULL ? mp->command : "";
-	if (mp->rss != 0) {
+	if (mp->rss != 0 || mp->mem_need != 0) {
 		o.has_mem_bytes = 1;
-		o.mem_bytes = mp->rss;
+		o.mem_bytes = mp->mem_need > mp->rss ? mp->mem_need : mp->rss;
 	}
+	o.groups = rules_groups(mp->uid, mp->user, &o.n_groups);
 	if (broker_send(l, MIG_KIND_OFFER, &o.base) == -1) {
+		rules_groups_free(o.groups, o.n_groups);
 		osm__mig_hello__free_unpacked(h, NULL);
 		broker_fail(l, "cannot send the offer: %s", strerror(errno));
 		return;
 	}
+	rules_groups_free(o.groups, o.n_groups);
 	osm__mig_hello__free_unpacked(h, NULL);
 	l->state = LINK_WAIT_ANSWER;
 }

@@ -28,6 +28,10 @@ static const struct ctl_cmd *const control_cmds[] = {
 	&ctl_agent_hello_cmd,
 	&ctl_agent_status_cmd,
 	&ctl_connect_cmd,
+	&ctl_flags_cmd,
+	&ctl_expel_cmd,
+	&ctl_bring_cmd,
+	&ctl_best_cmd,
 };
 
 void

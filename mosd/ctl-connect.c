@@ -35,6 +35,8 @@ ctl_session(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		xasprintf(&reply->error, "node %u is down", req->node);
 		return -1;
 	}
+	if (rules_may_send(m, mp, req->node, &reply->error) == -1)
+		return -1;
 	if (broker_connect(m, p, req->pid, req->node, &reply->error) == -1)
 		return -1;
 	return CTL_DEFERRED;

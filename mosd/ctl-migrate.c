@@ -67,6 +67,8 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		    node == m->conf->self ? "home" : "there");
 		return -1;
 	}
+	if (rules_may_send(m, mp, node, &reply->error) == -1)
+		return -1;
 	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
 	order.has_pid = order.has_node = 1;
 	order.pid = req->pid;

@@ -18,8 +18,9 @@ ctl_status(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	nodes = xcalloc(g->n, sizeof *nodes);
 	reply->nodes = xcalloc(g->n, sizeof *reply->nodes);
 	reply->n_nodes = g->n;
-	reply->has_self = 1;
+	reply->has_self = reply->has_flags = 1;
 	reply->self = g->self;
+	reply->flags = m->flags;
 	for (i = 0; i < g->n; i++) {
 		e = &g->view[i];
 		osm__ctl_node__init(&nodes[i]);

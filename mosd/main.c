@@ -1,7 +1,7 @@
 /*
- * mosd: set up (config, key, sockets, probe), drop privileges, then run the
- * event loop: a probe timer, a gossip timer, the gossip socket and the
- * control socket.
+ * mosd: set up (config, key, policy, sockets, probe), drop privileges, then
+ * run the event loop: a probe timer, a gossip timer, the balancer's timer,
+ * the gossip socket, the broker's socket and the control socket.
  */
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -31,7 +31,7 @@ usage(int status)
 	    "\n"
 	    "  -d          stay in the foreground and log to stderr\n"
 	    "  -f file     cluster configuration (default %s)\n"
-	    "  -n          check the configuration and key, then exit\n"
+	    "  -n          check the configuration, key and policy, then exit\n"
 	    "  -v          verbose logging (with -d: every dropped datagram)\n"
 	    "  -K keyfile  write a new random cluster key and exit\n"
 	    "  -h, --help  this help\n"
@@ -100,14 +100,16 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 }
 
 /*
- * SIGHUP re-reads the configuration. Timing and speed apply at once; the
- * node map, port, window, key and socket are fixed for the daemon's life.
+ * SIGHUP re-reads the configuration and the policy. Timing, speed and the
+ * policy apply at once; the node map, port, window, key and socket are
+ * fixed for the daemon's life. A bad file changes nothing.
  */
 static void
 mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct mosd		*m = w->data;
 	struct cluster_conf	*c;
+	struct policy		*pol;
 	char			*cause = NULL;
 	int			 same;
 	size_t			 i;
@@ -117,6 +119,15 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		free(cause);
 		return;
 	}
+	if (rules_load(c->policy_path, &pol, &cause) == -1) {
+		log_warnx("reload: %s; keeping the old configuration and "
+		    "policy", cause);
+		free(cause);
+		conf_free(c);
+		return;
+	}
+	policy_free(m->policy);
+	m->policy = pol;
 	same = c->nnodes == m->conf->nnodes && c->port == m->conf->port &&
 	    (c->self == 0 || c->self == m->conf->self);
 	for (i = 0; same && i < c->nnodes; i++)
@@ -136,9 +147,10 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	m->gossip_timer.repeat = c->interval_ms / 1000.0;
 	ev_timer_again(loop, &m->gossip_timer);
 	conf_free(c);
-	log_info("reload: interval %llums, timeout %llums, speed %u",
-	    (unsigned long long)m->conf->interval_ms,
-	    (unsigned long long)m->gossip->timeout_ms, m->probe.speed);
+	log_info("reload: interval %llums, timeout %llums, speed %u, "
+	    "policy %s", (unsigned long long)m->conf->interval_ms,
+	    (unsigned long long)m->gossip->timeout_ms, m->probe.speed,
+	    pol->path != NULL ? pol->path : "built in (allow all)");
 }
 
 static int
@@ -154,6 +166,8 @@ mosd_setup(struct mosd *m, const char *path, char **cause)
 	if (key_load(m->conf->key_path, &m->key, cause) == -1)
 		return -1;
 	if (conf_find_self(m->conf, cause) == -1)
+		return -1;
+	if (rules_load(m->conf->policy_path, &m->policy, cause) == -1)
 		return -1;
 	if (probe_init(&m->probe, "", m->conf->speed, gettid(), cause) == -1)
 		return -1;
@@ -233,9 +247,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "mosd: %s\n", cause);
 		return 1;
 	}
+	if (m.policy->path == NULL)
+		log_info("no %s: the built-in policy allows everything",
+		    m.conf->policy_path);
 	if (check) {
-		printf("%s: OK: node %u of %zu, key %s\n", path, m.conf->self,
-		    m.conf->nnodes, m.conf->key_path);
+		printf("%s: OK: node %u of %zu, key %s, policy %s\n", path,
+		    m.conf->self, m.conf->nnodes, m.conf->key_path,
+		    m.policy->path != NULL ? m.policy->path :
+		    "built in (allow all)");
 		return 0;
 	}
 	if (geteuid() != 0) {
@@ -269,6 +288,7 @@ main(int argc, char **argv)
 	broker_start(&m);
 	control_start(&m);
 	agent_init(&m);
+	balance_start(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m.probe_timer.data = &m;
 	ev_timer_start(m.loop, &m.probe_timer);
@@ -300,6 +320,8 @@ main(int argc, char **argv)
 	free(m.guest_pids);
 	free(m.rxbuf);
 	gossip_free(m.gossip);
+	policy_free(m.policy);
+	free(m.balance.nodes);
 	conf_free(m.conf);
 	explicit_bzero(&m.key, sizeof m.key);
 	log_info("stopped");

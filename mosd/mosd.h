@@ -1,5 +1,6 @@
 /*
- * mosd — the per-node daemon: load probe, gossip, control socket.
+ * mosd — the per-node daemon: load probe, gossip, control socket, the
+ * migration broker, policy and the balancer.
  */
 #ifndef MOSD_H
 #define MOSD_H
@@ -187,6 +188,10 @@ extern const struct ctl_cmd ctl_migrate_cmd;
 extern const struct ctl_cmd ctl_agent_hello_cmd;
 extern const struct ctl_cmd ctl_agent_status_cmd;
 extern const struct ctl_cmd ctl_connect_cmd;
+extern const struct ctl_cmd ctl_flags_cmd;
+extern const struct ctl_cmd ctl_expel_cmd;
+extern const struct ctl_cmd ctl_bring_cmd;
+extern const struct ctl_cmd ctl_best_cmd;
 void	 control_reply(struct peer *, struct Osm__CtlReply *);
 void	 control_reply_fd(struct peer *, struct Osm__CtlReply *, int);
 void	 control_error(struct peer *, const char *, ...)
@@ -211,8 +216,13 @@ struct mproc {
 	uint32_t		 cpu_permille;
 	uint64_t		 rss;
 	char			*command;
-	char			*socket;	/* a deputy's, for orders */
+	char			*socket;	/* its agent's, for orders */
 	uint32_t		 local_pid;	/* a guest's running copy */
+	int			 locked;	/* mosrun -L */
+	uint64_t		 mem_need;	/* mosrun -m, bytes */
+	uint64_t		 start_ms;	/* when its agent came */
+	uint64_t		 moved_ms;	/* when it came where it is */
+	int			 moving;	/* the balancer ordered a move */
 	struct peer		*agent;
 	TAILQ_ENTRY(mproc)	 entry;
 };
@@ -234,8 +244,48 @@ int	 broker_connect(struct mosd *, struct peer *, uint32_t, uint32_t,
 	    char **);
 void	 broker_reap(struct mosd *);
 
-/* agent.c */
+/* rules.c */
 struct Osm__MigOffer;
+struct policy_rule;
+int	 rules_load(const char *, struct policy **, char **);
+char	**rules_groups(uid_t, const char *, size_t *);
+void	 rules_groups_free(char **, size_t);
+const struct policy_rule *rules_for(struct mosd *, const struct mproc *);
+size_t	 rules_away(struct mosd *, uid_t, const struct mproc *);
+int	 rules_may_send(struct mosd *, const struct mproc *, uint32_t,
+	    char **);
+int	 rules_may_take(struct mosd *, const struct Osm__MigOffer *, char **);
+
+/* balance.c */
+#define BALANCE_INTERVAL	0.5	/* seconds between rounds */
+struct node_view {			/* what the balancer knows of a node */
+	uint32_t	 id;
+	double		 runnable;	/* tasks that want a CPU */
+	double		 cpus;
+	uint32_t	 speed;
+	uint64_t	 mem_free;	/* bytes */
+	uint32_t	 flags;		/* NodeFlag */
+	double		 pending;	/* our moves there not yet in its load */
+};
+struct balance_move {			/* one of ours, recently */
+	uint32_t	 from, to;
+	uint64_t	 ms;
+};
+#define BALANCE_RECENT_MAX	256
+struct balance {
+	struct node_view	*nodes;	/* the up nodes, self included */
+	size_t			 n;
+	struct balance_move	 recent[BALANCE_RECENT_MAX];
+	size_t			 nrecent;
+	uint64_t		 rng;
+};
+void	 balance_start(struct mosd *);
+uint32_t balance_best(struct mosd *, const struct mproc *, uint64_t);
+
+/* speed.c */
+double	 balance_speed(const struct node_view *, int);
+
+/* agent.c */
 int	 agent_spawn(struct mosd *, int, const uint8_t *,
 	    const struct Osm__MigOffer *, char **);
 void	 agent_init(struct mosd *);
@@ -250,6 +300,7 @@ uint32_t net_node_by_addr(const struct cluster_conf *,
 	    const struct sockaddr_storage *, int);
 int	 net_open(struct mosd *, char **);
 void	 net_start(struct mosd *);
+void	 net_refresh_self(struct mosd *);
 void	 net_send_gossip(struct mosd *);
 
 /* stats */
@@ -288,6 +339,10 @@ struct mosd {
 	uint8_t			*rxbuf;
 	ev_timer		 gossip_timer;
 	ev_timer		 probe_timer;
+	ev_timer		 balance_timer;
+	struct balance		 balance;
+	struct policy		*policy;
+	uint32_t		 flags;		/* NodeFlag, set by mosctl */
 	ev_signal		 sig_term;
 	ev_signal		 sig_int;
 	ev_signal		 sig_hup;

@@ -163,20 +163,29 @@ net_start(struct mosd *m)
 	ev_io_start(m->loop, &m->udp_ev);
 }
 
+/* Our own entry in the view, fresh: load, guests, flags. */
+void
+net_refresh_self(struct mosd *m)
+{
+	struct gossip_info	info;
+
+	probe_info(&m->probe, &info);
+	info.guests = procs_guests(m);
+	info.flags = m->flags;
+	gossip_set_self(m->gossip, &info, now_ms());
+}
+
 /* One gossip round: our fresh entry and the window to the next target. */
 void
 net_send_gossip(struct mosd *m)
 {
 	const struct conf_node	*to;
-	struct gossip_info	 info;
 	uint8_t			 body[GOSSIP_MSG_MAX], frame[GOSSIP_MSG_MAX];
 	uint64_t		 now = now_ms();
 	uint32_t		 target;
 	size_t			 len, flen;
 
-	probe_info(&m->probe, &info);
-	info.guests = procs_guests(m);
-	gossip_set_self(m->gossip, &info, now);
+	net_refresh_self(m);
 	if ((target = gossip_next_target(m->gossip)) == 0)
 		return;		/* a cluster of one */
 	to = conf_find(m->conf, target);

@@ -88,6 +88,8 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 			xasprintf(cause, "bad state");
 			return -1;
 		}
+	if (where != p->where)
+		p->moved_ms = now_ms();
 	p->where = where;
 	snprintf(p->state, sizeof p->state, "%s", a->state);
 	p->cpu_permille = a->has_cpu_permille ? a->cpu_permille : 0;
@@ -98,6 +100,8 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 	}
 	if (a->has_local_pid)
 		p->local_pid = a->local_pid;
+	p->locked = a->has_locked && a->locked;
+	p->mem_need = a->has_mem_need ? a->mem_need : 0;
 	return 0;
 }
 
@@ -164,6 +168,11 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 			    a->home);
 			return -1;
 		}
+		if (a->socket != NULL && (a->socket[0] != '@' ||
+		    strlen(a->socket) > 100)) {
+			xasprintf(cause, "a guest's socket must be abstract");
+			return -1;
+		}
 		owner = peer->uid;
 	} else {
 		xasprintf(cause, "unknown role");
@@ -191,6 +200,7 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 		procs_free(p);
 		return -1;
 	}
+	p->start_ms = p->moved_ms;
 	p->agent = peer;
 	peer->arg = p;
 	peer->closed = procs_agent_closed;

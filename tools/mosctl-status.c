@@ -1,5 +1,6 @@
 /* mosctl status: the node's view of the cluster, one line per node. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mosctl.h"
 #include "proto/ctl.pb-c.h"
@@ -19,7 +20,7 @@ mosctl_status(const char *sock, int argc, char **argv)
 	Osm__CtlReply	*r;
 	Osm__CtlNode	*n;
 	char		 load[16], cpus[16], speed[16], mfree[16], mtotal[16];
-	char		 guests[16], age[16];
+	char		 guests[16], age[16], *flags;
 	size_t		 i;
 
 	if (argc != 1) {
@@ -28,9 +29,10 @@ mosctl_status(const char *sock, int argc, char **argv)
 	}
 	if ((r = mosctl_call(sock, OSM__CTL_TYPE__CTL_STATUS)) == NULL)
 		return 1;
-	printf("%-5s %-15s %-5s %6s %6s %6s %8s %8s %6s %4s\n", "NODE",
+	/* Scripts read the columns by position: new ones go last. */
+	printf("%-5s %-15s %-5s %6s %6s %6s %8s %8s %6s %4s %s\n", "NODE",
 	    "ADDRESS", "STATE", "LOAD", "CPUS", "SPEED", "MEMFREE", "MEMTOTAL",
-	    "GUESTS", "AGE");
+	    "GUESTS", "AGE", "FLAGS");
 	for (i = 0; i < r->n_nodes; i++) {
 		n = r->nodes[i];
 		mosctl_status_num(load, sizeof load, n->has_load,
@@ -48,9 +50,21 @@ mosctl_status(const char *sock, int argc, char **argv)
 		/* whole seconds, rounded down */
 		mosctl_status_num(age, sizeof age, n->has_age_ms,
 		    n->age_ms / 1000, 0);
-		printf("%-5u %-15s %-5s %6s %6s %6s %8s %8s %6s %4s\n", n->node,
-		    n->address, n->up ? "up" : "down", load, cpus, speed,
-		    mfree, mtotal, guests, age);
+		/* one word, so that the line splits into its columns */
+		flags = mosctl_flags(n->has_flags ? n->flags : 0, ",", "-");
+		printf("%-5u %-15s %-5s %6s %6s %6s %8s %8s %6s %4s %s\n",
+		    n->node, n->address, n->up ? "up" : "down", load, cpus,
+		    speed, mfree, mtotal, guests, age, flags);
+		free(flags);
+	}
+	if (r->has_self) {
+		printf("this node: %u", r->self);
+		if (r->has_flags) {
+			flags = mosctl_flags(r->flags, " ", "none");
+			printf(", flags: %s", flags);
+			free(flags);
+		}
+		printf("\n");
 	}
 	ctl_reply_free(r);
 	return 0;

@@ -13,6 +13,23 @@
 static const struct mosctl_cmd *const mosctl_cmds[] = {
 	&mosctl_status_cmd,
 	&mosctl_stats_cmd,
+	&mosctl_block_cmd,
+	&mosctl_noblock_cmd,
+	&mosctl_stay_cmd,
+	&mosctl_nostay_cmd,
+	&mosctl_lstay_cmd,
+	&mosctl_nolstay_cmd,
+	&mosctl_expel_cmd,
+	&mosctl_bring_cmd,
+};
+
+static const struct {
+	uint32_t	 bit;
+	const char	*name;
+} mosctl_flag_names[] = {
+	{ OSM__NODE_FLAG__NODE_BLOCK, "block" },
+	{ OSM__NODE_FLAG__NODE_STAY, "stay" },
+	{ OSM__NODE_FLAG__NODE_LSTAY, "lstay" },
 };
 
 static void __attribute__((noreturn))
@@ -22,27 +39,28 @@ usage(int status)
 	size_t	 i;
 
 	fprintf(f, "usage: mosctl [-S socket] command [args]\n"
-	    "Ask this node's mosd about the cluster.\n\ncommands:\n");
+	    "Ask this node's mosd about the cluster, or change this node's "
+	    "part in it.\n\ncommands:\n");
 	for (i = 0; i < nitems(mosctl_cmds); i++)
-		fprintf(f, "  %-8s %-10s %s\n", mosctl_cmds[i]->name,
-		    mosctl_cmds[i]->usage, mosctl_cmds[i]->help);
-	fprintf(f, "\n  -S socket   mosd's control socket (default %s)\n"
+		fprintf(f, "  %-8s %-10s %s%s\n", mosctl_cmds[i]->name,
+		    mosctl_cmds[i]->usage, mosctl_cmds[i]->help,
+		    mosctl_cmds[i]->root ? " (root)" : "");
+	fprintf(f, "\nmosd takes the commands marked (root) from root only.\n"
+	    "\n  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n"
 	    "\nExit status: 0 success, 1 failure (mosd unreachable or refused),"
 	    "\n2 usage error.\n", OSM_SOCKET_PATH);
 	exit(status);
 }
 
-/* Send a request of this type; prints the error and returns NULL. */
+/* Send a prepared request; prints the error and returns NULL. */
 Osm__CtlReply *
-mosctl_call(const char *sock, int type)
+mosctl_request(const char *sock, Osm__CtlRequest *req)
 {
-	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
 	Osm__CtlReply	*reply;
 	char		*cause;
 
-	req.type = type;
-	if ((reply = ctl_call(sock, &req, &cause)) == NULL) {
+	if ((reply = ctl_call(sock, req, &cause)) == NULL) {
 		fprintf(stderr, "mosctl: %s\n", cause);
 		free(cause);
 		return NULL;
@@ -56,6 +74,44 @@ mosctl_call(const char *sock, int type)
 	return reply;
 }
 
+/* Send a request of this type, with no arguments. */
+Osm__CtlReply *
+mosctl_call(const char *sock, int type)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+
+	req.type = type;
+	return mosctl_request(sock, &req);
+}
+
+/*
+ * A node's flags as words joined by sep, or none when there are none; bits
+ * this mosctl does not know show as a number. The caller frees it.
+ */
+char *
+mosctl_flags(uint32_t flags, const char *sep, const char *none)
+{
+	char	*s = NULL, *t;
+	size_t	 i;
+
+	for (i = 0; i < nitems(mosctl_flag_names); i++) {
+		if ((flags & mosctl_flag_names[i].bit) == 0)
+			continue;
+		flags &= ~mosctl_flag_names[i].bit;
+		t = s;
+		xasprintf(&s, "%s%s%s", t != NULL ? t : "", t != NULL ? sep : "",
+		    mosctl_flag_names[i].name);
+		free(t);
+	}
+	if (flags != 0) {
+		t = s;
+		xasprintf(&s, "%s%s%#x", t != NULL ? t : "", t != NULL ? sep : "",
+		    (unsigned)flags);
+		free(t);
+	}
+	return s != NULL ? s : xstrdup(none);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -67,6 +123,7 @@ main(int argc, char **argv)
 	size_t		 i;
 	int		 ch;
 
+	log_init(1, "mosctl");
 	while ((ch = getopt_long(argc, argv, "+S:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'S':

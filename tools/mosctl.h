@@ -8,13 +8,19 @@ struct mosctl_cmd {
 	const char	*name;
 	const char	*usage;		/* arguments, for the help */
 	const char	*help;
+	int		 root;		/* mosd takes it from root only */
 	int		 (*exec)(const char *, int, char **);
 };
 
 extern const struct mosctl_cmd mosctl_status_cmd;
 extern const struct mosctl_cmd mosctl_stats_cmd;
+extern const struct mosctl_cmd mosctl_block_cmd, mosctl_noblock_cmd,
+	    mosctl_stay_cmd, mosctl_nostay_cmd, mosctl_lstay_cmd,
+	    mosctl_nolstay_cmd, mosctl_expel_cmd, mosctl_bring_cmd;
 
 /* mosctl.c */
+struct Osm__CtlReply *mosctl_request(const char *, struct Osm__CtlRequest *);
 struct Osm__CtlReply *mosctl_call(const char *, int);
+char	*mosctl_flags(uint32_t, const char *, const char *);
 
 #endif

@@ -1,16 +1,18 @@
 /*
- * moslab up N [--cpus Q[,Q...]] [--mem MB[,MB...]]: make N nodes, write the
- * lab's cluster.conf and key, start mosd in every node. A failure removes
- * whatever was made.
+ * moslab up N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]: make N
+ * nodes, write the lab's cluster.conf, key and policy, start mosd in every
+ * node. A failure removes whatever was made.
  */
 #include <sys/stat.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/osm.h"
 #include "moslab.h"
@@ -19,6 +21,14 @@
 #define UP_CPUS_MAX	102400
 #define UP_MEM_DEFAULT	1024		/* MiB */
 #define UP_MEM_MIN	16
+#define UP_POLICY_MAX	(1U << 20)	/* bytes of policy.conf */
+
+/* --policy's file, read before anything is made. */
+struct up_policy {
+	char		*path;		/* the lab's copy; NULL: none given */
+	char		*data;
+	size_t		 len;
+};
 
 /* "0.5" → 50: a CPU count with at most two decimals, in hundredths. */
 static int
@@ -85,8 +95,85 @@ out:
 	return rc;
 }
 
+/*
+ * Read the whole of --policy's file now, so that a missing or unreadable
+ * one stops up before anything is made. mosd checks what it says.
+ */
 static int
-up_write_conf(struct lab *lab, char **cause)
+up_read_policy(const char *path, struct up_policy *pol, char **cause)
+{
+	struct stat	 st;
+	ssize_t		 n;
+	size_t		 size = 4096;
+	int		 fd, rc = -1;
+
+	pol->data = NULL;
+	pol->len = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "--policy %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		xasprintf(cause, "--policy %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		xasprintf(cause, "--policy %s: not a regular file", path);
+		goto out;
+	}
+	pol->data = xmalloc(size);
+	for (;;) {
+		if (pol->len == size) {
+			if (size >= UP_POLICY_MAX) {
+				xasprintf(cause, "--policy %s: larger than "
+				    "%u bytes", path, UP_POLICY_MAX);
+				goto out;
+			}
+			size *= 2;
+			pol->data = xreallocarray(pol->data, size, 1);
+		}
+		n = read(fd, pol->data + pol->len, size - pol->len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			xasprintf(cause, "--policy %s: %s", path,
+			    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		pol->len += n;
+	}
+	rc = 0;
+out:
+	close(fd);
+	if (rc == -1) {
+		free(pol->data);
+		pol->data = NULL;
+	}
+	return rc;
+}
+
+/* Every node reads the same copy, beside cluster.conf. */
+static int
+up_write_policy(const struct up_policy *pol, char **cause)
+{
+	int	fd, rc = -1;
+
+	fd = open(pol->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd == -1 || write_all(fd, pol->data, pol->len) == -1)
+		xasprintf(cause, "%s: %s", pol->path, strerror(errno));
+	else
+		rc = 0;
+	if (fd != -1 && close(fd) == -1 && rc == 0) {
+		xasprintf(cause, "%s: %s", pol->path, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
+static int
+up_write_conf(struct lab *lab, const struct up_policy *pol, char **cause)
 {
 	FILE	*f;
 
@@ -97,6 +184,8 @@ up_write_conf(struct lab *lab, char **cause)
 	fprintf(f, "# lab '%s', written by moslab up\n"
 	    "node 1 " LAB_SUBNET "1 %u\n"
 	    "key cluster.key\n", lab->name, lab->nnodes);
+	if (pol->path != NULL)
+		fprintf(f, "policy %s\n", pol->path);
 	if (fclose(f) == EOF) {
 		xasprintf(cause, "%s: %s", lab->conf, strerror(errno));
 		return -1;
@@ -106,7 +195,8 @@ up_write_conf(struct lab *lab, char **cause)
 
 /* Everything but mosd: state, network, cgroups, node inits. */
 static int
-up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem, char **cause)
+up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem,
+    const struct up_policy *pol, char **cause)
 {
 	char		*dir;
 	unsigned	 k;
@@ -121,7 +211,8 @@ up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem, char **cause)
 		return -1;
 	}
 	free(dir);
-	if (up_write_conf(lab, cause) == -1 ||
+	if ((pol->path != NULL && up_write_policy(pol, cause) == -1) ||
+	    up_write_conf(lab, pol, cause) == -1 ||
 	    net_bridge_create(lab, cause) == -1)
 		return -1;
 	for (k = 1; k <= lab->nnodes; k++) {
@@ -141,20 +232,40 @@ up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem, char **cause)
 	return 0;
 }
 
+/* Build the lab and start mosd in every node. */
+static int
+up_start(struct lab *lab, uint64_t *cpus, uint64_t *mem,
+    const struct up_policy *pol, char **cause)
+{
+	unsigned	k;
+
+	if (up_build(lab, cpus, mem, pol, cause) == -1)
+		return -1;
+	for (k = 1; k <= lab->nnodes; k++)
+		if (mosd_spawn(lab, k, cause) == -1)
+			return -1;
+	for (k = 1; k <= lab->nnodes; k++)
+		if (mosd_wait_ready(lab, k, cause) == -1)
+			return -1;
+	return 0;
+}
+
 static int
 cmd_up_exec(struct lab *lab, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "mem", required_argument, NULL, 'm' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char	*cpus_arg = NULL, *mem_arg = NULL;
+	const char	*cpus_arg = NULL, *mem_arg = NULL, *policy_arg = NULL;
+	struct up_policy pol = { NULL, NULL, 0 };
 	uint64_t	 n, cpus[LAB_NODES_MAX], mem[LAB_NODES_MAX];
 	char		*cause;
 	unsigned	 k;
-	int		 ch;
+	int		 ch, rc = 1;
 
 	optind = 0;	/* glibc: start afresh, permuting again */
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -164,6 +275,9 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 			break;
 		case 'm':
 			mem_arg = optarg;
+			break;
+		case 'p':
+			policy_arg = optarg;
 			break;
 		case 'h':
 			lab_usage_cmd(&cmd_up);
@@ -194,39 +308,41 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 	    "least 16 MB (like 256, 512M or 2G)", mem_arg, n, up_parse_mem,
 	    mem) == -1)
 		return 2;
+	if (policy_arg != NULL) {
+		if (up_read_policy(policy_arg, &pol, &cause) == -1)
+			return lab_fail(cause);
+		xasprintf(&pol.path, "%s/policy.conf", lab->dir);
+	}
 
-	if (lab_load(lab, &cause) == -1 || lab_leftovers(lab, &cause))
-		return lab_fail(cause);
-	if (mosd_check(lab, &cause) == -1)
-		return lab_fail(cause);
+	if (lab_load(lab, &cause) == -1 || lab_leftovers(lab, &cause) ||
+	    mosd_check(lab, &cause) == -1) {
+		rc = lab_fail(cause);
+		goto out;
+	}
 
 	lab->nnodes = n;
-	if (up_build(lab, cpus, mem, &cause) == -1)
-		goto fail;
-	for (k = 1; k <= n; k++)
-		if (mosd_spawn(lab, k, &cause) == -1)
-			goto fail;
-	for (k = 1; k <= n; k++)
-		if (mosd_wait_ready(lab, k, &cause) == -1)
-			goto fail;
+	if (up_start(lab, cpus, mem, &pol, &cause) == -1) {
+		fprintf(stderr, "moslab: %s\n", cause);
+		free(cause);
+		fprintf(stderr, "moslab: removing what was made of lab '%s'\n",
+		    lab->name);
+		lab_destroy(lab);
+		goto out;
+	}
 	printf("lab '%s' is up: %u node%s, " LAB_SUBNET "1-%u\n", lab->name,
 	    lab->nnodes, lab->nnodes == 1 ? "" : "s", lab->nnodes);
-	return 0;
-
-fail:
-	fprintf(stderr, "moslab: %s\n", cause);
-	free(cause);
-	fprintf(stderr, "moslab: removing what was made of lab '%s'\n",
-	    lab->name);
-	lab_destroy(lab);
-	return 1;
+	rc = 0;
+out:
+	free(pol.path);
+	free(pol.data);
+	return rc;
 }
 
 const struct lab_cmd cmd_up = {
 	.name = "up",
-	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]]",
-	.help = "make N nodes and start mosd in each (1 CPU and 1024 MB each "
-	    "unless given)",
+	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]",
+	.help = "make N nodes, start mosd in each (default 1 CPU, 1024 MB, "
+	    "no policy.conf)",
 	.argc_min = 1,
 	.argc_max = -1,
 	.flags = CMD_LOCK,

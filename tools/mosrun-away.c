@@ -575,6 +575,26 @@ away_stats(struct deputy *d, const uint8_t *body, size_t len)
 	deputy_report(d);
 }
 
+/*
+ * The node it runs on wants it gone (its owner expelled its guests): call
+ * it home as mosmigrate would, the call P runs for it settled first.
+ */
+static void
+away_leave(struct deputy *d, const uint8_t *body, size_t len)
+{
+	Osm__SesError	*e;
+	char		*cause = NULL;
+
+	e = osm__ses_error__unpack(NULL, len, body);
+	log_info("process %d (%s): node %u sends it home: %s", (int)d->pid,
+	    d->command, d->where, e != NULL ? e->reason : "no reason given");
+	if (e != NULL)
+		osm__ses_error__free_unpacked(e, NULL);
+	if (away_come_home(d, &cause) == 0)
+		deputy_report(d);
+	free(cause);
+}
+
 void
 away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
     size_t len)
@@ -602,6 +622,9 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 		if (away_arrive_home(d, &cause) == -1)
 			away_lost(d, cause);
 		free(cause);
+		break;
+	case OSM__SES_KIND__SES_LEAVE:
+		away_leave(d, body, len);
 		break;
 	default:
 		away_lost(d, "it sent an unexpected message");

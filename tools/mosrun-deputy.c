@@ -29,7 +29,7 @@
 #include "proto/ctl.pb-c.h"
 
 #define DEPUTY_RECONNECT	1.0	/* seconds between tries to reach mosd */
-#define DEPUTY_STATS		2.0	/* seconds between reports from home */
+#define DEPUTY_STATS		1.0	/* seconds between reports from home */
 #define DEPUTY_ORDER_TIMEOUT	5	/* seconds to read an order */
 
 #define DEPUTY_OPTIONS	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
@@ -77,6 +77,12 @@ deputy_agent(struct deputy *d, Osm__CtlAgent *a)
 	    "running";
 	a->command = d->command;
 	a->socket = d->order_path;
+	a->has_locked = 1;
+	a->locked = d->o->locked;
+	if (d->o->mem_need != 0) {
+		a->has_mem_need = 1;
+		a->mem_need = d->o->mem_need;
+	}
 	a->has_cpu_permille = a->has_rss_bytes = 1;
 	a->cpu_permille = d->cpu_permille;
 	a->rss_bytes = d->rss;
@@ -172,6 +178,35 @@ deputy_hello(struct deputy *d, char **cause)
 	ctl_reply_free(r);
 	d->ctl_fd = fd;
 	return 0;
+}
+
+/* mosrun -b: where mosd's balancer would start P; home if it cannot say. */
+static uint32_t
+deputy_best(struct deputy *d)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlReply	*r;
+	uint32_t	 node = d->self;
+	char		*cause = NULL;
+
+	req.type = OSM__CTL_TYPE__CTL_BEST;
+	if (d->o->mem_need != 0) {
+		req.has_mem_need = 1;
+		req.mem_need = d->o->mem_need;
+	}
+	if ((r = ctl_request(d->ctl_fd, &req, NULL, &cause)) == NULL) {
+		fprintf(stderr, "mosrun: no best node: %s; running %s here\n",
+		    cause, d->command);
+		free(cause);
+		return node;
+	}
+	if (r->ok && r->has_node)
+		node = r->node;
+	else
+		fprintf(stderr, "mosrun: no best node: %s; running %s here\n",
+		    r->error != NULL ? r->error : "no answer", d->command);
+	ctl_reply_free(r);
+	return node;
 }
 
 static void
@@ -274,6 +309,11 @@ deputy_order(struct deputy *d, const Osm__CtlRequest *req,
 		reply->error = xstrdup("the deputy takes only migrate orders");
 		return;
 	}
+	if (!req->has_pid || req->pid != (uint32_t)d->pid) {
+		xasprintf(&reply->error, "this deputy holds process %d",
+		    (int)d->pid);
+		return;
+	}
 	if (req->node == d->self) {
 		if (d->state == DEPUTY_AWAY)
 			rc = away_come_home(d, &cause);
@@ -295,45 +335,17 @@ static void
 deputy_order_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct deputy	*d = w->data;
-	struct timeval	 tv = { .tv_sec = DEPUTY_ORDER_TIMEOUT };
 	Osm__CtlRequest	*req;
 	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
-	uint8_t		*buf;
-	size_t		 len;
-	uid_t		 uid;
-	gid_t		 gid;
-	pid_t		 pid;
-	char		*cause;
 	int		 fd;
 
-	if ((fd = accept4(d->order_fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+	if ((req = ctl_order_take(d->order_fd, DEPUTY_ORDER_TIMEOUT,
+	    &fd)) == NULL)
 		return;
-	/* Orders come from mosd alone. */
-	if (ctl_peercred(fd, &uid, &gid, &pid) == -1 || uid != 0) {
-		close(fd);
-		return;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	if (stream_read(fd, &buf, &len, CTL_RECORD_MAX, &cause) == -1) {
-		free(cause);
-		close(fd);
-		return;
-	}
-	req = osm__ctl_request__unpack(NULL, len, buf);
-	free(buf);
-	if (req == NULL || req->version != CTL_VERSION) {
-		reply.error = xstrdup("malformed order");
-	} else
-		deputy_order(d, req, &reply);
-	len = osm__ctl_reply__get_packed_size(&reply);
-	buf = xmalloc(len);
-	osm__ctl_reply__pack(&reply, buf);
-	stream_write(fd, buf, len);
-	free(buf);
+	deputy_order(d, req, &reply);
+	ctl_order_answer(fd, &reply);
 	free(reply.error);
-	if (req != NULL)
-		osm__ctl_request__free_unpacked(req, NULL);
-	close(fd);
+	osm__ctl_request__free_unpacked(req, NULL);
 }
 
 static void
@@ -393,28 +405,6 @@ deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	}
 }
 
-static int
-deputy_listen(struct deputy *d, char **cause)
-{
-	struct sockaddr_un	sun;
-	socklen_t		len;
-	uint32_t		r;
-
-	if (getrandom(&r, sizeof r, 0) != sizeof r)
-		r = getpid();
-	snprintf(d->order_path, sizeof d->order_path,
-	    "@osmosis-deputy-%d-%08x", (int)d->pid, r);
-	if (ctl_sockaddr(d->order_path, &sun, &len) == -1 ||
-	    (d->order_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0)) == -1 ||
-	    bind(d->order_fd, (struct sockaddr *)&sun, len) == -1 ||
-	    listen(d->order_fd, 8) == -1) {
-		xasprintf(cause, "order socket: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * Runs in the grandchild of mosrun (pid is mosrun, about to exec). Writes
  * one byte on sync once P is held and registered; on failure says why on
@@ -424,8 +414,9 @@ int
 deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 {
 	struct deputy	 d;
-	char		*cause = NULL;
+	char		*cause = NULL, what[32];
 	const char	*env;
+	uint32_t	 start;
 	int		 null, status;
 
 	memset(&d, 0, sizeof d);
@@ -458,7 +449,10 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 		    (int)pid, strerror(errno));
 		return 1;
 	}
-	if (deputy_listen(&d, &cause) == -1 || deputy_hello(&d, &cause) == -1) {
+	snprintf(what, sizeof what, "deputy-%d", (int)pid);
+	if ((d.order_fd = ctl_order_listen(what, d.order_path,
+	    sizeof d.order_path, &cause)) == -1 ||
+	    deputy_hello(&d, &cause) == -1) {
 		fprintf(stderr, "mosrun: %s\n", cause);
 		ptrace(PTRACE_DETACH, pid, 0, 0);
 		return 1;
@@ -498,12 +492,13 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 		deputy_home_event(&d, status);
 	}
 	deputy_command(&d);
-	if (o->start_node != 0 && o->start_node != d.self) {
+	d.cpu_at = now_ms();	/* the program starts: its CPU use counts */
+	start = o->best ? deputy_best(&d) : o->start_node;
+	if (start != 0 && start != d.self) {
 		if (deputy_to_entry(&d, &cause) == -1 ||
-		    away_migrate(&d, o->start_node, 1, &cause) == -1) {
+		    away_migrate(&d, start, 1, &cause) == -1) {
 			fprintf(stderr, "mosrun: cannot start %s on node %u: "
-			    "%s; running it here\n", d.command, o->start_node,
-			    cause);
+			    "%s; running it here\n", d.command, start, cause);
 			free(cause);
 		}
 	} else

@@ -24,12 +24,19 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosrun [-h | -r node] program [args]\n"
+	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-m MB] program "
+	    "[args]\n"
 	    "Run program as a migratable process whose home is this node: it\n"
 	    "may run on other nodes while it keeps its pid, files, terminal\n"
 	    "and parent here.\n\n"
 	    "  -h          start it here, at home (the default)\n"
 	    "  -r node     start it and move it to node at once\n"
+	    "  -b          start it on the node where it would run fastest\n"
+	    "  -L          never migrate it automatically (mosmigrate still "
+	    "can)\n"
+	    "  -l          let the balancer migrate it (the default)\n"
+	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
+	    "              much free are considered\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -83,11 +90,30 @@ main(int argc, char **argv)
 
 	memset(&o, 0, sizeof o);
 	o.sock = OSM_SOCKET_PATH;
-	while ((ch = getopt_long(argc, argv, "+hr:S:", longopts, NULL)) !=
-	    -1) {
+	while ((ch = getopt_long(argc, argv, "+bhlLm:r:S:", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
-		case 'h':
+		case 'b':
+			o.best = 1;
 			o.start_node = 0;
+			break;
+		case 'h':
+			o.best = 0;
+			o.start_node = 0;
+			break;
+		case 'l':
+			o.locked = 0;
+			break;
+		case 'L':
+			o.locked = 1;
+			break;
+		case 'm':
+			if (parse_uint(optarg, 1, 1ULL << 30, &v) == -1) {
+				fprintf(stderr, "mosrun: -m: expected MiB of "
+				    "memory, found '%s'\n", optarg);
+				return 2;
+			}
+			o.mem_need = v << 20;
 			break;
 		case 'r':
 			if (parse_uint(optarg, 1, OSM_MAX_NODES, &v) == -1) {
@@ -95,6 +121,7 @@ main(int argc, char **argv)
 				    "number, found '%s'\n", optarg);
 				return 2;
 			}
+			o.best = 0;
 			o.start_node = v;
 			break;
 		case 'S':

@@ -16,6 +16,9 @@ struct home_call;
 struct mosrun_opts {
 	const char	 *sock;
 	uint32_t	  start_node;	/* -r, 0: home */
+	int		  best;		/* -b: start on the best node */
+	int		  locked;	/* -L: no automatic migration */
+	uint64_t	  mem_need;	/* -m, bytes */
 	char		**argv;
 };
 

@@ -19,7 +19,7 @@ wait_for 5 all_fresh || {
 	fail "not every node saw 4 nodes up with AGE <= 3 within 5 s"
 }
 lab_exec 1 mosctl status | head -1 | grep -q \
-    '^NODE  *ADDRESS  *STATE  *LOAD  *CPUS  *SPEED  *MEMFREE  *MEMTOTAL  *GUESTS  *AGE$' ||
+    '^NODE  *ADDRESS  *STATE  *LOAD  *CPUS  *SPEED  *MEMFREE  *MEMTOTAL  *GUESTS  *AGE  *FLAGS$' ||
     fail "status header"
 # What node 1 says of node 3: its cgroup's 0.5 CPU and 512 MiB.
 lab_exec 1 mosctl status | awk '$1 == 3 && $2 == "10.77.0.3" &&
@@ -30,7 +30,7 @@ lab_exec 1 mosctl status | awk '$1 == 3 && $2 == "10.77.0.3" &&
 "$MOSLAB" exec 2 sh -c 'while :; do :; done' &
 burner=$!
 node2_busiest() {
-	lab_exec 1 mosctl status | awk 'NR > 1 && $4 > max { max = $4; n = $1 }
+	lab_exec 1 mosctl status | awk '$3 == "up" && $4 > max { max = $4; n = $1 }
 	    END { exit !(n == 2 && max >= 1.0) }'
 }
 wait_for 6 node2_busiest || {

@@ -505,6 +505,34 @@ START_TEST(test_load_formula)
 }
 END_TEST
 
+/*
+ * What a CPU-bound process can expect of a node: all of a CPU while there
+ * is one free, else its share; twice the capacity, twice the share; our
+ * own moves not yet in the load count.
+ */
+START_TEST(test_balance_speed)
+{
+	struct node_view	one = { .id = 1, .runnable = 3, .cpus = 1,
+				    .speed = 1000 };
+	struct node_view	two = one;
+
+	two.cpus = 2;
+	ck_assert(fabs(balance_speed(&one, 0) - 1000.0 / 3) < 1e-9);
+	ck_assert(fabs(balance_speed(&one, 1) - 250) < 1e-9);
+	ck_assert(fabs(balance_speed(&two, 1) - 500) < 1e-9);
+	two.speed = 2000;
+	ck_assert(fabs(balance_speed(&two, 1) - 1000) < 1e-9);
+	one.runnable = 0;
+	ck_assert(fabs(balance_speed(&one, 0) - 1000) < 1e-9);
+	ck_assert(fabs(balance_speed(&one, 1) - 1000) < 1e-9);
+	one.pending = 1;
+	ck_assert(fabs(balance_speed(&one, 1) - 500) < 1e-9);
+	one.cpus = 0.4;
+	one.pending = -1;
+	ck_assert(fabs(balance_speed(&one, 0) - 400) < 1e-9);
+}
+END_TEST
+
 static Suite *
 mosd_suite(void)
 {
@@ -529,6 +557,10 @@ mosd_suite(void)
 	tcase_add_test(tc, test_probe_cgroup_v2);
 	tcase_add_test(tc, test_probe_no_cgroup);
 	tcase_add_test(tc, test_load_formula);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("balance");
+	tcase_add_test(tc, test_balance_speed);
 	suite_add_tcase(s, tc);
 	return s;
 }
