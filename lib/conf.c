@@ -34,22 +34,18 @@
 
 struct conf_parse {
 	struct cluster_conf	*conf;
-	const char		*path;
-	unsigned		 line;
+	struct cfg_file		 in;
 	char			**cause;
 };
 
 static int
 conf_error(struct conf_parse *p, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*msg;
+	va_list	ap;
 
 	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
+	cfg_verror(&p->in, p->cause, fmt, ap);
 	va_end(ap);
-	xasprintf(p->cause, "%s:%u: %s", p->path, p->line, msg);
-	free(msg);
 	return -1;
 }
 
@@ -237,7 +233,7 @@ conf_beside(struct conf_parse *p, char **path, const char *def)
 
 	if (*path != NULL && (*path)[0] == '/')
 		return;
-	tmp = xstrdup(p->path);
+	tmp = xstrdup(p->in.path);
 	dir = dirname(tmp);
 	rel = *path;
 	xasprintf(path, "%s/%s", dir, rel == NULL ? def : rel);
@@ -253,17 +249,17 @@ conf_finish(struct conf_parse *p)
 
 	if (c->nnodes == 0) {
 		xasprintf(p->cause, "%s: no nodes defined (expected at least "
-		    "one 'node ID ADDRESS' line)", p->path);
+		    "one 'node ID ADDRESS' line)", p->in.path);
 		return -1;
 	}
 	if (c->self != 0 && conf_find(c, c->self) == NULL) {
 		xasprintf(p->cause, "%s: 'self %u' names a node that is not "
-		    "defined", p->path, c->self);
+		    "defined", p->in.path, c->self);
 		return -1;
 	}
 	if (c->timeout_ms <= c->interval_ms) {
 		xasprintf(p->cause, "%s: timeout (%llums) must be longer than "
-		    "the gossip interval (%llums)", p->path,
+		    "the gossip interval (%llums)", p->in.path,
 		    (unsigned long long)c->timeout_ms,
 		    (unsigned long long)c->interval_ms);
 		return -1;
@@ -283,16 +279,11 @@ conf_load(const char *path, char **cause)
 {
 	struct conf_parse	 p;
 	struct cluster_conf	*c;
-	FILE			*f;
-	char			*line = NULL, *s, *w[CONF_MAX_WORDS + 1];
-	size_t			 size = 0;
-	ssize_t			 n;
+	char			*w[CONF_MAX_WORDS];
 	int			 nw;
 
-	if ((f = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	if (cfg_open(&p.in, path, cause) == -1)
 		return NULL;
-	}
 	c = xcalloc(1, sizeof *c);
 	c->path = xstrdup(path);
 	c->port = OSM_PORT;
@@ -303,45 +294,18 @@ conf_load(const char *path, char **cause)
 	c->guest_uid_first = CONF_GUEST_UID_FIRST;
 	c->guest_uid_last = CONF_GUEST_UID_LAST;
 	p.conf = c;
-	p.path = path;
-	p.line = 0;
 	p.cause = cause;
 
-	while ((n = getline(&line, &size, f)) != -1) {
-		p.line++;
-		if (memchr(line, '\0', n) != NULL) {
-			conf_error(&p, "line contains a NUL byte");
-			goto fail;
-		}
-		if ((s = strchr(line, '#')) != NULL)
-			*s = '\0';
-		nw = 0;
-		for (s = strtok(line, " \t\r\n"); s != NULL;
-		    s = strtok(NULL, " \t\r\n")) {
-			if (nw == CONF_MAX_WORDS) {
-				conf_error(&p, "too many words");
-				goto fail;
-			}
-			w[nw++] = s;
-		}
-		if (nw == 0)
-			continue;
+	while ((nw = cfg_words(&p.in, w, CONF_MAX_WORDS, cause)) > 0)
 		if (conf_line(&p, w, nw) == -1)
 			goto fail;
-	}
-	if (ferror(f)) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	if (nw == -1 || conf_finish(&p) == -1)
 		goto fail;
-	}
-	if (conf_finish(&p) == -1)
-		goto fail;
-	free(line);
-	fclose(f);
+	cfg_close(&p.in);
 	return c;
 
 fail:
-	free(line);
-	fclose(f);
+	cfg_close(&p.in);
 	conf_free(c);
 	return NULL;
 }

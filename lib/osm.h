@@ -6,6 +6,7 @@
 #define OSM_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -151,6 +152,21 @@ int	 session_recv_image(struct session *, uint16_t, uint16_t,
 #define STREAM_RECORD_MAX	(64U << 20)
 int	 stream_write(int, const void *, size_t);
 int	 stream_read(int, uint8_t **, size_t *, size_t, char **);
+
+/* cfg.c */
+struct cfg_file {
+	FILE		*f;
+	const char	*path;
+	unsigned	 line;
+	char		*buf;
+	size_t		 size;
+};
+int	 cfg_open(struct cfg_file *, const char *, char **);
+void	 cfg_close(struct cfg_file *);
+int	 cfg_words(struct cfg_file *, char **, int, char **);
+int	 cfg_error(const struct cfg_file *, char **, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	 cfg_verror(const struct cfg_file *, char **, const char *, va_list);
 
 /* conf.c */
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */

@@ -39,8 +39,7 @@ struct policy_mark {			/* where a user or group line was */
 
 struct policy_parse {
 	struct policy		*pol;
-	const char		*path;
-	unsigned		 line;
+	struct cfg_file		 in;
 	char			**cause;
 	unsigned		 default_line;	/* 0: none yet */
 	struct policy_mark	*umarks;	/* one per pol->users */
@@ -50,14 +49,11 @@ struct policy_parse {
 static int
 policy_error(struct policy_parse *p, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*msg;
+	va_list	ap;
 
 	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
+	cfg_verror(&p->in, p->cause, fmt, ap);
 	va_end(ap);
-	xasprintf(p->cause, "%s:%u: %s", p->path, p->line, msg);
-	free(msg);
 	return -1;
 }
 
@@ -311,7 +307,7 @@ policy_default_line(struct policy_parse *p, char **w, int nw)
 	if (p->default_line != 0)
 		return policy_error(p, "a second default line (the first is "
 		    "line %u)", p->default_line);
-	p->default_line = p->line;
+	p->default_line = p->in.line;
 	return policy_rule_keys(p, w, nw, 1, &p->pol->def, &seen);
 }
 
@@ -350,7 +346,7 @@ policy_named_line(struct policy_parse *p, char **w, int nw)
 	(*n)++;
 	named->name = xstrdup(w[1]);
 	policy_rule_init(&named->rule);
-	mark->line = p->line;
+	mark->line = p->in.line;
 	mark->keys = 0;
 	return policy_rule_keys(p, w, nw, 2, &named->rule, &mark->keys);
 }
@@ -431,62 +427,33 @@ policy_load(const char *path, char **cause)
 {
 	struct policy_parse	 p;
 	struct policy		*pol;
-	FILE			*f;
-	char			*line = NULL, *s, *w[POLICY_MAX_WORDS];
-	size_t			 size = 0;
-	ssize_t			 n;
+	char			*w[POLICY_MAX_WORDS];
 	int			 nw;
 
-	if ((f = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	memset(&p, 0, sizeof p);
+	if (cfg_open(&p.in, path, cause) == -1)
 		return NULL;
-	}
 	pol = policy_default();
 	pol->path = xstrdup(path);
-	memset(&p, 0, sizeof p);
 	p.pol = pol;
-	p.path = path;
 	p.cause = cause;
 
-	while ((n = getline(&line, &size, f)) != -1) {
-		p.line++;
-		if (memchr(line, '\0', n) != NULL) {
-			policy_error(&p, "line contains a NUL byte");
-			goto fail;
-		}
-		if ((s = strchr(line, '#')) != NULL)
-			*s = '\0';
-		nw = 0;
-		for (s = strtok(line, " \t\r\n"); s != NULL;
-		    s = strtok(NULL, " \t\r\n")) {
-			if (nw == POLICY_MAX_WORDS) {
-				policy_error(&p, "too many words");
-				goto fail;
-			}
-			w[nw++] = s;
-		}
-		if (nw == 0)
-			continue;
+	while ((nw = cfg_words(&p.in, w, POLICY_MAX_WORDS, cause)) > 0)
 		if (policy_line(&p, w, nw) == -1)
 			goto fail;
-	}
-	if (ferror(f)) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	if (nw == -1)
 		goto fail;
-	}
 	policy_inherit(&pol->def, pol->users, p.umarks, pol->nusers);
 	policy_inherit(&pol->def, pol->groups, p.gmarks, pol->ngroups);
 	free(p.umarks);
 	free(p.gmarks);
-	free(line);
-	fclose(f);
+	cfg_close(&p.in);
 	return pol;
 
 fail:
 	free(p.umarks);
 	free(p.gmarks);
-	free(line);
-	fclose(f);
+	cfg_close(&p.in);
 	policy_free(pol);
 	return NULL;
 }
