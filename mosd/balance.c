@@ -244,7 +244,8 @@ balance_movable(struct mosd *m, const struct mproc *p,
 
 /* Weigh p where it is against every node; move it if one is worth it. */
 static void
-balance_one(struct mosd *m, struct mproc *p, uint8_t *taken, uint64_t now)
+balance_one(struct mosd *m, struct mproc *p, uint8_t *taken,
+    uint8_t *relieved, uint64_t now)
 {
 	struct balance		*b = &m->balance;
 	struct node_view	*at, *v, *best = NULL;
@@ -258,16 +259,17 @@ balance_one(struct mosd *m, struct mproc *p, uint8_t *taken, uint64_t now)
 		return;
 	here = balance_speed(at, 0);
 	/*
-	 * CPU-bound: it gets about its fair share of a CPU where it is. One
-	 * that mostly waits has little to gain anywhere.
+	 * From a node short of memory (one process a round) or a blocked
+	 * one, any node where it fits will do, whatever it does. Otherwise
+	 * only a CPU-bound process gains: it gets about its fair share of a
+	 * CPU where it is; one that mostly waits has little to gain anywhere.
 	 */
+	must = (at->mem_free < BALANCE_MEM_LOW && !relieved[at - b->nodes]) ||
+	    (at->id != m->conf->self &&
+	    (at->flags & OSM__NODE_FLAG__NODE_BLOCK));
 	fair = here / at->speed * 1000;
-	if (p->cpu_permille < fair / 2)
+	if (!must && p->cpu_permille < fair / 2)
 		return;
-	/* A blocked node or one short of memory: any allowed node will do. */
-	must = at->id != m->conf->self &&
-	    ((at->flags & OSM__NODE_FLAG__NODE_BLOCK) ||
-	    at->mem_free < BALANCE_MEM_LOW);
 	for (i = 0; i < b->n; i++) {
 		v = &b->nodes[i];
 		if (v == at || taken[i] || !balance_allowed(m, p, v, need))
@@ -292,6 +294,8 @@ balance_one(struct mosd *m, struct mproc *p, uint8_t *taken, uint64_t now)
 			return;
 	}
 	taken[best - b->nodes] = 1;
+	if (at->mem_free < BALANCE_MEM_LOW)
+		relieved[at - b->nodes] = 1;
 	balance_order(m, p, best);
 }
 
@@ -299,7 +303,7 @@ static void
 balance_round(struct mosd *m)
 {
 	struct mproc	*p, **order;
-	uint8_t		*taken;
+	uint8_t		*taken, *relieved;
 	uint64_t	 now = now_ms();
 	size_t		 n = 0, i, j;
 
@@ -322,9 +326,12 @@ balance_round(struct mosd *m)
 		order[i] = order[j];
 		order[j] = p;
 	}
+	/* Per node, this round: a process sent there, one sent away. */
 	taken = xcalloc(m->balance.n, 1);
+	relieved = xcalloc(m->balance.n, 1);
 	for (i = 0; i < n; i++)
-		balance_one(m, order[i], taken, now);
+		balance_one(m, order[i], taken, relieved, now);
+	free(relieved);
 	free(taken);
 	free(order);
 }

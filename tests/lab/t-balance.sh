@@ -3,10 +3,12 @@
 # where it runs faster than at a busy home; -m keeps it off nodes without
 # that much free memory; -r starts it where asked; CPU-bound jobs started
 # on node 1 spread over the nodes while -L jobs stay home, and once the
-# load is steady no process has moved more than twice.
+# load is steady no process has moved more than twice; a process that
+# leaves its node short of memory goes where it fits, its memory intact.
 . "$(dirname "$0")/lib.sh"
+P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
-lab_up 3 --cpus 0.5 --mem 256
+lab_up 3 --cpus 0.5 --mem 192,256,256
 wait_cluster 3
 LOG=$(lab_dir)/node1/mosd.log
 SPIN='while :; do :; done'
@@ -80,6 +82,19 @@ grep -o "balancer: process [0-9]*" "$LOG" | sort | uniq -c |
     fail "a process migrated more than twice"
 grep -Eq "balancer: process ($l1|$l2) " "$LOG" &&
     fail "the balancer moved a -L job"
+
+# Short of memory: a waiting process that fills 140 of node 1's 192 MiB
+# goes to a node where it fits, though it uses no CPU.
+lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
+"$MOSLAB" exec 1 sh -c "mosrun $P/walker /tmp/go big 140 > /tmp/big 2>&1" &
+big=$!
+wait_for 20 nprocs 8 || fail "big: not in mosps"
+w=$(newest)
+wait_for 20 not_at "$w" here || fail "big: still home: $(lab_exec 1 mosps -a)"
+lab_exec 1 sh -c 'echo > /tmp/go'
+wait "$big"
+lab_exec 1 grep -qx "memory intact" /tmp/big ||
+    fail "big: $(lab_exec 1 cat /tmp/big)"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
