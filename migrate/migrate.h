@@ -16,11 +16,13 @@
  *	restore:	t = mig_spawn() or mig_adopt(pid);
  *			mig_restore(t, fd, ...); mig_release(t) to let it run
  *
- * mig_release and mig_kill free t. A failed mig_dump leaves the process
- * as it was; a failed mig_restore has already killed a spawned target,
- * while an adopted one may be half changed and is the caller's to kill
- * (every record is checked before it is applied, the description before
- * the target is touched, but pages stream in before the final seal).
+ * mig_release and mig_kill free t, and so does mig_forget once the caller
+ * has seen the task end and waited for it. A failed mig_dump leaves the
+ * process as it was; a failed mig_restore has already killed a spawned
+ * target, while an adopted one may be half changed and is the caller's to
+ * kill (every record is checked before it is applied, the description
+ * before the target is touched, but pages stream in before the final
+ * seal).
  */
 #ifndef MIGRATE_H
 #define MIGRATE_H
@@ -107,6 +109,7 @@ pid_t		 mig_pid(const struct mig_task *);
 int		 mig_release(struct mig_task *, char **);
 int		 mig_resume(struct mig_task *, char **);
 void		 mig_kill(struct mig_task *);
+void		 mig_forget(struct mig_task *);
 int		 mig_call(struct mig_task *, long *, long, const sysargs,
 		    char **);
 size_t		 mig_stolen(struct mig_task *, siginfo_t *, size_t);

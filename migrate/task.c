@@ -595,6 +595,13 @@ out:
 	return rc;
 }
 
+/* Free a task its caller has seen end and has waited for. */
+void
+mig_forget(struct mig_task *t)
+{
+	task_free(t);
+}
+
 /* Kill the task and wait until it is gone. */
 void
 mig_kill(struct mig_task *t)
@@ -619,6 +626,8 @@ mig_stolen(struct mig_task *t, siginfo_t *out, size_t max)
 {
 	size_t	n = t->nstolen < max ? t->nstolen : max;
 
+	if (n == 0)
+		return 0;	/* t->stolen may be NULL */
 	memcpy(out, t->stolen, n * sizeof *out);
 	memmove(t->stolen, t->stolen + n, (t->nstolen - n) * sizeof *out);
 	t->nstolen -= n;

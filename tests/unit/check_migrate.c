@@ -451,6 +451,7 @@ START_TEST(test_husk_calls)
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 7);
 	mig_husk_free(&h);
+	mig_forget(t);
 }
 END_TEST
 
