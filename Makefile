@@ -268,7 +268,8 @@ asan: deps
 	tests/run-unit $(UNIT_BINS:$(OBJ)/%=build/asan/%)
 	OSM_BIN=$(abspath build/asan/bin) \
 	    OSM_ZDTM=$(abspath build/asan/tests/zdtm) \
-	    OSM_MOSRUN=$(abspath build/asan/tests/mosrun) tests/lab/run
+	    OSM_MOSRUN=$(abspath build/asan/tests/mosrun) \
+	    OSM_SAN_DIR=$(abspath build/asan/reports) tests/lab/run
 
 demo: deps
 	$(MAKE) all $(OBJ)/bench/mosix

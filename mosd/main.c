@@ -153,6 +153,20 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	    pol->path != NULL ? pol->path : "built in (allow all)");
 }
 
+/* What mosd_setup and the run made; what is not made yet is NULL. */
+static void
+mosd_free(struct mosd *m)
+{
+	free(m->self_exe);
+	free(m->guest_pids);
+	free(m->rxbuf);
+	gossip_free(m->gossip);
+	policy_free(m->policy);
+	free(m->balance.nodes);
+	conf_free(m->conf);
+	explicit_bzero(&m->key, sizeof m->key);
+}
+
 static int
 mosd_setup(struct mosd *m, const char *path, char **cause)
 {
@@ -245,6 +259,8 @@ main(int argc, char **argv)
 	m.verbose = verbose;
 	if (mosd_setup(&m, path, &cause) == -1) {
 		fprintf(stderr, "mosd: %s\n", cause);
+		free(cause);
+		mosd_free(&m);
 		return 1;
 	}
 	if (m.policy->path == NULL)
@@ -255,6 +271,7 @@ main(int argc, char **argv)
 		    m.conf->self, m.conf->nnodes, m.conf->key_path,
 		    m.policy->path != NULL ? m.policy->path :
 		    "built in (allow all)");
+		mosd_free(&m);
 		return 0;
 	}
 	if (geteuid() != 0) {
@@ -316,14 +333,7 @@ main(int argc, char **argv)
 	control_shutdown(&m);
 	close(m.udp_fd);
 	close(m.tcp_fd);
-	free(m.self_exe);
-	free(m.guest_pids);
-	free(m.rxbuf);
-	gossip_free(m.gossip);
-	policy_free(m.policy);
-	free(m.balance.nodes);
-	conf_free(m.conf);
-	explicit_bzero(&m.key, sizeof m.key);
+	mosd_free(&m);
 	log_info("stopped");
 	return 0;
 }
