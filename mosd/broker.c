@@ -286,6 +286,7 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 	} else if (why == NULL)
 		why = xstrdup("no randomness");
 	ans.accept = why == NULL;
+	m->counters[ans.accept ? C_OFFERS_ACCEPTED : C_OFFERS_REFUSED]++;
 	if (ans.accept) {
 		ans.nonce.data = l->nonce;
 		ans.nonce.len = sizeof l->nonce;

@@ -23,6 +23,8 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_TX_ERROR] = "send_errors",
 	[C_CTL_REQUESTS] = "control_requests",
 	[C_CTL_REFUSED] = "control_refused",
+	[C_OFFERS_ACCEPTED] = "offers_accepted",
+	[C_OFFERS_REFUSED] = "offers_refused",
 };
 
 static int

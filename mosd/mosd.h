@@ -323,6 +323,8 @@ enum mosd_counter {
 	C_TX_ERROR,
 	C_CTL_REQUESTS,
 	C_CTL_REFUSED,
+	C_OFFERS_ACCEPTED,
+	C_OFFERS_REFUSED,
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
