@@ -182,7 +182,8 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
-MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static
+MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
+		   $(OBJ)/tests/mosrun/counter
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)

@@ -84,6 +84,7 @@ files_one(struct mig_task *t, int fd, Osm__ImgFd *d, char **cause)
 	struct stat	 st, now;
 	ssize_t		 n;
 	uint32_t	 flags;
+	int		 gone;
 
 	snprintf(link, sizeof link, "/proc/%d/fd/%d", t->pid, fd);
 	if ((n = readlink(link, path, sizeof path - 1)) == -1 ||
@@ -105,8 +106,14 @@ files_one(struct mig_task *t, int fd, Osm__ImgFd *d, char **cause)
 		d->kind = S_ISREG(st.st_mode) ? OSM__IMG_FD_KIND__FD_REGULAR :
 		    OSM__IMG_FD_KIND__FD_DIRECTORY;
 		snprintf(full, sizeof full, "/proc/%d/root%s", t->pid, path);
-		if (stat(full, &now) == -1 || now.st_dev != st.st_dev ||
-		    now.st_ino != st.st_ino) {
+		gone = stat(full, &now) == -1 || now.st_dev != st.st_dev ||
+		    now.st_ino != st.st_ino;
+		if (gone && fd <= 2) {
+			/* as for a terminal: the restorer's own */
+			d->kind = OSM__IMG_FD_KIND__FD_STDIO;
+			return 0;
+		}
+		if (gone) {
 			xasprintf(cause, "process %d has descriptor %d open "
 			    "on %s, which was deleted or replaced: it cannot "
 			    "be reopened", t->pid, fd, path);

@@ -25,6 +25,7 @@ static const struct ctl_cmd *const control_cmds[] = {
 	&ctl_stats_cmd,
 	&ctl_ps_cmd,
 	&ctl_migrate_cmd,
+	&ctl_checkpoint_cmd,
 	&ctl_agent_hello_cmd,
 	&ctl_agent_status_cmd,
 	&ctl_connect_cmd,

@@ -1,9 +1,9 @@
 /*
- * CTL_MIGRATE: move a process homed here to a node, or home. Allowed to
- * the process's owner and to root. mosd checks what it can (the node
- * exists, is up, is not where the process already is) and orders the
- * process's deputy, which does the move; the deputy's answer is the
- * caller's.
+ * CTL_MIGRATE: move a process homed here to a node, or home; CTL_CHECKPOINT:
+ * checkpoint it now. Allowed to the process's owner and to root. mosd
+ * checks what it can (the node exists, is up, is not where the process
+ * already is, the policy allows it) and orders the process's deputy, which
+ * does the work; the deputy's answer is the caller's.
  */
 #include <stdlib.h>
 
@@ -24,6 +24,8 @@ ctl_migrate_done(struct mosd *m, void *arg, Osm__CtlReply *answer,
 		else if (!answer->ok)
 			reply.error = answer->error != NULL ? answer->error :
 			    "the deputy refused without a reason";
+		else
+			reply.path = answer->path;
 		control_reply(caller, &reply);
 	}
 	peer_unref(caller);
@@ -37,8 +39,9 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	struct mproc	*mp;
 	ssize_t		 idx;
 	uint32_t	 node;
+	int		 ckpt = req->type == OSM__CTL_TYPE__CTL_CHECKPOINT;
 
-	if (!req->has_pid || !req->has_node) {
+	if (!req->has_pid || (!ckpt && !req->has_node)) {
 		reply->error = xstrdup("migrate needs a pid and a node");
 		return -1;
 	}
@@ -50,8 +53,15 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	}
 	if (p->uid != 0 && p->uid != mp->uid) {
 		xasprintf(&reply->error, "process %u belongs to %s: only its "
-		    "owner or root may move it", req->pid, mp->user);
+		    "owner or root may %s it", req->pid, mp->user, ckpt ?
+		    "checkpoint" : "move");
 		return -1;
+	}
+	if (ckpt) {
+		order.type = OSM__CTL_TYPE__CTL_CHECKPOINT;
+		order.has_pid = 1;
+		order.pid = req->pid;
+		goto send;
 	}
 	if ((idx = gossip_index(m->gossip, node)) == -1) {
 		xasprintf(&reply->error, "node %u is not in the cluster map",
@@ -73,6 +83,7 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	order.has_pid = order.has_node = 1;
 	order.pid = req->pid;
 	order.node = node;
+send:
 	if (control_order(m, mp->socket, &order, ctl_migrate_done, p,
 	    &reply->error) == -1)
 		return -1;
@@ -83,5 +94,11 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 const struct ctl_cmd ctl_migrate_cmd = {
 	.type = OSM__CTL_TYPE__CTL_MIGRATE,
 	.name = "migrate",
+	.exec = ctl_migrate,
+};
+
+const struct ctl_cmd ctl_checkpoint_cmd = {
+	.type = OSM__CTL_TYPE__CTL_CHECKPOINT,
+	.name = "checkpoint",
 	.exec = ctl_migrate,
 };

@@ -185,6 +185,7 @@ extern const struct ctl_cmd ctl_status_cmd;
 extern const struct ctl_cmd ctl_stats_cmd;
 extern const struct ctl_cmd ctl_ps_cmd;
 extern const struct ctl_cmd ctl_migrate_cmd;
+extern const struct ctl_cmd ctl_checkpoint_cmd;
 extern const struct ctl_cmd ctl_agent_hello_cmd;
 extern const struct ctl_cmd ctl_agent_status_cmd;
 extern const struct ctl_cmd ctl_connect_cmd;

@@ -1,5 +1,6 @@
 /*
- * mosmigrate: move a migratable process to another node, or home.
+ * mosmigrate: move a migratable process to another node, or home, or have
+ * its deputy checkpoint it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,9 +18,11 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosmigrate [-S socket] pid node|home\n"
+	    "usage: mosmigrate [-S socket] pid node|home|checkpoint\n"
 	    "Move migratable process pid, homed on this node, to node (a node\n"
-	    "number) or back home. Allowed to the process's owner and root.\n\n"
+	    "number) or back home, or checkpoint it now (to the next file of\n"
+	    "its mosrun -C, else ckpt.PID in the directory mosrun started in).\n"
+	    "Allowed to the process's owner and root.\n\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Exit status: 0 once the process runs there, 1 if the move was\n"
@@ -65,13 +68,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	req.pid = v;
-	if (strcmp(argv[1], "home") == 0)
+	if (strcmp(argv[1], "checkpoint") == 0) {
+		req.type = OSM__CTL_TYPE__CTL_CHECKPOINT;
+		req.has_node = 0;
+	} else if (strcmp(argv[1], "home") == 0)
 		req.node = 0;
 	else if (parse_uint(argv[1], 1, OSM_MAX_NODES, &v) == 0)
 		req.node = v;
 	else {
-		fprintf(stderr, "mosmigrate: expected a node number or 'home', "
-		    "found '%s'\n", argv[1]);
+		fprintf(stderr, "mosmigrate: expected a node number, 'home' or "
+		    "'checkpoint', found '%s'\n", argv[1]);
 		return 2;
 	}
 	if ((fd = ctl_connect(sock, MOSMIGRATE_TIMEOUT, &cause)) == -1 ||
@@ -86,6 +92,8 @@ main(int argc, char **argv)
 		ctl_reply_free(r);
 		return 1;
 	}
+	if (r->path != NULL)
+		printf("checkpoint written to %s\n", r->path);
 	ctl_reply_free(r);
 	return 0;
 }

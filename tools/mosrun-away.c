@@ -70,7 +70,7 @@ away_pending(pid_t pid)
  * Stop P where it is, at home, as a ptrace interrupt stop. Signals that
  * come first are delivered: at home they are P's own business.
  */
-static int
+int
 away_stop_home(struct deputy *d, char **cause)
 {
 	int	status;

@@ -305,13 +305,18 @@ deputy_order(struct deputy *d, const Osm__CtlRequest *req,
 	char	*cause = NULL;
 	int	 rc = 0;
 
-	if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node) {
-		reply->error = xstrdup("the deputy takes only migrate orders");
-		return;
-	}
 	if (!req->has_pid || req->pid != (uint32_t)d->pid) {
 		xasprintf(&reply->error, "this deputy holds process %d",
 		    (int)d->pid);
+		return;
+	}
+	if (req->type == OSM__CTL_TYPE__CTL_CHECKPOINT) {
+		reply->ok = ckpt_write(d, &reply->path, &reply->error) == 0;
+		return;
+	}
+	if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node) {
+		reply->error = xstrdup("the deputy takes migrate and checkpoint "
+		    "orders only");
 		return;
 	}
 	if (req->node == d->self) {
@@ -344,6 +349,7 @@ deputy_order_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	deputy_order(d, req, &reply);
 	ctl_order_answer(fd, &reply);
+	free(reply.path);
 	free(reply.error);
 	osm__ctl_request__free_unpacked(req, NULL);
 }
@@ -477,10 +483,24 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 	ev_timer_start(d.loop, &d.stats);
 	signal(SIGPIPE, SIG_IGN);
 
+	ckpt_init(&d);
+
 	if (write(sync, "", 1) != 1)
 		deputy_exit(&d, 1);
 	close(sync);
 
+	if (o->recover != NULL) {
+		/* mosrun -R: P stops itself for us to make it the process. */
+		if (ckpt_recover(&d, &cause) == -1) {
+			fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
+			    o->recover, cause);
+			free(cause);
+			ptrace(PTRACE_CONT, pid, 0, 0);
+		}
+		deputy_command(&d);
+		d.cpu_at = now_ms();
+		goto run;
+	}
 	/* The exec stop: the program is loaded and has not run yet. */
 	for (;;) {
 		while (waitpid(pid, &status, __WALL) == -1 && errno == EINTR)
@@ -503,6 +523,7 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 		}
 	} else
 		ptrace(PTRACE_CONT, pid, 0, 0);
+run:
 	deputy_report(&d);
 	/* From now on the process's messages go through P's own stderr. */
 	if (d.log_fd != -1)

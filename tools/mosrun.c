@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,9 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-m MB] program "
-	    "[args]\n"
+	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-m MB]\n"
+	    "              [-C file [-A minutes] [-N max]] program [args]\n"
+	    "       mosrun -R file [--fd N=path]... [-L | -l] [-C file ...]\n"
 	    "Run program as a migratable process whose home is this node: it\n"
 	    "may run on other nodes while it keeps its pid, files, terminal\n"
 	    "and parent here.\n\n"
@@ -37,6 +39,13 @@ usage(int status)
 	    "  -l          let the balancer migrate it (the default)\n"
 	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
 	    "              much free are considered\n"
+	    "  -C file     checkpoints go to file.1, file.2, ... (mosmigrate\n"
+	    "              pid checkpoint, or every -A minutes)\n"
+	    "  -A minutes  checkpoint this often (fractions allowed)\n"
+	    "  -N max      keep only the last max checkpoints\n"
+	    "  -R file     go on from checkpoint file, here, as its home\n"
+	    "  --fd N=path with -R: open path as descriptor N instead of the\n"
+	    "              file the checkpoint recorded\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -97,19 +106,56 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
+		{ "fd", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct mosrun_opts	 o;
+	static char		*recover_argv[2];
 	uint64_t		 v;
 	pid_t			 pid, self = getpid();
-	char			 ok, tracer[32];
+	char			 ok, tracer[32], *end, *eq;
 	int			 ch, sync[2], st;
 
 	memset(&o, 0, sizeof o);
 	o.sock = OSM_SOCKET_PATH;
-	while ((ch = getopt_long(argc, argv, "+bhlLm:r:S:", longopts,
+	while ((ch = getopt_long(argc, argv, "+A:bC:hlLm:N:r:R:S:", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
+		case 'A':
+			if ((o.ckpt_every = strtod(optarg, &end) * 60) <= 0 ||
+			    *end != '\0' || o.ckpt_every > 1e9) {
+				fprintf(stderr, "mosrun: -A: expected minutes, "
+				    "found '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'C':
+			o.ckpt_base = optarg;
+			break;
+		case 'F':
+			if ((eq = strchr(optarg, '=')) != NULL)
+				*eq = '\0';
+			if (eq == NULL || eq[1] == '\0' ||
+			    parse_uint(optarg, 0, 1 << 20, &v) == -1) {
+				fprintf(stderr, "mosrun: --fd: expected N=PATH\n");
+				return 2;
+			}
+			o.overrides = xreallocarray(o.overrides,
+			    o.noverrides + 1, sizeof *o.overrides);
+			o.overrides[o.noverrides].fd = v;
+			o.overrides[o.noverrides++].path = eq + 1;
+			break;
+		case 'N':
+			if (parse_uint(optarg, 1, UINT32_MAX, &v) == -1) {
+				fprintf(stderr, "mosrun: -N: expected a number "
+				    "of checkpoints, found '%s'\n", optarg);
+				return 2;
+			}
+			o.ckpt_max = v;
+			break;
+		case 'R':
+			o.recover = optarg;
+			break;
 		case 'b':
 			o.best = 1;
 			o.start_node = 0;
@@ -151,9 +197,12 @@ main(int argc, char **argv)
 		}
 	}
 	argv += optind;
-	if (argv[0] == NULL)
+	if ((o.recover == NULL) == (argv[0] == NULL) ||
+	    (o.noverrides > 0 && o.recover == NULL) ||
+	    ((o.ckpt_every > 0 || o.ckpt_max > 0) && o.ckpt_base == NULL))
 		usage(2);
-	o.argv = argv;
+	o.argv = o.recover != NULL ? recover_argv : argv;
+	recover_argv[0] = (char *)o.recover;
 
 	/*
 	 * Already migratable (mosrun run by a migratable process that execs
@@ -192,5 +241,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	close(sync[0]);
+	if (o.recover != NULL) {
+		/* The deputy makes us the checkpoint's process while stopped. */
+		close_range(3, ~0U, 0);
+		raise(SIGSTOP);
+		fprintf(stderr, "mosrun: not recovered from %s\n", o.recover);
+		return 1;
+	}
 	mosrun_exec(argv);
 }

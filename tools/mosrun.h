@@ -19,6 +19,12 @@ struct mosrun_opts {
 	int		  best;		/* -b: start on the best node */
 	int		  locked;	/* -L: no automatic migration */
 	uint64_t	  mem_need;	/* -m, bytes */
+	const char	 *ckpt_base;	/* -C: FILE.1, FILE.2, ... */
+	double		  ckpt_every;	/* -A, seconds; 0: on demand */
+	unsigned	  ckpt_max;	/* -N: the last kept; 0: all */
+	const char	 *recover;	/* -R: the checkpoint to go on from */
+	struct mig_fd_override *overrides;	/* --fd, with -R */
+	size_t		  noverrides;
 	char		**argv;
 };
 
@@ -66,6 +72,11 @@ struct deputy {
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;
 	uint64_t		 rss;
+
+	/* checkpoints */
+	char			*ckpt_base;	/* absolute */
+	unsigned		 ckpt_last;	/* FILE.N written last, or 0 */
+	ev_timer		 ckpt_timer;	/* -A */
 };
 
 /* mosrun-deputy.c */
@@ -74,7 +85,13 @@ int	 deputy_options(struct deputy *, char **);
 void	 deputy_report(struct deputy *);
 void	 deputy_exit(struct deputy *, int);
 
+/* mosrun-ckpt.c */
+void	 ckpt_init(struct deputy *);
+int	 ckpt_write(struct deputy *, char **, char **);
+int	 ckpt_recover(struct deputy *, char **);
+
 /* mosrun-away.c */
+int	 away_stop_home(struct deputy *, char **);
 int	 away_migrate(struct deputy *, uint32_t, int, char **);
 int	 away_come_home(struct deputy *, char **);
 void	 away_session_cb(struct ev_loop *, ev_io *, int);

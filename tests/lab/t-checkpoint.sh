@@ -1,0 +1,69 @@
+#!/bin/sh
+# Checkpoints for users: mosrun -C FILE -A MIN -N MAX writes FILE.1,
+# FILE.2, ... keeping the last MAX; mosmigrate PID checkpoint writes one at
+# once; after the process is lost, mosrun -R on another node goes on from
+# the last one and the program's file ends as if nothing had happened; a
+# corrupted checkpoint is refused with a clear message and exit 1, and a
+# checkpoint of a process away is refused until it comes home.
+. "$(dirname "$0")/lib.sh"
+P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
+
+lab_up 2 --cpus 0.5 --mem 256
+wait_cluster 2
+S=$(lab_dir)/share	# on the host: every node sees it
+mkdir -p "$S"
+
+# 60 lines, 100 ms apart; a checkpoint every 0.6 s, the last 2 kept
+"$MOSLAB" exec 1 sh -c "mosrun -L -C $S/ck -A 0.01 -N 2 $P/counter 60 \
+    $S/count.out 100 > $S/first.out" &
+job=$!
+running() {
+	[ "$(lab_exec 1 mosps | wc -l)" -eq 2 ]
+}
+wait_for 10 running || fail "the counter is not in mosps"
+pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+three() {
+	[ -e "$S/ck.3" ]
+}
+wait_for 10 three || fail "no third periodic checkpoint: $(ls "$S")"
+[ ! -e "$S/ck.1" ] || fail "ck.1 kept beyond -N 2: $(ls "$S")"
+ls "$S" | grep -q tmp && fail "a temporary file is left: $(ls "$S")"
+
+# On demand, then the process is lost.
+out=$(lab_exec 1 mosmigrate "$pid" checkpoint) || fail "checkpoint: $out"
+last=$(echo "$out" | sed -n "s|^checkpoint written to $S/ck\.||p")
+[ -n "$last" ] && [ -s "$S/ck.$last" ] || fail "checkpoint said: $out"
+lab_exec 1 kill -KILL "$pid"
+wait "$job"
+n=$(grep -c . "$S/count.out")
+[ "$n" -lt 60 ] || fail "the counter had finished already"
+
+# A corrupted copy is refused, and nothing runs.
+cp "$S/ck.$last" "$S/bad"
+printf 'XXXXXXXX' | dd of="$S/bad" bs=1 seek=4000 conv=notrunc 2>/dev/null
+expect 1 "cannot recover from $S/bad" lab_exec 2 mosrun -R "$S/bad"
+
+# Recovered on node 2, as its home: it finishes, and its files are whole
+# (its standard output was a file too: it goes on there).
+lab_exec 2 mosrun -R "$S/ck.$last" || fail "recovery failed"
+seq 60 > "$S/want"
+echo done >> "$S/want"
+cmp -s "$S/want" "$S/count.out" ||
+    fail "count.out after the recovery: $(tail -3 "$S/count.out")"
+cmp -s "$S/want" "$S/first.out" ||
+    fail "first.out after the recovery: $(tail -3 "$S/first.out")"
+
+# Away: refused with the reason, the process goes on.
+lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
+"$MOSLAB" exec 1 mosrun -L -r 2 "$P/walker" /tmp/go wait > /dev/null 2>&1 &
+away() {
+	lab_exec 1 mosps | awk 'NR > 1 && $3 == "2"' | grep -q .
+}
+wait_for 10 away || fail "the walker did not move"
+w=$(lab_exec 1 mosps | awk 'NR > 1 && $3 == "2" { print $1 }')
+expect 1 "bring it home first" lab_exec 1 mosmigrate "$w" checkpoint
+away || fail "the walker did not go on away"
+
+"$MOSLAB" down || fail "moslab down"
+check_clean
+echo PASS
