@@ -743,11 +743,57 @@ away_ptrace_event(struct deputy *d, int status)
  * the process cannot go on: say so on P's stderr and in the log, and kill
  * P, a status its parent cannot take for a normal exit.
  */
+/*
+ * The copy away is lost but P's last checkpoint is there: P, held, becomes
+ * the process of the checkpoint and goes on at home. What it wrote since
+ * the checkpoint it writes again. -1 if there is no checkpoint or it will
+ * not do; a failed restore leaves P half made, and the caller kills it.
+ */
+static int
+away_restart(struct deputy *d, const char *why)
+{
+	struct mig_restore_opts	 opts = { .flags = 0 };
+	char			 msg[768], *path = NULL, *cause = NULL;
+	int			 fd, n;
+
+	if ((fd = ckpt_open_last(d, &path, &cause)) == -1) {
+		if (cause != NULL)
+			log_warnx("process %d (%s): no restart: %s",
+			    (int)d->pid, d->command, cause);
+		free(cause);
+		return -1;
+	}
+	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
+	    "node %u: %s; restarting it here from %s\n", (int)d->pid,
+	    d->command, d->where, why, path);
+	if (n >= (int)sizeof msg)
+		n = sizeof msg - 1;
+	log_warnx("%.*s", n - 1, msg);
+	mig_say(&d->husk, 2, msg, n);
+	if (mig_restore(d->task, fd, &opts, NULL, &cause) == -1) {
+		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
+		    cause);
+		free(cause);
+		free(path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	free(path);
+	mig_husk_free(&d->husk);
+	mig_unpin(d->task, &d->pin);
+	d->state = DEPUTY_HOME;
+	d->where = d->self;
+	away_resume(d);
+	deputy_report(d);
+	return 0;
+}
+
 void
 away_lost(struct deputy *d, const char *why)
 {
 	char	 msg[512], *cause = NULL;
-	int	 n;
+	int	 n, held;
 
 	if (why == NULL) {
 		if (d->ses_open)
@@ -757,16 +803,19 @@ away_lost(struct deputy *d, const char *why)
 		away_close_session(d);
 		return;
 	}
+	away_close_session(d);
+	away_call_done(d);
+	held = d->task != NULL && mig_husk_hold(&d->husk, &cause) == 0;
+	free(cause);
+	if (held && away_restart(d, why) == 0)
+		return;
 	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
 	    "node %u: %s; killing it\n", (int)d->pid, d->command, d->where,
 	    why);
 	if (n >= (int)sizeof msg)
 		n = sizeof msg - 1;
 	log_warnx("%.*s", n - 1, msg);
-	away_close_session(d);
-	away_call_done(d);
-	if (d->task != NULL && mig_husk_hold(&d->husk, &cause) == 0)
+	if (held)
 		mig_say(&d->husk, 2, msg, n);
-	free(cause);
 	kill(d->pid, SIGKILL);
 }

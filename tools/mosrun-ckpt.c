@@ -136,16 +136,62 @@ fail:
 }
 
 /*
+ * A checkpoint to restore from, checked whole first (so that a bad file
+ * changes nothing) and rewound: its descriptor, or -1 with *cause.
+ */
+static int
+ckpt_open(const char *path, char **cause)
+{
+	struct mig_image	mi;
+	int			fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (mig_image_load(fd, &mi, cause) == -1) {
+		close(fd);
+		return -1;
+	}
+	mig_image_free(&mi);
+	if (lseek(fd, 0, SEEK_SET) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The last checkpoint written, checked and open, its name in *path; -1
+ * when there is none (*cause NULL) or it will not do (*cause says why).
+ */
+int
+ckpt_open_last(struct deputy *d, char **path, char **cause)
+{
+	int	fd;
+
+	*cause = NULL;
+	if (d->ckpt_last == 0)
+		return -1;
+	xasprintf(path, "%s.%u", d->ckpt_base, d->ckpt_last);
+	if ((fd = ckpt_open(*path, cause)) == -1) {
+		free(*path);
+		*path = NULL;
+	}
+	return fd;
+}
+
+/*
  * mosrun -R: P stops itself once we hold it; make it the process of the
- * checkpoint, then let it run. The image is checked whole first, so that
- * a bad file leaves P as it was: it then says so and exits 1. Returns -1
- * with *cause when P is to be told (it goes on from its stop).
+ * checkpoint, then let it run. A bad file leaves P as it was: it then
+ * says so and exits 1. Returns -1 with *cause when P is to be told (it
+ * goes on from its stop).
  */
 int
 ckpt_recover(struct deputy *d, char **cause)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
-	struct mig_image	 mi;
 	struct mig_task		*t;
 	char			*why = NULL;
 	int			 fd, status;
@@ -163,20 +209,9 @@ ckpt_recover(struct deputy *d, char **cause)
 			break;
 		ptrace(PTRACE_CONT, d->pid, 0, 0);
 	}
-	if ((fd = open(d->o->recover, O_RDONLY | O_CLOEXEC)) == -1) {
-		xasprintf(cause, "%s: %s", d->o->recover, strerror(errno));
+	if ((fd = ckpt_open(d->o->recover, cause)) == -1)
 		return -1;
-	}
-	if (mig_image_load(fd, &mi, cause) == -1) {
-		close(fd);
-		return -1;
-	}
-	mig_image_free(&mi);
-	if (lseek(fd, 0, SEEK_SET) == -1 ||
-	    (t = mig_adopt(d->pid, cause)) == NULL) {
-		if (*cause == NULL)
-			xasprintf(cause, "%s: %s", d->o->recover,
-			    strerror(errno));
+	if ((t = mig_adopt(d->pid, cause)) == NULL) {
 		close(fd);
 		return -1;
 	}

@@ -89,6 +89,7 @@ void	 deputy_exit(struct deputy *, int);
 void	 ckpt_init(struct deputy *);
 int	 ckpt_write(struct deputy *, char **, char **);
 int	 ckpt_recover(struct deputy *, char **);
+int	 ckpt_open_last(struct deputy *, char **, char **);
 
 /* mosrun-away.c */
 int	 away_stop_home(struct deputy *, char **);

@@ -1,0 +1,40 @@
+#!/bin/sh
+# The node a checkpointed process runs on dies: the process goes on at
+# home from its last checkpoint, says so on its stderr, and finishes with
+# its file as after an unbroken run (what it wrote since the checkpoint,
+# it writes again at the same offsets). Without a checkpoint the process
+# is killed with a message (t-mosrun-fail).
+. "$(dirname "$0")/lib.sh"
+P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
+
+lab_up 2 --cpus 0.5 --mem 256
+wait_cluster 2
+S=$(lab_dir)/share
+mkdir -p "$S"
+"$MOSLAB" exec 1 sh -c "mosrun -L -C $S/ck -A 0.01 -N 2 $P/counter 100 \
+    $S/out 100 > $S/stdout 2> $S/stderr" &
+job=$!
+nprocs() {
+	[ "$(lab_exec 1 mosps | wc -l)" -eq "$1" ]
+}
+wait_for 10 nprocs 2 || fail "the counter is not in mosps"
+pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+two() {
+	[ -e "$S/ck.2" ]
+}
+wait_for 10 two || fail "no checkpoints: $(ls "$S")"
+lab_exec 1 mosmigrate "$pid" 2 || fail "move to node 2"
+sleep 1
+n=$(grep -c . "$S/out")
+"$MOSLAB" kill 2 || fail "moslab kill 2"
+wait "$job" || fail "the counter failed: $(cat "$S/stderr")"
+grep -q "was lost with node 2: .*restarting it here from $S/ck\." \
+    "$S/stderr" || fail "no restart message: $(cat "$S/stderr")"
+seq 100 > "$S/want"
+echo done >> "$S/want"
+cmp -s "$S/want" "$S/out" || fail "out after the restart: $(tail -2 "$S/out")"
+[ "$n" -lt 100 ] || fail "the counter had finished before the kill"
+
+"$MOSLAB" down || fail "moslab down"
+check_clean
+echo PASS
