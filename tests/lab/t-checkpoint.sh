@@ -3,12 +3,14 @@
 # FILE.2, ... keeping the last MAX; mosmigrate PID checkpoint writes one at
 # once; after the process is lost, mosrun -R on another node goes on from
 # the last one and the program's file ends as if nothing had happened; a
-# corrupted checkpoint is refused with a clear message and exit 1, and a
-# checkpoint of a process away is refused until it comes home.
+# corrupted checkpoint is refused with a clear message and exit 1; a
+# deputy killed while it writes a checkpoint leaves the one before whole
+# and recoverable; a checkpoint of a process away is refused until it
+# comes home.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
-lab_up 2 --cpus 0.5 --mem 256
+lab_up 2 --cpus 0.5 --mem 1024
 wait_cluster 2
 S=$(lab_dir)/share	# on the host: every node sees it
 mkdir -p "$S"
@@ -53,7 +55,37 @@ cmp -s "$S/want" "$S/count.out" ||
 cmp -s "$S/want" "$S/first.out" ||
     fail "first.out after the recovery: $(tail -3 "$S/first.out")"
 
+# A crash while writing: the deputy of a 400 MiB process is killed in
+# the middle of its second checkpoint; the first is whole and recovers.
+lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
+lab_exec 2 mkfifo /tmp/go || fail "mkfifo on node 2"
+"$MOSLAB" exec 1 sh -c "mosrun -L -C $S/big $P/walker /tmp/go big 400 \
+    > $S/big.out 2>&1" &
+ready() {
+	grep -qx ready "$S/big.out"
+}
+wait_for 30 ready || fail "big: not ready: $(cat "$S/big.out")"
+b=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+lab_exec 1 mosmigrate "$b" checkpoint || fail "big: first checkpoint"
+deputy=$(lab_exec 1 awk '$1 == "TracerPid:" { print $2 }' /proc/$b/status)
+lab_exec 1 mosmigrate "$b" checkpoint > /dev/null 2>&1 &
+writing() {
+	[ -s "$(ls "$S"/big.2.tmp.* 2>/dev/null | head -1)" ]
+}
+wait_for 10 writing || fail "big: the second checkpoint never started"
+lab_exec 1 kill -KILL "$deputy"
+[ ! -e "$S/big.2" ] || fail "big: the checkpoint finished before the crash"
+lab_exec 1 kill -KILL "$b"
+"$MOSLAB" exec 2 sh -c "mosrun -R $S/big.1 > $S/big2.out 2>&1" &
+rec=$!
+wait_for 20 lab_exec 2 sh -c "mosps | grep -q walker" ||
+    fail "big: not recovered: $(cat "$S/big2.out")"
+lab_exec 2 sh -c 'echo > /tmp/go'
+wait "$rec" || fail "big: the recovered walker failed"
+grep -qx "memory intact" "$S/big.out" || fail "big: $(cat "$S/big.out")"
+
 # Away: refused with the reason, the process goes on.
+lab_exec 1 rm -f /tmp/go
 lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
 "$MOSLAB" exec 1 mosrun -L -r 2 "$P/walker" /tmp/go wait > /dev/null 2>&1 &
 away() {
