@@ -33,7 +33,7 @@ CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
-		   python3 man-db
+		   python3 man-db clang
 
 # --- sources -------------------------------------------------------------
 
@@ -237,6 +237,90 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
     $(REMOTE_TEST_BINS:%=%.d) $(OBJ)/tests/remote/loopback.d \
     $(OBJ)/bench/forward.d
 
+# --- fuzzing -------------------------------------------------------------
+#
+# libFuzzer targets for every decoder of untrusted input (tests/fuzz/),
+# built with clang, ASan and UBSan from their own objects of the sources
+# they drive, into $(FUZZ_OBJ). make fuzz builds them and runs each for
+# FUZZ_TIME seconds, FUZZ_JOBS at a time; bench/fuzz runs them for long.
+# make fuzz-seeds rewrites the seed corpora in tests/fuzz/corpus/.
+
+FUZZ_CC		?= clang
+FUZZ_OBJ	 = $(OBJ)/fuzz
+FUZZ_SANITIZE	 = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS	 = -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer \
+		   $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -MMD -MP
+FUZZ_TIME	?= 6
+FUZZ_JOBS	?= 2
+
+FUZZ_TARGETS	 = frame gossip broker session control ctl home guest image \
+		   conf policy
+FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
+# The harnesses that include mosd's broker.c and control.c keep the
+# daemon from starting guest agents or reaching real sockets.
+fuzz_broker_LDFLAGS = -Wl,--wrap=agent_spawn
+fuzz_control_LDFLAGS = -Wl,--wrap=connect
+
+fuzz_obj	 = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
+FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
+# tests/fuzz/fuzz.c stands in for lib/log.c.
+FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(filter-out lib/log.c,$(LIB_SRCS))) \
+		   $(FUZZ_PROTO_OBJS)
+FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
+		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
+FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \
+		   $(REMOTE_SRCS) $(MIGRATE_SRCS) tests/fuzz/fuzz.c \
+		   $(FUZZ_TARGETS:%=tests/fuzz/%.c))
+
+$(FUZZ_OBJ)/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_OBJ)/proto/%.pb-c.o: $(OBJ)/proto/%.pb-c.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-prototypes -c \
+	    -o $@ $<
+
+$(FUZZ_OBJ)/libosm.a: $(FUZZ_LIBOSM_OBJS)
+	$(AR) rcs $@ $^
+
+$(FUZZ_OBJ)/libmosd.a: $(call fuzz_obj,$(MOSD_SRCS))
+	$(AR) rcs $@ $^
+
+$(FUZZ_OBJ)/libremote.a: $(call fuzz_obj,$(REMOTE_SRCS))
+	$(AR) rcs $@ $^
+
+$(FUZZ_OBJ)/libmigrate.a: $(call fuzz_obj,$(MIGRATE_SRCS))
+	$(AR) rcs $@ $^
+
+$(FUZZ_BINS): $(FUZZ_OBJ)/%: $(FUZZ_OBJ)/tests/fuzz/%.o \
+    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $(FUZZ_LIBS)
+	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(fuzz_$*_LDFLAGS) \
+	    -o $@ $< $(FUZZ_OBJ)/tests/fuzz/fuzz.o -Wl,--start-group \
+	    $(FUZZ_LIBS) -Wl,--end-group -lev -lcap $(PROTOBUF_LIBS) -lm \
+	    -lpthread
+
+fuzz: $(FUZZ_BINS)
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run \
+	    $(FUZZ_BINS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-list:
+	@echo $(FUZZ_TARGETS)
+
+fuzz-seeds: $(FUZZ_BINS)
+	for t in $(FUZZ_TARGETS); do \
+	    rm -rf tests/fuzz/corpus/$$t; \
+	    OSM_FUZZ_SEEDS=tests/fuzz/corpus/$$t $(FUZZ_OBJ)/$$t || exit 1; \
+	done
+
+-include $(FUZZ_OBJS:.o=.d)
+
+.PHONY: fuzz fuzz-build fuzz-list fuzz-seeds
+
+# --- end of fuzzing ------------------------------------------------------
+
 # --- set-up, tests, demo -------------------------------------------------
 
 deps:
@@ -259,6 +343,7 @@ units: $(UNIT_BINS) $(REMOTE_TEST_BINS)
 check: deps
 	$(MAKE) all units testprogs
 	tests/run-unit $(UNIT_BINS)
+	$(MAKE) fuzz
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
 	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) tests/lab/run
 

@@ -80,9 +80,10 @@ conf_node_add(struct conf_parse *p, uint64_t id, const char *addr,
 	struct sockaddr_storage	 ss;
 	struct in_addr		 in = { 0 };
 	socklen_t		 len;
-	struct conf_node	*n;
-	uint64_t		 i;
-	size_t			 j;
+	struct conf_node	*n, *o;
+	uint64_t		 i, k, clash = count;
+	size_t			 j, with = 0;
+	uint32_t		 off;
 
 	if (conf_addr(addr, 0, &ss, &len) == -1)
 		return conf_error(p, "expected a numeric IPv4 or IPv6 address, "
@@ -95,9 +96,32 @@ conf_node_add(struct conf_parse *p, uint64_t id, const char *addr,
 		    (unsigned long long)(id + count - 1), OSM_MAX_NODES);
 	if (count > 1)
 		in = ((struct sockaddr_in *)&ss)->sin_addr;
+	/*
+	 * The nodes of one line differ from each other in number and in
+	 * address: find the first that clashes with an earlier line's in
+	 * one pass over those, not one per node (a range of 65535 nodes
+	 * took 17 s).
+	 */
+	for (j = 0; j < c->nnodes; j++) {
+		o = &c->nodes[j];
+		k = o->id >= id && o->id - id < count ? o->id - id : count;
+		if (o->salen == len && count == 1 &&
+		    memcmp(&o->sa, &ss, len) == 0)
+			k = 0;
+		else if (o->salen == len && count > 1) {
+			off = ntohl(((struct sockaddr_in *)&o->sa)->
+			    sin_addr.s_addr) - ntohl(in.s_addr);
+			if (off < k)
+				k = off;
+		}
+		if (k < clash) {
+			clash = k;
+			with = j;
+		}
+	}
+	c->nodes = xreallocarray(c->nodes, c->nnodes + count,
+	    sizeof *c->nodes);
 	for (i = 0; i < count; i++) {
-		c->nodes = xreallocarray(c->nodes, c->nnodes + 1,
-		    sizeof *c->nodes);
 		n = &c->nodes[c->nnodes];
 		memset(n, 0, sizeof *n);
 		n->id = id + i;
@@ -109,15 +133,12 @@ conf_node_add(struct conf_parse *p, uint64_t id, const char *addr,
 		} else
 			snprintf(n->addr, sizeof n->addr, "%s", addr);
 		conf_addr(n->addr, 0, &n->sa, &n->salen);
-		for (j = 0; j < c->nnodes; j++) {
-			if (c->nodes[j].id == n->id)
+		if (i == clash) {
+			if (c->nodes[with].id == n->id)
 				return conf_error(p, "node %u is defined twice",
 				    n->id);
-			if (c->nodes[j].salen == n->salen &&
-			    memcmp(&c->nodes[j].sa, &n->sa, n->salen) == 0)
-				return conf_error(p, "address %s is given to "
-				    "nodes %u and %u", n->addr,
-				    c->nodes[j].id, n->id);
+			return conf_error(p, "address %s is given to nodes %u "
+			    "and %u", n->addr, c->nodes[with].id, n->id);
 		}
 		c->nnodes++;
 	}

@@ -318,6 +318,11 @@ session_pumped(struct session *s, int out, uint16_t kind, uint16_t end,
 		return -1;
 	}
 	free(p.cause);
+	if (rc == 0 && p.rc == -1) {
+		/* The reader had its image whole; the pump had more (EPIPE). */
+		xasprintf(cause, "the session carries more than the image");
+		return -1;
+	}
 	return rc == 0 && p.rc == 0 ? 0 : -1;
 }
 

@@ -1,0 +1,73 @@
+/*
+ * tests/fuzz/ — libFuzzer targets for every decoder of input that osmosis
+ * does not trust: datagrams, handshakes and sessions between nodes,
+ * requests on the control socket, forwarded calls and their replies,
+ * checkpoint images, and the two configuration files.
+ *
+ * Each target is one file NAME.c, built into build/fuzz/NAME (make fuzz),
+ * that defines fuzz_init(), LLVMFuzzerTestOneInput() and fuzz_seeds().
+ * Run with OSM_FUZZ_SEEDS=DIR, a target writes its seed corpus into DIR
+ * and exits (make fuzz-seeds fills tests/fuzz/corpus/NAME/ that way).
+ *
+ * Many inputs are a series of records, each an op byte, a u16 length in
+ * network order and that many bytes. What an op means is the target's;
+ * most use its low bit to ask the harness to sign or frame the bytes with
+ * the key, so that the fuzzer reaches past the MAC to what it protects.
+ *
+ * Everything a target allocates it frees: LeakSanitizer runs after each
+ * input, and fuzz_fd_check() finds leaked descriptors.
+ */
+#ifndef FUZZ_H
+#define FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "lib/osm.h"
+
+/* The input, consumed from the front; short reads give zeroes. */
+struct fuzz_in {
+	const uint8_t	*p;
+	size_t		 n;
+};
+uint8_t	 fuzz_u8(struct fuzz_in *);
+uint16_t fuzz_u16(struct fuzz_in *);
+uint64_t fuzz_u64(struct fuzz_in *);
+size_t	 fuzz_take(struct fuzz_in *, size_t, const uint8_t **);
+int	 fuzz_record(struct fuzz_in *, uint8_t *, const uint8_t **, size_t *);
+
+/* Seeds: built in memory, then written into the seed directory. */
+struct fuzz_out {
+	uint8_t		*p;
+	size_t		 n;
+	size_t		 size;
+};
+void	 fuzz_put(struct fuzz_out *, const void *, size_t);
+void	 fuzz_put_u8(struct fuzz_out *, uint8_t);
+void	 fuzz_put_u64(struct fuzz_out *, uint64_t);
+void	 fuzz_put_record(struct fuzz_out *, uint8_t, const void *, size_t);
+void	 fuzz_put_msg(struct fuzz_out *, uint8_t, const ProtobufCMessage *);
+void	 fuzz_put_packed(struct fuzz_out *, const ProtobufCMessage *);
+void	 fuzz_seed(const char *, const char *, struct fuzz_out *);
+void	 fuzz_seed_file(const char *, const char *, const char *);
+void	 fuzz_seed_dir(const char *, const char *, const char *);
+
+/* The cluster key every target's nodes share. */
+const struct cluster_key *fuzz_key(void);
+
+int	 fuzz_memfd(const void *, size_t);
+int	 fuzz_lowest_fd(void);
+void	 fuzz_fd_check(int);
+void	 fuzz_assert_fail(const char *, const char *, int)
+	    __attribute__((noreturn));
+#define fuzz_assert(e)	((e) ? (void)0 : \
+			    fuzz_assert_fail(#e, __FILE__, __LINE__))
+
+/* Each target's. */
+void	 fuzz_init(void);
+void	 fuzz_seeds(const char *);
+int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+#endif

@@ -1,0 +1,311 @@
+/*
+ * lib/session.c: the stream between a deputy and its guest agent, read
+ * as both read it (session_recv: session_fill, session_next), from a
+ * file holding what the other end sent; each message then decoded as the
+ * receiving side decodes its kind (mosd/agent-session.c, tools/mosrun-
+ * away.c): forwarded calls by home_check, replies by guest_reply, the
+ * Ses* messages by their unpackers and the checks made on them. In image
+ * mode the stream carries an image first, through session_recv_image's
+ * pump thread to a reader (tests/fuzz/image.c fuzzes images themselves)
+ * which may stop early, as a restore does at the image's final seal or
+ * when it finds the image bad.
+ *
+ * Input: a mode byte (bit 0: image mode; bit 1: the reader stops after
+ * (mode >> 3) * 64 bytes, and fails if bit 2 is set), then records. A
+ * record whose op has bit 0 set is a message body that the harness frames
+ * under the session key as the next message, of kind op >> 1; otherwise
+ * its bytes go into the stream as they are. Every refusal has a cause.
+ */
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "libremote/remote.h"
+#include "migrate/migrate.h"
+#include "proto/migrate.pb-c.h"
+#include "proto/remote.pb-c.h"
+
+static uint8_t		 skey[SESSION_KEY_LEN];
+static struct cluster_key skey_ck = { .len = SESSION_KEY_LEN };
+static struct guest	*guest;
+
+/* The message each kind carries, where it is a protobuf-c one. */
+static const struct {
+	int				 kind;
+	const ProtobufCMessageDescriptor *desc;
+} session_msgs[] = {
+	{ OSM__SES_KIND__SES_SETUP, &osm__ses_setup__descriptor },
+	{ OSM__SES_KIND__SES_ARRIVED, &osm__ses_arrived__descriptor },
+	{ OSM__SES_KIND__SES_ERROR, &osm__ses_error__descriptor },
+	{ OSM__SES_KIND__SES_CANCEL, &osm__ses_cancel__descriptor },
+	{ OSM__SES_KIND__SES_SIGNAL, &osm__ses_signal__descriptor },
+	{ OSM__SES_KIND__SES_STATS, &osm__ses_stats__descriptor },
+	{ OSM__SES_KIND__SES_STOPPED, &osm__ses_signal__descriptor },
+	{ OSM__SES_KIND__SES_EXIT, &osm__ses_exit__descriptor },
+	{ OSM__SES_KIND__SES_LEAVE, &osm__ses_error__descriptor },
+};
+
+void
+fuzz_init(void)
+{
+	static const uint8_t	nh[SESSION_NONCE_LEN] = "home nonce 01234";
+	static const uint8_t	nr[SESSION_NONCE_LEN] = "guest nonce 0123";
+	char			*cause = NULL;
+
+	session_derive(fuzz_key(), nh, nr, 1, 2, skey);
+	memcpy(skey_ck.bytes, skey, sizeof skey);
+	/* A guest agent with no call pending: every reply is refused. */
+	if ((guest = guest_new(-1, getpid(), getpid(), NULL, &cause)) == NULL)
+		fatalx("%s", cause);
+}
+
+static void
+decode(uint16_t kind, const uint8_t *body, size_t len)
+{
+	ProtobufCMessage	*msg;
+	struct home_call	*hc;
+	struct guest_event	 ev;
+	Osm__SesSignal		*sig;
+	char			*cause = NULL;
+	size_t			 i;
+
+	if (kind == OSM__SES_KIND__SES_CALL) {
+		if ((hc = home_check(body, len, getpid(), &cause)) == NULL)
+			fuzz_assert(cause != NULL);
+		home_free(hc);
+	} else if (kind == OSM__SES_KIND__SES_REPLY) {
+		fuzz_assert(guest_reply(guest, body, len, -1, &ev, &cause) ==
+		    -1 && cause != NULL);
+	}
+	free(cause);
+	for (i = 0; i < nitems(session_msgs); i++) {
+		if (session_msgs[i].kind != kind)
+			continue;
+		msg = protobuf_c_message_unpack(session_msgs[i].desc, NULL, len,
+		    body);
+		if (msg == NULL)
+			return;
+		if (session_msgs[i].desc == &osm__ses_signal__descriptor) {
+			sig = (Osm__SesSignal *)msg;
+			log_debug("signal %d%s", sig->signo, sig->signo < 1 ||
+			    sig->signo >= NSIG ? " refused" : "");
+		}
+		protobuf_c_message_free_unpacked(msg, NULL);
+	}
+}
+
+/*
+ * The image's reader: takes up to limit bytes, then stops, as a restore
+ * stops at the image's final seal (0) or when it finds the image bad (-1).
+ */
+struct reader {
+	size_t	limit;
+	int	fail;
+};
+
+static int
+read_image(int fd, void *arg, char **cause)
+{
+	struct reader	*r = arg;
+	uint8_t		 buf[512];
+	size_t		 left = r->limit;
+	ssize_t		 n;
+
+	while (left > 0) {
+		n = read(fd, buf, sizeof buf < left ? sizeof buf : left);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		left -= n;
+	}
+	if (r->fail) {
+		xasprintf(cause, "the reader stopped");
+		return -1;
+	}
+	return 0;
+}
+
+/* The stream the input describes. */
+static void
+stream(struct fuzz_in *in, struct fuzz_out *o)
+{
+	const uint8_t	*p;
+	uint8_t		*plain, *frame;
+	uint8_t		 op;
+	size_t		 len, n;
+	uint64_t	 seq = 0;
+	int		 i;
+
+	while (fuzz_record(in, &op, &p, &len)) {
+		if (!(op & 1)) {
+			fuzz_put(o, p, len);
+			continue;
+		}
+		seq++;
+		plain = xmalloc(8 + len);
+		for (i = 0; i < 8; i++)
+			plain[i] = seq >> (8 * (7 - i));
+		memcpy(plain + 8, p, len);
+		frame = xmalloc(FRAME_OVERHEAD + 8 + len);
+		n = frame_pack(op >> 1, plain, 8 + len, &skey_ck, frame,
+		    FRAME_OVERHEAD + 8 + len);
+		fuzz_put(o, frame, n);
+		free(frame);
+		free(plain);
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_in	 in = { data, size };
+	struct fuzz_out	 o = { 0 };
+	struct session	 s;
+	const uint8_t	*body;
+	uint16_t	 kind;
+	struct reader	 r;
+	size_t		 len;
+	char		*cause = NULL;
+	int		 fd, mode, fd0 = fuzz_lowest_fd();
+
+	mode = fuzz_u8(&in);
+	stream(&in, &o);
+	fd = fuzz_memfd(o.p, o.n);
+	free(o.p);
+	session_init(&s, fd, skey, RMT_MSG_MAX);
+	if (mode & 1) {
+		r.limit = mode & 2 ? (size_t)(mode >> 3) * 64 : SIZE_MAX;
+		r.fail = (mode & 4) != 0;
+		if (session_recv_image(&s, OSM__SES_KIND__SES_IMAGE,
+		    OSM__SES_KIND__SES_IMAGE_END, read_image, &r,
+		    &cause) == -1) {
+			fuzz_assert(cause != NULL);
+			log_debug("image: %s", cause);
+		}
+		free(cause);
+		cause = NULL;
+	}
+	while (session_recv(&s, &kind, &body, &len, &cause) == 0) {
+		fuzz_assert(len <= RMT_MSG_MAX);
+		log_debug("message of kind %u, %zu bytes", kind, len);
+		decode(kind, body, len);
+	}
+	fuzz_assert(cause != NULL);
+	log_debug("%s", cause);
+	free(cause);
+	session_free(&s);
+	close(fd);
+	fuzz_fd_check(fd0);
+	return 0;
+}
+
+void
+fuzz_seeds(const char *dir)
+{
+	struct fuzz_out		 o = { 0 }, wire = { 0 };
+	struct fuzz_in		 in;
+	Osm__SesSetup		 setup = OSM__SES_SETUP__INIT;
+	Osm__SesSignal		 sig = OSM__SES_SIGNAL__INIT;
+	Osm__SesArrived		 arr = OSM__SES_ARRIVED__INIT;
+	Osm__SesStats		 stats = OSM__SES_STATS__INIT;
+	Osm__SesExit		 ex = OSM__SES_EXIT__INIT;
+	Osm__SesCancel		 cancel = OSM__SES_CANCEL__INIT;
+	Osm__SesError		 err = OSM__SES_ERROR__INIT;
+	Osm__RemoteCall		 call = OSM__REMOTE_CALL__INIT;
+	Osm__RemoteRegion	 r = OSM__REMOTE_REGION__INIT, *rp = &r;
+	Osm__RemoteReloc	 x = OSM__REMOTE_RELOC__INIT, *xp = &x;
+	Osm__RemoteReply	 reply = OSM__REMOTE_REPLY__INIT;
+	Osm__RemoteOutput	 out = OSM__REMOTE_OUTPUT__INIT, *outp = &out;
+	uint64_t		 args[6] = { 3, 0, 16 };
+	uint8_t			*big;
+	const uint32_t		 pre[2] = { htonl(MIG_MAGIC),
+				    htonl(MIG_VERSION) };
+
+#define K(k)	(OSM__SES_KIND__SES_ ## k << 1 | 1)
+	/* from home: setup, a signal, a reply, called home */
+	setup.pid = 4242;
+	setup.cpu_user_ns = 1000000;
+	setup.command = "sleep 100";
+	sig.signo = SIGINT;
+	sig.has_seq = 1;
+	sig.seq = 1;
+	reply.seq = 1;
+	reply.ret = 4;
+	out.data.data = (uint8_t *)"abcd";
+	out.data.len = 4;
+	reply.outputs = &outp;
+	reply.n_outputs = 1;
+	fuzz_put_u8(&o, 0);
+	fuzz_put_msg(&o, K(SETUP), &setup.base);
+	fuzz_put_msg(&o, K(SIGNAL), &sig.base);
+	fuzz_put_msg(&o, K(REPLY), &reply.base);
+	fuzz_put_record(&o, K(COME_HOME), "", 0);
+	fuzz_seed(dir, "from-home", &o);
+
+	/* from the guest: arrived, a call, stats, a cancel, the end */
+	arr.pid = 999;
+	call.seq = 1;
+	call.nr = 0;		/* read(3, buf, 16) */
+	call.args = args;
+	call.n_args = 6;
+	r.dir = OSM__REMOTE_DIR__REMOTE_OUT;
+	r.size = 16;
+	r.has_trim = r.trim = 1;
+	call.regions = &rp;
+	call.n_regions = 1;
+	x.has_arg = 1;
+	x.arg = 1;
+	call.relocs = &xp;
+	call.n_relocs = 1;
+	stats.cpu_user_ns = 5000000;
+	stats.rss_bytes = 1 << 20;
+	cancel.seq = 1;
+	ex.status = 0;
+	ex.cpu_user_ns = 6000000;
+	err.reason = "expelled";
+	fuzz_put_u8(&o, 0);
+	fuzz_put_msg(&o, K(ARRIVED), &arr.base);
+	fuzz_put_msg(&o, K(CALL), &call.base);
+	fuzz_put_msg(&o, K(STATS), &stats.base);
+	fuzz_put_msg(&o, K(CANCEL), &cancel.base);
+	fuzz_put_msg(&o, K(LEAVE), &err.base);
+	fuzz_put_msg(&o, K(EXIT), &ex.base);
+	fuzz_seed(dir, "from-guest", &o);
+
+	/* an image in two pieces, then the end of it */
+	fuzz_put_u8(&o, 1);
+	fuzz_put_record(&o, K(IMAGE), pre, 4);
+	fuzz_put_record(&o, K(IMAGE), (const uint8_t *)pre + 4, 4);
+	fuzz_put_record(&o, K(IMAGE_END), "", 0);
+	fuzz_put_msg(&o, K(ARRIVED), &arr.base);
+	fuzz_seed(dir, "image", &o);
+
+	/* the reader has all it wants after 64 bytes; more comes */
+	big = xcalloc(1, 2048);
+	fuzz_put_u8(&o, 1 | 2 | 1 << 3);
+	fuzz_put_record(&o, K(IMAGE), big, 64);
+	fuzz_put_record(&o, K(IMAGE), big, 2048);
+	fuzz_put_record(&o, K(IMAGE_END), "", 0);
+	fuzz_seed(dir, "image-longer", &o);
+	free(big);
+
+	/* a replay: the first message as it is on the wire, twice */
+	fuzz_put_msg(&o, K(SETUP), &setup.base);
+	in.p = o.p;
+	in.n = o.n;
+	stream(&in, &wire);
+	free(o.p);
+	memset(&o, 0, sizeof o);
+	fuzz_put_u8(&o, 0);
+	fuzz_put_record(&o, 0, wire.p, wire.n);
+	fuzz_put_record(&o, 0, wire.p, wire.n);
+	fuzz_seed(dir, "replay", &o);
+	free(wire.p);
+#undef K
+}
