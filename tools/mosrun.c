@@ -122,8 +122,10 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'A':
-			if ((o.ckpt_every = strtod(optarg, &end) * 60) <= 0 ||
-			    *end != '\0' || o.ckpt_every > 1e9) {
+			/* seconds; NaN fails both comparisons */
+			o.ckpt_every = strtod(optarg, &end) * 60;
+			if (*end != '\0' || !(o.ckpt_every > 0 &&
+			    o.ckpt_every <= 1e9)) {
 				fprintf(stderr, "mosrun: -A: expected minutes, "
 				    "found '%s'\n", optarg);
 				return 2;
