@@ -16,6 +16,34 @@
 #include "osm.h"
 #include "proto/ctl.pb-c.h"
 
+/*
+ * Send len bytes of buf on the unix socket s with descriptor fd attached
+ * (SCM_RIGHTS): what sendmsg returns. The receiver is ctl_read_record.
+ */
+ssize_t
+ctl_send_fd(int s, const void *buf, size_t len, int fd)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+
+	memset(&msg, 0, sizeof msg);
+	iov.iov_base = (void *)buf;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsg.buf;
+	msg.msg_controllen = sizeof cmsg.buf;
+	cmsg.hdr.cmsg_level = SOL_SOCKET;
+	cmsg.hdr.cmsg_type = SCM_RIGHTS;
+	cmsg.hdr.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cmsg.hdr), &fd, sizeof fd);
+	return sendmsg(s, &msg, MSG_NOSIGNAL);
+}
+
 /* A unix socket address; "@name" is name in the abstract namespace. */
 int
 ctl_sockaddr(const char *path, struct sockaddr_un *sun, socklen_t *len)

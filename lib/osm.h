@@ -260,6 +260,7 @@ struct sockaddr_un;
 int	 ctl_sockaddr(const char *, struct sockaddr_un *, socklen_t *);
 int	 ctl_connect(const char *, int, char **);
 int	 ctl_peercred(int, uid_t *, gid_t *, pid_t *);
+ssize_t	 ctl_send_fd(int, const void *, size_t, int);
 struct Osm__CtlReply *ctl_request(int, struct Osm__CtlRequest *, int *,
 	    char **);
 struct Osm__CtlReply *ctl_call(const char *, struct Osm__CtlRequest *,

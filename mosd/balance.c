@@ -191,17 +191,12 @@ balance_moved(struct mosd *m, void *arg, Osm__CtlReply *answer,
 static void
 balance_order(struct mosd *m, struct mproc *p, struct node_view *to)
 {
-	Osm__CtlRequest	 order = OSM__CTL_REQUEST__INIT;
 	struct balance	*b = &m->balance;
 	struct node_view *from;
 	char		*cause = NULL;
 
-	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
-	order.has_pid = order.has_node = 1;
-	order.pid = p->pid;
-	order.node = to->id;
-	if (control_order(m, p->socket, &order, balance_moved,
-	    (void *)(uintptr_t)p->pid, &cause) == -1) {
+	if (procs_order(m, p, OSM__CTL_TYPE__CTL_MIGRATE, to->id,
+	    balance_moved, (void *)(uintptr_t)p->pid, &cause) == -1) {
 		log_warnx("balancer: process %u: %s", p->pid, cause);
 		free(cause);
 		p->moved_ms = now_ms();

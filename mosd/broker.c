@@ -341,14 +341,13 @@ broker_hello(struct link *l, const uint8_t *body, size_t blen)
 		o.has_mem_bytes = 1;
 		o.mem_bytes = mp->mem_need > mp->rss ? mp->mem_need : mp->rss;
 	}
-	o.groups = rules_groups(mp->uid, mp->user, &o.n_groups);
+	o.groups = mp->groups;
+	o.n_groups = mp->ngroups;
 	if (broker_send(l, MIG_KIND_OFFER, &o.base) == -1) {
-		rules_groups_free(o.groups, o.n_groups);
 		osm__mig_hello__free_unpacked(h, NULL);
 		broker_fail(l, "cannot send the offer: %s", strerror(errno));
 		return;
 	}
-	rules_groups_free(o.groups, o.n_groups);
 	osm__mig_hello__free_unpacked(h, NULL);
 	l->state = LINK_WAIT_ANSWER;
 }

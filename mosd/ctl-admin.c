@@ -55,18 +55,11 @@ static int
 ctl_admin_order(struct mosd *m, struct mproc *mp, uint32_t node,
     const char *verb)
 {
-	Osm__CtlRequest	 order = OSM__CTL_REQUEST__INIT;
-	char		*what, *cause = NULL;
+	char	*what, *cause = NULL;
 
-	if (mp->socket == NULL)
-		return -1;
-	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
-	order.has_pid = order.has_node = 1;
-	order.pid = mp->pid;
-	order.node = node;
 	xasprintf(&what, "%s %u@%u", verb, mp->pid, mp->home);
-	if (control_order(m, mp->socket, &order, ctl_admin_done, what,
-	    &cause) == -1) {
+	if (procs_order(m, mp, OSM__CTL_TYPE__CTL_MIGRATE, node,
+	    ctl_admin_done, what, &cause) == -1) {
 		log_warnx("%s: %s", what, cause);
 		free(cause);
 		free(what);

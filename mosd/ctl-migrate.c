@@ -31,13 +31,34 @@ ctl_migrate_done(struct mosd *m, void *arg, Osm__CtlReply *answer,
 	peer_unref(caller);
 }
 
+/* May mp go to node now, as far as this node knows? */
+static int
+ctl_migrate_may(struct mosd *m, const struct mproc *mp, uint32_t node,
+    char **error)
+{
+	ssize_t	idx;
+
+	if ((idx = gossip_index(m->gossip, node)) == -1) {
+		xasprintf(error, "node %u is not in the cluster map", node);
+		return -1;
+	}
+	if (!gossip_up(m->gossip, idx, now_ms())) {
+		xasprintf(error, "node %u is down", node);
+		return -1;
+	}
+	if (node == mp->where) {
+		xasprintf(error, "process %u is already %s", mp->pid,
+		    node == m->conf->self ? "home" : "there");
+		return -1;
+	}
+	return rules_may_send(m, mp, node, error);
+}
+
 static int
 ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
     Osm__CtlReply *reply)
 {
-	Osm__CtlRequest	 order = OSM__CTL_REQUEST__INIT;
 	struct mproc	*mp;
-	ssize_t		 idx;
 	uint32_t	 node;
 	int		 ckpt = req->type == OSM__CTL_TYPE__CTL_CHECKPOINT;
 
@@ -57,34 +78,9 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		    "checkpoint" : "move");
 		return -1;
 	}
-	if (ckpt) {
-		order.type = OSM__CTL_TYPE__CTL_CHECKPOINT;
-		order.has_pid = 1;
-		order.pid = req->pid;
-		goto send;
-	}
-	if ((idx = gossip_index(m->gossip, node)) == -1) {
-		xasprintf(&reply->error, "node %u is not in the cluster map",
-		    node);
+	if (!ckpt && ctl_migrate_may(m, mp, node, &reply->error) == -1)
 		return -1;
-	}
-	if (!gossip_up(m->gossip, idx, now_ms())) {
-		xasprintf(&reply->error, "node %u is down", node);
-		return -1;
-	}
-	if (node == mp->where) {
-		xasprintf(&reply->error, "process %u is already %s", req->pid,
-		    node == m->conf->self ? "home" : "there");
-		return -1;
-	}
-	if (rules_may_send(m, mp, node, &reply->error) == -1)
-		return -1;
-	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
-	order.has_pid = order.has_node = 1;
-	order.pid = req->pid;
-	order.node = node;
-send:
-	if (control_order(m, mp->socket, &order, ctl_migrate_done, p,
+	if (procs_order(m, mp, req->type, node, ctl_migrate_done, p,
 	    &reply->error) == -1)
 		return -1;
 	peer_ref(p);

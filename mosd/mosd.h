@@ -212,6 +212,8 @@ struct mproc {
 	uint32_t		 home;
 	uid_t			 uid;		/* owner (a guest: its uid) */
 	char			 user[33];
+	char			**groups;	/* a deputy's owner's, by name */
+	size_t			 ngroups;
 	uint32_t		 where;
 	char			 state[16];
 	uint32_t		 cpu_permille;
@@ -235,6 +237,9 @@ int	 procs_hello(struct mosd *, struct peer *,
 	    const struct Osm__CtlAgent *, char **);
 int	 procs_status(struct mosd *, struct peer *,
 	    const struct Osm__CtlAgent *, char **);
+int	 procs_order(struct mosd *, const struct mproc *, int, uint32_t,
+	    void (*)(struct mosd *, void *, struct Osm__CtlReply *,
+	    const char *), void *, char **);
 
 /* broker.c */
 struct link;
@@ -249,7 +254,8 @@ void	 broker_reap(struct mosd *);
 struct Osm__MigOffer;
 struct policy_rule;
 int	 rules_load(const char *, struct policy **, char **);
-char	**rules_groups(uid_t, const char *, size_t *);
+struct passwd;
+char	**rules_groups(const struct passwd *, size_t *);
 void	 rules_groups_free(char **, size_t);
 const struct policy_rule *rules_for(struct mosd *, const struct mproc *);
 size_t	 rules_away(struct mosd *, uid_t, const struct mproc *);

@@ -68,28 +68,12 @@ peer_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 static ssize_t
 peer_write(struct peer *p)
 {
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cmsg;
-	ssize_t		 r;
+	ssize_t	r;
 
 	if (p->out_fd == -1 || p->outoff != p->out_fd_at)
 		return write(p->fd, p->out + p->outoff, p->outlen - p->outoff);
-	memset(&msg, 0, sizeof msg);
-	iov.iov_base = p->out + p->outoff;
-	iov.iov_len = p->outlen - p->outoff;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cmsg.buf;
-	msg.msg_controllen = sizeof cmsg.buf;
-	cmsg.hdr.cmsg_level = SOL_SOCKET;
-	cmsg.hdr.cmsg_type = SCM_RIGHTS;
-	cmsg.hdr.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&cmsg.hdr), &p->out_fd, sizeof(int));
-	if ((r = sendmsg(p->fd, &msg, MSG_NOSIGNAL)) > 0) {
+	if ((r = ctl_send_fd(p->fd, p->out + p->outoff,
+	    p->outlen - p->outoff, p->out_fd)) > 0) {
 		close(p->out_fd);
 		p->out_fd = -1;
 	}

@@ -45,6 +45,7 @@ procs_guests(struct mosd *m)
 static void
 procs_free(struct mproc *p)
 {
+	rules_groups_free(p->groups, p->ngroups);
 	free(p->command);
 	free(p->socket);
 	free(p);
@@ -190,9 +191,12 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 	p->home = a->role == OSM__CTL_ROLE__ROLE_DEPUTY ? m->conf->self :
 	    a->home;
 	p->uid = owner;
-	if ((pw = getpwuid(owner)) != NULL)
+	if ((pw = getpwuid(owner)) != NULL) {
 		snprintf(p->user, sizeof p->user, "%s", pw->pw_name);
-	else
+		/* For policy, once: the balancer asks every round. */
+		if (p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
+			p->groups = rules_groups(pw, &p->ngroups);
+	} else
 		snprintf(p->user, sizeof p->user, "%u", (unsigned)owner);
 	if (a->socket != NULL)
 		p->socket = xstrdup(a->socket);
@@ -223,4 +227,30 @@ procs_status(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 		return -1;
 	}
 	return procs_update(m, p, a, cause);
+}
+
+/*
+ * Send the agent of mp an order: CTL_MIGRATE to node (0: home, for a
+ * guest) or CTL_CHECKPOINT. done gets the agent's answer.
+ */
+int
+procs_order(struct mosd *m, const struct mproc *mp, int type, uint32_t node,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	Osm__CtlRequest	order = OSM__CTL_REQUEST__INIT;
+
+	if (mp->socket == NULL) {
+		xasprintf(cause, "process %u@%u has no agent to order",
+		    mp->pid, mp->home);
+		return -1;
+	}
+	order.type = type;
+	order.has_pid = 1;
+	order.pid = mp->pid;
+	if (type == OSM__CTL_TYPE__CTL_MIGRATE) {
+		order.has_node = 1;
+		order.node = node;
+	}
+	return control_order(m, mp->socket, &order, done, arg, cause);
 }

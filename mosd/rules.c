@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mosd.h"
 #include "proto/ctl.pb-c.h"
@@ -22,32 +22,26 @@
 int
 rules_load(const char *path, struct policy **out, char **cause)
 {
-	FILE	*f;
-
-	if ((f = fopen(path, "re")) == NULL && errno == ENOENT) {
+	if (access(path, F_OK) == -1 && errno == ENOENT) {
 		*out = policy_default();
 		return 0;
 	}
-	if (f != NULL)
-		fclose(f);
 	if ((*out = policy_load(path, cause)) == NULL)
 		return -1;
 	return 0;
 }
 
-/* The names of the groups of user (uid), primary first. */
+/* The names of the groups of the user pw, primary first. */
 char **
-rules_groups(uid_t uid, const char *user, size_t *n)
+rules_groups(const struct passwd *pw, size_t *n)
 {
-	struct passwd	*pw;
 	struct group	*gr;
 	gid_t		 gids[RULES_GROUPS_MAX];
 	char		**names;
 	int		 ngids = RULES_GROUPS_MAX, i;
 
 	*n = 0;
-	if ((pw = getpwuid(uid)) == NULL ||
-	    getgrouplist(user, pw->pw_gid, gids, &ngids) == -1)
+	if (getgrouplist(pw->pw_name, pw->pw_gid, gids, &ngids) == -1)
 		return NULL;
 	names = xcalloc(ngids, sizeof *names);
 	for (i = 0; i < ngids; i++)
@@ -70,14 +64,8 @@ rules_groups_free(char **names, size_t n)
 const struct policy_rule *
 rules_for(struct mosd *m, const struct mproc *mp)
 {
-	const struct policy_rule *r;
-	char			**groups;
-	size_t			  n;
-
-	groups = rules_groups(mp->uid, mp->user, &n);
-	r = policy_rule(m->policy, mp->user, (const char *const *)groups, n);
-	rules_groups_free(groups, n);
-	return r;
+	return policy_rule(m->policy, mp->user,
+	    (const char *const *)mp->groups, mp->ngroups);
 }
 
 /*

@@ -95,7 +95,7 @@ away_stop_home(struct deputy *d, char **cause)
 }
 
 /* Let P run natively again, still traced by us. */
-static void
+void
 away_resume(struct deputy *d)
 {
 	char	*why = NULL;
@@ -238,6 +238,35 @@ away_arrived(struct deputy *d, uint32_t node, char **cause)
 }
 
 /*
+ * Hold P, running at home or in a ptrace stop if stopped, for calls of
+ * ours (d->task); away_resume lets it go on. On failure P goes on.
+ */
+int
+away_hold_home(struct deputy *d, int stopped, char **cause)
+{
+	if (!stopped && away_stop_home(d, cause) == -1)
+		return -1;
+	if ((d->task = mig_adopt(d->pid, cause)) == NULL) {
+		deputy_options(d, NULL);
+		ptrace(PTRACE_CONT, d->pid, 0, 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* P, held, is the process again and goes on natively at home. */
+static void
+away_now_home(struct deputy *d)
+{
+	mig_husk_free(&d->husk);
+	mig_unpin(d->task, &d->pin);
+	d->state = DEPUTY_HOME;
+	d->where = d->self;
+	away_resume(d);
+	deputy_report(d);
+}
+
+/*
  * Move P, running at home or in a ptrace stop if stopped, to node. On any
  * failure before the target has it running, P goes on at home as if
  * nothing happened.
@@ -248,13 +277,8 @@ away_migrate(struct deputy *d, uint32_t node, int stopped, char **cause)
 	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
 	char		*why = NULL;
 
-	if (!stopped && away_stop_home(d, cause) == -1)
+	if (away_hold_home(d, stopped, cause) == -1)
 		return -1;
-	if ((d->task = mig_adopt(d->pid, cause)) == NULL) {
-		deputy_options(d, NULL);
-		ptrace(PTRACE_CONT, d->pid, 0, 0);
-		return -1;
-	}
 	setup.pid = d->pid;
 	setup.uid = getuid();
 	setup.gid = getgid();
@@ -317,13 +341,8 @@ away_arrive_home(struct deputy *d, char **cause)
 		return -1;
 	}
 	away_close_session(d);
-	mig_husk_free(&d->husk);
-	mig_unpin(d->task, &d->pin);
-	d->state = DEPUTY_HOME;
-	away_resume(d);
-	d->where = d->self;
 	log_info("process %d (%s) is home", (int)d->pid, d->command);
-	deputy_report(d);
+	away_now_home(d);
 	return 0;
 }
 
@@ -780,12 +799,7 @@ away_restart(struct deputy *d, const char *why)
 	}
 	close(fd);
 	free(path);
-	mig_husk_free(&d->husk);
-	mig_unpin(d->task, &d->pin);
-	d->state = DEPUTY_HOME;
-	d->where = d->self;
-	away_resume(d);
-	deputy_report(d);
+	away_now_home(d);
 	return 0;
 }
 

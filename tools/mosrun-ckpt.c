@@ -73,8 +73,7 @@ ckpt_init(struct deputy *d)
 int
 ckpt_write(struct deputy *d, char **path, char **cause)
 {
-	struct mig_task	*t;
-	char		*name, *tmp, *old, *why = NULL;
+	char		*name, *tmp, *old;
 	int		 fd, rc;
 
 	if (d->state != DEPUTY_HOME) {
@@ -89,18 +88,10 @@ ckpt_write(struct deputy *d, char **path, char **cause)
 		xasprintf(cause, "%s: %s", tmp, strerror(errno));
 		goto fail;
 	}
-	if (away_stop_home(d, cause) == -1)
+	if (away_hold_home(d, 0, cause) == -1)
 		goto fail_unlink;
-	if ((t = mig_adopt(d->pid, cause)) == NULL) {
-		deputy_options(d, NULL);
-		ptrace(PTRACE_CONT, d->pid, 0, 0);
-		goto fail_unlink;
-	}
-	rc = mig_dump(t, fd, 0, NULL, cause);
-	if (deputy_options(d, &why) == -1 || mig_resume(t, &why) == -1) {
-		log_warnx("process %d: resume: %s", (int)d->pid, why);
-		free(why);
-	}
+	rc = mig_dump(d->task, fd, 0, NULL, cause);
+	away_resume(d);
 	if (rc == -1)
 		goto fail_unlink;
 	if (fsync(fd) == -1 || close(fd) == -1) {
@@ -192,8 +183,6 @@ int
 ckpt_recover(struct deputy *d, char **cause)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
-	struct mig_task		*t;
-	char			*why = NULL;
 	int			 fd, status;
 
 	opts.overrides = d->o->overrides;
@@ -211,22 +200,20 @@ ckpt_recover(struct deputy *d, char **cause)
 	}
 	if ((fd = ckpt_open(d->o->recover, cause)) == -1)
 		return -1;
-	if ((t = mig_adopt(d->pid, cause)) == NULL) {
+	if (away_hold_home(d, 1, cause) == -1) {
 		close(fd);
 		return -1;
 	}
-	if (mig_restore(t, fd, &opts, NULL, cause) == -1) {
+	if (mig_restore(d->task, fd, &opts, NULL, cause) == -1) {
 		/* A half-made process cannot go on: its parent sees SIGKILL. */
 		fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
 		    d->o->recover, *cause);
-		mig_kill(t);
+		mig_kill(d->task);
+		d->task = NULL;
 		close(fd);
 		deputy_exit(d, 1);
 	}
 	close(fd);
-	if (deputy_options(d, &why) == -1 || mig_resume(t, &why) == -1) {
-		fprintf(stderr, "mosrun: %s\n", why);
-		free(why);
-	}
+	away_resume(d);
 	return 0;
 }

@@ -93,6 +93,8 @@ int	 ckpt_open_last(struct deputy *, char **, char **);
 
 /* mosrun-away.c */
 int	 away_stop_home(struct deputy *, char **);
+int	 away_hold_home(struct deputy *, int, char **);
+void	 away_resume(struct deputy *);
 int	 away_migrate(struct deputy *, uint32_t, int, char **);
 int	 away_come_home(struct deputy *, char **);
 void	 away_session_cb(struct ev_loop *, ev_io *, int);

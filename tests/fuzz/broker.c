@@ -42,14 +42,7 @@ __wrap_agent_spawn(struct mosd *mosd, int fd, const uint8_t *key,
 void
 fuzz_init(void)
 {
-	char	 path[64], *cause = NULL;
-	int	 fd;
-
-	fd = fuzz_memfd(conf_text, sizeof conf_text - 1);
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	if ((m.conf = conf_load(path, &cause)) == NULL)
-		fatalx("%s", cause);
-	close(fd);
+	m.conf = fuzz_conf(conf_text);
 	m.key = *fuzz_key();
 	m.loop = ev_loop_new(EVFLAG_AUTO);
 	m.policy = policy_default();

@@ -65,15 +65,9 @@ fuzz_init(void)
 				    .speed = 1000, .mem_total = 8192,
 				    .mem_free = 4096 };
 	uint32_t		*ids;
-	char			 path[64], *cause = NULL;
 	size_t			 i;
-	int			 fd;
 
-	fd = fuzz_memfd(conf_text, sizeof conf_text - 1);
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	if ((m.conf = conf_load(path, &cause)) == NULL)
-		fatalx("%s", cause);
-	close(fd);
+	m.conf = fuzz_conf(conf_text);
 	m.key = *fuzz_key();
 	m.loop = ev_loop_new(EVFLAG_AUTO);
 	TAILQ_INIT(&m.links);

@@ -42,25 +42,7 @@ fuzz_init(void)
 static void
 send_fd(int s, const uint8_t *p, size_t len, int fd)
 {
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cmsg;
-
-	memset(&msg, 0, sizeof msg);
-	iov.iov_base = (void *)p;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cmsg.buf;
-	msg.msg_controllen = sizeof cmsg.buf;
-	cmsg.hdr.cmsg_level = SOL_SOCKET;
-	cmsg.hdr.cmsg_type = SCM_RIGHTS;
-	cmsg.hdr.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&cmsg.hdr), &fd, sizeof fd);
-	if (sendmsg(s, &msg, MSG_NOSIGNAL) == -1)
+	if (ctl_send_fd(s, p, len, fd) == -1)
 		fatal("sendmsg");
 }
 

@@ -250,6 +250,34 @@ fuzz_memfd(const void *p, size_t len)
 	return fd;
 }
 
+/*
+ * The bytes as a file for the loaders that take a path (conf_load,
+ * policy_load): its descriptor, to close once loaded; the path in path.
+ */
+int
+fuzz_path(const void *p, size_t len, char *path, size_t size)
+{
+	int	fd = fuzz_memfd(p, len);
+
+	snprintf(path, size, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* A cluster.conf of the harness's own, which must load. */
+struct cluster_conf *
+fuzz_conf(const char *text)
+{
+	struct cluster_conf	*c;
+	char			 path[64], *cause = NULL;
+	int			 fd;
+
+	fd = fuzz_path(text, strlen(text), path, sizeof path);
+	if ((c = conf_load(path, &cause)) == NULL)
+		fatalx("%s", cause);
+	close(fd);
+	return c;
+}
+
 /* The descriptor the next open would get. */
 int
 fuzz_lowest_fd(void)

@@ -58,6 +58,8 @@ void	 fuzz_seed_dir(const char *, const char *, const char *);
 const struct cluster_key *fuzz_key(void);
 
 int	 fuzz_memfd(const void *, size_t);
+int	 fuzz_path(const void *, size_t, char *, size_t);
+struct cluster_conf *fuzz_conf(const char *);
 int	 fuzz_lowest_fd(void);
 void	 fuzz_fd_check(int);
 void	 fuzz_assert_fail(const char *, const char *, int)

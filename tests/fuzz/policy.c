@@ -72,8 +72,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char		 path[64], *cause = NULL;
 	int		 fd, fd0 = fuzz_lowest_fd();
 
-	fd = fuzz_memfd(data, size);
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fd = fuzz_path(data, size, path, sizeof path);
 	if ((pol = policy_load(path, &cause)) == NULL) {
 		fuzz_assert(cause != NULL);
 		fuzz_assert(strncmp(cause, path, strlen(path)) == 0 &&
