@@ -184,3 +184,120 @@ out:
 	mm_dump_free(&md);
 	return rc;
 }
+
+/*
+ * A whole image of a process away, made at home for a checkpoint: its
+ * user context from the image its running copy sent (ctx, a MIG_CONTEXT
+ * dump, read to its end), what stays at home — identity, descriptors,
+ * working directory, interval timers — from its husk t, held. Written on
+ * fd as mig_dump writes an image, and restored as one. The caller sees to
+ * it that no call of the copy's runs at home meanwhile, so that both
+ * halves are of one moment.
+ */
+int
+mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
+{
+	Osm__ImgHeader	 hdr = OSM__IMG_HEADER__INIT, header;
+	Osm__ImgTask	 home = OSM__IMG_TASK__INIT, task;
+	Osm__ImgSignals	 hsig = OSM__IMG_SIGNALS__INIT, sig;
+	Osm__ImgFiles	 files = OSM__IMG_FILES__INIT;
+	Osm__ImgRecord	*rec = NULL;
+	struct mig_image mi;
+	struct pages_cursor cur;
+	struct img	 in, out;
+	uint8_t		*buf = NULL;
+	int		 rc = -1;
+
+	memset(&mi, 0, sizeof mi);
+	if (dump_refuse(t, 0, cause) == -1)
+		return -1;
+	if (task_scratch(t, 0, DUMP_SCRATCH, cause) == -1)
+		return -1;
+	if (core_dump(t, &hdr, &home, 0, cause) == -1 ||
+	    sig_dump(t, &hsig, 0, cause) == -1 ||
+	    files_dump(t, &files, 0, cause) == -1 ||
+	    task_unscratch(t, cause) == -1 || task_settle(t, cause) == -1)
+		goto out;
+
+	img_init(&in, ctx);
+	if (img_read_meta(&in, &mi, cause) == -1)
+		goto out;
+	/* The husk's memory is gone: its command line is the copy's. */
+	header = *mi.header;
+	header.pid = hdr.pid;
+	header.time = hdr.time;
+	header.node = hdr.node;
+	header.kernel = hdr.kernel;
+	task = *mi.task;
+	task.uid = home.uid;
+	task.gid = home.gid;
+	task.n_groups = home.n_groups;
+	task.groups = home.groups;
+	task.n_rlimits = home.n_rlimits;
+	task.rlimits = home.rlimits;
+	task.exe = home.exe;
+	task.exe_id = home.exe_id;
+	task.no_new_privs = home.no_new_privs;
+	task.dumpable = home.dumpable;
+	sig = *mi.sig;
+	sig.n_itimers = hsig.n_itimers;
+	sig.itimers = hsig.itimers;
+
+	img_init(&out, fd);
+	if (img_write_preamble(&out, cause) == -1 ||
+	    dump_write(&out, OSM__IMG_RECORD__BODY_HEADER, &header,
+	    cause) == -1 ||
+	    dump_write(&out, OSM__IMG_RECORD__BODY_TASK, &task, cause) == -1 ||
+	    dump_write(&out, OSM__IMG_RECORD__BODY_REGS, mi.regs,
+	    cause) == -1 ||
+	    dump_write(&out, OSM__IMG_RECORD__BODY_SIGNALS, &sig,
+	    cause) == -1 ||
+	    dump_write(&out, OSM__IMG_RECORD__BODY_FILES, &files,
+	    cause) == -1 ||
+	    dump_write(&out, OSM__IMG_RECORD__BODY_MM, mi.mm, cause) == -1 ||
+	    img_write_seal(&out, 0, cause) == -1)
+		goto out;
+
+	/* The pages as they come, each record checked as a restore would. */
+	buf = xmalloc(MIG_PAGES_MAX);
+	pages_cursor_init(&cur, mi.mm);
+	for (;;) {
+		if ((rec = img_read(&in, cause)) == NULL)
+			goto out;
+		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
+		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
+			break;
+		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
+			xasprintf(cause, "image corrupted: a record other than "
+			    "pages among the pages");
+			goto out;
+		}
+		if (pages_cursor_check(&cur, rec->pages, mi.vma_pages,
+		    cause) == -1 ||
+		    img_read_raw(&in, buf, in.raw_len, cause) == -1 ||
+		    img_write_pages(&out, rec->pages->extents,
+		    rec->pages->n_extents, buf, in.raw_len, cause) == -1)
+			goto out;
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = NULL;
+	}
+	if (pages_cursor_done(&cur, mi.vma_pages, cause) == -1 ||
+	    img_write_seal(&out, 1, cause) == -1)
+		goto out;
+	rc = 0;
+out:
+	if (rec != NULL)
+		osm__img_record__free_unpacked(rec, NULL);
+	if (t->scratch != 0) {
+		char *c = NULL;
+
+		task_unscratch(t, &c);
+		free(c);
+	}
+	free(buf);
+	mig_image_free(&mi);
+	core_free(&hdr, &home);
+	sig_free(&hsig);
+	files_free(&files);
+	return rc;
+}

@@ -155,6 +155,7 @@ int		 mig_say(struct mig_husk *, int, const char *, size_t);
 /* dump.c */
 int		 mig_dump(struct mig_task *, int, int, struct mig_stats *,
 		    char **);
+int		 mig_dump_husk(struct mig_task *, int, int, char **);
 
 /* restore.c */
 int		 mig_restore(struct mig_task *, int,

@@ -51,6 +51,7 @@ struct agent {
 	ev_io			 order_ev;
 	char			 order_path[64];
 	int			 leaving;	/* asked home to call it */
+	int			 ckpt_wanted;	/* home asked for R's context */
 	char			 state[16];
 };
 
@@ -352,6 +353,70 @@ agent_go_home(struct agent *a, const char *why)
 	agent_stop(a, 0);
 }
 
+/* --- checkpoints ------------------------------------------------------- */
+
+static void	agent_deliver(struct agent *, const Osm__SesSignal *);
+
+/*
+ * The home asked for R's context, for a checkpoint: freeze R, send its
+ * image, let it go on. Only while no call of R's is at home, so that what
+ * the home adds (descriptors, offsets) is of the same moment; else once
+ * the call's reply is in. A call R made meanwhile that nobody took yet is
+ * broken off by the freeze and made again after it. Signals the freeze
+ * took are in the image, and go to R again as they came (R's filter
+ * would send our own re-queueing of them home).
+ */
+static void
+agent_checkpoint(struct agent *a)
+{
+	Osm__SesError	 err = OSM__SES_ERROR__INIT;
+	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
+	struct mig_task	*t;
+	siginfo_t	*si = NULL;
+	size_t		 n = 0, i;
+	char		*cause = NULL;
+
+	if (!a->ckpt_wanted || a->pending != 0)
+		return;
+	a->ckpt_wanted = 0;
+	if ((t = mig_seize(a->pid, &cause)) == NULL) {
+		err.reason = cause;
+		if (agent_send(a, OSM__SES_KIND__SES_CHECKPOINT,
+		    &err.base) == -1)
+			agent_fail(a, "the home went away");
+		free(cause);
+		return;
+	}
+	if (agent_send(a, OSM__SES_KIND__SES_CHECKPOINT, NULL) == -1 ||
+	    session_send_image(&a->ses, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, agent_dump_fn, t, &cause) == -1) {
+		log_warnx("guest %u@%u: checkpoint: %s", a->gs->pid,
+		    a->gs->home, cause != NULL ? cause : "the home went away");
+		free(cause);
+		cause = NULL;
+	}
+	for (;;) {
+		si = xreallocarray(si, n + 8, sizeof *si);
+		if ((i = mig_stolen(t, si + n, 8)) == 0)
+			break;
+		n += i;
+	}
+	if (mig_release(t, &cause) == -1) {
+		free(si);
+		agent_fail(a, cause);
+	}
+	for (i = 0; i < n; i++) {
+		s.signo = si[i].si_signo;
+		s.has_code = s.has_value = 1;
+		s.code = si[i].si_code;
+		s.value = si[i].si_value.sival_int;
+		agent_deliver(a, &s);
+	}
+	free(si);
+	log_info("guest %u@%u: checkpoint image sent", a->gs->pid,
+	    a->gs->home);
+}
+
 /* --- serving R --------------------------------------------------------- */
 
 /* Send R's call home; the answer comes in agent_reply. */
@@ -517,6 +582,8 @@ agent_reply(struct agent *a, const uint8_t *body, size_t len)
 	agent_deliver_held(a);
 	if (ev.kind == GUEST_FORWARD)
 		agent_call(a, &ev);
+	else
+		agent_checkpoint(a);
 }
 
 static void
@@ -539,6 +606,10 @@ agent_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			break;
 		case OSM__SES_KIND__SES_SIGNAL:
 			agent_signal(a, body, len);
+			break;
+		case OSM__SES_KIND__SES_CHECKPOINT:
+			a->ckpt_wanted = 1;
+			agent_checkpoint(a);
 			break;
 		case OSM__SES_KIND__SES_COME_HOME:
 			agent_go_home(a, "called home");

@@ -264,6 +264,7 @@ away_now_home(struct deputy *d)
 	d->where = d->self;
 	away_resume(d);
 	deputy_report(d);
+	ckpt_home(d);
 }
 
 /*
@@ -645,6 +646,9 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 	case OSM__SES_KIND__SES_LEAVE:
 		away_leave(d, body, len);
 		break;
+	case OSM__SES_KIND__SES_CHECKPOINT:
+		ckpt_away(d, body, len);
+		break;
 	default:
 		away_lost(d, "it sent an unexpected message");
 	}
@@ -757,12 +761,6 @@ away_ptrace_event(struct deputy *d, int status)
 }
 
 /*
- * The running copy is lost (the target died, the link stayed down past
- * the timeout), or P ended at home while away (why NULL). Without a copy
- * the process cannot go on: say so on P's stderr and in the log, and kill
- * P, a status its parent cannot take for a normal exit.
- */
-/*
  * The copy away is lost but P's last checkpoint is there: P, held, becomes
  * the process of the checkpoint and goes on at home. What it wrote since
  * the checkpoint it writes again. -1 if there is no checkpoint or it will
@@ -803,6 +801,13 @@ away_restart(struct deputy *d, const char *why)
 	return 0;
 }
 
+/*
+ * The running copy is lost (the target died, the link stayed down past
+ * the timeout), or P ended at home while away (why NULL). A lost process
+ * goes on at home from its last checkpoint; without one it cannot go on:
+ * say so on P's stderr and in the log, and kill P, a status its parent
+ * cannot take for a normal exit.
+ */
 void
 away_lost(struct deputy *d, const char *why)
 {

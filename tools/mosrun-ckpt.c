@@ -21,21 +21,174 @@
 #include <unistd.h>
 
 #include "mosrun.h"
+#include "proto/ctl.pb-c.h"
+#include "proto/migrate.pb-c.h"
+
+/*
+ * Say how the checkpoint asked for went to the orders waiting for it (path
+ * NULL: it failed, why says why).
+ */
+static void
+ckpt_answer(struct deputy *d, const char *path, const char *why)
+{
+	Osm__CtlReply	reply = OSM__CTL_REPLY__INIT;
+	size_t		i;
+
+	reply.ok = path != NULL;
+	reply.path = (char *)path;
+	reply.error = (char *)why;
+	for (i = 0; i < d->nckpt_waiting; i++)
+		ctl_order_answer(d->ckpt_waiting[i], &reply);
+	d->nckpt_waiting = 0;
+}
+
+/* P ended: no checkpoint of it is coming. */
+void
+ckpt_ended(struct deputy *d)
+{
+	ckpt_answer(d, NULL, "the process ended");
+}
+
+static void
+ckpt_log(struct deputy *d, const char *path, const char *why)
+{
+	if (path == NULL)
+		log_warnx("process %d (%s): no checkpoint: %s", (int)d->pid,
+		    d->command, why);
+	else
+		log_info("process %d (%s): checkpoint %s", (int)d->pid,
+		    d->command, path);
+}
+
+/* The next FILE.N, open under a temporary name: its fd, or -1. */
+static int
+ckpt_create(struct deputy *d, char **name, char **tmp, char **cause)
+{
+	int	fd;
+
+	xasprintf(name, "%s.%u", d->ckpt_base, d->ckpt_last + 1);
+	xasprintf(tmp, "%s.tmp.XXXXXX", *name);
+	if ((fd = mkostemp(*tmp, O_CLOEXEC)) == -1) {
+		xasprintf(cause, "%s: %s", *tmp, strerror(errno));
+		free(*name);
+		free(*tmp);
+	}
+	return fd;
+}
+
+/*
+ * The image on fd is whole (ok) or not: make it FILE.N for good, forgetting
+ * the oldest beyond -N, its name in *path; or throw it away. Consumes fd,
+ * name and tmp.
+ */
+static int
+ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
+    char **path, char **cause)
+{
+	char	*old;
+
+	if (ok && (fsync(fd) == -1 || close(fd) == -1)) {
+		xasprintf(cause, "%s: %s", tmp, strerror(errno));
+		ok = 0;
+		fd = -1;
+	}
+	if (!ok) {
+		if (fd != -1)
+			close(fd);
+		unlink(tmp);
+		free(tmp);
+		free(name);
+		return -1;
+	}
+	if (rename(tmp, name) == -1) {
+		xasprintf(cause, "rename %s to %s: %s", tmp, name,
+		    strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		free(name);
+		return -1;
+	}
+	free(tmp);
+	d->ckpt_last++;
+	if (d->o->ckpt_max > 0 && d->ckpt_last > d->o->ckpt_max) {
+		xasprintf(&old, "%s.%u", d->ckpt_base,
+		    d->ckpt_last - d->o->ckpt_max);
+		unlink(old);
+		free(old);
+	}
+	*path = name;
+	return 0;
+}
+
+/*
+ * Checkpoint P, at home, into the next FILE.N: the file's name in *path,
+ * or -1 with *cause. P is stopped for the dump and goes on after it,
+ * failed or not.
+ */
+static int
+ckpt_write(struct deputy *d, char **path, char **cause)
+{
+	char	*name, *tmp;
+	int	 fd, ok;
+
+	if ((fd = ckpt_create(d, &name, &tmp, cause)) == -1)
+		return -1;
+	if ((ok = away_hold_home(d, 0, cause) == 0)) {
+		ok = mig_dump(d->task, fd, 0, NULL, cause) == 0;
+		away_resume(d);
+	}
+	return ckpt_commit(d, fd, name, tmp, ok, path, cause);
+}
+
+/*
+ * A checkpoint now: at home one is written at once; away the copy is
+ * asked for its context (SES_CHECKPOINT), which comes in ckpt_away. An
+ * order's connection, if fd is not -1, is answered once it is written.
+ */
+void
+ckpt_take(struct deputy *d, int fd)
+{
+	char	*path = NULL, *cause = NULL;
+
+	if (fd != -1) {
+		d->ckpt_waiting = xreallocarray(d->ckpt_waiting,
+		    d->nckpt_waiting + 1, sizeof *d->ckpt_waiting);
+		d->ckpt_waiting[d->nckpt_waiting++] = fd;
+	}
+	if (d->state == DEPUTY_AWAY) {
+		if (d->ckpt_asked)
+			return;
+		if (session_send(&d->ses, OSM__SES_KIND__SES_CHECKPOINT, "", 0,
+		    &cause) == -1) {
+			away_lost(d, cause);
+			free(cause);
+			return;
+		}
+		d->ckpt_asked = 1;
+		return;
+	}
+	d->ckpt_asked = 0;
+	if (ckpt_write(d, &path, &cause) == -1)
+		ckpt_answer(d, NULL, cause);
+	else
+		ckpt_answer(d, path, NULL);
+	ckpt_log(d, path, cause);
+	free(path);
+	free(cause);
+}
+
+/* P is home again: what was asked of the copy is taken here. */
+void
+ckpt_home(struct deputy *d)
+{
+	if (d->ckpt_asked || d->nckpt_waiting > 0)
+		ckpt_take(d, -1);
+}
 
 static void
 ckpt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct deputy	*d = w->data;
-	char		*path = NULL, *cause = NULL;
-
-	if (ckpt_write(d, &path, &cause) == -1)
-		log_warnx("process %d (%s): no checkpoint: %s", (int)d->pid,
-		    d->command, cause);
-	else
-		log_info("process %d (%s): checkpoint %s", (int)d->pid,
-		    d->command, path);
-	free(path);
-	free(cause);
+	ckpt_take(w->data, -1);
 }
 
 /*
@@ -65,65 +218,87 @@ ckpt_init(struct deputy *d)
 		ev_timer_start(d->loop, &d->ckpt_timer);
 }
 
-/*
- * Checkpoint P into the next FILE.N, forgetting the oldest beyond -N: the
- * file's name in *path, or -1 with *cause. P is stopped for the dump and
- * goes on after it, failed or not.
- */
-int
-ckpt_write(struct deputy *d, char **path, char **cause)
+struct ckpt_husk {
+	struct deputy	*d;
+	int		 fd;		/* the checkpoint file, or -1 */
+	char		*why;		/* why there is none */
+	int		 failed;	/* we failed, not the session */
+};
+
+static int
+ckpt_husk_fn(int ctx, void *arg, char **cause)
 {
-	char		*name, *tmp, *old;
-	int		 fd, rc;
+	struct ckpt_husk	*h = arg;
+	char			 buf[65536];
 
-	if (d->state != DEPUTY_HOME) {
-		xasprintf(cause, "process %d runs on node %u: checkpoints of a "
-		    "process away are not made yet; bring it home first",
-		    (int)d->pid, d->where);
-		return -1;
-	}
-	xasprintf(&name, "%s.%u", d->ckpt_base, d->ckpt_last + 1);
-	xasprintf(&tmp, "%s.tmp.XXXXXX", name);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		xasprintf(cause, "%s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	if (away_hold_home(d, 0, cause) == -1)
-		goto fail_unlink;
-	rc = mig_dump(d->task, fd, 0, NULL, cause);
-	away_resume(d);
-	if (rc == -1)
-		goto fail_unlink;
-	if (fsync(fd) == -1 || close(fd) == -1) {
-		fd = -1;
-		xasprintf(cause, "%s: %s", tmp, strerror(errno));
-		goto fail_unlink;
-	}
-	fd = -1;
-	if (rename(tmp, name) == -1) {
-		xasprintf(cause, "rename %s to %s: %s", tmp, name,
-		    strerror(errno));
-		goto fail_unlink;
-	}
-	d->ckpt_last++;
-	if (d->o->ckpt_max > 0 && d->ckpt_last > d->o->ckpt_max) {
-		xasprintf(&old, "%s.%u", d->ckpt_base,
-		    d->ckpt_last - d->o->ckpt_max);
-		unlink(old);
-		free(old);
-	}
-	free(tmp);
-	*path = name;
-	return 0;
-
-fail_unlink:
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-fail:
-	free(tmp);
-	free(name);
+	if (h->fd == -1) {
+		*cause = h->why;
+		h->why = NULL;
+	} else if (mig_dump_husk(h->d->task, ctx, h->fd, cause) == 0)
+		return 0;
+	/* The rest of the image is read, so that the session goes on. */
+	h->failed = 1;
+	while (read(ctx, buf, sizeof buf) > 0)
+		;
 	return -1;
+}
+
+/*
+ * The copy's answer to ckpt_take: its context (body empty, an image
+ * follows), to which P's husk, held meanwhile, adds what stays at home,
+ * into the next FILE.N; or why not (a SesError). The guest sends it with
+ * no call of R's under way, so P's descriptors are of R's moment.
+ */
+void
+ckpt_away(struct deputy *d, const uint8_t *body, size_t len)
+{
+	struct ckpt_husk	 h = { .d = d, .fd = -1 };
+	Osm__SesError		*e;
+	char			*name = NULL, *tmp = NULL, *path = NULL;
+	char			*cause = NULL, *why = NULL;
+	int			 rc;
+
+	if (!d->ckpt_asked || d->call != NULL) {
+		away_lost(d, "it sent a checkpoint that was not asked for");
+		return;
+	}
+	d->ckpt_asked = 0;
+	if (len > 0) {
+		e = osm__ses_error__unpack(NULL, len, body);
+		xasprintf(&cause, "node %u: %s", d->where, e != NULL ?
+		    e->reason : "a malformed refusal");
+		if (e != NULL)
+			osm__ses_error__free_unpacked(e, NULL);
+		goto answer;
+	}
+	h.fd = ckpt_create(d, &name, &tmp, &h.why);
+	if (mig_husk_hold(&d->husk, &cause) == -1)
+		goto lost;
+	rc = session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, ckpt_husk_fn, &h, &cause);
+	if (rc == -1 && !h.failed)
+		goto lost;
+	if (mig_husk_run(&d->husk, &why) == -1) {
+		free(cause);
+		cause = why;
+		goto lost;
+	}
+	away_relay_stolen(d);
+	if (h.fd != -1)
+		ckpt_commit(d, h.fd, name, tmp, rc == 0, &path, &cause);
+answer:
+	ckpt_answer(d, path, cause);
+	ckpt_log(d, path, cause);
+	free(path);
+	free(cause);
+	return;
+lost:
+	/* Its end, or its restart at home, answers the orders. */
+	if (h.fd != -1)
+		ckpt_commit(d, h.fd, name, tmp, 0, &path, NULL);
+	free(h.why);
+	away_lost(d, cause);
+	free(cause);
 }
 
 /*

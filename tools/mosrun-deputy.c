@@ -290,6 +290,7 @@ deputy_to_entry(struct deputy *d, char **cause)
 void
 deputy_exit(struct deputy *d, int code)
 {
+	ckpt_ended(d);
 	if (d->ctl_fd != -1)
 		close(d->ctl_fd);
 	if (d->order_fd != -1)
@@ -308,10 +309,6 @@ deputy_order(struct deputy *d, const Osm__CtlRequest *req,
 	if (!req->has_pid || req->pid != (uint32_t)d->pid) {
 		xasprintf(&reply->error, "this deputy holds process %d",
 		    (int)d->pid);
-		return;
-	}
-	if (req->type == OSM__CTL_TYPE__CTL_CHECKPOINT) {
-		reply->ok = ckpt_write(d, &reply->path, &reply->error) == 0;
 		return;
 	}
 	if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node) {
@@ -347,6 +344,12 @@ deputy_order_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if ((req = ctl_order_take(d->order_fd, DEPUTY_ORDER_TIMEOUT,
 	    &fd)) == NULL)
 		return;
+	if (req->type == OSM__CTL_TYPE__CTL_CHECKPOINT && req->has_pid &&
+	    req->pid == (uint32_t)d->pid) {
+		ckpt_take(d, fd);	/* answered once written */
+		osm__ctl_request__free_unpacked(req, NULL);
+		return;
+	}
 	deputy_order(d, req, &reply);
 	ctl_order_answer(fd, &reply);
 	free(reply.path);

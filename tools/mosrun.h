@@ -77,6 +77,9 @@ struct deputy {
 	char			*ckpt_base;	/* absolute */
 	unsigned		 ckpt_last;	/* FILE.N written last, or 0 */
 	ev_timer		 ckpt_timer;	/* -A */
+	int			 ckpt_asked;	/* away: R's context asked for */
+	int			*ckpt_waiting;	/* orders to answer, when done */
+	size_t			 nckpt_waiting;
 };
 
 /* mosrun-deputy.c */
@@ -87,7 +90,10 @@ void	 deputy_exit(struct deputy *, int);
 
 /* mosrun-ckpt.c */
 void	 ckpt_init(struct deputy *);
-int	 ckpt_write(struct deputy *, char **, char **);
+void	 ckpt_take(struct deputy *, int);
+void	 ckpt_away(struct deputy *, const uint8_t *, size_t);
+void	 ckpt_home(struct deputy *);
+void	 ckpt_ended(struct deputy *);
 int	 ckpt_recover(struct deputy *, char **);
 int	 ckpt_open_last(struct deputy *, char **, char **);
 

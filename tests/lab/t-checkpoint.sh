@@ -5,8 +5,7 @@
 # the last one and the program's file ends as if nothing had happened; a
 # corrupted checkpoint is refused with a clear message and exit 1; a
 # deputy killed while it writes a checkpoint leaves the one before whole
-# and recoverable; a checkpoint of a process away is refused until it
-# comes home.
+# and recoverable; a process away is checkpointed where it runs.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -84,17 +83,36 @@ lab_exec 2 sh -c 'echo > /tmp/go'
 wait "$rec" || fail "big: the recovered walker failed"
 grep -qx "memory intact" "$S/big.out" || fail "big: $(cat "$S/big.out")"
 
-# Away: refused with the reason, the process goes on.
-lab_exec 1 rm -f /tmp/go
-lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
-"$MOSLAB" exec 1 mosrun -L -r 2 "$P/walker" /tmp/go wait > /dev/null 2>&1 &
+# Away: the checkpoint is taken where the process runs, which goes on
+# there; recovered from it, the process's files end as after an unbroken
+# run (its descriptors and offsets came from home, its memory from node 2,
+# and both are of one moment).
+"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/away $P/counter 50 \
+    $S/away.out 100 > $S/away.first" &
+job=$!
 away() {
 	lab_exec 1 mosps | awk 'NR > 1 && $3 == "2"' | grep -q .
 }
-wait_for 10 away || fail "the walker did not move"
+wait_for 10 away || fail "the counter did not move"
 w=$(lab_exec 1 mosps | awk 'NR > 1 && $3 == "2" { print $1 }')
-expect 1 "bring it home first" lab_exec 1 mosmigrate "$w" checkpoint
-away || fail "the walker did not go on away"
+sleep 1
+out=$(lab_exec 1 mosmigrate "$w" checkpoint) || fail "away: $out"
+[ "$out" = "checkpoint written to $S/away.1" ] || fail "away: said $out"
+away || fail "the counter came home for its checkpoint"
+n=$(grep -c . "$S/away.out")
+out=$(lab_exec 1 mosmigrate "$w" checkpoint) || fail "away: $out"
+wait "$job" || fail "the counter failed away"
+log=$(lab_dir)/node2/mosd.log
+[ "$(grep -c "guest $w@1: checkpoint image sent" "$log")" -eq 2 ] ||
+    fail "node 2 did not send two checkpoint images: $(tail "$log")"
+grep -q "guest $w@1 goes home" "$log" && fail "the counter went home"
+[ "$n" -lt 50 ] || fail "the counter had finished at the checkpoint"
+lab_exec 1 mosrun -R "$S/away.1" || fail "recovery of away.1 failed"
+seq 50 > "$S/want"
+echo done >> "$S/want"
+cmp -s "$S/want" "$S/away.out" ||
+    fail "away.out after the recovery: $(sort "$S/away.out" | uniq -d)"
+cmp -s "$S/want" "$S/away.first" || fail "away.first after the recovery"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -1,9 +1,10 @@
 #!/bin/sh
 # The node a checkpointed process runs on dies: the process goes on at
-# home from its last checkpoint, says so on its stderr, and finishes with
-# its file as after an unbroken run (what it wrote since the checkpoint,
-# it writes again at the same offsets). Without a checkpoint the process
-# is killed with a message (t-mosrun-fail).
+# home from its last checkpoint, one taken while it ran there, says so on
+# its stderr, and finishes with its file as after an unbroken run (what it
+# wrote since the checkpoint, it writes again at the same offsets).
+# Without a checkpoint the process is killed with a message
+# (t-mosrun-fail).
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -24,12 +25,25 @@ two() {
 }
 wait_for 10 two || fail "no checkpoints: $(ls "$S")"
 lab_exec 1 mosmigrate "$pid" 2 || fail "move to node 2"
-sleep 1
+last() {
+	ls "$S" | sed -n 's/^ck\.\([0-9]*\)$/\1/p' | sort -n | tail -1
+}
+k=$(last)
+# Two checkpoints taken away: the process stays on node 2 for them.
+later() {
+	[ "$(last)" -ge $((k + 2)) ]
+}
+wait_for 10 later || fail "no checkpoints away: $(ls "$S")"
+lab_exec 1 mosps | awk -v p="$pid" '$1 == p && $3 == "2"' | grep -q . ||
+    fail "the counter left node 2: $(lab_exec 1 mosps)"
 n=$(grep -c . "$S/out")
+k=$(last)
 "$MOSLAB" kill 2 || fail "moslab kill 2"
 wait "$job" || fail "the counter failed: $(cat "$S/stderr")"
-grep -q "was lost with node 2: .*restarting it here from $S/ck\." \
-    "$S/stderr" || fail "no restart message: $(cat "$S/stderr")"
+from=$(sed -n "s|.*was lost with node 2: .*restarting it here from $S/ck\.||p" \
+    "$S/stderr")
+[ -n "$from" ] && [ "$from" -ge "$k" ] ||
+    fail "no restart from ck.$k or later: $(cat "$S/stderr")"
 seq 100 > "$S/want"
 echo done >> "$S/want"
 cmp -s "$S/want" "$S/out" || fail "out after the restart: $(tail -2 "$S/out")"
