@@ -10,6 +10,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -29,6 +32,13 @@
 #define AGENT_SETUP_TIMEOUT	60	/* seconds, for the image to arrive */
 #define AGENT_STATS_EVERY	2.0	/* seconds between SesStats */
 #define AGENT_RECONNECT		1.0
+/*
+ * Milliseconds our stats may go unacknowledged before the session counts
+ * as broken (TCP_USER_TIMEOUT), and R with it: by then its home, 15 s
+ * without word from us, has given it up and gone on from a checkpoint
+ * or killed it; a copy nobody serves must not run on here.
+ */
+#define AGENT_CUT_OFF		20000
 
 struct agent {
 	Osm__GuestStart		*gs;
@@ -692,6 +702,7 @@ agent_session(Osm__GuestStart *gs, int fd)
 {
 	struct agent	 a;
 	struct timeval	 tv = { .tv_sec = AGENT_SETUP_TIMEOUT };
+	unsigned int	 cut = AGENT_CUT_OFF;
 	Osm__SesError	 err = OSM__SES_ERROR__INIT;
 	char		*cause = NULL, what[32];
 
@@ -712,6 +723,7 @@ agent_session(Osm__GuestStart *gs, int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &cut, sizeof cut);
 	signal(SIGPIPE, SIG_IGN);
 	if (agent_hello(&a) == -1)
 		log_warnx("guest %u@%u: mosd not reachable", gs->pid,

@@ -2,6 +2,9 @@
 # A link outage: node 2's link goes down for 5 s while a process there
 # forwards calls home every 100 ms. The calls stall, then resume; the
 # process finishes with its file whole (nothing lost, nothing done twice).
+# Then a link down past the home's 15 s timeout: the process is lost
+# there, and goes on at home from a checkpoint taken on node 2; its copy
+# on node 2 ends by itself, before the link comes back.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -28,6 +31,33 @@ seq 120 > "$S/want"
 echo done >> "$S/want"
 cmp -s "$S/want" "$S/out" || fail "out: $(sort "$S/out" | uniq -d | head -3)"
 cmp -s "$S/want" "$S/stdout" || fail "stdout differs"
+
+# Down for good, as far as the home can tell.
+"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/ck -A 0.01 $P/counter 150 \
+    $S/out2 100 > $S/stdout2 2> $S/stderr2" &
+job=$!
+wait_for 10 sh -c "$MOSLAB exec 1 mosps | awk '\$7 == \"counter\"' |
+    grep -q ' 2 '" || fail "the second counter is not on node 2"
+wait_for 10 test -e "$S/ck.2" || fail "no checkpoints away: $(ls "$S")"
+ip link set "$MOSLAB_NAME-v2" down || fail "link down"
+guest() {
+	lab_exec 2 ps -eo user,comm | awk '$2 == "counter" && $1 >= 60000' |
+	    grep -q .
+}
+guest || fail "no copy of the counter on node 2"
+restarted() {
+	grep -q "restarting it here from $S/ck\." "$S/stderr2"
+}
+wait_for 25 restarted || fail "no restart at home: $(cat "$S/stderr2")"
+wait_for 15 sh -c "! $(command -v "$MOSLAB") exec 2 ps -eo user,comm |
+    awk '\$2 == \"counter\" && \$1 >= 60000' | grep -q ." ||
+    fail "the copy on node 2 runs on, cut off"
+ip link set "$MOSLAB_NAME-v2" up || fail "link up"
+wait "$job" || fail "the second counter failed: $(cat "$S/stderr2")"
+seq 150 > "$S/want"
+echo done >> "$S/want"
+cmp -s "$S/want" "$S/out2" || fail "out2: $(sort "$S/out2" | uniq -d | head)"
+cmp -s "$S/want" "$S/stdout2" || fail "stdout2 differs"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
