@@ -562,9 +562,13 @@ away_stopped(struct deputy *d, const uint8_t *body, size_t len)
 		away_lost(d, "malformed stop");
 		return;
 	}
-	/* R waits in no call: it is stopped. P's handler is gone: default. */
+	/*
+	 * R waits in no call: it is stopped. P's handler is gone: default
+	 * (SIGSTOP's action is always that, and cannot be set).
+	 */
 	if (d->call == NULL && (mig_husk_hold(&d->husk, &cause) == -1 ||
-	    mig_husk_default(&d->husk, s->signo, &cause) == -1 ||
+	    (s->signo != SIGSTOP &&
+	    mig_husk_default(&d->husk, s->signo, &cause) == -1) ||
 	    mig_husk_run(&d->husk, &cause) == -1)) {
 		osm__ses_signal__free_unpacked(s, NULL);
 		away_lost(d, cause);

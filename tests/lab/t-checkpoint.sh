@@ -96,10 +96,17 @@ away() {
 wait_for 10 away || fail "the counter did not move"
 w=$(lab_exec 1 mosps | awk 'NR > 1 && $3 == "2" { print $1 }')
 sleep 1
+# Stopped at home (so there too), checkpointed stopped, continued.
+lab_exec 1 kill -STOP "$w"
+sleep 0.5
+n=$(grep -c . "$S/away.out")
 out=$(lab_exec 1 mosmigrate "$w" checkpoint) || fail "away: $out"
 [ "$out" = "checkpoint written to $S/away.1" ] || fail "away: said $out"
+sleep 0.5
+[ "$(grep -c . "$S/away.out")" -eq "$n" ] || fail "the counter ran stopped"
 away || fail "the counter came home for its checkpoint"
-n=$(grep -c . "$S/away.out")
+lab_exec 1 kill -CONT "$w"
+sleep 0.5
 out=$(lab_exec 1 mosmigrate "$w" checkpoint) || fail "away: $out"
 wait "$job" || fail "the counter failed away"
 log=$(lab_dir)/node2/mosd.log
