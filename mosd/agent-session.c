@@ -404,7 +404,9 @@ agent_checkpoint(struct agent *a)
 		    a->gs->home, cause != NULL ? cause : "the home went away");
 		free(cause);
 		cause = NULL;
-	}
+	} else
+		log_info("guest %u@%u: checkpoint image sent", a->gs->pid,
+		    a->gs->home);
 	for (;;) {
 		si = xreallocarray(si, n + 8, sizeof *si);
 		if ((i = mig_stolen(t, si + n, 8)) == 0)
@@ -423,8 +425,6 @@ agent_checkpoint(struct agent *a)
 		agent_deliver(a, &s);
 	}
 	free(si);
-	log_info("guest %u@%u: checkpoint image sent", a->gs->pid,
-	    a->gs->home);
 }
 
 /* --- serving R --------------------------------------------------------- */

@@ -6,7 +6,9 @@
  * migrate/'s (memory, registers, signal state, the working directory and
  * the regular files at their offsets); it is written under a temporary
  * name and renamed once complete, so that a crash while writing never
- * spoils the one before.
+ * spoils the one before. A process away is checkpointed where it runs:
+ * its copy sends its context, and P's husk adds what stays at home
+ * (docs/REMOTE.md, "Checkpoints while away").
  */
 #include <sys/ptrace.h>
 #include <sys/wait.h>

@@ -48,6 +48,7 @@ static const struct {
 	{ OSM__SES_KIND__SES_STOPPED, &osm__ses_signal__descriptor },
 	{ OSM__SES_KIND__SES_EXIT, &osm__ses_exit__descriptor },
 	{ OSM__SES_KIND__SES_LEAVE, &osm__ses_error__descriptor },
+	{ OSM__SES_KIND__SES_CHECKPOINT, &osm__ses_error__descriptor },
 };
 
 void
