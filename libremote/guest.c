@@ -381,6 +381,20 @@ guest_drop(struct guest *g, int i)
 }
 
 /*
+ * Forget pending call seq, which guest_reply handed back to send home
+ * again (GUEST_FORWARD): R, interrupted while it waits in it, makes the
+ * call again itself.
+ */
+void
+guest_forget(struct guest *g, uint64_t seq)
+{
+	int	i;
+
+	if ((i = guest_find(g, seq)) != -1)
+		guest_drop(g, i);
+}
+
+/*
  * A RemoteReply from home: check it against its pending call, write its
  * outputs into R and answer R; ev says what became of it:
  *

@@ -294,6 +294,7 @@ struct guest	*guest_new(int, pid_t, pid_t, const struct emulate_base *,
 		    char **);
 void		 guest_free(struct guest *);
 int		 guest_receive(struct guest *, struct guest_event *, char **);
+void		 guest_forget(struct guest *, uint64_t);
 int		 guest_reply(struct guest *, const uint8_t *, size_t, int,
 		    struct guest_event *, char **);
 int		 guest_apply(pid_t, const struct rmt_call *,

@@ -371,7 +371,8 @@ static void	agent_deliver(struct agent *, const Osm__SesSignal *);
  * The home asked for R's context, for a checkpoint: freeze R, send its
  * image, let it go on. Only while no call of R's is at home, so that what
  * the home adds (descriptors, offsets) is of the same moment; else once
- * the call's reply is in. A call R made meanwhile that nobody took yet is
+ * the call's reply is in (the home breaks off a call that blocks, and R
+ * makes it again after). A call R made meanwhile that nobody took yet is
  * broken off by the freeze and made again after it. Signals the freeze
  * took are in the image, and go to R again as they came (R's filter
  * would send our own re-queueing of them home).
@@ -590,6 +591,15 @@ agent_reply(struct agent *a, const uint8_t *body, size_t len)
 	    &cause) == -1)
 		agent_fail(a, cause);
 	agent_deliver_held(a);
+	if (ev.kind == GUEST_FORWARD && a->ckpt_wanted) {
+		/*
+		 * The home broke the call off for the checkpoint: R is
+		 * frozen in it, which breaks it off here too, and makes it
+		 * again once let go.
+		 */
+		guest_forget(a->guest, ev.seq);
+		ev.kind = GUEST_NONE;
+	}
 	if (ev.kind == GUEST_FORWARD)
 		agent_call(a, &ev);
 	else

@@ -26,6 +26,8 @@
 #include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
+#define CKPT_NUDGE	0.1	/* seconds a call may block a checkpoint */
+
 /*
  * Say how the checkpoint asked for went to the orders waiting for it (path
  * NULL: it failed, why says why).
@@ -167,6 +169,7 @@ ckpt_take(struct deputy *d, int fd)
 			return;
 		}
 		d->ckpt_asked = 1;
+		ev_timer_again(d->loop, &d->ckpt_nudge);
 		return;
 	}
 	d->ckpt_asked = 0;
@@ -194,6 +197,26 @@ ckpt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /*
+ * Away, the copy sends its context only once no call of its runs at home.
+ * A call that blocks there (a read from a terminal or a pipe) is broken
+ * off, as a signal would break it off, and the copy makes it again after
+ * the checkpoint. A call that runs to its end, or one only starting, is
+ * not disturbed; the next tick sees whether it blocks.
+ */
+static void
+ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct deputy	*d = w->data;
+
+	if (!d->ckpt_asked || d->state != DEPUTY_AWAY) {
+		ev_timer_stop(loop, w);
+		return;
+	}
+	if (d->call != NULL && d->held == NULL && d->husk.busy)
+		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
+}
+
+/*
  * Where checkpoints go: -C's FILE, else ckpt.PID, relative to the
  * directory mosrun started in; and -A's timer.
  */
@@ -218,6 +241,8 @@ ckpt_init(struct deputy *d)
 	d->ckpt_timer.data = d;
 	if (d->o->ckpt_every > 0)
 		ev_timer_start(d->loop, &d->ckpt_timer);
+	ev_timer_init(&d->ckpt_nudge, ckpt_nudge_cb, 0, CKPT_NUDGE);
+	d->ckpt_nudge.data = d;
 }
 
 struct ckpt_husk {

@@ -78,6 +78,7 @@ struct deputy {
 	unsigned		 ckpt_last;	/* FILE.N written last, or 0 */
 	ev_timer		 ckpt_timer;	/* -A */
 	int			 ckpt_asked;	/* away: R's context asked for */
+	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
 };

@@ -121,6 +121,36 @@ cmp -s "$S/want" "$S/away.out" ||
     fail "away.out after the recovery: $(sort "$S/away.out" | uniq -d)"
 cmp -s "$S/want" "$S/away.first" || fail "away.first after the recovery"
 
+# Away and blocked in a call at home (opening a FIFO): the call is broken
+# off for the checkpoint and made again after it, on node 2; recovered,
+# the process waits on the FIFO again with its memory whole.
+lab_exec 1 rm -f /tmp/go
+lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
+"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/blk $P/walker /tmp/go big 8 \
+    > $S/blk.out 2>&1" &
+job=$!
+blocked() {
+	grep -qx ready "$S/blk.out" && lab_exec 1 mosps |
+	    awk 'NR > 1 && $3 == "2" && $7 == "walker"' | grep -q .
+}
+wait_for 10 blocked || fail "blocked: not ready away: $(cat "$S/blk.out")"
+b=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+sleep 0.5
+out=$(lab_exec 1 timeout 10 mosmigrate "$b" checkpoint) ||
+    fail "blocked: no checkpoint: $out"
+blocked || fail "blocked: the walker left node 2"
+lab_exec 1 timeout 5 sh -c 'echo > /tmp/go' ||
+    fail "blocked: the walker no longer waits on the FIFO"
+wait "$job" || fail "blocked: the walker failed: $(cat "$S/blk.out")"
+grep -qx "memory intact" "$S/blk.out" || fail "blocked: $(cat "$S/blk.out")"
+"$MOSLAB" exec 1 mosrun -R "$S/blk.1" &
+rec=$!
+wait_for 10 lab_exec 1 timeout 1 sh -c 'echo > /tmp/go' ||
+    fail "blocked: the recovered walker does not wait on the FIFO"
+wait "$rec" || fail "blocked: the recovered walker failed"
+[ "$(grep -c "memory intact" "$S/blk.out")" -eq 1 ] ||
+    fail "blocked: after the recovery: $(cat "$S/blk.out")"
+
 "$MOSLAB" down || fail "moslab down"
 check_clean
 echo PASS
