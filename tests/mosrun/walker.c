@@ -10,7 +10,9 @@
  * MODE: "walk" (default) the whole walk, exiting with EXIT (default 0);
  * "fork" forks once moved; "wait" blocks on the FIFO until killed;
  * "spin" burns CPU for EXIT seconds after the first line; "big" fills
- * EXIT MiB with a pattern before it is ready, and checks it once moved.
+ * EXIT MiB with a pattern before it is ready, and checks it once moved;
+ * "nap" fills EXIT MiB likewise and then sleeps until killed, making no
+ * call at home.
  */
 #include <sys/resource.h>
 #include <sys/times.h>
@@ -123,7 +125,7 @@ main(int argc, char **argv)
 		code = atoi(argv[3]);
 	signal(SIGUSR1, on_usr1);
 
-	if (strcmp(mode, "big") == 0) {
+	if (strcmp(mode, "big") == 0 || strcmp(mode, "nap") == 0) {
 		size_t	 n = (size_t)code << 20, i;
 		uint8_t	*m = malloc(n);
 
@@ -133,6 +135,8 @@ main(int argc, char **argv)
 			m[i] = (uint8_t)(i * 7 + i / 4096);
 		say("pid %d", (int)getpid());
 		say("ready");
+		while (strcmp(mode, "nap") == 0)
+			usleep(100000);
 		wait_fifo(fifo);
 		for (i = 0; i < n; i++)
 			if (m[i] != (uint8_t)(i * 7 + i / 4096))
