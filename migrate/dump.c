@@ -206,7 +206,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	struct pages_cursor cur;
 	struct img	 in, out;
 	uint8_t		*buf = NULL;
-	int		 rc = -1;
+	int		 rc = -1, more;
 
 	memset(&mi, 0, sizeof mi);
 	if (dump_refuse(t, 0, cause) == -1)
@@ -258,31 +258,18 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	    img_write_seal(&out, 0, cause) == -1)
 		goto out;
 
-	/* The pages as they come, each record checked as a restore would. */
+	/* The pages as they come, each run checked as a restore checks it. */
 	buf = xmalloc(MIG_PAGES_MAX);
 	pages_cursor_init(&cur, mi.mm);
-	for (;;) {
-		if ((rec = img_read(&in, cause)) == NULL)
-			goto out;
-		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
-			break;
-		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
-			xasprintf(cause, "image corrupted: a record other than "
-			    "pages among the pages");
-			goto out;
-		}
-		if (pages_cursor_check(&cur, rec->pages, mi.vma_pages,
-		    cause) == -1 ||
-		    img_read_raw(&in, buf, in.raw_len, cause) == -1 ||
-		    img_write_pages(&out, rec->pages->extents,
+	while ((more = pages_next(&in, &cur, mi.vma_pages, buf, &rec,
+	    cause)) == 1) {
+		if (img_write_pages(&out, rec->pages->extents,
 		    rec->pages->n_extents, buf, in.raw_len, cause) == -1)
 			goto out;
 		osm__img_record__free_unpacked(rec, NULL);
 		rec = NULL;
 	}
-	if (pages_cursor_done(&cur, mi.vma_pages, cause) == -1 ||
-	    img_write_seal(&out, 1, cause) == -1)
+	if (more == -1 || img_write_seal(&out, 1, cause) == -1)
 		goto out;
 	rc = 0;
 out:

@@ -435,33 +435,19 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 	struct pages_cursor cur;
 	uint8_t		*buf, c;
 	ssize_t		 n;
-	int		 rc = -1;
+	int		 rc = -1, more;
 
 	img_init(&img, fd);
 	if (img_read_meta(&img, mi, cause) == -1)
 		return -1;
 	buf = xmalloc(MIG_PAGES_MAX);
 	pages_cursor_init(&cur, mi->mm);
-	for (;;) {
-		if ((rec = img_read(&img, cause)) == NULL)
-			goto out;
-		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
-			break;
-		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
-			xasprintf(cause, "image corrupted: %s record among "
-			    "the pages", img_names[rec->body_case]);
-			goto out;
-		}
-		if (pages_cursor_check(&cur, rec->pages, mi->vma_pages,
-		    cause) == -1)
-			goto out;
-		if (img_read_raw(&img, buf, img.raw_len, cause) == -1)
-			goto out;
+	while ((more = pages_next(&img, &cur, mi->vma_pages, buf, &rec,
+	    cause)) == 1) {
 		osm__img_record__free_unpacked(rec, NULL);
 		rec = NULL;
 	}
-	if (pages_cursor_done(&cur, mi->vma_pages, cause) == -1)
+	if (more == -1)
 		goto out;
 	while ((n = read(fd, &c, 1)) == -1 && errno == EINTR)
 		;

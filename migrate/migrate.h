@@ -259,9 +259,8 @@ int	 pages_dump(struct mig_task *, struct mm_dump *, struct img *,
 int	 pages_restore(struct mig_task *, const Osm__ImgMm *, struct img *,
 	    struct mig_stats *, char **);
 void	 pages_cursor_init(struct pages_cursor *, const Osm__ImgMm *);
-int	 pages_cursor_check(struct pages_cursor *, const Osm__ImgPages *,
-	    uint64_t *, char **);
-int	 pages_cursor_done(struct pages_cursor *, const uint64_t *, char **);
+int	 pages_next(struct img *, struct pages_cursor *, uint64_t *, uint8_t *,
+	    Osm__ImgRecord **, char **);
 
 /* regs.c */
 int	 regs_dump(struct mig_task *, Osm__ImgRegs *, char **);

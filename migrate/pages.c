@@ -422,7 +422,7 @@ pages_cursor_init(struct pages_cursor *cur, const Osm__ImgMm *mm)
  * one: so no page is written twice, nor outside the areas made for them.
  * Counts pages per area into counts.
  */
-int
+static int
 pages_cursor_check(struct pages_cursor *cur, const Osm__ImgPages *p,
     uint64_t *counts, char **cause)
 {
@@ -457,7 +457,7 @@ bad:
 	return -1;
 }
 
-int
+static int
 pages_cursor_done(struct pages_cursor *cur, const uint64_t *counts,
     char **cause)
 {
@@ -478,6 +478,42 @@ pages_cursor_done(struct pages_cursor *cur, const uint64_t *counts,
 }
 
 /*
+ * The next run of an image's pages, after its description: checked
+ * against the memory map as the cursor goes (counts per area, n_vmas + 1
+ * of them), its contents read into buf (MIG_PAGES_MAX bytes). 1 with the
+ * record in *rec, which the caller frees, and img->raw_len bytes in buf;
+ * 0 at the final seal, every area's pages found; -1 with *cause.
+ */
+int
+pages_next(struct img *img, struct pages_cursor *cur, uint64_t *counts,
+    uint8_t *buf, Osm__ImgRecord **rec, char **cause)
+{
+	Osm__ImgRecord	*r;
+
+	*rec = NULL;
+	if ((r = img_read(img, cause)) == NULL)
+		return -1;
+	if (r->body_case == OSM__IMG_RECORD__BODY_SEAL &&
+	    r->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
+		osm__img_record__free_unpacked(r, NULL);
+		return pages_cursor_done(cur, counts, cause) == -1 ? -1 : 0;
+	}
+	if (r->body_case != OSM__IMG_RECORD__BODY_PAGES) {
+		xasprintf(cause, "image corrupted: a record other than pages "
+		    "among the pages");
+		osm__img_record__free_unpacked(r, NULL);
+		return -1;
+	}
+	if (pages_cursor_check(cur, r->pages, counts, cause) == -1 ||
+	    img_read_raw(img, buf, img->raw_len, cause) == -1) {
+		osm__img_record__free_unpacked(r, NULL);
+		return -1;
+	}
+	*rec = r;
+	return 1;
+}
+
+/*
  * Write the image's pages into the target, each batch checked against the
  * memory map before it is written, until the final seal. Reading the next
  * batch in a second thread while this one is written was tried and
@@ -495,27 +531,13 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 	uint8_t		*buf;
 	size_t		 i, len;
 	ssize_t		 n;
-	int		 rc = -1;
+	int		 rc = -1, more;
 
 	counts = xcalloc(mm->n_vmas + 1, sizeof *counts);
 	buf = xmalloc(MIG_PAGES_MAX);
 	pages_cursor_init(&cur, mm);
-	for (;;) {
-		if ((rec = img_read(img, cause)) == NULL)
-			goto out;
-		if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-		    rec->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END)
-			break;
-		if (rec->body_case != OSM__IMG_RECORD__BODY_PAGES) {
-			xasprintf(cause, "image corrupted: a record other than "
-			    "pages among the pages");
-			goto out;
-		}
-		if (pages_cursor_check(&cur, rec->pages, counts, cause) == -1)
-			goto out;
+	while ((more = pages_next(img, &cur, counts, buf, &rec, cause)) == 1) {
 		len = img->raw_len;
-		if (img_read_raw(img, buf, len, cause) == -1)
-			goto out;
 		for (i = 0; i < rec->pages->n_extents; i++) {
 			remote[i].iov_base =
 			    (void *)rec->pages->extents[i]->addr;
@@ -535,7 +557,7 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 		osm__img_record__free_unpacked(rec, NULL);
 		rec = NULL;
 	}
-	if (pages_cursor_done(&cur, counts, cause) == -1)
+	if (more == -1)
 		goto out;
 	if (st != NULL)
 		st->mem_us += now_us() - t0;
