@@ -82,8 +82,8 @@ ckpt_create(struct deputy *d, char **name, char **tmp, char **cause)
 
 /*
  * The image on fd is whole (ok) or not: make it FILE.N for good, forgetting
- * the oldest beyond -N, its name in *path; or throw it away. Consumes fd,
- * name and tmp.
+ * the oldest beyond -N, its name in *path; or throw it away, the file's
+ * name put before *cause. Consumes fd, name and tmp.
  */
 static int
 ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
@@ -92,11 +92,16 @@ ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
 	char	*old;
 
 	if (ok && (fsync(fd) == -1 || close(fd) == -1)) {
-		xasprintf(cause, "%s: %s", tmp, strerror(errno));
+		xasprintf(cause, "writing it out: %s", strerror(errno));
 		ok = 0;
 		fd = -1;
 	}
 	if (!ok) {
+		if (cause != NULL && *cause != NULL) {
+			xasprintf(&old, "%s: %s", name, *cause);
+			free(*cause);
+			*cause = old;
+		}
 		if (fd != -1)
 			close(fd);
 		unlink(tmp);

@@ -151,6 +151,29 @@ wait "$rec" || fail "blocked: the recovered walker failed"
 [ "$(grep -c "memory intact" "$S/blk.out")" -eq 1 ] ||
     fail "blocked: after the recovery: $(cat "$S/blk.out")"
 
+# A checkpoint away that cannot be written (its file system fills up)
+# fails with the reason and leaves no file; the process goes on away, its
+# session in step (the rest of the image was read), and ends whole.
+lab_exec 1 mkdir -p /tmp/tiny || fail "mkdir"
+lab_exec 1 mount -t tmpfs -o size=64k tiny /tmp/tiny || fail "mount"
+"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C /tmp/tiny/ck $P/counter 30 \
+    $S/full.out 100 > $S/full.first" &
+job=$!
+wait_for 10 sh -c "$(command -v "$MOSLAB") exec 1 mosps |
+    awk '\$3 == \"2\" && \$7 == \"counter\"' | grep -q ." ||
+    fail "full: the counter did not move"
+f=$(lab_exec 1 mosps | awk '$7 == "counter" { print $1 }')
+expect 1 "/tmp/tiny/ck.1: write image: No space left on device" \
+    lab_exec 1 mosmigrate "$f" checkpoint
+[ -z "$(lab_exec 1 ls /tmp/tiny)" ] ||
+    fail "full: left in the file system: $(lab_exec 1 ls /tmp/tiny)"
+wait "$job" || fail "full: the counter failed"
+seq 30 > "$S/want"
+echo done >> "$S/want"
+cmp -s "$S/want" "$S/full.out" && cmp -s "$S/want" "$S/full.first" ||
+    fail "full: the counter's output: $(tail -3 "$S/full.out")"
+lab_exec 1 umount /tmp/tiny
+
 "$MOSLAB" down || fail "moslab down"
 check_clean
 echo PASS
