@@ -22,6 +22,8 @@
  * it on to R, before it sends the call's reply, so that R handles it on
  * returning from the call as it would have natively.
  */
+#include <sys/syscall.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -420,4 +422,30 @@ home_free(struct home_call *hc)
 	free(hc->offsets);
 	free(hc->image);
 	free(hc);
+}
+
+/*
+ * Does the call wait with a timeout of its own (poll, select, epoll_wait
+ * and the like)? Such a call is not broken off for a checkpoint: made
+ * again it would wait its whole timeout anew, and it ends by itself.
+ */
+int
+home_timed(const struct home_call *hc)
+{
+	switch (hc->nr) {
+	case SYS_poll:
+		return (int)hc->args[2] >= 0;
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		return (int)hc->args[3] >= 0;
+	case SYS_ppoll:
+		return hc->args[2] != 0;
+	case SYS_epoll_pwait2:
+		return hc->args[3] != 0;
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_recvmmsg:
+		return hc->args[4] != 0;
+	}
+	return 0;
 }

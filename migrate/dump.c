@@ -225,6 +225,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	/* The husk's memory is gone: its command line is the copy's. */
 	header = *mi.header;
 	header.pid = hdr.pid;
+	header.comm = hdr.comm;
 	header.time = hdr.time;
 	header.node = hdr.node;
 	header.kernel = hdr.kernel;

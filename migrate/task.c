@@ -50,6 +50,27 @@ task_wait(struct mig_task *t, int *status, char **cause)
 	return 0;
 }
 
+/*
+ * Has the task ended, before our first stop of it? Looked at without
+ * reaping it: its parent (a guest agent's R is its child) must see how.
+ */
+static int
+task_ended(struct mig_task *t, char **cause)
+{
+	siginfo_t	si;
+
+	memset(&si, 0, sizeof si);
+	while (waitid(P_PID, t->pid, &si, WEXITED | WNOWAIT | __WALL) == -1)
+		if (errno != EINTR)
+			return 0;	/* task_wait says why */
+	if (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
+	    si.si_code != CLD_DUMPED)
+		return 0;
+	t->dead = 1;
+	xasprintf(cause, "process %d has ended", t->pid);
+	return 1;
+}
+
 /* Note a signal our stop took from the task: it is given back later. */
 int
 task_steal(struct mig_task *t, char **cause)
@@ -416,7 +437,7 @@ mig_seize(pid_t pid, char **cause)
 		goto fail;
 	}
 	for (;;) {
-		if (task_wait(t, &status, cause) == -1)
+		if (task_ended(t, cause) || task_wait(t, &status, cause) == -1)
 			goto fail;
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			break;

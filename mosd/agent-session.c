@@ -374,11 +374,15 @@ static void	agent_deliver(struct agent *, const Osm__SesSignal *);
  * the call's reply is in (the home breaks off a call that blocks, and R
  * makes it again after). A call R made meanwhile that nobody took yet is
  * broken off by the freeze and made again after it. Signals the freeze
- * took are in the image, and go to R again as they came (R's filter
- * would send our own re-queueing of them home).
+ * took are in the image, and are sent to R again from here, as kill or
+ * sigqueue (R's filter would send a re-queueing inside R home).
+ *
+ * broken: the call the home broke off for it, which R, frozen in it,
+ * makes again; 0 if none. -1 if R was not frozen (not asked, a call at
+ * home, or R ended).
  */
-static void
-agent_checkpoint(struct agent *a)
+static int
+agent_checkpoint(struct agent *a, uint64_t broken)
 {
 	Osm__SesError	 err = OSM__SES_ERROR__INIT;
 	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
@@ -388,7 +392,7 @@ agent_checkpoint(struct agent *a)
 	char		*cause = NULL;
 
 	if (!a->ckpt_wanted || a->pending != 0)
-		return;
+		return -1;
 	a->ckpt_wanted = 0;
 	if ((t = mig_seize(a->pid, &cause)) == NULL) {
 		err.reason = cause;
@@ -396,8 +400,10 @@ agent_checkpoint(struct agent *a)
 		    &err.base) == -1)
 			agent_fail(a, "the home went away");
 		free(cause);
-		return;
+		return -1;
 	}
+	if (broken != 0)
+		guest_forget(a->guest, broken);
 	if (agent_send(a, OSM__SES_KIND__SES_CHECKPOINT, NULL) == -1 ||
 	    session_send_image(&a->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, agent_dump_fn, t, &cause) == -1) {
@@ -426,6 +432,7 @@ agent_checkpoint(struct agent *a)
 		agent_deliver(a, &s);
 	}
 	free(si);
+	return 0;
 }
 
 /* --- serving R --------------------------------------------------------- */
@@ -591,19 +598,12 @@ agent_reply(struct agent *a, const uint8_t *body, size_t len)
 	    &cause) == -1)
 		agent_fail(a, cause);
 	agent_deliver_held(a);
-	if (ev.kind == GUEST_FORWARD && a->ckpt_wanted) {
-		/*
-		 * The home broke the call off for the checkpoint: R is
-		 * frozen in it, which breaks it off here too, and makes it
-		 * again once let go.
-		 */
-		guest_forget(a->guest, ev.seq);
-		ev.kind = GUEST_NONE;
-	}
-	if (ev.kind == GUEST_FORWARD)
-		agent_call(a, &ev);
-	else
-		agent_checkpoint(a);
+	/* A call to make again: R makes it itself if frozen for a checkpoint. */
+	if (ev.kind == GUEST_FORWARD) {
+		if (agent_checkpoint(a, ev.seq) == -1)
+			agent_call(a, &ev);
+	} else
+		agent_checkpoint(a, 0);
 }
 
 static void
@@ -629,7 +629,7 @@ agent_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			break;
 		case OSM__SES_KIND__SES_CHECKPOINT:
 			a->ckpt_wanted = 1;
-			agent_checkpoint(a);
+			agent_checkpoint(a, 0);
 			break;
 		case OSM__SES_KIND__SES_COME_HOME:
 			agent_go_home(a, "called home");

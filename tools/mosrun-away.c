@@ -33,6 +33,7 @@
 #define AWAY_TIMEOUT		60	/* seconds for a move to finish */
 #define AWAY_SILENCE		15.0	/* no word from the guest: lost */
 #define AWAY_SCRATCH_MIN	(256UL << 10)
+#define AWAY_ERESTARTSYS	512	/* the kernel's: restart the call */
 
 static int	away_settle_call(struct deputy *, char **);
 
@@ -197,6 +198,7 @@ away_close_session(struct deputy *d)
 	ev_timer_stop(d->loop, &d->ses_timer);
 	close(d->ses.fd);
 	session_free(&d->ses);
+	d->ses.fd = -1;
 	d->ses_open = 0;
 }
 
@@ -319,6 +321,7 @@ away_call_done(struct deputy *d)
 {
 	home_free(d->call);
 	d->call = NULL;
+	d->nudged = 0;
 	free(d->held);
 	d->held = NULL;
 }
@@ -411,6 +414,13 @@ away_returned(struct deputy *d, long rv)
 	int		 pending;
 
 	log_debug("process %d: %s = %ld", (int)d->pid, d->call->name, rv);
+	/*
+	 * Broken off for a checkpoint, the calls Linux does not restart
+	 * after a stop (epoll_wait, a socket read with a timeout) say EINTR:
+	 * R makes them again, as the kernel restarts the others.
+	 */
+	if (d->nudged && rv == -EINTR)
+		rv = -AWAY_ERESTARTSYS;
 	if (home_reply(d->call, rv, mem, home_readback(d->call, rv), &d->held,
 	    &d->held_len, &cause) == -1) {
 		away_lost(d, cause);

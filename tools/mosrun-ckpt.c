@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "libremote/remote.h"
 #include "mosrun.h"
 #include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
@@ -91,10 +92,13 @@ ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
 {
 	char	*old;
 
-	if (ok && (fsync(fd) == -1 || close(fd) == -1)) {
+	if (ok && fsync(fd) == -1) {
 		xasprintf(cause, "writing it out: %s", strerror(errno));
 		ok = 0;
-		fd = -1;
+	}
+	if (close(fd) == -1 && ok) {
+		xasprintf(cause, "writing it out: %s", strerror(errno));
+		ok = 0;
 	}
 	if (!ok) {
 		if (cause != NULL && *cause != NULL) {
@@ -102,8 +106,6 @@ ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
 			free(*cause);
 			*cause = old;
 		}
-		if (fd != -1)
-			close(fd);
 		unlink(tmp);
 		free(tmp);
 		free(name);
@@ -165,7 +167,8 @@ ckpt_take(struct deputy *d, int fd)
 		d->ckpt_waiting[d->nckpt_waiting++] = fd;
 	}
 	if (d->state == DEPUTY_AWAY) {
-		if (d->ckpt_asked)
+		/* Lost, the session closed: its restart or end answers. */
+		if (!d->ses_open || d->ckpt_asked)
 			return;
 		if (session_send(&d->ses, OSM__SES_KIND__SES_CHECKPOINT, "", 0,
 		    &cause) == -1) {
@@ -203,10 +206,12 @@ ckpt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /*
  * Away, the copy sends its context only once no call of its runs at home.
- * A call that blocks there (a read from a terminal or a pipe) is broken
- * off, as a signal would break it off, and the copy makes it again after
- * the checkpoint. A call that runs to its end, or one only starting, is
- * not disturbed; the next tick sees whether it blocks.
+ * Every tick after the request, a call running at home then (a read from
+ * a terminal or a pipe that blocks, say) is broken off, as a signal would
+ * break it off, and the copy makes it again after the checkpoint; a call
+ * that ends meanwhile is not disturbed, and one only starting ends or is
+ * caught at the next tick. Not a wait with a timeout of its own: made
+ * again it would wait its whole timeout anew; it ends by itself.
  */
 static void
 ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -217,8 +222,11 @@ ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_stop(loop, w);
 		return;
 	}
-	if (d->call != NULL && d->held == NULL && d->husk.busy)
+	if (d->call != NULL && d->held == NULL && d->husk.busy &&
+	    !home_timed(d->call)) {
+		d->nudged = 1;
 		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
+	}
 }
 
 /*
@@ -315,14 +323,18 @@ ckpt_away(struct deputy *d, const uint8_t *body, size_t len)
 		cause = why;
 		goto lost;
 	}
-	away_relay_stolen(d);
 	if (h.fd != -1)
 		ckpt_commit(d, h.fd, name, tmp, rc == 0, &path, &cause);
+	/* The silence timer counts from before the image: it is not. */
+	ev_now_update(d->loop);
+	ev_timer_again(d->loop, &d->ses_timer);
 answer:
 	ckpt_answer(d, path, cause);
 	ckpt_log(d, path, cause);
 	free(path);
 	free(cause);
+	/* Last: relaying a signal may find the session broken. */
+	away_relay_stolen(d);
 	return;
 lost:
 	/* Its end, or its restart at home, answers the orders. */

@@ -64,6 +64,7 @@ struct deputy {
 	struct mig_husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
 	struct home_call	*call;		/* a forwarded call in P */
+	int			 nudged;	/* broken off for a checkpoint */
 	uint8_t			*held;		/* its reply, until signals */
 	size_t			 held_len;
 	int			 stop_sent;	/* our stop signal, to pass */

@@ -151,6 +151,42 @@ wait "$rec" || fail "blocked: the recovered walker failed"
 [ "$(grep -c "memory intact" "$S/blk.out")" -eq 1 ] ||
     fail "blocked: after the recovery: $(cat "$S/blk.out")"
 
+# Waits away. A poll with a timeout of its own is not broken off for a
+# checkpoint (made again it would wait anew, and with checkpoints every
+# 0.18 s never end): 5 polls of 600 ms take about 3 s, checkpoints taken
+# between them. An epoll_wait without a timeout is broken off and made
+# again, never failing with EINTR in the program; its checkpoint is then
+# refused (a FIFO and an epoll descriptor cannot be restored) with the
+# reason, and the process goes on.
+"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/poll -A 0.003 -N 1 \
+    $P/walker /tmp/none poll 5 > $S/poll.out 2>&1" &
+job=$!
+wait_for 20 grep -q "^polled" "$S/poll.out" ||
+    fail "poll: the polls never ended: $(cat "$S/poll.out")"
+wait "$job" || fail "poll: the walker failed: $(cat "$S/poll.out")"
+ms=$(sed -n 's/^polled 5 times in \([0-9]*\) ms$/\1/p' "$S/poll.out")
+[ -n "$ms" ] && [ "$ms" -lt 4500 ] ||
+    fail "poll: 5 polls of 600 ms: $(cat "$S/poll.out")"
+ls "$S" | grep -q '^poll\.[0-9]' || fail "poll: no checkpoint: $(ls "$S")"
+lab_exec 1 rm -f /tmp/go
+lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
+"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/ep $P/walker /tmp/go epoll \
+    > $S/ep.out 2>&1" &
+job=$!
+waiting() {
+	grep -qx ready "$S/ep.out" && lab_exec 1 mosps |
+	    awk 'NR > 1 && $3 == "2" && $7 == "walker"' | grep -q .
+}
+wait_for 10 waiting || fail "epoll: not waiting away: $(cat "$S/ep.out")"
+e=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+sleep 0.3
+expect 1 "only regular files, directories" \
+    lab_exec 1 mosmigrate "$e" checkpoint
+waiting || fail "epoll: the walker left node 2"
+lab_exec 1 timeout 5 sh -c 'echo > /tmp/go' || fail "epoll: FIFO"
+wait "$job" || fail "epoll: the walker failed: $(cat "$S/ep.out")"
+grep -qx "epoll 1, interrupted 0" "$S/ep.out" || fail "epoll: $(cat "$S/ep.out")"
+
 # A checkpoint away that cannot be written (its file system fills up)
 # fails with the reason and leaves no file; the process goes on away, its
 # session in step (the rest of the image was read), and ends whole.

@@ -12,14 +12,18 @@
  * "spin" burns CPU for EXIT seconds after the first line; "big" fills
  * EXIT MiB with a pattern before it is ready, and checks it once moved;
  * "nap" fills EXIT MiB likewise and then sleeps until killed, making no
- * call at home.
+ * call at home; "poll" waits in EXIT polls of 600 ms (forwarded) and says
+ * how long they took; "epoll" waits in epoll_wait for the FIFO to be
+ * written, without a timeout, and says how often it was interrupted.
  */
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/times.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -142,6 +146,36 @@ main(int argc, char **argv)
 			if (m[i] != (uint8_t)(i * 7 + i / 4096))
 				break;
 		say("memory %s", i == n ? "intact" : "corrupted");
+		return 0;
+	}
+	if (strcmp(mode, "poll") == 0) {
+		struct timespec	a, b;
+		int		i;
+
+		close_range(3, ~0U, 0);
+		say("ready");
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (i = 0; i < code; i++)
+			poll(NULL, 0, 600);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		say("polled %d times in %ld ms", code, (long)((b.tv_sec -
+		    a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000));
+		return 0;
+	}
+	if (strcmp(mode, "epoll") == 0) {
+		struct epoll_event	ev = { .events = EPOLLIN };
+		int			fd, ep, n, eintr = 0;
+
+		if ((fd = open(fifo, O_RDONLY | O_NONBLOCK)) == -1 ||
+		    (ep = epoll_create1(0)) == -1 ||
+		    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == -1) {
+			say("FAIL epoll: %s", strerror(errno));
+			return 1;
+		}
+		say("ready");
+		while ((n = epoll_wait(ep, &ev, 1, -1)) == -1 && errno == EINTR)
+			eintr++;
+		say("epoll %d, interrupted %d", n, eintr);
 		return 0;
 	}
 	if (strcmp(mode, "spin") == 0) {
