@@ -325,7 +325,7 @@ ckpt_away(struct deputy *d, const uint8_t *body, size_t len)
 	}
 	if (h.fd != -1)
 		ckpt_commit(d, h.fd, name, tmp, rc == 0, &path, &cause);
-	/* The silence timer counts from before the image: it is not. */
+	/* The silence timer was last set before the image: count anew. */
 	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
 answer:
