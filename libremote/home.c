@@ -425,9 +425,11 @@ home_free(struct home_call *hc)
 }
 
 /*
- * Does the call wait with a timeout of its own (poll, select, epoll_wait
- * and the like)? Such a call is not broken off for a checkpoint: made
- * again it would wait its whole timeout anew, and it ends by itself.
+ * Does the call wait with a timeout that making it again would start
+ * anew? poll's and epoll_wait's; not select's, pselect6's or ppoll's,
+ * whose remaining time the kernel writes back and the reply carries to
+ * R, nor recvmmsg's, which counts only once a datagram came. Such a call
+ * is not broken off for a checkpoint: it ends by itself.
  */
 int
 home_timed(const struct home_call *hc)
@@ -438,14 +440,36 @@ home_timed(const struct home_call *hc)
 	case SYS_epoll_wait:
 	case SYS_epoll_pwait:
 		return (int)hc->args[3] >= 0;
-	case SYS_ppoll:
-		return hc->args[2] != 0;
 	case SYS_epoll_pwait2:
 		return hc->args[3] != 0;
-	case SYS_select:
-	case SYS_pselect6:
-	case SYS_recvmmsg:
-		return hc->args[4] != 0;
+	}
+	return 0;
+}
+
+/*
+ * Broken off by a stop, the call said EINTR, as the waits Linux does not
+ * restart after one do (epoll_wait, reads and writes on a socket with a
+ * timeout, accept): may it be made again, having done nothing? Not any
+ * call: close has let its descriptor go even then.
+ */
+int
+home_again(const struct home_call *hc)
+{
+	switch (hc->nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+	case SYS_epoll_pwait2:
+	case SYS_read:
+	case SYS_readv:
+	case SYS_write:
+	case SYS_writev:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_accept:
+	case SYS_accept4:
+		return 1;
 	}
 	return 0;
 }

@@ -320,6 +320,7 @@ int		 home_reply(const struct home_call *, long, const void *,
 		    size_t, uint8_t **, size_t *, char **);
 void		 home_free(struct home_call *);
 int		 home_timed(const struct home_call *);
+int		 home_again(const struct home_call *);
 uint64_t	 home_budget(int64_t, uint32_t);
 int64_t		 home_output(int, uint64_t, int, int64_t, uint64_t *);
 

@@ -25,11 +25,33 @@
 #include "lib/osm.h"
 #include "migrate.h"
 
+/*
+ * The task's next stop, in *status; -1 with *cause if it ended. The end of
+ * a task we did not spawn is seen, not reaped: whoever else waits for it
+ * must see it too (a guest agent's R is its child, a deputy's P reports
+ * to the deputy's own loop).
+ */
 int
 task_wait(struct mig_task *t, int *status, char **cause)
 {
-	pid_t	r;
+	siginfo_t	si;
+	pid_t		r;
 
+	memset(&si, 0, sizeof si);
+	while (!t->spawned && waitid(P_PID, t->pid, &si,
+	    WEXITED | WNOWAIT | __WALL) == -1 && errno == EINTR)
+		;
+	if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+	    si.si_code == CLD_DUMPED) {
+		t->dead = 1;
+		if (si.si_code == CLD_EXITED)
+			xasprintf(cause, "process %d exited with status %d",
+			    t->pid, si.si_status);
+		else
+			xasprintf(cause, "process %d was killed by signal %d",
+			    t->pid, si.si_status);
+		return -1;
+	}
 	while ((r = waitpid(t->pid, status, __WALL)) == -1 && errno == EINTR)
 		;
 	if (r == -1) {
@@ -48,27 +70,6 @@ task_wait(struct mig_task *t, int *status, char **cause)
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * Has the task ended, before our first stop of it? Looked at without
- * reaping it: its parent (a guest agent's R is its child) must see how.
- */
-static int
-task_ended(struct mig_task *t, char **cause)
-{
-	siginfo_t	si;
-
-	memset(&si, 0, sizeof si);
-	while (waitid(P_PID, t->pid, &si, WEXITED | WNOWAIT | __WALL) == -1)
-		if (errno != EINTR)
-			return 0;	/* task_wait says why */
-	if (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
-	    si.si_code != CLD_DUMPED)
-		return 0;
-	t->dead = 1;
-	xasprintf(cause, "process %d has ended", t->pid);
-	return 1;
 }
 
 /* Note a signal our stop took from the task: it is given back later. */
@@ -437,7 +438,7 @@ mig_seize(pid_t pid, char **cause)
 		goto fail;
 	}
 	for (;;) {
-		if (task_ended(t, cause) || task_wait(t, &status, cause) == -1)
+		if (task_wait(t, &status, cause) == -1)
 			goto fail;
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			break;

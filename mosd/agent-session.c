@@ -330,6 +330,23 @@ fail:
 
 /* --- going home ------------------------------------------------------ */
 
+/*
+ * Has R ended, its end not reaped yet? Then agent_sigchld_cb, which the
+ * loop runs, sends it home.
+ */
+static int
+agent_ended(struct agent *a)
+{
+	siginfo_t	si;
+
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, a->pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+	    si.si_pid != a->pid)
+		return 0;
+	ev_feed_signal_event(a->loop, SIGCHLD);
+	return 1;
+}
+
 static int
 agent_dump_fn(int fd, void *arg, char **cause)
 {
@@ -338,9 +355,10 @@ agent_dump_fn(int fd, void *arg, char **cause)
 
 /*
  * Freeze R — a call it waits on is left to restart, at home — send it
- * home, and end.
+ * home, and end. Returns only if R ended first: its end goes home
+ * (agent_sigchld_cb), which is all the home needs.
  */
-static void __attribute__((noreturn))
+static void
 agent_go_home(struct agent *a, const char *why)
 {
 	struct mig_task	*t;
@@ -349,8 +367,12 @@ agent_go_home(struct agent *a, const char *why)
 	log_info("guest %u@%u goes home: %s", a->gs->pid, a->gs->home, why);
 	agent_report(a, "leaving");
 	agent_deliver_held(a);	/* pending in R, they go home with it */
-	if ((t = mig_seize(a->pid, &cause)) == NULL)
-		agent_fail(a, cause);
+	if ((t = mig_seize(a->pid, &cause)) == NULL) {
+		if (!agent_ended(a))
+			agent_fail(a, cause);
+		free(cause);
+		return;
+	}
 	if (agent_send(a, OSM__SES_KIND__SES_GO_HOME, NULL) == -1 ||
 	    session_send_image(&a->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, agent_dump_fn, t, &cause) == -1) {
@@ -378,8 +400,8 @@ static void	agent_deliver(struct agent *, const Osm__SesSignal *);
  * sigqueue (R's filter would send a re-queueing inside R home).
  *
  * broken: the call the home broke off for it, which R, frozen in it,
- * makes again; 0 if none. -1 if R was not frozen (not asked, a call at
- * home, or R ended).
+ * makes again, or which is dropped if R ended; 0 if none. -1 if it is
+ * still to be made: R was not frozen (not asked, or a call at home).
  */
 static int
 agent_checkpoint(struct agent *a, uint64_t broken)
@@ -400,7 +422,11 @@ agent_checkpoint(struct agent *a, uint64_t broken)
 		    &err.base) == -1)
 			agent_fail(a, "the home went away");
 		free(cause);
-		return -1;
+		if (!agent_ended(a))
+			return -1;
+		if (broken != 0)
+			guest_forget(a->guest, broken);
+		return 0;
 	}
 	if (broken != 0)
 		guest_forget(a->guest, broken);
@@ -462,6 +488,7 @@ agent_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		break;
 	case GUEST_HOME:
 		agent_go_home(a, ev.why);
+		break;
 	case GUEST_ANSWERED:
 		break;
 	case GUEST_NONE:
@@ -633,6 +660,7 @@ agent_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			break;
 		case OSM__SES_KIND__SES_COME_HOME:
 			agent_go_home(a, "called home");
+			break;
 		case OSM__SES_KIND__SES_KILL:
 			log_info("guest %u@%u killed at home", a->gs->pid,
 			    a->gs->home);

@@ -417,9 +417,10 @@ away_returned(struct deputy *d, long rv)
 	/*
 	 * Broken off for a checkpoint, the calls Linux does not restart
 	 * after a stop (epoll_wait, a socket read with a timeout) say EINTR:
-	 * R makes them again, as the kernel restarts the others.
+	 * R makes them again, as the kernel restarts the others. Not if a
+	 * signal for R came meanwhile: the EINTR may be its.
 	 */
-	if (d->nudged && rv == -EINTR)
+	if (d->nudged && rv == -EINTR && home_again(d->call))
 		rv = -AWAY_ERESTARTSYS;
 	if (home_reply(d->call, rv, mem, home_readback(d->call, rv), &d->held,
 	    &d->held_len, &cause) == -1) {
@@ -704,6 +705,7 @@ away_signal(struct deputy *d, const siginfo_t *si)
 	if (d->call != NULL) {
 		s.has_seq = 1;
 		s.seq = d->call->seq;
+		d->nudged = 0;	/* its EINTR may be this signal's */
 	}
 	s.has_code = s.has_sender_pid = s.has_sender_uid = 1;
 	s.code = si->si_code;

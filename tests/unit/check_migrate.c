@@ -367,6 +367,24 @@ husk_next(struct mig_husk *h, long *rv, siginfo_t *si)
 	return mig_husk_stopped(h, status, rv, si);
 }
 
+/*
+ * The end of a task we seized is seen, not reaped: its parent (a guest
+ * agent, for R; here, us) must see it too, and how it ended.
+ */
+START_TEST(test_seized_end_left)
+{
+	struct mig_task	*t;
+	pid_t		 pid;
+	int		 status;
+
+	t = husk_child(&pid);
+	mig_kill(t);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), pid);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGKILL);
+}
+END_TEST
+
 START_TEST(test_husk_calls)
 {
 	struct mig_husk	 h;
@@ -471,6 +489,7 @@ migrate_suite(void)
 	tcase_add_test(tc, test_hostile_length);
 	tcase_add_test(tc, test_pages_outside);
 	tcase_add_test(tc, test_husk_calls);
+	tcase_add_test(tc, test_seized_end_left);
 	suite_add_tcase(s, tc);
 	return s;
 }
