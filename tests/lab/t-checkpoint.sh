@@ -95,7 +95,10 @@ away() {
 }
 wait_for 10 away || fail "the counter did not move"
 w=$(lab_exec 1 mosps | awk 'NR > 1 && $3 == "2" { print $1 }')
-sleep 1
+counting() {
+	[ "$(grep -c . "$S/away.out" 2>/dev/null)" -ge 3 ]
+}
+wait_for 20 counting || fail "the counter does not count away"
 # Stopped at home (so there too), checkpointed stopped, continued.
 lab_exec 1 kill -STOP "$w"
 sleep 0.5
