@@ -127,21 +127,29 @@ cmp -s "$S/want" "$S/away.first" || fail "away.first after the recovery"
 # Away and blocked in a call at home (opening a FIFO): the call is broken
 # off for the checkpoint and made again after it, on node 2; recovered,
 # the process waits on the FIFO again with its memory whole.
-lab_exec 1 rm -f /tmp/go
-lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
-"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/blk $P/walker /tmp/go big 8 \
-    > $S/blk.out 2>&1" &
-job=$!
-blocked() {
-	grep -qx ready "$S/blk.out" && lab_exec 1 mosps |
+# ready_away NAME: the walker writing $S/NAME.out is ready, on node 2
+ready_away() {
+	grep -qx ready "$S/$1.out" && lab_exec 1 mosps |
 	    awk 'NR > 1 && $3 == "2" && $7 == "walker"' | grep -q .
 }
-wait_for 10 blocked || fail "blocked: not ready away: $(cat "$S/blk.out")"
-b=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+# walker_away NAME MODE [ARG]: a walker started on node 1 with checkpoints
+# to $S/NAME, ready on node 2 with /tmp/go a fresh FIFO of node 1's; sets
+# job and wpid
+walker_away() {
+	lab_exec 1 rm -f /tmp/go
+	lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
+	"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/$1 $P/walker /tmp/go \
+	    $2 ${3:-} > $S/$1.out 2>&1" &
+	job=$!
+	wait_for 10 ready_away "$1" ||
+	    fail "$1: not ready away: $(cat "$S/$1.out")"
+	wpid=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+}
+walker_away blk big 8
 sleep 0.5
-out=$(lab_exec 1 timeout 10 mosmigrate "$b" checkpoint) ||
+out=$(lab_exec 1 timeout 10 mosmigrate "$wpid" checkpoint) ||
     fail "blocked: no checkpoint: $out"
-blocked || fail "blocked: the walker left node 2"
+ready_away blk || fail "blocked: the walker left node 2"
 lab_exec 1 timeout 5 sh -c 'echo > /tmp/go' ||
     fail "blocked: the walker no longer waits on the FIFO"
 wait "$job" || fail "blocked: the walker failed: $(cat "$S/blk.out")"
@@ -171,21 +179,11 @@ ms=$(sed -n 's/^polled 5 times in \([0-9]*\) ms$/\1/p' "$S/poll.out")
 [ -n "$ms" ] && [ "$ms" -lt 4500 ] ||
     fail "poll: 5 polls of 600 ms: $(cat "$S/poll.out")"
 ls "$S" | grep -q '^poll\.[0-9]' || fail "poll: no checkpoint: $(ls "$S")"
-lab_exec 1 rm -f /tmp/go
-lab_exec 1 mkfifo /tmp/go || fail "mkfifo"
-"$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/ep $P/walker /tmp/go epoll \
-    > $S/ep.out 2>&1" &
-job=$!
-waiting() {
-	grep -qx ready "$S/ep.out" && lab_exec 1 mosps |
-	    awk 'NR > 1 && $3 == "2" && $7 == "walker"' | grep -q .
-}
-wait_for 10 waiting || fail "epoll: not waiting away: $(cat "$S/ep.out")"
-e=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+walker_away ep epoll
 sleep 0.3
 expect 1 "only regular files, directories" \
-    lab_exec 1 mosmigrate "$e" checkpoint
-waiting || fail "epoll: the walker left node 2"
+    lab_exec 1 mosmigrate "$wpid" checkpoint
+ready_away ep || fail "epoll: the walker left node 2"
 lab_exec 1 timeout 5 sh -c 'echo > /tmp/go' || fail "epoll: FIFO"
 wait "$job" || fail "epoll: the walker failed: $(cat "$S/ep.out")"
 grep -qx "epoll 1, interrupted 0" "$S/ep.out" || fail "epoll: $(cat "$S/ep.out")"
