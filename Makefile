@@ -263,9 +263,7 @@ fuzz_control_LDFLAGS = -Wl,--wrap=connect
 
 fuzz_obj	 = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
 FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
-# tests/fuzz/fuzz.c stands in for lib/log.c.
-FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(filter-out lib/log.c,$(LIB_SRCS))) \
-		   $(FUZZ_PROTO_OBJS)
+FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(LIB_SRCS)) $(FUZZ_PROTO_OBJS)
 FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
 FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \

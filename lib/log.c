@@ -1,4 +1,10 @@
-/* Logging: stderr with -d, syslog otherwise. */
+/*
+ * Logging: stderr with -d, syslog otherwise. LOG_QUIET is for the fuzz
+ * targets: hostile input must not flood syslog, so messages are formatted
+ * (the formats see hostile strings) and dropped, but for a fatal error's,
+ * which goes to stderr before an abort (a daemon must not exit on input:
+ * the harness takes that for a crash).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,7 +14,7 @@
 
 #include "osm.h"
 
-static int	 log_debugging;	/* log to stderr */
+static int	 log_debugging;	/* 1: stderr, 0: syslog, LOG_QUIET */
 static int	 log_verbose;
 static const char *log_ident = "osmosis";
 
@@ -17,7 +23,7 @@ log_init(int debugging, const char *ident)
 {
 	log_debugging = debugging;
 	log_ident = ident;
-	if (!debugging)
+	if (debugging == 0)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
@@ -34,15 +40,16 @@ log_vwrite(int pri, const char *fmt, va_list ap, const char *err)
 
 	if (xvasprintf(&msg, fmt, ap) == -1)
 		return;
-	if (log_debugging) {
+	if (log_debugging > 0 ||
+	    (log_debugging == LOG_QUIET && pri == LOG_CRIT)) {
 		if (err != NULL)
 			fprintf(stderr, "%s: %s: %s\n", log_ident, msg, err);
 		else
 			fprintf(stderr, "%s: %s\n", log_ident, msg);
 		fflush(stderr);
-	} else if (err != NULL)
+	} else if (log_debugging == 0 && err != NULL)
 		syslog(pri, "%s: %s", msg, err);
-	else
+	else if (log_debugging == 0)
 		syslog(pri, "%s", msg);
 	free(msg);
 }
@@ -91,6 +98,14 @@ log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void __attribute__((noreturn))
+log_exit(void)
+{
+	if (log_debugging == LOG_QUIET)
+		abort();
+	exit(1);
+}
+
 void
 fatal(const char *fmt, ...)
 {
@@ -100,7 +115,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vwrite(LOG_CRIT, fmt, ap, strerror(saved));
 	va_end(ap);
-	exit(1);
+	log_exit();
 }
 
 void
@@ -111,5 +126,5 @@ fatalx(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vwrite(LOG_CRIT, fmt, ap, NULL);
 	va_end(ap);
-	exit(1);
+	log_exit();
 }

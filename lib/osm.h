@@ -21,6 +21,7 @@
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* log.c */
+#define LOG_QUIET	(-1)	/* log_init: only fatal's message, on stderr */
 void	 log_init(int, const char *);
 void	 log_setverbose(int);
 void	 log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));

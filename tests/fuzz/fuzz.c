@@ -1,9 +1,8 @@
 /*
  * What every fuzz target shares: reading the input, writing seeds, the
- * key, descriptor checks, and a quiet lib/log.c. It replaces log.c in
- * the link so that hostile input cannot flood syslog; messages are still
- * formatted (the formats see hostile strings) and go to stderr only with
- * OSM_FUZZ_LOG set. fatal() aborts: a daemon must not exit on input.
+ * key, descriptor checks. lib/log.c logs nothing (LOG_QUIET: formatted,
+ * dropped) unless OSM_FUZZ_LOG is set, and fatal() aborts: a daemon must
+ * not exit on input.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,8 +21,6 @@
 
 #include "fuzz.h"
 
-static int	fuzz_logging;
-
 int	LLVMFuzzerInitialize(int *, char ***);
 
 int
@@ -31,7 +28,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char	*dir;
 
-	fuzz_logging = getenv("OSM_FUZZ_LOG") != NULL;
+	/* Quiet but for a fatal error's last word, unless asked. */
+	log_init(getenv("OSM_FUZZ_LOG") != NULL ? 1 : LOG_QUIET, "fuzz");
+	log_setverbose(1);	/* debug messages too see hostile strings */
 	/* Peers hang up on us: a write then fails, as in the daemons. */
 	signal(SIGPIPE, SIG_IGN);
 	fuzz_init();
@@ -307,95 +306,5 @@ void
 fuzz_assert_fail(const char *what, const char *file, int line)
 {
 	fprintf(stderr, "%s:%d: assertion failed: %s\n", file, line, what);
-	abort();
-}
-
-/* --- lib/log.c, quiet -------------------------------------------------- */
-
-static void
-fuzz_log(const char *fmt, va_list ap, const char *err)
-{
-	char	*msg;
-
-	xvasprintf(&msg, fmt, ap);
-	if (fuzz_logging)
-		fprintf(stderr, "log: %s%s%s\n", msg, err != NULL ? ": " : "",
-		    err != NULL ? err : "");
-	free(msg);
-}
-
-void
-log_init(int debugging, const char *ident)
-{
-}
-
-void
-log_setverbose(int v)
-{
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 saved = errno;
-
-	va_start(ap, fmt);
-	fuzz_log(fmt, ap, strerror(saved));
-	va_end(ap);
-	errno = saved;
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	fuzz_log(fmt, ap, NULL);
-	va_end(ap);
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	fuzz_log(fmt, ap, NULL);
-	va_end(ap);
-}
-
-void
-log_debug(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	fuzz_log(fmt, ap, NULL);
-	va_end(ap);
-}
-
-void
-fatal(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fuzz_logging = 1;
-	va_start(ap, fmt);
-	fuzz_log(fmt, ap, strerror(errno));
-	va_end(ap);
-	abort();
-}
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fuzz_logging = 1;
-	va_start(ap, fmt);
-	fuzz_log(fmt, ap, NULL);
-	va_end(ap);
 	abort();
 }
