@@ -262,6 +262,17 @@ fuzz_path(const void *p, size_t len, char *path, size_t size)
 	return fd;
 }
 
+/* A loader refused the file at path: cause must say why, naming it. */
+void
+fuzz_refused(const char *path, char *cause)
+{
+	fuzz_assert(cause != NULL);
+	fuzz_assert(strncmp(cause, path, strlen(path)) == 0 &&
+	    cause[strlen(path)] == ':');
+	log_debug("%s", cause);
+	free(cause);
+}
+
 /* A cluster.conf of the harness's own, which must load. */
 struct cluster_conf *
 fuzz_conf(const char *text)

@@ -59,6 +59,7 @@ const struct cluster_key *fuzz_key(void);
 
 int	 fuzz_memfd(const void *, size_t);
 int	 fuzz_path(const void *, size_t, char *, size_t);
+void	 fuzz_refused(const char *, char *);
 struct cluster_conf *fuzz_conf(const char *);
 int	 fuzz_lowest_fd(void);
 void	 fuzz_fd_check(int);
