@@ -170,12 +170,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 out:
 	if (have_cs)
 		core_rseq_cs_put(t, rseq_cs, NULL);
-	if (t->scratch != 0) {
-		char *c = NULL;
-
-		task_unscratch(t, &c);
-		free(c);
-	}
+	task_unscratch(t, NULL);
 	mig_unpin(t, &pin);
 	core_free(&hdr, &task);
 	regs_free(&regs);
@@ -276,12 +271,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 out:
 	if (rec != NULL)
 		osm__img_record__free_unpacked(rec, NULL);
-	if (t->scratch != 0) {
-		char *c = NULL;
-
-		task_unscratch(t, &c);
-		free(c);
-	}
+	task_unscratch(t, NULL);
 	free(buf);
 	mig_image_free(&mi);
 	core_free(&hdr, &home);

@@ -291,14 +291,21 @@ task_scratch(struct mig_task *t, uint64_t addr, size_t len, char **cause)
 	return 0;
 }
 
+/* Unmap the scratch area, if any; cause NULL: on the way out, quietly. */
 int
 task_unscratch(struct mig_task *t, char **cause)
 {
+	char	*why;
+
 	if (t->scratch == 0)
 		return 0;
 	if (task_sys_ok(t, "munmap scratch", SYS_munmap, (sysargs){ t->scratch,
 	    t->scratch_len }) == -1) {
-		*cause = task_cause(t);
+		why = task_cause(t);
+		if (cause != NULL)
+			*cause = why;
+		else
+			free(why);
 		return -1;
 	}
 	t->scratch = 0;

@@ -777,6 +777,25 @@ away_ptrace_event(struct deputy *d, int status)
 }
 
 /*
+ * Say in the log, and on P's stderr if P is held, that the process was
+ * lost with its node and why, and what becomes of it.
+ */
+static void
+away_say_lost(struct deputy *d, int held, const char *why, const char *then)
+{
+	char	msg[768];
+	int	n;
+
+	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
+	    "node %u: %s; %s\n", (int)d->pid, d->command, d->where, why, then);
+	if (n >= (int)sizeof msg)
+		n = sizeof msg - 1;
+	log_warnx("%.*s", n - 1, msg);
+	if (held)
+		mig_say(&d->husk, 2, msg, n);
+}
+
+/*
  * The copy away is lost but P's last checkpoint is there: P, held, becomes
  * the process of the checkpoint and goes on at home. What it wrote since
  * the checkpoint it writes again. -1 if there is no checkpoint or it will
@@ -786,8 +805,8 @@ static int
 away_restart(struct deputy *d, const char *why)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
-	char			 msg[768], *path = NULL, *cause = NULL;
-	int			 fd, n;
+	char			*then, *path = NULL, *cause = NULL;
+	int			 fd;
 
 	if ((fd = ckpt_open_last(d, &path, &cause)) == -1) {
 		if (cause != NULL)
@@ -796,13 +815,9 @@ away_restart(struct deputy *d, const char *why)
 		free(cause);
 		return -1;
 	}
-	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
-	    "node %u: %s; restarting it here from %s\n", (int)d->pid,
-	    d->command, d->where, why, path);
-	if (n >= (int)sizeof msg)
-		n = sizeof msg - 1;
-	log_warnx("%.*s", n - 1, msg);
-	mig_say(&d->husk, 2, msg, n);
+	xasprintf(&then, "restarting it here from %s", path);
+	away_say_lost(d, 1, why, then);
+	free(then);
 	if (mig_restore(d->task, fd, &opts, NULL, &cause) == -1) {
 		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
 		    cause);
@@ -827,8 +842,8 @@ away_restart(struct deputy *d, const char *why)
 void
 away_lost(struct deputy *d, const char *why)
 {
-	char	 msg[512], *cause = NULL;
-	int	 n, held;
+	char	*cause = NULL;
+	int	 held;
 
 	if (why == NULL) {
 		if (d->ses_open)
@@ -844,13 +859,6 @@ away_lost(struct deputy *d, const char *why)
 	free(cause);
 	if (held && away_restart(d, why) == 0)
 		return;
-	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
-	    "node %u: %s; killing it\n", (int)d->pid, d->command, d->where,
-	    why);
-	if (n >= (int)sizeof msg)
-		n = sizeof msg - 1;
-	log_warnx("%.*s", n - 1, msg);
-	if (held)
-		mig_say(&d->husk, 2, msg, n);
+	away_say_lost(d, held, why, "killing it");
 	kill(d->pid, SIGKILL);
 }

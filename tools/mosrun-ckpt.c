@@ -394,15 +394,17 @@ ckpt_open_last(struct deputy *d, char **path, char **cause)
 
 /*
  * mosrun -R: P stops itself once we hold it; make it the process of the
- * checkpoint, then let it run. A bad file leaves P as it was: it then
- * says so and exits 1. Returns -1 with *cause when P is to be told (it
- * goes on from its stop).
+ * checkpoint, then let it run. Why not is said here, on the user's
+ * stderr: a bad file leaves P as it was, and P, let go from its stop,
+ * exits 1; a failed restore leaves P half made, and it is killed (its
+ * parent sees SIGKILL).
  */
-int
-ckpt_recover(struct deputy *d, char **cause)
+void
+ckpt_recover(struct deputy *d)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
-	int			 fd, status;
+	char			*cause = NULL;
+	int			 fd = -1, status;
 
 	opts.overrides = d->o->overrides;
 	opts.noverrides = d->o->noverrides;
@@ -410,29 +412,30 @@ ckpt_recover(struct deputy *d, char **cause)
 		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
 			;
 		if (!WIFSTOPPED(status)) {
-			xasprintf(cause, "mosrun ended before the recovery");
-			return -1;
+			xasprintf(&cause, "mosrun ended before the recovery");
+			goto fail;
 		}
 		if ((status >> 16) == 0 && WSTOPSIG(status) == SIGSTOP)
 			break;
 		ptrace(PTRACE_CONT, d->pid, 0, 0);
 	}
-	if ((fd = ckpt_open(d->o->recover, cause)) == -1)
-		return -1;
-	if (away_hold_home(d, 1, cause) == -1) {
-		close(fd);
-		return -1;
-	}
-	if (mig_restore(d->task, fd, &opts, NULL, cause) == -1) {
-		/* A half-made process cannot go on: its parent sees SIGKILL. */
-		fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
-		    d->o->recover, *cause);
-		mig_kill(d->task);
-		d->task = NULL;
-		close(fd);
-		deputy_exit(d, 1);
-	}
+	if ((fd = ckpt_open(d->o->recover, &cause)) == -1 ||
+	    away_hold_home(d, 1, &cause) == -1 ||
+	    mig_restore(d->task, fd, &opts, NULL, &cause) == -1)
+		goto fail;
 	close(fd);
 	away_resume(d);
-	return 0;
+	return;
+fail:
+	fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
+	    d->o->recover, cause);
+	free(cause);
+	if (fd != -1)
+		close(fd);
+	if (d->task != NULL) {
+		mig_kill(d->task);
+		d->task = NULL;
+		deputy_exit(d, 1);
+	}
+	ptrace(PTRACE_CONT, d->pid, 0, 0);
 }

@@ -352,7 +352,6 @@ deputy_order_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 	deputy_order(d, req, &reply);
 	ctl_order_answer(fd, &reply);
-	free(reply.path);
 	free(reply.error);
 	osm__ctl_request__free_unpacked(req, NULL);
 }
@@ -494,12 +493,7 @@ deputy_main(const struct mosrun_opts *o, pid_t pid, int sync)
 
 	if (o->recover != NULL) {
 		/* mosrun -R: P stops itself for us to make it the process. */
-		if (ckpt_recover(&d, &cause) == -1) {
-			fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
-			    o->recover, cause);
-			free(cause);
-			ptrace(PTRACE_CONT, pid, 0, 0);
-		}
+		ckpt_recover(&d);
 		deputy_command(&d);
 		d.cpu_at = now_ms();
 		goto run;

@@ -96,7 +96,7 @@ void	 ckpt_take(struct deputy *, int);
 void	 ckpt_away(struct deputy *, const uint8_t *, size_t);
 void	 ckpt_home(struct deputy *);
 void	 ckpt_ended(struct deputy *);
-int	 ckpt_recover(struct deputy *, char **);
+void	 ckpt_recover(struct deputy *);
 int	 ckpt_open_last(struct deputy *, char **, char **);
 
 /* mosrun-away.c */
