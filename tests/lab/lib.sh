@@ -8,6 +8,9 @@
 #	check_clean		assert that nothing of the lab is left
 #	lab_dir			print the lab's state directory
 #	lab_procs		print the pids of the lab's live processes
+#	nprocs N [K]		node K's (1) mosps -a has N lines, its header
+#				included
+#	away			a process homed on node 1 runs on node 2
 #
 # $OSM_BIN is the bin/ under test (tests/lab/run exports it). Until the
 # tree has a bin/mosd, nodes run tests/lab/fake-mosd instead.
@@ -132,4 +135,12 @@ _cluster_up() {
 wait_cluster() {
 	wait_for "${2:-10}" _cluster_up "$1" ||
 	    fail "node 1 does not see $1 nodes up"
+}
+
+nprocs() {
+	[ "$(lab_exec "${2:-1}" mosps -a | wc -l)" -eq "$1" ]
+}
+
+away() {
+	lab_exec 1 mosps -a | awk 'NR > 1 && $3 == "2"' | grep -q .
 }

@@ -12,16 +12,13 @@ wait_cluster 3
 lab_exec 1 sh -c 'mkfifo /tmp/go' || fail "set-up"
 
 # start K CMD...: a migratable process started on node K; its pid in $pid.
-nprocs() {
-	[ "$(lab_exec "$1" mosps -a | wc -l)" -eq "$2" ]
-}
 start() {
 	k=$1
 	shift
 	n=$(($(lab_exec "$k" mosps -a | wc -l) + 1))
 	[ "$n" -gt 1 ] || n=2
 	"$MOSLAB" exec "$k" "$@" > /dev/null 2>&1 &
-	wait_for 10 nprocs "$k" "$n" || fail "$*: not in mosps"
+	wait_for 10 nprocs "$n" "$k" || fail "$*: not in mosps"
 	pid=$(lab_exec "$k" mosps -a | awk 'NR > 1 { p = $1 } END { print p }')
 }
 where() {	# where K PID

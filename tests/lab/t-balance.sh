@@ -13,9 +13,6 @@ wait_cluster 3
 LOG=$(lab_dir)/node1/mosd.log
 SPIN='while :; do :; done'
 
-nprocs() {
-	[ "$(lab_exec 1 mosps -a | wc -l)" -eq "$1" ]
-}
 where() {
 	lab_exec 1 mosps -a | awk -v p="$1" '$1 == p { print $3 }'
 }

@@ -90,9 +90,6 @@ grep -qx "memory intact" "$S/big.out" || fail "big: $(cat "$S/big.out")"
 "$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/away $P/counter 50 \
     $S/away.out 100 > $S/away.first" &
 job=$!
-away() {
-	lab_exec 1 mosps | awk 'NR > 1 && $3 == "2"' | grep -q .
-}
 wait_for 10 away || fail "the counter did not move"
 w=$(lab_exec 1 mosps | awk 'NR > 1 && $3 == "2" { print $1 }')
 counting() {

@@ -15,9 +15,6 @@ mkdir -p "$S"
 "$MOSLAB" exec 1 sh -c "mosrun -L -C $S/ck -A 0.01 -N 2 $P/counter 100 \
     $S/out 100 > $S/stdout 2> $S/stderr" &
 job=$!
-nprocs() {
-	[ "$(lab_exec 1 mosps | wc -l)" -eq "$1" ]
-}
 wait_for 10 nprocs 2 || fail "the counter is not in mosps"
 pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
 two() {

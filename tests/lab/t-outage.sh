@@ -15,9 +15,6 @@ mkdir -p "$S"
 "$MOSLAB" exec 1 sh -c "mosrun -L -r 2 $P/counter 120 $S/out 100 \
     > $S/stdout 2> $S/stderr" &
 job=$!
-away() {
-	lab_exec 1 mosps | awk 'NR > 1 && $3 == "2"' | grep -q .
-}
 wait_for 10 away || fail "the counter is not on node 2"
 sleep 2
 ip link set "$MOSLAB_NAME-v2" down || fail "link down"

@@ -10,9 +10,6 @@ lab_up 2 --cpus 0.5 --mem 256
 wait_cluster 2
 S=$(lab_dir)/share
 mkdir -p "$S"
-nprocs() {
-	[ "$(lab_exec 1 mosps | wc -l)" -eq "$1" ]
-}
 # Two counters of 150 lines 100 ms apart: one at home, one on node 2.
 "$MOSLAB" exec 1 sh -c "mosrun -L $P/counter 150 $S/home.out 100 \
     > /dev/null" &
@@ -22,9 +19,6 @@ wait_for 10 nprocs 2 || fail "the first counter is not in mosps"
     > /dev/null" &
 b=$!
 wait_for 10 nprocs 3 || fail "the second counter is not in mosps"
-away() {
-	lab_exec 1 mosps | awk 'NR > 1 && $3 == "2"' | grep -q .
-}
 wait_for 10 away || fail "the second counter is not on node 2"
 
 "$MOSLAB" stop 1 || fail "moslab stop 1"
