@@ -46,12 +46,14 @@ MOSD_SRCS	 = $(filter-out mosd/main.c, $(wildcard mosd/*.c))
 MIGRATE_SRCS	 = $(filter-out migrate/moscr%.c, $(wildcard migrate/*.c))
 MOSCR_SRCS	 = $(wildcard migrate/moscr*.c)
 REMOTE_SRCS	 = $(wildcard libremote/*.c)
+AGENT_SRCS	 = $(wildcard agent/*.c)
 MON_SRCS	 = $(wildcard mon/*.c)
 
 LIBOSM		 = $(OBJ)/libosm.a
 LIBMOSD		 = $(OBJ)/libmosd.a
 LIBMIGRATE	 = $(OBJ)/libmigrate.a
 LIBREMOTE	 = $(OBJ)/libremote.a
+LIBAGENT	 = $(OBJ)/libagent.a
 LIBMON		 = $(OBJ)/libmon.a
 
 obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
@@ -64,14 +66,14 @@ PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(MOSCR_SRCS) \
-		   $(REMOTE_SRCS) $(MON_SRCS) \
+		   $(REMOTE_SRCS) $(AGENT_SRCS) $(MON_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module (and the
 # system libraries in check_X_LDLIBS).
 UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
-		   check_forward
+		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
@@ -80,6 +82,7 @@ check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
+check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 
 # zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
 ZDTM_SRCS	 = $(wildcard tests/zdtm/*.c)
@@ -127,6 +130,9 @@ $(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 	$(AR) rcs $@ $^
 
+$(LIBAGENT): $(call obj,$(AGENT_SRCS))
+	$(AR) rcs $@ $^
+
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBREMOTE) $(LIBMIGRATE) \
     $(LIBOSM)
 	@mkdir -p $(@D)
@@ -153,7 +159,7 @@ $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 # mosrun holds its process with the deputy: forwarding and migration.
-$(BIN)/mosrun: $(call obj,$(call tool_srcs,mosrun)) $(LIBREMOTE) \
+$(BIN)/mosrun: $(call obj,$(call tool_srcs,mosrun)) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) -lpthread

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "libremote/remote.h"
+#include "libremote/internal.h"
 #include "proto/remote.pb-c.h"
 
 static uint8_t	*scratch;

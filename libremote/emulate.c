@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "remote.h"
+#include "internal.h"
 
 #define NSEC		1000000000ULL
 #define PROF		0

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "remote.h"
+#include "internal.h"
 
 #define ARG_LOW(i)	(offsetof(struct seccomp_data, args) + 8 * (i))
 

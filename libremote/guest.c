@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "remote.h"
+#include "internal.h"
 #include "proto/remote.pb-c.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -473,4 +473,10 @@ guest_reply(struct guest *g, const uint8_t *msg, size_t len, int woken,
 out:
 	osm__remote_reply__free_unpacked(r, NULL);
 	return rv;
+}
+
+int
+guest_listener(const struct guest *g)
+{
+	return g->listener;
 }

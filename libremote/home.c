@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
+#include "internal.h"
 #include "proto/remote.pb-c.h"
 
 #define ALIGN_UP(x)	(((x) + RMT_ALIGN - 1) & ~(uint64_t)(RMT_ALIGN - 1))

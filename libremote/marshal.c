@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
+#include "internal.h"
 #include "proto/remote.pb-c.h"
 
 #define M_FAULT		(-1)	/* unreadable: the pointer faults at home */

@@ -1,6 +1,9 @@
 /*
  * libremote/ — system-call forwarding for a process running away from home
- * (docs/REMOTE.md, "A forwarded call"). libremote.a provides:
+ * (docs/REMOTE.md, "A forwarded call"). This is libremote.a's public
+ * header, for the agents (agent/): the filter for R, the guest agent's
+ * side of a forwarded call and the deputy's. What its files share is in
+ * internal.h, which no other folder includes:
  *
  *   table.c, request.c   the x86_64 system-call table: which calls run
  *			  locally, which the guest agent answers itself, which
@@ -14,12 +17,13 @@
  *			  out; RemoteReply in, R's memory written, answered
  *   home.c		  the deputy's side, pure code: RemoteCall in, memory
  *			  image and registers out; result in, RemoteReply out
- *   install.c		  putting the filter on R, held by migrate/
  *
- * Like migrate/, the library never prints, and exits only on a broken
- * invariant (a table that fails table_check): functions return 0 or -1 (or
- * NULL) and put what a user should read in *cause. It keeps no state
- * between calls but in a struct guest, and is meant for one thread.
+ * The library knows nothing of migrate/: the agent puts the filter it
+ * builds on R with migrate/'s mig_seccomp. Like migrate/, it never
+ * prints, and exits only on a broken invariant (a table that fails
+ * table_check): functions return 0 or -1 (or NULL) and put what a user
+ * should read in *cause. It keeps no state between calls but in a struct
+ * guest, and is meant for one thread.
  */
 #ifndef REMOTE_H
 #define REMOTE_H
@@ -32,200 +36,14 @@
 
 #include "lib/osm.h"
 
-struct Osm__RemoteCall;
-struct Osm__RemoteReply;
-struct mig_task;
-
 #define RMT_CALL_MAX	(64U << 20)	/* bytes in the regions of one call */
 #define RMT_IO_MAX	(8U << 20)	/* longer reads and writes are cut */
 #define RMT_MSG_MAX	(RMT_CALL_MAX + (1U << 20))	/* a packed message */
-#define RMT_REGIONS_MAX	4096
-#define RMT_ALIGN	16		/* of every region laid out at home */
-/*
- * What a pointer into memory R could not read becomes at home: an address
- * no process can map, so that the call fails there with EFAULT exactly
- * when, and after the checks with which, it would have failed natively.
- */
-#define RMT_FAULT_ADDR	0xfffffffffffff000ULL
-
-enum rmt_class {
-	RMT_HOME = 0,	/* bring the process home; the default */
-	RMT_LOCAL,	/* the filter lets it run on the remote node */
-	RMT_EMULATE,	/* the guest agent answers it */
-	RMT_FORWARD,	/* executed in the home process */
-};
-
-enum rmt_dir {		/* the values of proto's RemoteDir */
-	RMT_IN = 1,
-	RMT_OUT = 2,
-	RMT_INOUT = 3,
-};
-
-/* table.c */
-/*
- * How one argument is described. A buffer's size is `size` if set, or
- * argument `len` times `unit` (default 1).
- */
-enum table_kind {
-	TA_VAL = 0,	/* a value, passed as is */
-	TA_STR,		/* a NUL-terminated string, in (paths, names) */
-	TA_BUF,		/* a buffer */
-	TA_LENP,	/* in-out, sized by the int argument `len` points to */
-	TA_IOV,		/* iovec array of argument `len` entries, data `dir` */
-	TA_MSG,		/* struct msghdr: sendmsg (dir in), recvmsg (dir out) */
-	TA_MMSG,	/* struct mmsghdr[argument `len`], the same */
-	TA_FDSET,	/* fd_set of argument `len` (nfds) bits, in-out */
-	TA_SIGDATA,	/* pselect6's { sigset_t *, size_t } */
-	TA_NOMASK,	/* a sigset_t *: NULL, or the call goes home */
-	TA_CAPDATA,	/* capget/capset data, sized by argument 0's version */
-};
-#define TF_TRIM		0x01	/* out: returned up to the return value */
-#define TF_CLAMP	0x02	/* size may be cut to RMT_IO_MAX (arg too) */
-#define TF_INT		0x04	/* `len` is a C int: negative means 0 */
-#define TF_NOBOUND	0x08	/* ret may exceed the buffer (MSG_TRUNC) */
-struct table_arg {
-	uint8_t		 kind;
-	uint8_t		 dir;
-	uint8_t		 len;
-	uint8_t		 flags;
-	uint16_t	 unit;
-	uint32_t	 size;
-};
-/* Initialisers for the tables: a fixed size, or argument k times unit. */
-#define V		{ .kind = TA_VAL }
-#define STR		{ .kind = TA_STR }
-#define IN(n)		{ .kind = TA_BUF, .dir = RMT_IN, .size = (n) }
-#define OUT(n)		{ .kind = TA_BUF, .dir = RMT_OUT, .size = (n) }
-#define INOUT(n)	{ .kind = TA_BUF, .dir = RMT_INOUT, .size = (n) }
-#define INA(k, u, f)	{ .kind = TA_BUF, .dir = RMT_IN, .len = (k), \
-			    .unit = (u), .flags = (f) }
-#define OUTA(k, u, f)	{ .kind = TA_BUF, .dir = RMT_OUT, .len = (k), \
-			    .unit = (u), .flags = (f) }
-#define INOUTA(k, u, f)	{ .kind = TA_BUF, .dir = RMT_INOUT, .len = (k), \
-			    .unit = (u), .flags = (f) }
-#define LENP(k)		{ .kind = TA_LENP, .dir = RMT_INOUT, .len = (k) }
-#define IOV(k, d)	{ .kind = TA_IOV, .dir = (d), .len = (k) }
-#define MSG(d)		{ .kind = TA_MSG, .dir = (d) }
-#define MMSG(k, d)	{ .kind = TA_MMSG, .dir = (d), .len = (k) }
-#define FDSET		{ .kind = TA_FDSET, .dir = RMT_INOUT, .len = 0 }
-#define SIGDATA		{ .kind = TA_SIGDATA, .dir = RMT_IN }
-#define NOMASK		{ .kind = TA_NOMASK, .dir = RMT_IN }
-#define CAPDATA(d)	{ .kind = TA_CAPDATA, .dir = (d) }
-
-/*
- * A class that depends on one argument's value (its low 32 bits: every
- * such argument is a C int or unsigned int to the kernel): LOCAL when
- * `bit` is set in it (mmap's MAP_ANONYMOUS), or the class and the
- * description of argument `sub_arg` given for the value in `subs`.
- */
-struct table_sub {
-	uint32_t		 value;
-	enum rmt_class		 class;
-	const char		*name;
-	struct table_arg	 arg;
-};
-struct table_rule {
-	int			 arg;
-	uint32_t		 bit;
-	int			 sub_arg;
-	const struct table_sub	*subs;
-	size_t			 nsubs;
-};
-
-struct table_entry {
-	int			 nr;
-	const char		*name;
-	enum rmt_class		 class;	/* unless rule or classify say */
-	struct table_arg	 args[6];
-	const struct table_rule	*rule;
-	/* for values the rule does not list; `self` is the home pid */
-	enum rmt_class		(*classify)(const uint64_t *, pid_t);
-	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
-	const char		*why;	/* when it goes home, for logs */
-};
-
-/* One call resolved against the table. */
-struct table_call {
-	const struct table_entry *entry;	/* NULL: unknown number */
-	enum rmt_class		 class;
-	const char		*name;		/* "ioctl" */
-	const char		*sub;		/* NULL, or "TCGETS" */
-	struct table_arg	 args[6];
-};
-
-#define TABLE_NR_MAX	512
-void	 table_resolve(int, const uint64_t *, pid_t, struct table_call *);
-const struct table_entry *table_lookup(int);
-const char *table_name(int);
-const char *table_class_name(enum rmt_class);
-unsigned int table_pointers(const struct table_call *);
-int	 table_check(char **);
-const struct table_entry *table_entries(size_t *);
-
-/* request.c */
-extern const struct table_rule request_ioctl, request_fcntl, request_prctl;
-extern const struct table_rule request_clocks, request_self;
-extern const struct table_rule request_mmap;
-enum rmt_class request_clock_class(const uint64_t *, pid_t);
-enum rmt_class request_rusage_class(const uint64_t *, pid_t);
-enum rmt_class request_itimer_class(const uint64_t *, pid_t);
-enum rmt_class request_timer_class(const uint64_t *, pid_t);
-enum rmt_class request_sockopt_class(const uint64_t *, pid_t);
-int	 request_cpu_clock(int32_t, pid_t, int *, int *);
 
 /* filter.c */
-int	 filter_build(struct sock_fprog *, char **);
-void	 filter_free(struct sock_fprog *);
-int	 filter_install_self(char **);
-
-/* install.c */
-int	 install_filter(struct mig_task *, char **);
-
-/* marshal.c: a call described, as the guest keeps it while pending */
-struct rmt_region {
-	uint64_t	 addr;		/* in R */
-	uint64_t	 size;
-	uint8_t		 dir;
-	uint8_t		 trim;
-	uint8_t		*data;		/* in, in-out: read from R */
-};
-struct rmt_reloc {
-	uint32_t	 target;
-	int		 arg;		/* -1: a slot of region `in` */
-	uint32_t	 in;
-	uint64_t	 off;
-};
-/* A slot of an in-out region to put back as R had it, before writing. */
-struct rmt_keep {
-	uint32_t	 region;
-	uint64_t	 off;
-	uint64_t	 value;
-};
-struct rmt_call {
-	uint64_t	 seq;
-	int		 nr;
-	const char	*name;
-	uint64_t	 args[6];
-	struct rmt_region *regions;
-	size_t		 nregions;
-	struct rmt_reloc *relocs;
-	size_t		 nrelocs;
-	struct rmt_keep	*keeps;
-	size_t		 nkeeps;
-	uint64_t	 total;		/* bytes in regions */
-	uint32_t	 trim_unit;
-	int64_t		 ret_max;	/* the largest valid return value */
-};
-enum marshal_result {
-	MARSHAL_OK,
-	MARSHAL_HOME,		/* the call must run at home: *why says */
-	MARSHAL_GONE,		/* R vanished (killed) */
-	MARSHAL_ERROR,
-};
-enum marshal_result marshal_call(pid_t, const struct table_call *,
-	    const uint64_t *, struct rmt_call *, const char **, char **);
-void	 marshal_free(struct rmt_call *);
-void	 marshal_pack(struct rmt_call *, uint8_t **, size_t *);
+int	 filter_build(struct sock_fprog *prog, char **cause);
+void	 filter_free(struct sock_fprog *prog);
+int	 filter_install_self(char **cause);
 
 /* emulate.c */
 /* What the process used before it arrived, carried in the session. */
@@ -240,39 +58,9 @@ struct emulate_base {
 	uint64_t	 nivcsw;
 	uint64_t	 maxrss_kb;
 };
-struct emulate {
-	pid_t		 pid;		/* R */
-	pid_t		 home_pid;
-	struct emulate_base base;
-	uint64_t	 prev_utime;	/* kept monotonic, as the kernel does */
-	uint64_t	 prev_stime;
-};
-long	 emulate_call(struct emulate *, pid_t, int, const uint64_t *);
 
 /* guest.c */
-struct guest_stats {
-	uint64_t	 forwarded;
-	uint64_t	 emulated;
-	uint64_t	 home;
-	uint64_t	 gone;		/* answers for a call R left */
-	uint64_t	 restarted;	/* sent home again */
-	uint64_t	 faults;	/* outputs R's memory refused */
-};
-struct guest_pending;
-struct guest {
-	int		 listener;
-	pid_t		 pid;		/* R */
-	struct emulate	 emu;
-	int		 sync_wakeup;	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
-	uint64_t	 seq;
-	struct guest_pending *pending;	/* forwarded, not yet answered */
-	size_t		 npending;
-	void		*notif;
-	size_t		 notif_size;
-	void		*resp;
-	size_t		 resp_size;
-	struct guest_stats stats;
-};
+struct guest;
 enum guest_event_kind {
 	GUEST_NONE,		/* nothing: R left the call */
 	GUEST_ANSWERED,		/* R has its answer */
@@ -290,15 +78,15 @@ struct guest_event {
 	const uint8_t	*msg;		/* GUEST_FORWARD, until its reply */
 	size_t		 len;
 };
-struct guest	*guest_new(int, pid_t, pid_t, const struct emulate_base *,
-		    char **);
-void		 guest_free(struct guest *);
-int		 guest_receive(struct guest *, struct guest_event *, char **);
-void		 guest_forget(struct guest *, uint64_t);
-int		 guest_reply(struct guest *, const uint8_t *, size_t, int,
-		    struct guest_event *, char **);
-int		 guest_apply(pid_t, const struct rmt_call *,
-		    struct Osm__RemoteReply *, int64_t *, char **);
+struct guest	*guest_new(int listener, pid_t pid, pid_t home_pid,
+		    const struct emulate_base *base, char **cause);
+void		 guest_free(struct guest *g);
+int		 guest_receive(struct guest *g, struct guest_event *ev,
+		    char **cause);
+void		 guest_forget(struct guest *g, uint64_t seq);
+int		 guest_reply(struct guest *g, const uint8_t *msg, size_t len,
+		    int woken, struct guest_event *ev, char **cause);
+int		 guest_listener(const struct guest *g);
 
 /* home.c */
 struct home_call {
@@ -313,15 +101,16 @@ struct home_call {
 	struct Osm__RemoteCall *call;
 	uint64_t	*offsets;	/* of each region from base */
 };
-struct home_call *home_check(const uint8_t *, size_t, pid_t, char **);
-int		 home_layout(struct home_call *, uint64_t, size_t, char **);
-size_t		 home_readback(const struct home_call *, long);
-int		 home_reply(const struct home_call *, long, const void *,
-		    size_t, uint8_t **, size_t *, char **);
-void		 home_free(struct home_call *);
-int		 home_timed(const struct home_call *);
-int		 home_again(const struct home_call *);
-uint64_t	 home_budget(int64_t, uint32_t);
-int64_t		 home_output(int, uint64_t, int, int64_t, uint64_t *);
+struct home_call *home_check(const uint8_t *msg, size_t len, pid_t self,
+		    char **cause);
+int		 home_layout(struct home_call *hc, uint64_t base, size_t size,
+		    char **cause);
+size_t		 home_readback(const struct home_call *hc, long ret);
+int		 home_reply(const struct home_call *hc, long ret,
+		    const void *mem, size_t len, uint8_t **out, size_t *outlen,
+		    char **cause);
+void		 home_free(struct home_call *hc);
+int		 home_timed(const struct home_call *hc);
+int		 home_again(const struct home_call *hc);
 
 #endif

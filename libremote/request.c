@@ -22,7 +22,7 @@
 #include <netinet/tcp.h>
 #include <time.h>
 
-#include "remote.h"
+#include "internal.h"
 
 #define SUB(v, c, a)	{ (uint32_t)(v), c, #v, a }
 #define FWD		RMT_FORWARD

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
+#include "internal.h"
 
 /* Newer than this system's headers. */
 #define SYS_cachestat		451

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 #define ARCH_GET_XCOMP_PERM	0x1022
 #define ARCH_REQ_XCOMP_PERM	0x1023

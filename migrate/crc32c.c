@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "migrate.h"
+#include "internal.h"
 
 static uint32_t	 crc32c_table[8][256];
 static int	 crc32c_ready;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 #define DUMP_SCRATCH	MIG_PAGE
 

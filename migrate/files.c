@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 #define FD_MAX		(1 << 20)
 #define FD_KEEP_FLAGS	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | \

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 static const char *img_names[] = {
 	[OSM__IMG_RECORD__BODY__NOT_SET] = "empty",

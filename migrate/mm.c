@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 #define MM_SCRATCH	(4 * MIG_PAGE)
 #define MM_VMAS_MAX	262144
@@ -671,6 +671,37 @@ mm_restore_clear(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 		    v->start, keep[i].kind == OSM__IMG_VMA_KIND__VMA_VDSO,
 		    cause) == -1)
 			goto out;
+	}
+	rc = 0;
+out:
+	free(a);
+	return rc;
+}
+
+/*
+ * Release every area of the held task but the kernel's (the vDSO's three),
+ * its rseq registration first: the kernel writes into that area at every
+ * return to user space. What stays is a task with no memory of its own,
+ * for code the caller maps next (the deputy's husk).
+ */
+int
+mig_empty(struct mig_task *t, char **cause)
+{
+	struct mm_area	*a = NULL;
+	size_t		 na, i;
+	int		 rc = -1;
+
+	if (core_rseq_unregister(t, cause) == -1 ||
+	    mm_target_areas(t->pid, &a, &na, cause) == -1)
+		return -1;
+	for (i = 0; i < na; i++) {
+		if (a[i].kind != 0)
+			continue;
+		if (task_sys_ok(t, "munmap", SYS_munmap, (sysargs){ a[i].start,
+		    a[i].end - a[i].start }) == -1) {
+			*cause = task_cause(t);
+			goto out;
+		}
 	}
 	rc = 0;
 out:

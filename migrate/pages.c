@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 /* The PAGEMAP_SCAN ioctl (Linux 6.7), not in this libc's headers. */
 struct pm_region {

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 #define ERESTARTSYS		512
 #define ERESTARTNOINTR		513

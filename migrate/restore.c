@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 int
 mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 #define SIG_MAX		64
 #define PENDING_MAX	65536

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "internal.h"
 
 /*
  * The task's next stop, in *status; -1 with *cause if it ended. The end of
@@ -675,6 +675,20 @@ mig_call(struct mig_task *t, long *rv, long nr, const sysargs a,
 	return 0;
 }
 
+/* The same, for a call that must succeed: a failure is an error too. */
+int
+mig_call_ok(struct mig_task *t, const char *what, long *rv, long nr,
+    const sysargs args, char **cause)
+{
+	if (task_sys_ok(t, what, nr, args) == -1) {
+		*cause = task_cause(t);
+		return -1;
+	}
+	if (rv != NULL)
+		*rv = t->last_rv;
+	return 0;
+}
+
 int
 mig_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,
     char **cause)
@@ -719,4 +733,74 @@ mig_unpin(struct mig_task *t, struct mig_pin *p)
 		sched_setaffinity(t->pid, sizeof p->task, &p->task);
 	sched_setaffinity(0, sizeof p->self, &p->self);
 	p->pinned = 0;
+}
+
+/*
+ * Let the held task run code of ours from rip, with rdi as its argument
+ * and its registers otherwise those it is to resume with, which are put
+ * back before it is let go. It runs under our trace until mig_interrupt.
+ */
+int
+mig_jump(struct mig_task *t, uint64_t rip, uint64_t rdi, char **cause)
+{
+	struct user_regs_struct	r = t->regs;
+
+	r.rip = rip;
+	r.rdi = rdi;
+	r.orig_rax = -1;
+	r.rax = 0;
+	if (task_setregs(t, &r, cause) == -1)
+		return -1;
+	t->regs_dirty = 1;
+	if (ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "PTRACE_CONT %d: %s", t->pid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Stop the task, running under our trace, and hold it for calls of ours.
+ * Any stop answers the interrupt; a signal that stopped it first is kept
+ * (mig_stolen).
+ */
+int
+mig_interrupt(struct mig_task *t, char **cause)
+{
+	int	status;
+
+	if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "PTRACE_INTERRUPT %d: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
+	if (task_wait(t, &status, cause) == -1)
+		return -1;
+	if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP &&
+	    task_steal(t, cause) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Start the held task's exit_group(status): it is gone when its waiter
+ * next sees it.
+ */
+int
+mig_exit(struct mig_task *t, int status, char **cause)
+{
+	struct user_regs_struct	r = t->regs;
+
+	r.rip = t->sysc;
+	r.rax = SYS_exit_group;
+	r.orig_rax = -1;
+	r.rdi = status;
+	if (task_setregs(t, &r, cause) == -1)
+		return -1;
+	if (ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "exit_group in %d: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
 }

@@ -264,6 +264,7 @@ agent_arrive(struct agent *a, char **cause)
 {
 	Osm__SesSetup	*setup;
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
+	struct sock_fprog prog;
 	struct mig_task	*t;
 	struct mig_pin	 pin;
 	const uint8_t	*body;
@@ -294,12 +295,13 @@ agent_arrive(struct agent *a, char **cause)
 	if (session_recv_image(&a->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, agent_restore_fn, t, cause) == -1)
 		goto fail;
-	if (task_sys_ok(t, "PR_SET_PDEATHSIG", SYS_prctl,
-	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }) == -1) {
-		*cause = task_cause(t);
+	if (mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
+	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1 ||
+	    filter_build(&prog, cause) == -1)
 		goto fail;
-	}
-	if ((listener = install_filter(t, cause)) == -1)
+	listener = mig_seccomp(t, &prog, cause);
+	filter_free(&prog);
+	if (listener == -1)
 		goto fail;
 	if ((a->guest = guest_new(listener, a->pid, a->gs->pid, &a->base,
 	    cause)) == NULL) {
@@ -778,7 +780,8 @@ agent_session(Osm__GuestStart *gs, int fd)
 	ev_io_init(&a.ses_ev, agent_session_cb, fd, EV_READ);
 	a.ses_ev.data = &a;
 	ev_io_start(a.loop, &a.ses_ev);
-	ev_io_init(&a.notif_ev, agent_notif_cb, a.guest->listener, EV_READ);
+	ev_io_init(&a.notif_ev, agent_notif_cb, guest_listener(a.guest),
+	    EV_READ);
 	a.notif_ev.data = &a;
 	ev_io_start(a.loop, &a.notif_ev);
 	ev_signal_init(&a.sigchld, agent_sigchld_cb, SIGCHLD);

@@ -140,12 +140,12 @@ away_husk(struct deputy *d, char **cause)
 	 * make the husk. P's own affinity comes back with it.
 	 */
 	mig_pin(d->task, &d->pin);
-	if (mig_husk_make(d->task, AWAY_SCRATCH_MIN, &d->husk, cause) == -1)
+	if (husk_make(d->task, AWAY_SCRATCH_MIN, &d->husk, cause) == -1)
 		return -1;
-	if (mig_husk_unblock(&d->husk, cause) == -1 ||
+	if (husk_unblock(&d->husk, cause) == -1 ||
 	    deputy_options(d, cause) == -1 ||
-	    mig_husk_run(&d->husk, cause) == -1) {
-		mig_husk_free(&d->husk);
+	    husk_run(&d->husk, cause) == -1) {
+		husk_free(&d->husk);
 		return -1;
 	}
 	return 0;
@@ -260,7 +260,7 @@ away_hold_home(struct deputy *d, int stopped, char **cause)
 static void
 away_now_home(struct deputy *d)
 {
-	mig_husk_free(&d->husk);
+	husk_free(&d->husk);
 	mig_unpin(d->task, &d->pin);
 	d->state = DEPUTY_HOME;
 	d->where = d->self;
@@ -337,7 +337,7 @@ away_arrive_home(struct deputy *d, char **cause)
 	ev_timer_stop(d->loop, &d->ses_timer);
 	/* Whatever P was doing for R is moot: R's state comes whole. */
 	away_call_done(d);
-	if (mig_husk_hold(&d->husk, cause) == -1 ||
+	if (husk_hold(&d->husk, cause) == -1 ||
 	    session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, away_restore_fn, d->task,
 	    cause) == -1) {
@@ -409,7 +409,7 @@ away_returned(struct deputy *d, long rv)
 {
 	uint64_t	 base;
 	size_t		 len;
-	uint8_t		*mem = mig_husk_scratch(&d->husk, &base, &len);
+	uint8_t		*mem = husk_scratch(&d->husk, &base, &len);
 	char		*cause = NULL;
 	int		 pending;
 
@@ -430,7 +430,7 @@ away_returned(struct deputy *d, long rv)
 	}
 	/* Before P runs on: once it does, it takes its signals at once. */
 	pending = away_pending(d->pid);
-	if (mig_husk_run(&d->husk, &cause) == -1) {
+	if (husk_run(&d->husk, &cause) == -1) {
 		away_lost(d, cause);
 		free(cause);
 		return;
@@ -461,23 +461,23 @@ away_call(struct deputy *d, const uint8_t *body, size_t len)
 	}
 	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
 	    d->call->span);
-	mig_husk_scratch(&d->husk, &base, &room);
-	if (d->call->span > room && (mig_husk_hold(&d->husk, &cause) == -1 ||
-	    mig_husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,
-	    &cause) == -1 || mig_husk_run(&d->husk, &cause) == -1)) {
+	husk_scratch(&d->husk, &base, &room);
+	if (d->call->span > room && (husk_hold(&d->husk, &cause) == -1 ||
+	    husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,
+	    &cause) == -1 || husk_run(&d->husk, &cause) == -1)) {
 		away_lost(d, cause);
 		free(cause);
 		return;
 	}
 	away_relay_stolen(d);
-	mem = mig_husk_scratch(&d->husk, &base, &room);
+	mem = husk_scratch(&d->husk, &base, &room);
 	if (home_layout(d->call, base, room, &cause) == -1) {
 		away_lost(d, cause);
 		free(cause);
 		return;
 	}
 	memcpy(mem, d->call->image, d->call->image_len);
-	mig_husk_call(&d->husk, d->call->nr, d->call->args);
+	husk_call(&d->husk, d->call->nr, d->call->args);
 }
 
 /*
@@ -545,8 +545,8 @@ away_exit(struct deputy *d, const uint8_t *body, size_t len)
 	    e->status);
 	away_close_session(d);
 	away_call_done(d);
-	if (mig_husk_hold(&d->husk, &cause) == -1 ||
-	    mig_end(&d->husk, e->signaled, e->status, &cause) == -1) {
+	if (husk_hold(&d->husk, &cause) == -1 ||
+	    husk_end(&d->husk, e->signaled, e->status, &cause) == -1) {
 		log_warnx("process %d: %s", (int)d->pid, cause);
 		free(cause);
 		kill(d->pid, SIGKILL);
@@ -577,10 +577,10 @@ away_stopped(struct deputy *d, const uint8_t *body, size_t len)
 	 * R waits in no call: it is stopped. P's handler is gone: default
 	 * (SIGSTOP's action is always that, and cannot be set).
 	 */
-	if (d->call == NULL && (mig_husk_hold(&d->husk, &cause) == -1 ||
+	if (d->call == NULL && (husk_hold(&d->husk, &cause) == -1 ||
 	    (s->signo != SIGSTOP &&
-	    mig_husk_default(&d->husk, s->signo, &cause) == -1) ||
-	    mig_husk_run(&d->husk, &cause) == -1)) {
+	    husk_default(&d->husk, s->signo, &cause) == -1) ||
+	    husk_run(&d->husk, &cause) == -1)) {
 		osm__ses_signal__free_unpacked(s, NULL);
 		away_lost(d, cause);
 		free(cause);
@@ -752,11 +752,11 @@ away_ptrace_event(struct deputy *d, int status)
 		ptrace(PTRACE_LISTEN, d->pid, 0, 0);
 		return;
 	}
-	switch (mig_husk_stopped(&d->husk, status, &rv, &si)) {
-	case MIG_HUSK_RETURNED:
+	switch (husk_stopped(&d->husk, status, &rv, &si)) {
+	case HUSK_RETURNED:
 		away_returned(d, rv);
 		return;
-	case MIG_HUSK_SIGNAL:
+	case HUSK_SIGNAL:
 		if (sig == d->ending || sig == d->stop_sent) {
 			/* ours: the one that ends P, or stops it */
 			d->stop_sent = 0;
@@ -766,11 +766,11 @@ away_ptrace_event(struct deputy *d, int status)
 		away_signal(d, &si);
 		sig = 0;
 		break;
-	case MIG_HUSK_OTHER:
+	case HUSK_OTHER:
 		sig = 0;
 		break;
 	}
-	if (mig_husk_continue(&d->husk, sig, &cause) == -1) {
+	if (husk_continue(&d->husk, sig, &cause) == -1) {
 		away_lost(d, cause);
 		free(cause);
 	}
@@ -792,7 +792,7 @@ away_say_lost(struct deputy *d, int held, const char *why, const char *then)
 		n = sizeof msg - 1;
 	log_warnx("%.*s", n - 1, msg);
 	if (held)
-		mig_say(&d->husk, 2, msg, n);
+		husk_say(&d->husk, 2, msg, n);
 }
 
 /*
@@ -855,7 +855,7 @@ away_lost(struct deputy *d, const char *why)
 	}
 	away_close_session(d);
 	away_call_done(d);
-	held = d->task != NULL && mig_husk_hold(&d->husk, &cause) == 0;
+	held = d->task != NULL && husk_hold(&d->husk, &cause) == 0;
 	free(cause);
 	if (held && away_restart(d, why) == 0)
 		return;

@@ -312,13 +312,13 @@ ckpt_away(struct deputy *d, const uint8_t *body, size_t len)
 		goto answer;
 	}
 	h.fd = ckpt_create(d, &name, &tmp, &h.why);
-	if (mig_husk_hold(&d->husk, &cause) == -1)
+	if (husk_hold(&d->husk, &cause) == -1)
 		goto lost;
 	rc = session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, ckpt_husk_fn, &h, &cause);
 	if (rc == -1 && !h.failed)
 		goto lost;
-	if (mig_husk_run(&d->husk, &why) == -1) {
+	if (husk_run(&d->husk, &why) == -1) {
 		free(cause);
 		cause = why;
 		goto lost;

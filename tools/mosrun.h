@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "lib/osm.h"
-#include "migrate/migrate.h"
+#include "agent/agent.h"
 
 struct home_call;
 
@@ -61,7 +61,7 @@ struct deputy {
 	int			 ses_open;
 	ev_io			 ses_ev;
 	ev_timer		 ses_timer;	/* silence on the session */
-	struct mig_husk		 husk;		/* P while away */
+	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
 	struct home_call	*call;		/* a forwarded call in P */
 	int			 nudged;	/* broken off for a checkpoint */

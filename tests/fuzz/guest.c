@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "libremote/remote.h"
+#include "libremote/internal.h"
 #include "proto/remote.pb-c.h"
 
 #define ARENA		65536

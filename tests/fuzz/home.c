@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "libremote/remote.h"
+#include "libremote/internal.h"
 #include "proto/remote.pb-c.h"
 
 #define BASE		0x7f1234560000ULL	/* the scratch area, in P */

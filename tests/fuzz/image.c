@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "migrate/moscr-info.c"
+#include "migrate/internal.h"
 
 #include "fuzz.h"
 

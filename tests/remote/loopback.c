@@ -2,10 +2,11 @@
  * loopback: run a program under R's filter with this process as both its
  * guest agent and its home. The program stops at its exec under our
  * trace; we put the filter on it as the guest agent does on R
- * (install_filter, through migrate/), let it go, serve its listener with
- * libremote/guest.c, and execute each forwarded call here, in our own
- * context, through home.c (the deputy injects it into P instead). The
- * program's files, pipes and sockets are therefore ours.
+ * (libremote's filter_build, put on with migrate/'s mig_seccomp), let it
+ * go, serve its listener with libremote/guest.c, and execute each
+ * forwarded call here, in our own context, through home.c (the deputy
+ * injects it into P instead). The program's files, pipes and sockets are
+ * therefore ours.
  *
  * A call that must go home is reported on stderr as "loopback: HOME name:
  * why", the program is killed and we exit 3. Otherwise we exit as the
@@ -33,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libremote/remote.h"
+#include "libremote/internal.h"
 #include "migrate/migrate.h"
 
 #define SCRATCH_SIZE	(RMT_CALL_MAX + (1U << 20))
@@ -80,6 +81,7 @@ high_fd(int fd)
 static int
 confine(pid_t pid, char **cause)
 {
+	struct sock_fprog prog;
 	struct mig_task	*t;
 	int		 status, fd;
 
@@ -89,7 +91,13 @@ confine(pid_t pid, char **cause)
 	}
 	if ((t = mig_adopt(pid, cause)) == NULL)
 		return -1;
-	if ((fd = install_filter(t, cause)) == -1) {
+	if (filter_build(&prog, cause) == -1) {
+		mig_kill(t);
+		return -1;
+	}
+	fd = mig_seccomp(t, &prog, cause);
+	filter_free(&prog);
+	if (fd == -1) {
 		mig_kill(t);
 		return -1;
 	}

@@ -29,7 +29,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "libremote/remote.h"
+#include "libremote/internal.h"
 #include "proto/remote.pb-c.h"
 
 #define SCRATCH		(RMT_CALL_MAX + (1U << 20))

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate/migrate.h"
+#include "migrate/internal.h"
 
 #define VMA_START	0x400000ULL
 
@@ -334,13 +334,11 @@ START_TEST(test_crc32c)
 }
 END_TEST
 
-#define ERESTARTNOHAND	514	/* the kernel's, not in libc */
+/* --- seized tasks ---------------------------------------------------- */
 
-/* --- the husk and its stub ------------------------------------------ */
-
-/* A child to make a husk of: seized, stopped, its memory its own. */
+/* A child, seized and stopped. */
 static struct mig_task *
-husk_child(pid_t *pid)
+seized_child(pid_t *pid)
 {
 	struct mig_task	*t;
 	char		*cause = NULL;
@@ -355,18 +353,6 @@ husk_child(pid_t *pid)
 	return t;
 }
 
-/* Wait for the husk's next stop and say what it was. */
-static enum mig_husk_stop
-husk_next(struct mig_husk *h, long *rv, siginfo_t *si)
-{
-	int	status;
-
-	ck_assert_int_eq(waitpid(mig_pid(h->t), &status, __WALL),
-	    mig_pid(h->t));
-	ck_assert(WIFSTOPPED(status));
-	return mig_husk_stopped(h, status, rv, si);
-}
-
 /*
  * The end of a task we seized is seen, not reaped: its parent (a guest
  * agent, for R; here, us) must see it too, and how it ended.
@@ -377,99 +363,11 @@ START_TEST(test_seized_end_left)
 	pid_t		 pid;
 	int		 status;
 
-	t = husk_child(&pid);
+	t = seized_child(&pid);
 	mig_kill(t);
 	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), pid);
 	ck_assert(WIFSIGNALED(status));
 	ck_assert_int_eq(WTERMSIG(status), SIGKILL);
-}
-END_TEST
-
-START_TEST(test_husk_calls)
-{
-	struct mig_husk	 h;
-	struct mig_task	*t;
-	siginfo_t	 si;
-	uint64_t	 base, args[6] = { 0 };
-	uint8_t		*mem, zero[8] = { 0 };
-	size_t		 len;
-	char		*cause = NULL, path[64], want[256];
-	ssize_t		 n;
-	long		 rv;
-	pid_t		 pid;
-	int		 status;
-
-	t = husk_child(&pid);
-	ck_assert_msg(mig_husk_make(t, 1 << 16, &h, &cause) == 0, "%s", cause);
-	ck_assert_msg(mig_husk_run(&h, &cause) == 0, "%s", cause);
-
-	/* a call in the child's own context: its pid */
-	mig_husk_call(&h, SYS_getpid, args);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_RETURNED);
-	ck_assert_int_eq(rv, pid);
-	ck_assert(!h.busy);
-
-	/* memory laid out in the shared area, read back in place */
-	mem = mig_husk_scratch(&h, &base, &len);
-	ck_assert_uint_ge(len, 1 << 16);
-	ck_assert_msg(mig_husk_run(&h, &cause) == 0, "%s", cause);
-	args[0] = AT_FDCWD;
-	args[1] = base;
-	args[2] = base + 4096;
-	args[3] = 64;
-	strcpy((char *)mem, "/proc/self/exe");
-	mig_husk_call(&h, SYS_readlinkat, args);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_RETURNED);
-	ck_assert_int_gt(rv, 0);
-	snprintf(path, sizeof path, "/proc/%d/exe", pid);
-	n = readlink(path, want, sizeof want);
-	ck_assert_int_eq(rv, n);
-	ck_assert_int_eq(memcmp(mem + 4096, want, n), 0);
-
-	/* a signal while it waits stops it for us, and it waits on */
-	ck_assert_msg(mig_husk_run(&h, &cause) == 0, "%s", cause);
-	kill(pid, SIGUSR1);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_SIGNAL);
-	ck_assert_int_eq(si.si_signo, SIGUSR1);
-	ck_assert_int_eq(mig_husk_continue(&h, 0, &cause), 0);
-	mig_husk_call(&h, SYS_getppid, args);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_RETURNED);
-	ck_assert_int_eq(rv, getpid());
-
-	/* a signal breaks off a blocking call, which returns its restart code */
-	ck_assert_msg(mig_husk_run(&h, &cause) == 0, "%s", cause);
-	memset(args, 0, sizeof args);
-	mig_husk_call(&h, SYS_pause, args);
-	usleep(20000);
-	kill(pid, SIGUSR2);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_SIGNAL);
-	ck_assert_int_eq(si.si_signo, SIGUSR2);
-	ck_assert_int_eq(mig_husk_continue(&h, 0, &cause), 0);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_RETURNED);
-	ck_assert_int_eq(rv, -ERESTARTNOHAND);
-
-	/* held, grown, and the stub serves from the new area */
-	ck_assert_msg(mig_husk_run(&h, &cause) == 0, "%s", cause);
-	ck_assert_msg(mig_husk_hold(&h, &cause) == 0, "%s", cause);
-	ck_assert_msg(mig_husk_grow(&h, 1 << 20, &cause) == 0, "%s", cause);
-	mem = mig_husk_scratch(&h, &base, &len);
-	ck_assert_uint_ge(len, 1 << 20);
-	ck_assert_msg(mig_husk_run(&h, &cause) == 0, "%s", cause);
-	memset(mem + len - 4096, 0, 8);
-	args[0] = base + len - 4096;	/* into the new area's last page */
-	args[1] = 8;
-	mig_husk_call(&h, SYS_getrandom, args);
-	ck_assert_int_eq(husk_next(&h, &rv, &si), MIG_HUSK_RETURNED);
-	ck_assert_int_eq(rv, 8);
-	ck_assert(memcmp(mem + len - 4096, zero, 8) != 0);
-
-	/* it ends as told */
-	ck_assert_int_eq(mig_end(&h, 0, 7, &cause), 0);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 7);
-	mig_husk_free(&h);
-	mig_forget(t);
 }
 END_TEST
 
@@ -488,7 +386,6 @@ migrate_suite(void)
 	tcase_add_test(tc, test_foreign);
 	tcase_add_test(tc, test_hostile_length);
 	tcase_add_test(tc, test_pages_outside);
-	tcase_add_test(tc, test_husk_calls);
 	tcase_add_test(tc, test_seized_end_left);
 	suite_add_tcase(s, tc);
 	return s;

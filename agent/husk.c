@@ -11,7 +11,7 @@
  * process stops the husk for its deputy, who passes it on. When the
  * process comes home mig_restore fills the husk again, stub and shared
  * area going with its old memory; when it ends away, the husk ends the
- * same way.
+ * same way. Everything is done through migrate/'s public task calls.
  */
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "migrate.h"
+#include "agent.h"
 
-#define HUSK_AREAS_MAX	65536
+#define HUSK_PAGE	4096
 #define HUSK_PATH	0x100	/* where in the stub's page a path goes */
 
 /*
@@ -72,86 +72,34 @@ struct husk_ctl {
 	uint64_t	args[6];
 };
 
-static int
-husk_special(const char *name)
-{
-	return strcmp(name, "[vdso]") == 0 || strcmp(name, "[vvar]") == 0 ||
-	    strcmp(name, "[vvar_vclock]") == 0 ||
-	    strcmp(name, "[vsyscall]") == 0;
-}
-
-/* Release every area but the kernel's, after unregistering rseq. */
-static int
-husk_unmap(struct mig_task *t, char **cause)
-{
-	char		 path[64], line[512], name[256];
-	uint64_t	*areas = NULL;
-	unsigned long	 start, end;
-	size_t		 n = 0, i;
-	FILE		*f;
-	int		 rc = -1;
-
-	/* The kernel writes into the rseq area at every return to user. */
-	if (core_rseq_unregister(t, cause) == -1)
-		return -1;
-	snprintf(path, sizeof path, "/proc/%d/maps", t->pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof line, f) != NULL && n < HUSK_AREAS_MAX) {
-		name[0] = '\0';
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &start, &end,
-		    name) < 2 || husk_special(name))
-			continue;
-		areas = xreallocarray(areas, n + 1, 2 * sizeof *areas);
-		areas[2 * n] = start;
-		areas[2 * n + 1] = end - start;
-		n++;
-	}
-	fclose(f);
-	for (i = 0; i < n; i++)
-		if (task_sys_ok(t, "munmap", SYS_munmap, (sysargs){ areas[2 * i],
-		    areas[2 * i + 1] }) == -1) {
-			*cause = task_cause(t);
-			goto out;
-		}
-	rc = 0;
-out:
-	free(areas);
-	return rc;
-}
-
 /*
  * Map our memfd, of len bytes, in the task: it opens it through our /proc
  * entry, the path being at addr in its memory. Sets h->base.
  */
 static int
-husk_map(struct mig_husk *h, uint64_t addr, size_t len, char **cause)
+husk_map(struct husk *h, uint64_t addr, size_t len, char **cause)
 {
-	struct mig_task	*t = h->t;
-	long		 fd;
+	char	*ignored = NULL;
+	long	 fd, base;
 
-	if (task_sys_ok(t, "open the husk's memory", SYS_openat,
-	    (sysargs){ AT_FDCWD, addr, O_RDWR | O_CLOEXEC }) == -1)
-		goto inject;
-	fd = t->last_rv;
-	if (task_sys_ok(t, "mmap the husk's memory", SYS_mmap, (sysargs){ 0,
-	    len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0 }) == -1) {
-		task_sys_ok(t, "close", SYS_close, (sysargs){ fd });
-		goto inject;
+	if (mig_call_ok(h->t, "open the husk's memory", &fd, SYS_openat,
+	    (sysargs){ AT_FDCWD, addr, O_RDWR | O_CLOEXEC }, cause) == -1)
+		return -1;
+	if (mig_call_ok(h->t, "mmap the husk's memory", &base, SYS_mmap,
+	    (sysargs){ 0, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0 },
+	    cause) == -1) {
+		if (mig_call_ok(h->t, "close", NULL, SYS_close,
+		    (sysargs){ fd }, &ignored) == -1)
+			free(ignored);
+		return -1;
 	}
-	h->base = t->last_rv;
-	if (task_sys_ok(t, "close", SYS_close, (sysargs){ fd }) == -1)
-		goto inject;
-	return 0;
-inject:
-	*cause = task_cause(t);
-	return -1;
+	h->base = base;
+	return mig_call_ok(h->t, "close", NULL, SYS_close, (sysargs){ fd },
+	    cause);
 }
 
 static int
-husk_path(const struct mig_husk *h, char *buf, size_t size)
+husk_path(const struct husk *h, char *buf, size_t size)
 {
 	return snprintf(buf, size, "/proc/%d/fd/%d", (int)getpid(),
 	    h->memfd) >= (int)size ? -1 : 0;
@@ -160,19 +108,19 @@ husk_path(const struct mig_husk *h, char *buf, size_t size)
 /*
  * Make the stopped task a husk with a scratch area of scratch bytes: its
  * memory released, the stub and the shared area in place. It stays
- * stopped; mig_husk_run starts the stub.
+ * stopped; husk_run starts the stub.
  */
 int
-mig_husk_make(struct mig_task *t, size_t scratch, struct mig_husk *h,
-    char **cause)
+husk_make(struct mig_task *t, size_t scratch, struct husk *h, char **cause)
 {
 	char	path[64];
+	long	code;
 
 	memset(h, 0, sizeof *h);
 	h->t = t;
 	h->memfd = -1;
 	h->shm = MAP_FAILED;
-	h->len = MIG_PAGE + scratch;
+	h->len = HUSK_PAGE + scratch;
 	if ((h->memfd = memfd_create("osmosis-husk", MFD_CLOEXEC)) == -1 ||
 	    ftruncate(h->memfd, h->len) == -1 ||
 	    (h->shm = mmap(NULL, h->len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -180,35 +128,30 @@ mig_husk_make(struct mig_task *t, size_t scratch, struct mig_husk *h,
 		xasprintf(cause, "the husk's memory: %s", strerror(errno));
 		goto fail;
 	}
-	if (husk_unmap(t, cause) == -1)
+	if (mig_empty(t, cause) == -1)
 		goto fail;
 	/* The stub's page: its code, and for now the path to our memfd. */
-	if (task_sys_ok(t, "mmap the stub", SYS_mmap, (sysargs){ 0, MIG_PAGE,
-	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-	    0 }) == -1) {
-		*cause = task_cause(t);
+	if (mig_call_ok(t, "mmap the stub", &code, SYS_mmap, (sysargs){ 0,
+	    HUSK_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0 }, cause) == -1)
 		goto fail;
-	}
-	h->code = t->last_rv;
+	h->code = code;
 	if (husk_path(h, path, sizeof path) == -1 ||
-	    task_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1 ||
-	    task_write(t, h->code + HUSK_PATH, path, strlen(path) + 1,
+	    mig_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1 ||
+	    mig_write(t, h->code + HUSK_PATH, path, strlen(path) + 1,
 	    cause) == -1 ||
-	    husk_map(h, h->code + HUSK_PATH, h->len, cause) == -1)
+	    husk_map(h, h->code + HUSK_PATH, h->len, cause) == -1 ||
+	    mig_call_ok(t, "mprotect the stub", NULL, SYS_mprotect, (sysargs){
+	    h->code, HUSK_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
 		goto fail;
-	if (task_sys_ok(t, "mprotect the stub", SYS_mprotect, (sysargs){
-	    h->code, MIG_PAGE, PROT_READ | PROT_EXEC }) == -1) {
-		*cause = task_cause(t);
-		goto fail;
-	}
 	return 0;
 fail:
-	mig_husk_free(h);
+	husk_free(h);
 	return -1;
 }
 
 void
-mig_husk_free(struct mig_husk *h)
+husk_free(struct husk *h)
 {
 	if (h->shm != MAP_FAILED && h->shm != NULL)
 		munmap(h->shm, h->len);
@@ -220,40 +163,29 @@ mig_husk_free(struct mig_husk *h)
 
 /* Where the forwarded calls' memory is: ours, and the task's. */
 uint8_t *
-mig_husk_scratch(const struct mig_husk *h, uint64_t *base, size_t *len)
+husk_scratch(const struct husk *h, uint64_t *base, size_t *len)
 {
-	*base = h->base + MIG_PAGE;
-	*len = h->len - MIG_PAGE;
-	return h->shm + MIG_PAGE;
+	*base = h->base + HUSK_PAGE;
+	*len = h->len - HUSK_PAGE;
+	return h->shm + HUSK_PAGE;
 }
 
 /*
- * Start (or resume) the stub waiting for calls: after mig_husk_make, a hold,
- * or a call returned (other stops resume with mig_husk_continue).
+ * Start (or resume) the stub waiting for calls: after husk_make, a hold,
+ * or a call returned (other stops resume with husk_continue).
  */
 int
-mig_husk_run(struct mig_husk *h, char **cause)
+husk_run(struct husk *h, char **cause)
 {
-	struct user_regs_struct	r = h->t->regs;
-
-	r.rip = h->code;
-	r.rdi = h->base;
-	r.orig_rax = -1;
-	r.rax = 0;
-	if (ptrace(PTRACE_SETREGS, h->t->pid, 0, &r) == -1 ||
-	    ptrace(PTRACE_CONT, h->t->pid, 0, 0) == -1) {
-		xasprintf(cause, "starting the stub of %d: %s", h->t->pid,
-		    strerror(errno));
+	if (mig_jump(h->t, h->code, h->base, cause) == -1)
 		return -1;
-	}
-	h->t->regs_dirty = 1;
 	h->running = 1;
 	return 0;
 }
 
 /* Ask the waiting stub to run a call; its memory is laid out already. */
 void
-mig_husk_call(struct mig_husk *h, long nr, const uint64_t *args)
+husk_call(struct husk *h, long nr, const uint64_t *args)
 {
 	struct husk_ctl	*c = (struct husk_ctl *)h->shm;
 
@@ -270,23 +202,23 @@ mig_husk_call(struct mig_husk *h, long nr, const uint64_t *args)
  * broke off is reported as it returned (a restart code) rather than
  * restarted here: the running copy decides, by its own signal state.
  */
-enum mig_husk_stop
-mig_husk_stopped(struct mig_husk *h, int status, long *rv, siginfo_t *si)
+enum husk_stop
+husk_stopped(struct husk *h, int status, long *rv, siginfo_t *si)
 {
 	struct user_regs_struct	r;
-	pid_t			pid = h->t->pid;
+	pid_t			pid = mig_pid(h->t);
 	int			got;
 
 	h->running = 0;
 	if (ptrace(PTRACE_GETREGS, pid, 0, &r) == -1)
-		return MIG_HUSK_OTHER;
+		return HUSK_OTHER;
 	if (h->busy && r.rip == h->code + HUSK_AFTER_CALL &&
 	    (long)r.rax <= -512 && (long)r.rax >= -516) {
 		r.orig_rax = -1;
 		ptrace(PTRACE_SETREGS, pid, 0, &r);
 	}
 	if ((status >> 16) != 0 || WSTOPSIG(status) == (SIGTRAP | 0x80))
-		return MIG_HUSK_OTHER;
+		return HUSK_OTHER;
 	got = ptrace(PTRACE_GETSIGINFO, pid, 0, si) == 0;
 	if (h->busy && WSTOPSIG(status) == SIGTRAP && got &&
 	    si->si_code == SI_KERNEL && r.rip == h->code + HUSK_AFTER_TRAP) {
@@ -294,21 +226,21 @@ mig_husk_stopped(struct mig_husk *h, int status, long *rv, siginfo_t *si)
 		__atomic_store_n(&((struct husk_ctl *)h->shm)->kick, 0,
 		    __ATOMIC_RELEASE);
 		h->busy = 0;
-		return MIG_HUSK_RETURNED;
+		return HUSK_RETURNED;
 	}
 	if (!got) {
 		memset(si, 0, sizeof *si);
 		si->si_signo = WSTOPSIG(status);
 	}
-	return MIG_HUSK_SIGNAL;
+	return HUSK_SIGNAL;
 }
 
 /* Resume the husk after one of its stops, with signal sig (0: none). */
 int
-mig_husk_continue(struct mig_husk *h, int sig, char **cause)
+husk_continue(struct husk *h, int sig, char **cause)
 {
-	if (ptrace(PTRACE_CONT, h->t->pid, 0, sig) == -1) {
-		xasprintf(cause, "PTRACE_CONT %d: %s", h->t->pid,
+	if (ptrace(PTRACE_CONT, mig_pid(h->t), 0, sig) == -1) {
+		xasprintf(cause, "PTRACE_CONT %d: %s", (int)mig_pid(h->t),
 		    strerror(errno));
 		return -1;
 	}
@@ -323,22 +255,11 @@ mig_husk_continue(struct mig_husk *h, int sig, char **cause)
  * (mig_stolen).
  */
 int
-mig_husk_hold(struct mig_husk *h, char **cause)
+husk_hold(struct husk *h, char **cause)
 {
-	int	status;
-
 	if (!h->running)
 		return 0;
-	if (ptrace(PTRACE_INTERRUPT, h->t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT %d: %s", h->t->pid,
-		    strerror(errno));
-		return -1;
-	}
-	/* Any stop answers the interrupt. */
-	if (task_wait(h->t, &status, cause) == -1)
-		return -1;
-	if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP &&
-	    task_steal(h->t, cause) == -1)
+	if (mig_interrupt(h->t, cause) == -1)
 		return -1;
 	h->running = h->busy = 0;
 	return 0;
@@ -346,13 +267,12 @@ mig_husk_hold(struct mig_husk *h, char **cause)
 
 /* A larger scratch area, of at least want bytes; the stub is held. */
 int
-mig_husk_grow(struct mig_husk *h, size_t want, char **cause)
+husk_grow(struct husk *h, size_t want, char **cause)
 {
-	struct mig_task	*t = h->t;
-	size_t		 len = MIG_PAGE + want;
+	size_t		 len = HUSK_PAGE + want;
 	uint64_t	 old = h->base;
 	uint8_t		*p;
-	char		*path = (char *)h->shm + MIG_PAGE;
+	char		*path;
 
 	if (ftruncate(h->memfd, len) == -1 ||
 	    (p = mremap(h->shm, h->len, len, MREMAP_MAYMOVE)) == MAP_FAILED) {
@@ -361,16 +281,13 @@ mig_husk_grow(struct mig_husk *h, size_t want, char **cause)
 		return -1;
 	}
 	h->shm = p;
-	path = (char *)h->shm + MIG_PAGE;
 	/* the path in the old mapping, which the task still has */
+	path = (char *)h->shm + HUSK_PAGE;
 	if (husk_path(h, path, 64) == -1 ||
-	    husk_map(h, old + MIG_PAGE, len, cause) == -1)
+	    husk_map(h, old + HUSK_PAGE, len, cause) == -1 ||
+	    mig_call_ok(h->t, "munmap", NULL, SYS_munmap, (sysargs){ old,
+	    h->len }, cause) == -1)
 		return -1;
-	if (task_sys_ok(t, "munmap", SYS_munmap, (sysargs){ old,
-	    h->len }) == -1) {
-		*cause = task_cause(t);
-		return -1;
-	}
 	h->len = len;
 	return 0;
 }
@@ -383,39 +300,26 @@ mig_husk_grow(struct mig_husk *h, size_t want, char **cause)
  * and let it through.
  */
 int
-mig_end(struct mig_husk *h, int signaled, int status, char **cause)
+husk_end(struct husk *h, int signaled, int status, char **cause)
 {
-	struct mig_task		*t = h->t;
-	struct user_regs_struct	 r = t->regs;
-
 	if (signaled)
-		return mig_husk_default(h, status, cause) == -1 ||
-		    mig_husk_unblock(h, cause) == -1 ? -1 : 0;
-	r.rip = t->sysc;
-	r.rax = SYS_exit_group;
-	r.orig_rax = -1;
-	r.rdi = status;
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) == -1 ||
-	    ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "exit_group in %d: %s", t->pid,
-		    strerror(errno));
-		return -1;
-	}
-	return 0;
+		return husk_default(h, status, cause) == -1 ||
+		    husk_unblock(h, cause) == -1 ? -1 : 0;
+	return mig_exit(h->t, status, cause);
 }
 
 /* Write a message on the held husk's descriptor fd, best effort. */
 int
-mig_say(struct mig_husk *h, int fd, const char *msg, size_t len)
+husk_say(struct husk *h, int fd, const char *msg, size_t len)
 {
-	struct mig_task	*t = h->t;
+	char	*ignored = NULL;
 
-	if (len > h->len - MIG_PAGE)
-		len = h->len - MIG_PAGE;
-	memcpy(h->shm + MIG_PAGE, msg, len);
-	if (task_sys_ok(t, "write", SYS_write, (sysargs){ fd,
-	    h->base + MIG_PAGE, len }) == -1) {
-		free(task_cause(t));
+	if (len > h->len - HUSK_PAGE)
+		len = h->len - HUSK_PAGE;
+	memcpy(h->shm + HUSK_PAGE, msg, len);
+	if (mig_call_ok(h->t, "write", NULL, SYS_write, (sysargs){ fd,
+	    h->base + HUSK_PAGE, len }, &ignored) == -1) {
+		free(ignored);
 		return -1;
 	}
 	return 0;
@@ -423,26 +327,18 @@ mig_say(struct mig_husk *h, int fd, const char *msg, size_t len)
 
 /* Set the signal mask of the held husk to nothing blocked. */
 int
-mig_husk_unblock(struct mig_husk *h, char **cause)
+husk_unblock(struct husk *h, char **cause)
 {
-	memset(h->shm + MIG_PAGE, 0, 8);
-	if (task_sys_ok(h->t, "rt_sigprocmask", SYS_rt_sigprocmask,
-	    (sysargs){ SIG_SETMASK, h->base + MIG_PAGE, 0, 8 }) == -1) {
-		*cause = task_cause(h->t);
-		return -1;
-	}
-	return 0;
+	memset(h->shm + HUSK_PAGE, 0, 8);
+	return mig_call_ok(h->t, "rt_sigprocmask", NULL, SYS_rt_sigprocmask,
+	    (sysargs){ SIG_SETMASK, h->base + HUSK_PAGE, 0, 8 }, cause);
 }
 
 /* Give one signal SIG_DFL in the held husk (its handler is gone). */
 int
-mig_husk_default(struct mig_husk *h, int sig, char **cause)
+husk_default(struct husk *h, int sig, char **cause)
 {
-	memset(h->shm + MIG_PAGE, 0, 32);
-	if (task_sys_ok(h->t, "rt_sigaction", SYS_rt_sigaction, (sysargs){
-	    sig, h->base + MIG_PAGE, 0, 8 }) == -1) {
-		*cause = task_cause(h->t);
-		return -1;
-	}
-	return 0;
+	memset(h->shm + HUSK_PAGE, 0, 32);
+	return mig_call_ok(h->t, "rt_sigaction", NULL, SYS_rt_sigaction,
+	    (sysargs){ sig, h->base + HUSK_PAGE, 0, 8 }, cause);
 }
