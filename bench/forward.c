@@ -51,7 +51,7 @@ once(int nr, uint64_t *args)
 	    &cause) != 0)
 		fatalx("reply: %s", cause);
 	r = osm__remote_reply__unpack(NULL, rlen, rmsg);
-	if (r == NULL || guest_apply(getpid(), &c, r, &ret, &cause) != 0)
+	if (r == NULL || remote_apply(getpid(), &c, r, &ret, &cause) != 0)
 		fatalx("apply: %s", cause);
 	osm__remote_reply__free_unpacked(r, NULL);
 	home_free(hc);

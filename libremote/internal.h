@@ -201,8 +201,8 @@ struct emulate {
 long	 emulate_call(struct emulate *, pid_t, int, const uint64_t *);
 
 
-/* guest.c */
-struct guest_stats {
+/* remote.c */
+struct remote_stats {
 	uint64_t	 forwarded;
 	uint64_t	 emulated;
 	uint64_t	 home;
@@ -210,22 +210,22 @@ struct guest_stats {
 	uint64_t	 restarted;	/* sent home again */
 	uint64_t	 faults;	/* outputs R's memory refused */
 };
-struct guest_pending;
-struct guest {
+struct remote_pending;
+struct remote {
 	int		 listener;
 	pid_t		 pid;		/* R */
 	struct emulate	 emu;
 	int		 sync_wakeup;	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
 	uint64_t	 seq;
-	struct guest_pending *pending;	/* forwarded, not yet answered */
+	struct remote_pending *pending;	/* forwarded, not yet answered */
 	size_t		 npending;
 	void		*notif;
 	size_t		 notif_size;
 	void		*resp;
 	size_t		 resp_size;
-	struct guest_stats stats;
+	struct remote_stats stats;
 };
-int		 guest_apply(pid_t, const struct rmt_call *,
+int		 remote_apply(pid_t, const struct rmt_call *,
 		    struct Osm__RemoteReply *, int64_t *, char **);
 
 

@@ -13,9 +13,10 @@
  *   filter.c		  R's seccomp filter, built from the table
  *   marshal.c		  reading a call's memory out of R into a description
  *   emulate.c		  CPU-time clocks continued from what was used before
- *   guest.c		  the guest agent's side: notification in, RemoteCall
- *			  out; RemoteReply in, R's memory written, answered
- *   home.c		  the deputy's side, pure code: RemoteCall in, memory
+ *   remote.c		  R's side, in the guest agent: notification in,
+ *			  RemoteCall out; RemoteReply in, R's memory written,
+ *			  answered
+ *   home.c		  P's side, in the deputy, pure code: RemoteCall in, memory
  *			  image and registers out; result in, RemoteReply out
  *
  * The library knows nothing of migrate/: the agent puts the filter it
@@ -23,7 +24,7 @@
  * prints, and exits only on a broken invariant (a table that fails
  * table_check): functions return 0 or -1 (or NULL) and put what a user
  * should read in *cause. It keeps no state between calls but in a struct
- * guest, and is meant for one thread.
+ * remote, and is meant for one thread.
  */
 #ifndef REMOTE_H
 #define REMOTE_H
@@ -59,34 +60,34 @@ struct emulate_base {
 	uint64_t	 maxrss_kb;
 };
 
-/* guest.c */
-struct guest;
-enum guest_event_kind {
-	GUEST_NONE,		/* nothing: R left the call */
-	GUEST_ANSWERED,		/* R has its answer */
-	GUEST_FORWARD,		/* send msg home, then guest_reply */
-	GUEST_HOME,		/* bring R home; the call stays pending */
+/* remote.c */
+struct remote;
+enum remote_event_kind {
+	REMOTE_NONE,		/* nothing: R left the call */
+	REMOTE_ANSWERED,		/* R has its answer */
+	REMOTE_FORWARD,		/* send msg home, then remote_reply */
+	REMOTE_HOME,		/* bring R home; the call stays pending */
 };
-struct guest_event {
-	enum guest_event_kind kind;
+struct remote_event {
+	enum remote_event_kind kind;
 	uint64_t	 id;		/* of the notification */
 	pid_t		 tid;		/* R's calling thread */
 	int		 nr;
 	const char	*name;		/* of the call */
-	const char	*why;		/* GUEST_HOME */
-	uint64_t	 seq;		/* GUEST_FORWARD */
-	const uint8_t	*msg;		/* GUEST_FORWARD, until its reply */
+	const char	*why;		/* REMOTE_HOME */
+	uint64_t	 seq;		/* REMOTE_FORWARD */
+	const uint8_t	*msg;		/* REMOTE_FORWARD, until its reply */
 	size_t		 len;
 };
-struct guest	*guest_new(int listener, pid_t pid, pid_t home_pid,
+struct remote	*remote_new(int listener, pid_t pid, pid_t home_pid,
 		    const struct emulate_base *base, char **cause);
-void		 guest_free(struct guest *g);
-int		 guest_receive(struct guest *g, struct guest_event *ev,
+void		 remote_free(struct remote *g);
+int		 remote_receive(struct remote *g, struct remote_event *ev,
 		    char **cause);
-void		 guest_forget(struct guest *g, uint64_t seq);
-int		 guest_reply(struct guest *g, const uint8_t *msg, size_t len,
-		    int woken, struct guest_event *ev, char **cause);
-int		 guest_listener(const struct guest *g);
+void		 remote_forget(struct remote *g, uint64_t seq);
+int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
+		    int woken, struct remote_event *ev, char **cause);
+int		 remote_listener(const struct remote *g);
 
 /* home.c */
 struct home_call {

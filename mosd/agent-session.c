@@ -46,7 +46,7 @@ struct agent {
 	struct session		 ses;
 	ev_io			 ses_ev;
 	pid_t			 pid;		/* R */
-	struct guest		*guest;		/* R's calls (libremote) */
+	struct remote		*guest;		/* R's calls (libremote) */
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
 	ev_timer		 stats;
@@ -73,7 +73,7 @@ agent_stop(struct agent *a, int code)
 	if (a->ctl_fd != -1)
 		close(a->ctl_fd);
 	if (a->guest != NULL)
-		guest_free(a->guest);
+		remote_free(a->guest);
 	session_free(&a->ses);
 	exit(code);
 }
@@ -303,7 +303,7 @@ agent_arrive(struct agent *a, char **cause)
 	filter_free(&prog);
 	if (listener == -1)
 		goto fail;
-	if ((a->guest = guest_new(listener, a->pid, a->gs->pid, &a->base,
+	if ((a->guest = remote_new(listener, a->pid, a->gs->pid, &a->base,
 	    cause)) == NULL) {
 		close(listener);
 		goto fail;
@@ -427,11 +427,11 @@ agent_checkpoint(struct agent *a, uint64_t broken)
 		if (!agent_ended(a))
 			return -1;
 		if (broken != 0)
-			guest_forget(a->guest, broken);
+			remote_forget(a->guest, broken);
 		return 0;
 	}
 	if (broken != 0)
-		guest_forget(a->guest, broken);
+		remote_forget(a->guest, broken);
 	if (agent_send(a, OSM__SES_KIND__SES_CHECKPOINT, NULL) == -1 ||
 	    session_send_image(&a->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, agent_dump_fn, t, &cause) == -1) {
@@ -467,7 +467,7 @@ agent_checkpoint(struct agent *a, uint64_t broken)
 
 /* Send R's call home; the answer comes in agent_reply. */
 static void
-agent_call(struct agent *a, const struct guest_event *ev)
+agent_call(struct agent *a, const struct remote_event *ev)
 {
 	a->pending = ev->seq;
 	if (agent_send_raw(a, OSM__SES_KIND__SES_CALL, ev->msg, ev->len) == -1)
@@ -478,22 +478,22 @@ static void
 agent_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct agent		*a = w->data;
-	struct guest_event	 ev;
+	struct remote_event	 ev;
 	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
-	if (guest_receive(a->guest, &ev, &cause) == -1)
+	if (remote_receive(a->guest, &ev, &cause) == -1)
 		agent_fail(a, cause);
 	switch (ev.kind) {
-	case GUEST_FORWARD:
+	case REMOTE_FORWARD:
 		agent_call(a, &ev);
 		break;
-	case GUEST_HOME:
+	case REMOTE_HOME:
 		agent_go_home(a, ev.why);
 		break;
-	case GUEST_ANSWERED:
+	case REMOTE_ANSWERED:
 		break;
-	case GUEST_NONE:
+	case REMOTE_NONE:
 		/*
 		 * R ended: its filter hangs up, and the listener would wake
 		 * us for ever, starving R's exit on our CPU. SIGCHLD says
@@ -601,7 +601,7 @@ agent_wakes(pid_t pid, int sig)
 static void
 agent_reply(struct agent *a, const uint8_t *body, size_t len)
 {
-	struct guest_event	 ev;
+	struct remote_event	 ev;
 	Osm__RemoteReply	*r;
 	char			*cause = NULL;
 	int			 interrupted = 0, woken = 0, i;
@@ -623,12 +623,12 @@ agent_reply(struct agent *a, const uint8_t *body, size_t len)
 		agent_deliver_held(a);
 	}
 	a->pending = 0;
-	if (guest_reply(a->guest, body, len, interrupted ? woken : -1, &ev,
+	if (remote_reply(a->guest, body, len, interrupted ? woken : -1, &ev,
 	    &cause) == -1)
 		agent_fail(a, cause);
 	agent_deliver_held(a);
 	/* A call to make again: R makes it itself if frozen for a checkpoint. */
-	if (ev.kind == GUEST_FORWARD) {
+	if (ev.kind == REMOTE_FORWARD) {
 		if (agent_checkpoint(a, ev.seq) == -1)
 			agent_call(a, &ev);
 	} else
@@ -780,7 +780,7 @@ agent_session(Osm__GuestStart *gs, int fd)
 	ev_io_init(&a.ses_ev, agent_session_cb, fd, EV_READ);
 	a.ses_ev.data = &a;
 	ev_io_start(a.loop, &a.ses_ev);
-	ev_io_init(&a.notif_ev, agent_notif_cb, guest_listener(a.guest),
+	ev_io_init(&a.notif_ev, agent_notif_cb, remote_listener(a.guest),
 	    EV_READ);
 	a.notif_ev.data = &a;
 	ev_io_start(a.loop, &a.notif_ev);

@@ -1,6 +1,6 @@
 /*
  * libremote/guest.c: the home's reply to a forwarded call, as the guest
- * agent checks it and writes it into R (guest_apply, which guest_reply
+ * agent checks it and writes it into R (remote_apply, which remote_reply
  * calls for the pending call a reply names). This process plays R, as in
  * tests/unit/check_forward.c: a call of one of a set of shapes is
  * described from its own memory by marshal_call, and the reply is
@@ -390,7 +390,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		marshal_free(&c);
 		return 0;
 	}
-	rc = guest_apply(self, &c, r, &ret, &cause);
+	rc = remote_apply(self, &c, r, &ret, &cause);
 	log_debug("%s: %s", shapes[k].name, rc == 0 ? "applied" : cause);
 	if (rc == -1) {
 		fuzz_assert(cause != NULL && !(mode & 1));

@@ -3,7 +3,7 @@
  * as both read it (session_recv: session_fill, session_next), from a
  * file holding what the other end sent; each message then decoded as the
  * receiving side decodes its kind (mosd/agent-session.c, tools/mosrun-
- * away.c): forwarded calls by home_check, replies by guest_reply, the
+ * away.c): forwarded calls by home_check, replies by remote_reply, the
  * Ses* messages by their unpackers and the checks made on them. In image
  * mode the stream carries an image first, through session_recv_image's
  * pump thread to a reader (tests/fuzz/image.c fuzzes images themselves)
@@ -32,7 +32,7 @@
 
 static uint8_t		 skey[SESSION_KEY_LEN];
 static struct cluster_key skey_ck = { .len = SESSION_KEY_LEN };
-static struct guest	*guest;
+static struct remote	*guest;
 
 /* The message each kind carries, where it is a protobuf-c one. */
 static const struct {
@@ -61,7 +61,7 @@ fuzz_init(void)
 	session_derive(fuzz_key(), nh, nr, 1, 2, skey);
 	memcpy(skey_ck.bytes, skey, sizeof skey);
 	/* A guest agent with no call pending: every reply is refused. */
-	if ((guest = guest_new(-1, getpid(), getpid(), NULL, &cause)) == NULL)
+	if ((guest = remote_new(-1, getpid(), getpid(), NULL, &cause)) == NULL)
 		fatalx("%s", cause);
 }
 
@@ -70,7 +70,7 @@ decode(uint16_t kind, const uint8_t *body, size_t len)
 {
 	ProtobufCMessage	*msg;
 	struct home_call	*hc;
-	struct guest_event	 ev;
+	struct remote_event	 ev;
 	Osm__SesSignal		*sig;
 	char			*cause = NULL;
 	size_t			 i;
@@ -80,7 +80,7 @@ decode(uint16_t kind, const uint8_t *body, size_t len)
 			fuzz_assert(cause != NULL);
 		home_free(hc);
 	} else if (kind == OSM__SES_KIND__SES_REPLY) {
-		fuzz_assert(guest_reply(guest, body, len, -1, &ev, &cause) ==
+		fuzz_assert(remote_reply(guest, body, len, -1, &ev, &cause) ==
 		    -1 && cause != NULL);
 	}
 	free(cause);

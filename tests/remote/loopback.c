@@ -3,7 +3,7 @@
  * guest agent and its home. The program stops at its exec under our
  * trace; we put the filter on it as the guest agent does on R
  * (libremote's filter_build, put on with migrate/'s mig_seccomp), let it
- * go, serve its listener with libremote/guest.c, and execute each
+ * go, serve its listener with libremote/remote.c, and execute each
  * forwarded call here, in our own context, through home.c (the deputy
  * injects it into P instead). The program's files, pipes and sockets are
  * therefore ours.
@@ -113,7 +113,7 @@ confine(pid_t pid, char **cause)
  * long as the guest asks (a call interrupted here, restarted).
  */
 static int
-serve(struct guest *g, struct guest_event *ev, uint8_t *scratch,
+serve(struct remote *g, struct remote_event *ev, uint8_t *scratch,
     struct timing *t, char **cause)
 {
 	struct home_call	*hc;
@@ -146,11 +146,11 @@ again:
 	t->home_ns += now_ns() - t2 + (t1 - t0);
 	t->sys_ns += t2 - t1;
 	t0 = now_ns();
-	rv = guest_reply(g, reply, len, -1, ev, cause);
+	rv = remote_reply(g, reply, len, -1, ev, cause);
 	t->guest_ns += now_ns() - t0;
 	t->calls++;
 	free(reply);
-	if (rv == 0 && ev->kind == GUEST_FORWARD)
+	if (rv == 0 && ev->kind == REMOTE_FORWARD)
 		goto again;
 	return rv;
 }
@@ -174,8 +174,8 @@ wait_child(pid_t pid)
 int
 main(int argc, char **argv)
 {
-	struct guest		*g;
-	struct guest_event	 ev;
+	struct remote		*g;
+	struct remote_event	 ev;
 	struct emulate_base	 base = { 0 };
 	struct timing		 t = { 0 };
 	struct pollfd		 pfd[2];
@@ -226,7 +226,7 @@ main(int argc, char **argv)
 	pidfd = high_fd(pidfd);
 	if ((lfd = confine(pid, &cause)) == -1)
 		fatalx("%s", cause);
-	if ((g = guest_new(lfd, pid, getpid(), &base, &cause)) == NULL)
+	if ((g = remote_new(lfd, pid, getpid(), &base, &cause)) == NULL)
 		fatalx("%s", cause);
 	if (plain && g->sync_wakeup) {
 		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, 0UL) != 0)
@@ -249,20 +249,20 @@ main(int argc, char **argv)
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		t0 = now_ns();
-		if (guest_receive(g, &ev, &cause) != 0)
+		if (remote_receive(g, &ev, &cause) != 0)
 			fatalx("%s", cause);
 		recv_ns += now_ns() - t0;
-		if (ev.kind == GUEST_FORWARD) {
+		if (ev.kind == REMOTE_FORWARD) {
 			if (serve(g, &ev, scratch, &t, &cause) != 0)
 				fatalx("%s", cause);
 			continue;
 		}
-		if (ev.kind != GUEST_HOME)
+		if (ev.kind != REMOTE_HOME)
 			continue;
 		fprintf(stderr, "loopback: HOME %s: %s\n", ev.name, ev.why);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		guest_free(g);
+		remote_free(g);
 		return 3;
 	}
 	i = wait_child(pid);
@@ -282,6 +282,6 @@ main(int argc, char **argv)
 			    t.home_ns / 1e3 / t.calls,
 			    t.sys_ns / 1e3 / t.calls);
 	}
-	guest_free(g);
+	remote_free(g);
 	return i;
 }

@@ -95,7 +95,7 @@ through(int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 	    &rmsg, &rlen, &cause), 0);
 	r = osm__remote_reply__unpack(NULL, rlen, rmsg);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_msg(guest_apply(getpid(), &c, r, &ret, &cause) == 0, "%s",
+	ck_assert_msg(remote_apply(getpid(), &c, r, &ret, &cause) == 0, "%s",
 	    cause);
 	osm__remote_reply__free_unpacked(r, NULL);
 	home_free(hc);

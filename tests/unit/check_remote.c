@@ -401,11 +401,11 @@ wait_readable(int fd, int ms)
 /*
  * Serve one forwarded call in this process, as the loopback does; or, if
  * fake is not 0, answer it without executing it (a call interrupted at
- * home). What guest_reply made of the reply goes to *out.
+ * home). What remote_reply made of the reply goes to *out.
  */
 static void
-serve_one(struct guest *g, const struct guest_event *ev, long fake,
-    struct guest_event *out)
+serve_one(struct remote *g, const struct remote_event *ev, long fake,
+    struct remote_event *out)
 {
 	struct home_call	*hc;
 	uint8_t			*reply;
@@ -427,7 +427,7 @@ serve_one(struct guest *g, const struct guest_event *ev, long fake,
 	ck_assert_int_eq(home_reply(hc, ret, scratch, home_readback(hc, ret),
 	    &reply, &len, &cause), 0);
 	home_free(hc);
-	ck_assert_msg(guest_reply(g, reply, len, -1, out, &cause) == 0, "%s",
+	ck_assert_msg(remote_reply(g, reply, len, -1, out, &cause) == 0, "%s",
 	    cause);
 	free(reply);
 }
@@ -454,8 +454,8 @@ child_local_then_forward(struct confined *sh)
 START_TEST(test_filter_live)
 {
 	struct confined		*sh;
-	struct guest		*g;
-	struct guest_event	 ev;
+	struct remote		*g;
+	struct remote_event	 ev;
 	char			*cause = NULL;
 	pid_t			 pid;
 	int			 listener, i;
@@ -464,20 +464,20 @@ START_TEST(test_filter_live)
 	for (i = 0; i < 5000 && sh->step == 0; i++)
 		usleep(1000);
 	ck_assert_msg(sh->step == 1, "local calls were stopped");
-	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	g = remote_new(listener, pid, getpid(), NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
 	ck_assert(wait_readable(listener, 5000));
-	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
-	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	ck_assert_int_eq(remote_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, REMOTE_FORWARD);
 	ck_assert_int_eq(ev.nr, SYS_getppid);
 	ck_assert_int_eq(ev.tid, pid);
 	serve_one(g, &ev, 0, &ev);
-	ck_assert_int_eq(ev.kind, GUEST_ANSWERED);
+	ck_assert_int_eq(ev.kind, REMOTE_ANSWERED);
 	ck_assert_int_eq(reaped(pid), 0);
 	/* executed here: our parent, not the child's (us) */
 	ck_assert_int_eq(sh->value, getppid());
 	ck_assert_uint_eq(g->stats.forwarded, 1);
-	guest_free(g);
+	remote_free(g);
 	close(listener);
 }
 END_TEST
@@ -513,19 +513,19 @@ child_interrupted(struct confined *sh)
 START_TEST(test_interrupted)
 {
 	struct confined		*sh;
-	struct guest		*g;
-	struct guest_event	 ev, ev2;
+	struct remote		*g;
+	struct remote_event	 ev, ev2;
 	uint8_t			*first;
 	char			*cause = NULL;
 	pid_t			 pid;
 	int			 listener, i;
 
 	pid = confine(&sh, child_interrupted, &listener);
-	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	g = remote_new(listener, pid, getpid(), NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
 	ck_assert(wait_readable(listener, 5000));
-	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
-	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	ck_assert_int_eq(remote_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, REMOTE_FORWARD);
 	first = xmalloc(ev.len);
 	memcpy(first, ev.msg, ev.len);
 	ev.msg = first;
@@ -538,22 +538,22 @@ START_TEST(test_interrupted)
 	ck_assert_int_ne(i, 5000);
 	/* the restarted call is a new notification */
 	ck_assert(wait_readable(listener, 5000));
-	ck_assert_int_eq(guest_receive(g, &ev2, &cause), 0);
-	ck_assert_int_eq(ev2.kind, GUEST_FORWARD);
+	ck_assert_int_eq(remote_receive(g, &ev2, &cause), 0);
+	ck_assert_int_eq(ev2.kind, REMOTE_FORWARD);
 	ck_assert_int_eq(ev2.nr, SYS_getppid);
 	ck_assert_uint_ne(ev2.seq, ev.seq);
 	/* the first call's answer finds R gone and is dropped */
 	serve_one(g, &ev, 0, &ev);
-	ck_assert_int_eq(ev.kind, GUEST_NONE);
+	ck_assert_int_eq(ev.kind, REMOTE_NONE);
 	serve_one(g, &ev2, 0, &ev2);
-	ck_assert_int_eq(ev2.kind, GUEST_ANSWERED);
+	ck_assert_int_eq(ev2.kind, REMOTE_ANSWERED);
 	ck_assert_uint_eq(g->npending, 0);
 	ck_assert_uint_eq(g->stats.gone, 1);
 	free(first);
 	ck_assert_int_eq(reaped(pid), 0);
 	ck_assert_int_eq(sh->value, getppid());
 	ck_assert_int_eq(sh->flag, SIGUSR1);
-	guest_free(g);
+	remote_free(g);
 	close(listener);
 }
 END_TEST
@@ -579,30 +579,30 @@ child_blocked(struct confined *sh)
 START_TEST(test_restarted)
 {
 	struct confined		*sh;
-	struct guest		*g;
-	struct guest_event	 ev;
+	struct remote		*g;
+	struct remote_event	 ev;
 	char			*cause = NULL;
 	uint64_t		 seq;
 	pid_t			 pid;
 	int			 listener;
 
 	pid = confine(&sh, child_blocked, &listener);
-	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	g = remote_new(listener, pid, getpid(), NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
 	ck_assert(wait_readable(listener, 5000));
-	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
-	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	ck_assert_int_eq(remote_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, REMOTE_FORWARD);
 	seq = ev.seq;
 	serve_one(g, &ev, -512, &ev);
-	ck_assert_int_eq(ev.kind, GUEST_FORWARD);
+	ck_assert_int_eq(ev.kind, REMOTE_FORWARD);
 	ck_assert_uint_eq(ev.seq, seq);
 	ck_assert_int_eq(ev.nr, SYS_getppid);
 	serve_one(g, &ev, 0, &ev);
-	ck_assert_int_eq(ev.kind, GUEST_ANSWERED);
+	ck_assert_int_eq(ev.kind, REMOTE_ANSWERED);
 	ck_assert_int_eq(reaped(pid), 0);
 	ck_assert_int_eq(sh->value, getppid());
 	ck_assert_uint_eq(g->stats.restarted, 1);
-	guest_free(g);
+	remote_free(g);
 	close(listener);
 }
 END_TEST
@@ -620,18 +620,18 @@ child_goes_home(struct confined *sh)
 START_TEST(test_home_call_left_pending)
 {
 	struct confined		*sh;
-	struct guest		*g;
-	struct guest_event	 ev;
+	struct remote		*g;
+	struct remote_event	 ev;
 	char			*cause = NULL;
 	pid_t			 pid;
 	int			 listener;
 
 	pid = confine(&sh, child_goes_home, &listener);
-	g = guest_new(listener, pid, getpid(), NULL, &cause);
+	g = remote_new(listener, pid, getpid(), NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
 	ck_assert(wait_readable(listener, 5000));
-	ck_assert_int_eq(guest_receive(g, &ev, &cause), 0);
-	ck_assert_int_eq(ev.kind, GUEST_HOME);
+	ck_assert_int_eq(remote_receive(g, &ev, &cause), 0);
+	ck_assert_int_eq(ev.kind, REMOTE_HOME);
 	ck_assert_str_eq(ev.name, "mmap");
 	ck_assert_str_eq(ev.why, "file-backed mapping");
 	/* unanswered: R still waits in it */
@@ -639,7 +639,7 @@ START_TEST(test_home_call_left_pending)
 	    &ev.id), 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	guest_free(g);
+	remote_free(g);
 	close(listener);
 }
 END_TEST
@@ -861,15 +861,15 @@ static int
 apply_reply(const struct rmt_call *c, Osm__RemoteReply *r, int64_t *ret,
     char **cause)
 {
-	return guest_apply(getpid(), c, r, ret, cause);
+	return remote_apply(getpid(), c, r, ret, cause);
 }
 
 START_TEST(test_guest_refuses)
 {
 	struct table_call	 tc;
 	struct rmt_call		 c;
-	struct guest		*g;
-	struct guest_event	 ev;
+	struct remote		*g;
+	struct remote_event	 ev;
 	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
 	Osm__RemoteOutput	 o[2], *op[2] = { &o[0], &o[1] };
 	const char		*why;
@@ -938,10 +938,10 @@ START_TEST(test_guest_refuses)
 	ck_assert_int_eq(ret, -514);
 	marshal_free(&c);
 
-	/* guest_reply: framing and sequence */
-	g = guest_new(-1, getpid(), 0, NULL, &cause);
+	/* remote_reply: framing and sequence */
+	g = remote_new(-1, getpid(), 0, NULL, &cause);
 	ck_assert_msg(g != NULL, "%s", cause);
-	ck_assert_int_eq(guest_reply(g, data, 3, -1, &ev, &cause), -1);
+	ck_assert_int_eq(remote_reply(g, data, 3, -1, &ev, &cause), -1);
 	ck_assert_str_eq(cause, "malformed reply");
 	free(cause);
 	r.seq = 12;
@@ -949,11 +949,11 @@ START_TEST(test_guest_refuses)
 	len = osm__remote_reply__get_packed_size(&r);
 	msg = xmalloc(len);
 	osm__remote_reply__pack(&r, msg);
-	ck_assert_int_eq(guest_reply(g, msg, len, -1, &ev, &cause), -1);
+	ck_assert_int_eq(remote_reply(g, msg, len, -1, &ev, &cause), -1);
 	ck_assert_str_eq(cause, "reply to no pending call (seq 12)");
 	free(cause);
 	free(msg);
-	guest_free(g);
+	remote_free(g);
 }
 END_TEST
 

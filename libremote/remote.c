@@ -1,10 +1,10 @@
 /*
- * The guest agent's side of forwarding. R's filter stops R on every call
- * that is not local and notifies the listener; guest_receive takes one
+ * R's side of forwarding, in the guest agent. R's filter stops R on every call
+ * that is not local and notifies the listener; remote_receive takes one
  * notification and either answers it (emulated CPU time), or describes it
  * as a RemoteCall to send home and keeps it pending, or says that R must
  * come home (the notification is then left unanswered: interrupting R
- * cancels it and the call restarts, to run natively at home). guest_reply
+ * cancels it and the call restarts, to run natively at home). remote_reply
  * checks the home's answer strictly against the pending call, writes the
  * outputs into R's memory and answers the notification.
  *
@@ -39,7 +39,7 @@
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
 
-struct guest_pending {
+struct remote_pending {
 	uint64_t	 id;		/* of the notification */
 	pid_t		 tid;
 	struct rmt_call	 call;
@@ -47,12 +47,12 @@ struct guest_pending {
 	size_t		 len;
 };
 
-struct guest *
-guest_new(int listener, pid_t pid, pid_t home_pid,
+struct remote *
+remote_new(int listener, pid_t pid, pid_t home_pid,
     const struct emulate_base *base, char **cause)
 {
 	struct seccomp_notif_sizes	 sizes;
-	struct guest			*g;
+	struct remote			*g;
 
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
 		xasprintf(cause, "SECCOMP_GET_NOTIF_SIZES: %s",
@@ -85,7 +85,7 @@ guest_new(int listener, pid_t pid, pid_t home_pid,
 }
 
 void
-guest_free(struct guest *g)
+remote_free(struct remote *g)
 {
 	size_t	i;
 
@@ -103,7 +103,7 @@ guest_free(struct guest *g)
 
 /* Answer notification id with raw return value val: 0, 1 gone, -1. */
 static int
-guest_answer(struct guest *g, uint64_t id, int64_t val, char **cause)
+remote_answer(struct remote *g, uint64_t id, int64_t val, char **cause)
 {
 	struct seccomp_notif_resp	*resp = g->resp;
 
@@ -121,9 +121,9 @@ guest_answer(struct guest *g, uint64_t id, int64_t val, char **cause)
 }
 
 static void
-guest_home(struct guest *g, struct guest_event *ev, const char *why)
+remote_home(struct remote *g, struct remote_event *ev, const char *why)
 {
-	ev->kind = GUEST_HOME;
+	ev->kind = REMOTE_HOME;
 	ev->why = why;
 	g->stats.home++;
 }
@@ -134,11 +134,11 @@ guest_home(struct guest *g, struct guest_event *ev, const char *why)
  * all (not R's uid, or R undumpable).
  */
 int
-guest_receive(struct guest *g, struct guest_event *ev, char **cause)
+remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 {
 	struct seccomp_notif	*n = g->notif;
 	struct table_call	 tc;
-	struct guest_pending	*p;
+	struct remote_pending	*p;
 	struct rmt_call		 call;
 	const char		*why = NULL;
 	uint64_t		 args[6];
@@ -162,7 +162,7 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
 	if (n->data.arch != AUDIT_ARCH_X86_64 ||
 	    (n->data.nr & X32_SYSCALL_BIT)) {
 		ev->name = "foreign";
-		guest_home(g, ev, "not an x86_64 system call");
+		remote_home(g, ev, "not an x86_64 system call");
 		return 0;
 	}
 	table_resolve(n->data.nr, args, g->emu.home_pid, &tc);
@@ -171,17 +171,17 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
 	switch (tc.class) {
 	case RMT_LOCAL:
 		/* the filter would have let it run: never trust that here */
-		guest_home(g, ev, "local call notified");
+		remote_home(g, ev, "local call notified");
 		return 0;
 	case RMT_HOME:
-		guest_home(g, ev, tc.entry == NULL ? "unknown system call" :
+		remote_home(g, ev, tc.entry == NULL ? "unknown system call" :
 		    tc.entry->why != NULL ? tc.entry->why : tc.name);
 		return 0;
 	case RMT_EMULATE:
 		rv = emulate_call(&g->emu, n->pid, n->data.nr, args);
-		if (guest_answer(g, n->id, rv, cause) == -1)
+		if (remote_answer(g, n->id, rv, cause) == -1)
 			return -1;
-		ev->kind = GUEST_ANSWERED;
+		ev->kind = REMOTE_ANSWERED;
 		g->stats.emulated++;
 		return 0;
 	case RMT_FORWARD:
@@ -192,7 +192,7 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
 	case MARSHAL_OK:
 		break;
 	case MARSHAL_HOME:
-		guest_home(g, ev, why);
+		remote_home(g, ev, why);
 		return 0;
 	case MARSHAL_GONE:
 		return 0;
@@ -213,7 +213,7 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
 	p->call = call;
 	marshal_pack(&p->call, &p->msg, &p->len);
 
-	ev->kind = GUEST_FORWARD;
+	ev->kind = REMOTE_FORWARD;
 	ev->seq = call.seq;
 	ev->msg = p->msg;
 	ev->len = p->len;
@@ -226,7 +226,7 @@ guest_receive(struct guest *g, struct guest_event *ev, char **cause)
  * rule home_output states.
  */
 static int
-guest_check(const struct rmt_call *c, const Osm__RemoteReply *r,
+remote_check(const struct rmt_call *c, const Osm__RemoteReply *r,
     char **cause)
 {
 	const struct rmt_region	*reg;
@@ -271,7 +271,7 @@ guest_check(const struct rmt_call *c, const Osm__RemoteReply *r,
 
 /* Write the outputs into R: 0, or -1 if R's memory refused. */
 static int
-guest_write(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r)
+remote_write(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r)
 {
 	struct iovec		 local[64], remote[64];
 	const struct rmt_keep	*keep;
@@ -316,13 +316,13 @@ guest_write(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r)
  * refused the outputs. Returns -1 if the reply is refused.
  */
 int
-guest_apply(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r,
+remote_apply(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r,
     int64_t *ret, char **cause)
 {
-	if (guest_check(c, r, cause) != 0)
+	if (remote_check(c, r, cause) != 0)
 		return -1;
 	*ret = r->ret;
-	if (guest_write(tid, c, r) != 0)
+	if (remote_write(tid, c, r) != 0)
 		*ret = -EFAULT;
 	/*
 	 * A wait interrupted at home asks to be restarted through its
@@ -340,7 +340,7 @@ guest_apply(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r,
  * signal path (and its restart logic) on its way out of the call?
  */
 static int
-guest_signalled(pid_t tid)
+remote_signalled(pid_t tid)
 {
 	char		 path[64], line[128];
 	FILE		*f;
@@ -361,7 +361,7 @@ guest_signalled(pid_t tid)
 }
 
 static int
-guest_find(struct guest *g, uint64_t seq)
+remote_find(struct remote *g, uint64_t seq)
 {
 	size_t	i;
 
@@ -373,7 +373,7 @@ guest_find(struct guest *g, uint64_t seq)
 }
 
 static void
-guest_drop(struct guest *g, int i)
+remote_drop(struct remote *g, int i)
 {
 	marshal_free(&g->pending[i].call);
 	free(g->pending[i].msg);
@@ -381,27 +381,27 @@ guest_drop(struct guest *g, int i)
 }
 
 /*
- * Forget pending call seq, which guest_reply handed back to send home
- * again (GUEST_FORWARD): R, interrupted while it waits in it, makes the
+ * Forget pending call seq, which remote_reply handed back to send home
+ * again (REMOTE_FORWARD): R, interrupted while it waits in it, makes the
  * call again itself.
  */
 void
-guest_forget(struct guest *g, uint64_t seq)
+remote_forget(struct remote *g, uint64_t seq)
 {
 	int	i;
 
-	if ((i = guest_find(g, seq)) != -1)
-		guest_drop(g, i);
+	if ((i = remote_find(g, seq)) != -1)
+		remote_drop(g, i);
 }
 
 /*
  * A RemoteReply from home: check it against its pending call, write its
  * outputs into R and answer R; ev says what became of it:
  *
- *   GUEST_ANSWERED  R has its answer
- *   GUEST_NONE      R had left the call (interrupted: it restarts the
+ *   REMOTE_ANSWERED  R has its answer
+ *   REMOTE_NONE      R had left the call (interrupted: it restarts the
  *		     call, or went on) and the result is dropped
- *   GUEST_FORWARD   the call was interrupted at home and asks to be
+ *   REMOTE_FORWARD   the call was interrupted at home and asks to be
  *		     restarted, but no signal will take R through the
  *		     kernel's restart logic: send ev->msg home again, as the
  *		     kernel would have restarted it
@@ -414,11 +414,11 @@ guest_forget(struct guest *g, uint64_t seq)
  * and the session is not to be trusted further.
  */
 int
-guest_reply(struct guest *g, const uint8_t *msg, size_t len, int woken,
-    struct guest_event *ev, char **cause)
+remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
+    struct remote_event *ev, char **cause)
 {
 	Osm__RemoteReply	*r;
-	struct guest_pending	*p;
+	struct remote_pending	*p;
 	int64_t			 ret;
 	int			 i, rv = -1;
 
@@ -431,7 +431,7 @@ guest_reply(struct guest *g, const uint8_t *msg, size_t len, int woken,
 		xasprintf(cause, "malformed reply");
 		return -1;
 	}
-	if ((i = guest_find(g, r->seq)) == -1) {
+	if ((i = remote_find(g, r->seq)) == -1) {
 		xasprintf(cause, "reply to no pending call (seq %llu)",
 		    (unsigned long long)r->seq);
 		goto out;
@@ -446,17 +446,17 @@ guest_reply(struct guest *g, const uint8_t *msg, size_t len, int woken,
 	/* R left the call: it restarts it or went on; drop the result */
 	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &p->id) != 0) {
 		g->stats.gone++;
-		guest_drop(g, i);
+		remote_drop(g, i);
 		rv = 0;
 		goto out;
 	}
-	if (guest_apply(p->tid, &p->call, r, &ret, cause) != 0) {
-		guest_drop(g, i);
+	if (remote_apply(p->tid, &p->call, r, &ret, cause) != 0) {
+		remote_drop(g, i);
 		goto out;
 	}
 	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK &&
-	    (woken == -1 ? !guest_signalled(p->tid) : !woken)) {
-		ev->kind = GUEST_FORWARD;
+	    (woken == -1 ? !remote_signalled(p->tid) : !woken)) {
+		ev->kind = REMOTE_FORWARD;
 		ev->msg = p->msg;
 		ev->len = p->len;
 		g->stats.restarted++;
@@ -465,18 +465,18 @@ guest_reply(struct guest *g, const uint8_t *msg, size_t len, int woken,
 	}
 	if (ret == -EFAULT && r->ret != -EFAULT)
 		g->stats.faults++;
-	if ((rv = guest_answer(g, p->id, ret, cause)) == 1)
+	if ((rv = remote_answer(g, p->id, ret, cause)) == 1)
 		rv = 0;
 	else if (rv == 0)
-		ev->kind = GUEST_ANSWERED;
-	guest_drop(g, i);
+		ev->kind = REMOTE_ANSWERED;
+	remote_drop(g, i);
 out:
 	osm__remote_reply__free_unpacked(r, NULL);
 	return rv;
 }
 
 int
-guest_listener(const struct guest *g)
+remote_listener(const struct remote *g)
 {
 	return g->listener;
 }
