@@ -46,7 +46,7 @@ MOSD_SRCS	 = $(filter-out mosd/main.c, $(wildcard mosd/*.c))
 MIGRATE_SRCS	 = $(filter-out migrate/moscr%.c, $(wildcard migrate/*.c))
 MOSCR_SRCS	 = $(wildcard migrate/moscr*.c)
 REMOTE_SRCS	 = $(wildcard libremote/*.c)
-AGENT_SRCS	 = $(wildcard agent/*.c)
+AGENT_SRCS	 = $(filter-out agent/guest.c, $(wildcard agent/*.c))
 MON_SRCS	 = $(wildcard mon/*.c)
 
 LIBOSM		 = $(OBJ)/libosm.a
@@ -62,11 +62,12 @@ obj		 = $(patsubst %.c,$(OBJ)/%.o,$(1))
 tool_srcs	 = tools/$(1).c $(wildcard tools/$(1)-*.c)
 
 TOOLS		 = mosctl moslab mosgossip-sim mosrun mosps mosmigrate
-PROGRAMS	 = $(BIN)/mosd $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) $(BIN)/moscr
+PROGRAMS	 = $(BIN)/mosd $(BIN)/mosd-guest $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) \
+		   $(BIN)/moscr
 
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(MOSCR_SRCS) \
-		   $(REMOTE_SRCS) $(AGENT_SRCS) $(MON_SRCS) \
+		   $(REMOTE_SRCS) $(AGENT_SRCS) agent/guest.c $(MON_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
@@ -133,10 +134,15 @@ $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 $(LIBAGENT): $(call obj,$(AGENT_SRCS))
 	$(AR) rcs $@ $^
 
-$(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBREMOTE) $(LIBMIGRATE) \
-    $(LIBOSM)
+$(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+
+# The guest agent mosd starts for every process it takes (agent/guest.c).
+$(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
+    $(LIBMIGRATE) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS)
 
 $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -264,7 +270,7 @@ FUZZ_TARGETS	 = frame gossip broker session control ctl home guest image \
 FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
 # The harnesses that include mosd's broker.c and control.c keep the
 # daemon from starting guest agents or reaching real sockets.
-fuzz_broker_LDFLAGS = -Wl,--wrap=agent_spawn
+fuzz_broker_LDFLAGS = -Wl,--wrap=guests_spawn
 fuzz_control_LDFLAGS = -Wl,--wrap=connect
 
 fuzz_obj	 = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
@@ -372,8 +378,8 @@ MANPAGES	 = $(wildcard docs/man/*.[158])
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
-	install -m 755 $(BIN)/mosd $(DESTDIR)$(PREFIX)/sbin/mosd
-	install -m 755 $(filter-out $(BIN)/mosd,$(PROGRAMS)) \
+	install -m 755 $(BIN)/mosd $(BIN)/mosd-guest $(DESTDIR)$(PREFIX)/sbin/
+	install -m 755 $(filter-out $(BIN)/mosd $(BIN)/mosd-guest,$(PROGRAMS)) \
 	    $(DESTDIR)$(PREFIX)/bin/
 	for m in $(MANPAGES); do \
 	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \

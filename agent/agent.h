@@ -1,54 +1,38 @@
 /*
- * agent/ — the two per-process agents and what they share (docs/
- * ARCHITECTURE.md): the deputy, at home, which holds the process P for its
- * whole life, and the guest agent, on the node where the process runs,
- * which holds the running copy R. Both link migrate/ and libremote/ and
- * glue them together; neither library knows the other.
+ * agent/ — the two per-process agents and what they share
+ * (docs/ARCHITECTURE.md): the deputy, at home, which holds the process P
+ * for its whole life, and the guest agent (the mosd-guest program), on the
+ * node where the process runs, which holds the running copy R. Both glue
+ * migrate/ and libremote/ together; neither library knows the other.
+ *
+ * This is the public header, for mosrun, which starts a deputy for the
+ * program it becomes. What agent/'s files share is in internal.h.
  */
 #ifndef AGENT_H
 #define AGENT_H
 
 #include <sys/types.h>
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/osm.h"
-#include "migrate/migrate.h"
+/* What mosrun was asked for (mosrun(1)). */
+struct deputy_opts {
+	const char	 *sock;		/* mosd's control socket */
+	uint32_t	  start_node;	/* -r, 0: home */
+	int		  best;		/* -b: start on the best node */
+	int		  locked;	/* -L: no automatic migration */
+	uint64_t	  mem_need;	/* -m, bytes */
+	const char	 *ckpt_base;	/* -C: FILE.1, FILE.2, ... */
+	double		  ckpt_every;	/* -A, seconds; 0: on demand */
+	unsigned	  ckpt_max;	/* -N: the last kept; 0: all */
+	const char	 *recover;	/* -R: the checkpoint to go on from */
+	struct mig_fd_override *overrides;	/* --fd, with -R */
+	size_t		  noverrides;
+	char		**argv;
+};
 
-/* husk.c: P at home while it runs elsewhere */
-struct husk {
-	struct mig_task	*t;
-	int		 memfd;		/* the area shared with the stub */
-	uint8_t		*shm;		/* our view: control page, scratch */
-	size_t		 len;
-	uint64_t	 base;		/* the same area in the task */
-	uint64_t	 code;		/* the stub */
-	int		 running;	/* the stub runs: not stopped by us */
-	int		 busy;		/* a call was asked and not answered */
-};
-enum husk_stop {
-	HUSK_RETURNED,		/* the call returned */
-	HUSK_SIGNAL,		/* a signal for the process */
-	HUSK_OTHER,		/* an interrupt or a group stop */
-};
-int		 husk_make(struct mig_task *t, size_t scratch, struct husk *h,
-		    char **cause);
-void		 husk_free(struct husk *h);
-uint8_t		*husk_scratch(const struct husk *h, uint64_t *base,
-		    size_t *len);
-int		 husk_run(struct husk *h, char **cause);
-void		 husk_call(struct husk *h, long nr, const uint64_t *args);
-enum husk_stop	 husk_stopped(struct husk *h, int status, long *rv,
-		    siginfo_t *si);
-int		 husk_continue(struct husk *h, int sig, char **cause);
-int		 husk_hold(struct husk *h, char **cause);
-int		 husk_grow(struct husk *h, size_t want, char **cause);
-int		 husk_unblock(struct husk *h, char **cause);
-int		 husk_default(struct husk *h, int sig, char **cause);
-int		 husk_end(struct husk *h, int signaled, int status,
-		    char **cause);
-int		 husk_say(struct husk *h, int fd, const char *msg, size_t len);
+/* deputy.c */
+int	 deputy_main(const struct deputy_opts *o, pid_t pid, int sync);
 
 #endif

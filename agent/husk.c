@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "lib/osm.h"
-#include "agent.h"
+#include "internal.h"
 
 #define HUSK_PAGE	4096
 #define HUSK_PATH	0x100	/* where in the stub's page a path goes */

@@ -137,6 +137,9 @@ void	 session_derive(const struct cluster_key *, const uint8_t *,
 	    const uint8_t *, uint32_t, uint32_t, uint8_t *);
 int	 session_send(struct session *, uint16_t, const void *, size_t,
 	    char **);
+struct ProtobufCMessage;
+int	 session_send_msg(struct session *s, uint16_t kind,
+	    const struct ProtobufCMessage *msg, char **cause);
 int	 session_fill(struct session *, char **);
 int	 session_next(struct session *, uint16_t *, const uint8_t **, size_t *,
 	    char **);

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <protobuf-c/protobuf-c.h>
+
 #include "osm.h"
 
 #define SESSION_SEQ	8
@@ -108,6 +110,24 @@ session_send(struct session *s, uint16_t kind, const void *body, size_t len,
  * (EAGAIN, EINTR: errno says which), -1 at the end of the stream (*cause
  * NULL) or on an error.
  */
+/* Send a protobuf message (NULL: an empty body) as one frame of kind. */
+int
+session_send_msg(struct session *s, uint16_t kind,
+    const struct ProtobufCMessage *msg, char **cause)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	int	 rc;
+
+	len = msg == NULL ? 0 : protobuf_c_message_get_packed_size(msg);
+	buf = xmalloc(len);
+	if (msg != NULL)
+		protobuf_c_message_pack(msg, buf);
+	rc = session_send(s, kind, buf, len, cause);
+	free(buf);
+	return rc;
+}
+
 int
 session_fill(struct session *s, char **cause)
 {

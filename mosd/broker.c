@@ -281,7 +281,7 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 	    getrandom(l->nonce, sizeof l->nonce, 0) == sizeof l->nonce) {
 		session_derive(&m->key, o->nonce.data, l->nonce, o->home,
 		    m->conf->self, key);
-		agent_spawn(m, l->fd, key, o, &why);
+		guests_spawn(m, l->fd, key, o, &why);
 		explicit_bzero(key, sizeof key);
 	} else if (why == NULL)
 		why = xstrdup("no randomness");

@@ -157,7 +157,7 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 mosd_free(struct mosd *m)
 {
-	free(m->self_exe);
+	free(m->guest_exe);
 	free(m->guest_pids);
 	free(m->rxbuf);
 	gossip_free(m->gossip);
@@ -213,10 +213,6 @@ main(int argc, char **argv)
 	char		*cause = NULL;
 	int		 ch, debug = 0, check = 0, verbose = 0;
 	double		 first;
-
-	/* Started by agent_spawn as a guest agent. */
-	if (argc > 1 && strcmp(argv[1], "-G") == 0)
-		return agent_main(argc, argv);
 
 	while ((ch = getopt_long(argc, argv, "df:hnvK:", longopts, NULL)) !=
 	    -1) {
@@ -278,8 +274,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "mosd: must be started as root\n");
 		return 1;
 	}
-	if ((m.self_exe = realpath("/proc/self/exe", NULL)) == NULL) {
-		fprintf(stderr, "mosd: /proc/self/exe: %s\n", strerror(errno));
+	if (guests_find(&m, &cause) == -1) {
+		fprintf(stderr, "mosd: %s\n", cause);
 		return 1;
 	}
 	if (net_open(&m, &cause) == -1 || broker_listen(&m, &cause) == -1 ||
@@ -304,7 +300,7 @@ main(int argc, char **argv)
 	net_start(&m);
 	broker_start(&m);
 	control_start(&m);
-	agent_init(&m);
+	guests_init(&m);
 	balance_start(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m.probe_timer.data = &m;

@@ -292,15 +292,11 @@ uint32_t balance_best(struct mosd *, const struct mproc *, uint64_t);
 /* speed.c */
 double	 balance_speed(const struct node_view *, int);
 
-/* agent.c */
-int	 agent_spawn(struct mosd *, int, const uint8_t *,
-	    const struct Osm__MigOffer *, char **);
-void	 agent_init(struct mosd *);
-int	 agent_main(int, char **);
-
-/* agent-session.c */
-struct Osm__GuestStart;
-int	 agent_session(struct Osm__GuestStart *, int);
+/* guests.c */
+int	 guests_find(struct mosd *m, char **cause);
+int	 guests_spawn(struct mosd *m, int fd, const uint8_t *key,
+	    const struct Osm__MigOffer *o, char **why);
+void	 guests_init(struct mosd *m);
 
 /* net.c */
 uint32_t net_node_by_addr(const struct cluster_conf *,
@@ -366,7 +362,7 @@ struct mosd {
 	int			 tcp_fd;	/* the migration broker */
 	ev_io			 tcp_ev;
 	struct links		 links;
-	char			*self_exe;	/* to start guest agents */
+	char			*guest_exe;	/* mosd-guest, to start agents */
 	pid_t			*guest_pids;	/* agent per guest uid slot */
 	size_t			 nagent_slots;
 	ev_child		 child_ev;

@@ -5,7 +5,7 @@
  * pid, parent, session, terminal and files), but first it starts the
  * process's deputy: a process of the same user, not a child of ours, that
  * seizes us with ptrace and registers with mosd. The deputy holds the
- * process for its whole life (mosrun-deputy.c).
+ * process for its whole life (agent/deputy.c).
  */
 #include <sys/wait.h>
 
@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mosrun.h"
+#include "agent/agent.h"
+#include "lib/osm.h"
+#include "migrate/migrate.h"
 #include "proto/ctl.pb-c.h"
 
 static void __attribute__((noreturn))
@@ -109,7 +111,7 @@ main(int argc, char **argv)
 		{ "fd", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct mosrun_opts	 o;
+	struct deputy_opts	 o;
 	static char		*recover_argv[2];
 	uint64_t		 v;
 	pid_t			 pid, self = getpid();

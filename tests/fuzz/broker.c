@@ -2,7 +2,7 @@
  * mosd/broker.c: the migration handshake, both ends, on whatever another
  * node sends. The broker's own code is included here, so that its static
  * reader (broker_link_cb) runs exactly as in mosd, on one end of a
- * socketpair; agent_spawn is wrapped (-Wl,--wrap) to start no agent.
+ * socketpair; guests_spawn is wrapped (-Wl,--wrap) to start no agent.
  *
  * Input: a mode byte, then records, each written to the link and read by
  * the broker before the next. Mode bit 0 plays the home (waiting for a
@@ -26,12 +26,12 @@ static const uint8_t	 challenge[SESSION_NONCE_LEN] = "fuzz challenge 0";
 static const char	 conf_text[] = "node 1 127.0.0.1\nnode 2 127.0.0.2\n"
 			    "node 3 127.0.0.3\nself 1\n";
 
-int	__wrap_agent_spawn(struct mosd *, int, const uint8_t *,
+int	__wrap_guests_spawn(struct mosd *, int, const uint8_t *,
 	    const Osm__MigOffer *, char **);
 
 /* The offer passed every check: a guest agent would start now. */
 int
-__wrap_agent_spawn(struct mosd *mosd, int fd, const uint8_t *key,
+__wrap_guests_spawn(struct mosd *mosd, int fd, const uint8_t *key,
     const Osm__MigOffer *o, char **why)
 {
 	fuzz_assert(o->home == PEER_NODE && o->target == mosd->conf->self);

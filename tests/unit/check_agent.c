@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/internal.h"
 
 #define ERESTARTNOHAND	514	/* the kernel's, not in libc */
 

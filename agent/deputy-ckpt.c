@@ -22,8 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "libremote/remote.h"
-#include "mosrun.h"
+#include "internal.h"
 #include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
@@ -49,7 +48,7 @@ ckpt_answer(struct deputy *d, const char *path, const char *why)
 
 /* P ended: no checkpoint of it is coming. */
 void
-ckpt_ended(struct deputy *d)
+deputy_ckpt_ended(struct deputy *d)
 {
 	ckpt_answer(d, NULL, "the process ended");
 }
@@ -144,22 +143,23 @@ ckpt_write(struct deputy *d, char **path, char **cause)
 
 	if ((fd = ckpt_create(d, &name, &tmp, cause)) == -1)
 		return -1;
-	if ((ok = away_hold_home(d, 0, cause) == 0)) {
+	if ((ok = deputy_hold(d, 0, cause) == 0)) {
 		ok = mig_dump(d->task, fd, 0, NULL, cause) == 0;
-		away_resume(d);
+		deputy_hold_resume(d);
 	}
 	return ckpt_commit(d, fd, name, tmp, ok, path, cause);
 }
 
 /*
  * A checkpoint now: at home one is written at once; away the copy is
- * asked for its context (SES_CHECKPOINT), which comes in ckpt_away. An
- * order's connection, if fd is not -1, is answered once it is written.
+ * asked for its context (SES_CHECKPOINT), which comes in deputy_ckpt_away.
+ * An order's connection, if fd is not -1, is answered once it is written.
+ * -1 with *cause if the session broke asking: the copy is lost.
  */
-void
-ckpt_take(struct deputy *d, int fd)
+int
+deputy_ckpt_take(struct deputy *d, int fd, char **cause)
 {
-	char	*path = NULL, *cause = NULL;
+	char	*path = NULL, *why = NULL;
 
 	if (fd != -1) {
 		d->ckpt_waiting = xreallocarray(d->ckpt_waiting,
@@ -168,40 +168,35 @@ ckpt_take(struct deputy *d, int fd)
 	}
 	if (d->state == DEPUTY_AWAY) {
 		/* Lost, the session closed: its restart or end answers. */
-		if (!d->ses_open || d->ckpt_asked)
-			return;
+		if (d->ses.fd == -1 || d->ckpt_asked)
+			return 0;
 		if (session_send(&d->ses, OSM__SES_KIND__SES_CHECKPOINT, "", 0,
-		    &cause) == -1) {
-			away_lost(d, cause);
-			free(cause);
-			return;
-		}
+		    cause) == -1)
+			return -1;
 		d->ckpt_asked = 1;
 		ev_timer_again(d->loop, &d->ckpt_nudge);
-		return;
+		return 0;
 	}
 	d->ckpt_asked = 0;
-	if (ckpt_write(d, &path, &cause) == -1)
-		ckpt_answer(d, NULL, cause);
+	if (ckpt_write(d, &path, &why) == -1)
+		ckpt_answer(d, NULL, why);
 	else
 		ckpt_answer(d, path, NULL);
-	ckpt_log(d, path, cause);
+	ckpt_log(d, path, why);
 	free(path);
-	free(cause);
+	free(why);
+	return 0;
 }
 
 /* P is home again: what was asked of the copy is taken here. */
 void
-ckpt_home(struct deputy *d)
+deputy_ckpt_home(struct deputy *d)
 {
-	if (d->ckpt_asked || d->nckpt_waiting > 0)
-		ckpt_take(d, -1);
-}
+	char	*cause = NULL;
 
-static void
-ckpt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	ckpt_take(w->data, -1);
+	if (d->ckpt_asked || d->nckpt_waiting > 0)
+		deputy_ckpt_take(d, -1, &cause);	/* at home: no session */
+	free(cause);
 }
 
 /*
@@ -231,10 +226,10 @@ ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /*
  * Where checkpoints go: -C's FILE, else ckpt.PID, relative to the
- * directory mosrun started in; and -A's timer.
+ * directory mosrun started in. The -A timer is the caller's (deputy.c).
  */
 void
-ckpt_init(struct deputy *d)
+deputy_ckpt_init(struct deputy *d)
 {
 	char	cwd[PATH_MAX];
 
@@ -249,11 +244,6 @@ ckpt_init(struct deputy *d)
 			xasprintf(&d->ckpt_base, "%s/ckpt.%d", cwd,
 			    (int)d->pid);
 	}
-	ev_timer_init(&d->ckpt_timer, ckpt_timer_cb, d->o->ckpt_every,
-	    d->o->ckpt_every);
-	d->ckpt_timer.data = d;
-	if (d->o->ckpt_every > 0)
-		ev_timer_start(d->loop, &d->ckpt_timer);
 	ev_timer_init(&d->ckpt_nudge, ckpt_nudge_cb, 0, CKPT_NUDGE);
 	d->ckpt_nudge.data = d;
 }
@@ -284,13 +274,16 @@ ckpt_husk_fn(int ctx, void *arg, char **cause)
 }
 
 /*
- * The copy's answer to ckpt_take: its context (body empty, an image
- * follows), to which P's husk, held meanwhile, adds what stays at home,
- * into the next FILE.N; or why not (a SesError). The guest sends it with
- * no call of R's under way, so P's descriptors are of R's moment.
+ * The copy's answer to deputy_ckpt_take: its context (body empty, an
+ * image follows), to which P's husk, held meanwhile, adds what stays at
+ * home, into the next FILE.N; or why not (a SesError). The guest sends it
+ * with no call of R's under way, so P's descriptors are of R's moment. -1
+ * with *cause if the copy is lost: the session broke, or it sent what was
+ * not asked for.
  */
-void
-ckpt_away(struct deputy *d, const uint8_t *body, size_t len)
+int
+deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
+    char **lost)
 {
 	struct ckpt_husk	 h = { .d = d, .fd = -1 };
 	Osm__SesError		*e;
@@ -299,8 +292,8 @@ ckpt_away(struct deputy *d, const uint8_t *body, size_t len)
 	int			 rc;
 
 	if (!d->ckpt_asked || d->call != NULL) {
-		away_lost(d, "it sent a checkpoint that was not asked for");
-		return;
+		xasprintf(lost, "it sent a checkpoint that was not asked for");
+		return -1;
 	}
 	d->ckpt_asked = 0;
 	if (len > 0) {
@@ -334,15 +327,14 @@ answer:
 	free(path);
 	free(cause);
 	/* Last: relaying a signal may find the session broken. */
-	away_relay_stolen(d);
-	return;
+	return deputy_signal_stolen(d, lost);
 lost:
 	/* Its end, or its restart at home, answers the orders. */
 	if (h.fd != -1)
 		ckpt_commit(d, h.fd, name, tmp, 0, &path, NULL);
 	free(h.why);
-	away_lost(d, cause);
-	free(cause);
+	*lost = cause;
+	return -1;
 }
 
 /*
@@ -377,7 +369,7 @@ ckpt_open(const char *path, char **cause)
  * when there is none (*cause NULL) or it will not do (*cause says why).
  */
 int
-ckpt_open_last(struct deputy *d, char **path, char **cause)
+deputy_ckpt_open_last(struct deputy *d, char **path, char **cause)
 {
 	int	fd;
 
@@ -397,10 +389,10 @@ ckpt_open_last(struct deputy *d, char **path, char **cause)
  * checkpoint, then let it run. Why not is said here, on the user's
  * stderr: a bad file leaves P as it was, and P, let go from its stop,
  * exits 1; a failed restore leaves P half made, and it is killed (its
- * parent sees SIGKILL).
+ * parent sees SIGKILL) and -1 returned, for the deputy to end.
  */
-void
-ckpt_recover(struct deputy *d)
+int
+deputy_ckpt_recover(struct deputy *d)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
 	char			*cause = NULL;
@@ -420,12 +412,12 @@ ckpt_recover(struct deputy *d)
 		ptrace(PTRACE_CONT, d->pid, 0, 0);
 	}
 	if ((fd = ckpt_open(d->o->recover, &cause)) == -1 ||
-	    away_hold_home(d, 1, &cause) == -1 ||
+	    deputy_hold(d, 1, &cause) == -1 ||
 	    mig_restore(d->task, fd, &opts, NULL, &cause) == -1)
 		goto fail;
 	close(fd);
-	away_resume(d);
-	return;
+	deputy_hold_resume(d);
+	return 0;
 fail:
 	fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
 	    d->o->recover, cause);
@@ -435,7 +427,8 @@ fail:
 	if (d->task != NULL) {
 		mig_kill(d->task);
 		d->task = NULL;
-		deputy_exit(d, 1);
+		return -1;
 	}
 	ptrace(PTRACE_CONT, d->pid, 0, 0);
+	return 0;
 }

@@ -1,16 +1,15 @@
 /*
  * Guest agents. For every process accepted from another node mosd starts
- * one: it forks and execs itself as "mosd -G", with the session socket on
- * fd 3 and a pipe carrying GuestStart on fd 4, under a guest uid of its
- * own from the configured range. The agent drops to that uid before it
- * reads a byte from the network, then serves the session (agent-session.c).
+ * one: the mosd-guest program beside mosd (agent/guest.c), with the
+ * session socket on fd 3 and a pipe carrying GuestStart on fd 4, under a
+ * guest uid of its own from the configured range. The agent drops to that
+ * uid before it reads a byte from the network, then serves the session.
+ * mosd itself holds no process and forwards no call.
  */
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +19,11 @@
 #include "mosd.h"
 #include "proto/migrate.pb-c.h"
 
-#define AGENT_START_MAX	4096
+#define GUESTS_START_MAX	4096	/* agent/guest.c reads no more */
 
 /* A free slot of the guest uid range, or -1. */
 static ssize_t
-agent_slot(struct mosd *m)
+guests_slot(struct mosd *m)
 {
 	size_t	i;
 
@@ -35,7 +34,7 @@ agent_slot(struct mosd *m)
 }
 
 static void
-agent_child_cb(struct ev_loop *loop, ev_child *w, int revents)
+guests_child_cb(struct ev_loop *loop, ev_child *w, int revents)
 {
 	struct mosd	*m = w->data;
 	size_t		 i;
@@ -55,13 +54,38 @@ agent_child_cb(struct ev_loop *loop, ev_child *w, int revents)
 	}
 }
 
+/*
+ * The guest agent's program, mosd-guest beside this mosd: checked at
+ * start, so that a node that cannot take guests says so at once.
+ */
+int
+guests_find(struct mosd *m, char **cause)
+{
+	char	*self, *slash;
+
+	if ((self = realpath("/proc/self/exe", NULL)) == NULL) {
+		xasprintf(cause, "/proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	if ((slash = strrchr(self, '/')) != NULL)
+		*slash = '\0';
+	xasprintf(&m->guest_exe, "%s/mosd-guest", self);
+	free(self);
+	if (access(m->guest_exe, X_OK) == -1) {
+		xasprintf(cause, "cannot run the guest agent %s: %s",
+		    m->guest_exe, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 void
-agent_init(struct mosd *m)
+guests_init(struct mosd *m)
 {
 	m->nagent_slots = (size_t)(m->conf->guest_uid_last -
 	    m->conf->guest_uid_first) + 1;
 	m->guest_pids = xcalloc(m->nagent_slots, sizeof *m->guest_pids);
-	ev_child_init(&m->child_ev, agent_child_cb, 0, 0);
+	ev_child_init(&m->child_ev, guests_child_cb, 0, 0);
 	m->child_ev.data = m;
 	ev_child_start(m->loop, &m->child_ev);
 }
@@ -71,18 +95,18 @@ agent_init(struct mosd *m)
  * The socket stays ours to close; the agent has its own copy.
  */
 int
-agent_spawn(struct mosd *m, int fd, const uint8_t *key,
+guests_spawn(struct mosd *m, int fd, const uint8_t *key,
     const Osm__MigOffer *o, char **why)
 {
 	Osm__GuestStart	 gs = OSM__GUEST_START__INIT;
-	uint8_t		 buf[AGENT_START_MAX];
+	uint8_t		 buf[GUESTS_START_MAX];
 	ssize_t		 slot;
 	sigset_t	 none;
 	size_t		 len;
 	pid_t		 pid;
 	int		 p[2], null;
 
-	if ((slot = agent_slot(m)) == -1) {
+	if ((slot = guests_slot(m)) == -1) {
 		*why = xstrdup("this node runs as many guests as it has guest "
 		    "uids");
 		return -1;
@@ -123,7 +147,7 @@ agent_spawn(struct mosd *m, int fd, const uint8_t *key,
 		if (dup2(fd, 3) == -1 || dup2(p[0], 4) == -1)
 			_exit(127);
 		close_range(5, ~0U, 0);
-		execl(m->self_exe, "mosd", "-G", m->debug ? "-d" : "-q",
+		execl(m->guest_exe, "mosd-guest", m->debug ? "-d" : "-q",
 		    m->verbose ? "-v" : "-q", (char *)NULL);
 		_exit(127);
 	}
@@ -134,60 +158,4 @@ agent_spawn(struct mosd *m, int fd, const uint8_t *key,
 	explicit_bzero(buf, sizeof buf);
 	m->guest_pids[slot] = pid;
 	return 0;
-}
-
-/* Become the guest uid for good: no groups, no capabilities, no way back. */
-static int
-agent_drop(uid_t uid, char **cause)
-{
-	if (setgroups(0, NULL) == -1 || setresgid(uid, uid, uid) == -1 ||
-	    setresuid(uid, uid, uid) == -1) {
-		xasprintf(cause, "cannot become guest uid %u: %s",
-		    (unsigned)uid, strerror(errno));
-		return -1;
-	}
-	if (setuid(0) != -1) {
-		xasprintf(cause, "could become root again after dropping");
-		return -1;
-	}
-	/* A set*id process is not dumpable: we must ptrace our child. */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-		xasprintf(cause, "prctl: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* "mosd -G": a guest agent, started by agent_spawn. */
-int
-agent_main(int argc, char **argv)
-{
-	Osm__GuestStart	*gs;
-	uint8_t		*buf;
-	size_t		 len;
-	char		*cause = NULL;
-	int		 i, debug = 0, rc;
-
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-d") == 0)
-			debug = 1;
-		else if (strcmp(argv[i], "-v") == 0)
-			log_setverbose(1);
-	}
-	log_init(debug, "mosd-guest");
-	if (stream_read(4, &buf, &len, AGENT_START_MAX, &cause) == -1)
-		fatalx("start message: %s", cause != NULL ? cause : "none");
-	close(4);
-	gs = osm__guest_start__unpack(NULL, len, buf);
-	explicit_bzero(buf, len);
-	free(buf);
-	if (gs == NULL || gs->session_key.len != SESSION_KEY_LEN)
-		fatalx("malformed start message");
-	if (agent_drop(gs->guest_uid, &cause) == -1)
-		fatalx("%s", cause);
-	rc = agent_session(gs, 3);
-	explicit_bzero(gs->session_key.data, gs->session_key.len);
-	osm__guest_start__free_unpacked(gs, NULL);
-	return rc;
 }

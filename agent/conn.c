@@ -1,0 +1,214 @@
+/*
+ * An agent's connection to its node's mosd, the same for the deputy and
+ * the guest agent. The agent presents its process (CTL_AGENT_HELLO) and
+ * keeps the connection open, telling mosd whenever the process changes
+ * (CTL_AGENT_STATUS); mosd counts processes by their agents' connections,
+ * so a restarted mosd learns them back when the agents, trying again every
+ * second, present themselves anew. mosd never talks first on it.
+ *
+ * Orders for the process (migrate, checkpoint, expel) come the other way,
+ * from mosd as a client of a socket of the agent's own, one connection
+ * each; the agent's order callback answers them (ctl_order_answer).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/ctl.pb-c.h"
+
+#define CONN_RECONNECT	1.0	/* seconds between tries to reach mosd */
+#define CONN_ORDER_TIMEOUT 5	/* seconds to read an order */
+
+static void
+conn_closed(struct conn *c)
+{
+	if (c->fd == -1)
+		return;
+	if (c->started)
+		ev_io_stop(c->loop, &c->ev);
+	close(c->fd);
+	c->fd = -1;
+	if (c->started)
+		ev_timer_again(c->loop, &c->reconnect);
+}
+
+/* Present the process to mosd on a new connection; mosd's node in *self. */
+int
+conn_hello(struct conn *c, uint32_t *self, char **cause)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlAgent	 a = OSM__CTL_AGENT__INIT;
+	Osm__CtlReply	*r;
+	int		 fd;
+
+	if ((fd = ctl_connect(c->sock, CTL_TIMEOUT_SEC, cause)) == -1)
+		return -1;
+	c->describe(c->arg, &a);
+	req.type = OSM__CTL_TYPE__CTL_AGENT_HELLO;
+	req.agent = &a;
+	if ((r = ctl_request(fd, &req, NULL, cause)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	if (!r->ok) {
+		xasprintf(cause, "mosd refused: %s", r->error);
+		ctl_reply_free(r);
+		close(fd);
+		return -1;
+	}
+	if (self != NULL)
+		*self = r->self;
+	ctl_reply_free(r);
+	c->fd = fd;
+	if (c->started) {
+		ev_io_set(&c->ev, fd, EV_READ);
+		ev_io_start(c->loop, &c->ev);
+	}
+	return 0;
+}
+
+/* Tell mosd where the process is and how it does. */
+void
+conn_report(struct conn *c)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlAgent	 a = OSM__CTL_AGENT__INIT;
+	Osm__CtlReply	*r;
+	char		*cause;
+
+	if (c->fd == -1)
+		return;
+	c->describe(c->arg, &a);
+	req.type = OSM__CTL_TYPE__CTL_AGENT_STATUS;
+	req.agent = &a;
+	if ((r = ctl_request(c->fd, &req, NULL, &cause)) == NULL) {
+		log_warnx("%s: mosd: %s", c->who, cause);
+		free(cause);
+		conn_closed(c);
+		return;
+	}
+	if (!r->ok)
+		log_warnx("%s: mosd: %s", c->who, r->error);
+	ctl_reply_free(r);
+}
+
+/*
+ * A request of the agent's own to mosd on the open connection (a deputy's
+ * CTL_CONNECT and CTL_BEST), with a descriptor in the reply if fd is not
+ * NULL. A broken connection is made again later.
+ */
+Osm__CtlReply *
+conn_request(struct conn *c, Osm__CtlRequest *req, int *fd, char **cause)
+{
+	Osm__CtlReply	*r;
+
+	if (c->fd == -1) {
+		xasprintf(cause, "mosd is not reachable");
+		return NULL;
+	}
+	if ((r = ctl_request(c->fd, req, fd, cause)) == NULL)
+		conn_closed(c);
+	return r;
+}
+
+static void
+conn_reconnect_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct conn	*c = w->data;
+	char		*cause;
+
+	if (c->fd != -1)
+		return;
+	if (conn_hello(c, NULL, &cause) == -1) {
+		log_debug("%s: mosd: %s", c->who, cause);
+		free(cause);
+		return;
+	}
+	ev_timer_stop(loop, w);
+	log_info("%s: registered again with mosd", c->who);
+}
+
+static void
+conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct conn	*c = w->data;
+	char		 ch;
+
+	/* mosd never talks first: readable means it went away. */
+	if (read(c->fd, &ch, 1) <= 0) {
+		log_warnx("%s: mosd went away; reconnecting", c->who);
+		conn_closed(c);
+	}
+}
+
+static void
+conn_order_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct conn	*c = w->data;
+	Osm__CtlRequest	*req;
+	int		 fd;
+
+	if ((req = ctl_order_take(c->order_fd, CONN_ORDER_TIMEOUT, &fd)) == NULL)
+		return;
+	c->order(c->arg, req, fd);
+	osm__ctl_request__free_unpacked(req, NULL);
+}
+
+/*
+ * Set up the connection for an agent: describe fills what mosd is told of
+ * the process, order carries out an order and answers on its fd (which it
+ * owns). who names the agent in the log. The order socket is made at once
+ * (its name is part of what mosd is told); the first hello is the
+ * caller's, the watchers start with conn_start.
+ */
+int
+conn_init(struct conn *c, const char *sock, const char *who,
+    const char *what, void (*describe)(void *, Osm__CtlAgent *),
+    void (*order)(void *, Osm__CtlRequest *, int), void *arg, char **cause)
+{
+	memset(c, 0, sizeof *c);
+	c->sock = sock;
+	snprintf(c->who, sizeof c->who, "%s", who);
+	c->describe = describe;
+	c->order = order;
+	c->arg = arg;
+	c->fd = -1;
+	if ((c->order_fd = ctl_order_listen(what, c->order_path,
+	    sizeof c->order_path, cause)) == -1)
+		return -1;
+	return 0;
+}
+
+/* Watch the connection and the order socket on loop from now on. */
+void
+conn_start(struct conn *c, struct ev_loop *loop)
+{
+	c->loop = loop;
+	c->started = 1;
+	ev_io_init(&c->ev, conn_read_cb, c->fd, EV_READ);
+	c->ev.data = c;
+	ev_timer_init(&c->reconnect, conn_reconnect_cb, CONN_RECONNECT,
+	    CONN_RECONNECT);
+	c->reconnect.data = c;
+	if (c->fd != -1)
+		ev_io_start(loop, &c->ev);
+	else
+		ev_timer_start(loop, &c->reconnect);
+	ev_io_init(&c->order_ev, conn_order_cb, c->order_fd, EV_READ);
+	c->order_ev.data = c;
+	if (c->order_fd != -1)
+		ev_io_start(loop, &c->order_ev);
+}
+
+void
+conn_close(struct conn *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	if (c->order_fd != -1)
+		close(c->order_fd);
+	c->fd = c->order_fd = -1;
+}

@@ -1,0 +1,314 @@
+/*
+ * The deputy while its process is away: what the running copy R says on
+ * the session (its calls, its stops, its end, its wish to go home), bringing
+ * the process home or elsewhere, and giving the copy up when it is lost —
+ * going on from the last checkpoint, or killing P. See docs/REMOTE.md.
+ *
+ * While away P sits in its husk's stub with every signal unblocked, so
+ * that any signal sent to it stops it for us; the forwarded calls run in
+ * the stub (deputy-serve.c).
+ */
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/migrate.pb-c.h"
+
+/*
+ * Say in the log, and on P's stderr if P is held, that the process was
+ * lost with its node and why, and what becomes of it.
+ */
+static void
+away_say_lost(struct deputy *d, int held, const char *why, const char *then)
+{
+	char	msg[768];
+	int	n;
+
+	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
+	    "node %u: %s; %s\n", (int)d->pid, d->command, d->where, why, then);
+	if (n >= (int)sizeof msg)
+		n = sizeof msg - 1;
+	log_warnx("%.*s", n - 1, msg);
+	if (held)
+		husk_say(&d->husk, 2, msg, n);
+}
+
+/*
+ * The copy away is lost but P's last checkpoint is there: P, held, becomes
+ * the process of the checkpoint and goes on at home. What it wrote since
+ * the checkpoint it writes again. -1 if there is no checkpoint or it will
+ * not do; a failed restore leaves P half made, and the caller kills it.
+ */
+static int
+away_restart(struct deputy *d, const char *why)
+{
+	struct mig_restore_opts	 opts = { .flags = 0 };
+	char			*then, *path = NULL, *cause = NULL;
+	int			 fd;
+
+	if ((fd = deputy_ckpt_open_last(d, &path, &cause)) == -1) {
+		if (cause != NULL)
+			log_warnx("process %d (%s): no restart: %s",
+			    (int)d->pid, d->command, cause);
+		free(cause);
+		return -1;
+	}
+	xasprintf(&then, "restarting it here from %s", path);
+	away_say_lost(d, 1, why, then);
+	free(then);
+	if (mig_restore(d->task, fd, &opts, NULL, &cause) == -1) {
+		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
+		    cause);
+		free(cause);
+		free(path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	free(path);
+	deputy_move_home(d);
+	return 0;
+}
+
+/*
+ * The running copy is lost: the target died, the link stayed down past
+ * the timeout, the guest broke the rules. A lost process goes on at home
+ * from its last checkpoint; without one it cannot go on: say so on P's
+ * stderr and in the log, and kill P, a status its parent cannot take for
+ * a normal exit.
+ */
+void
+deputy_away_lost(struct deputy *d, const char *why)
+{
+	char	*cause = NULL;
+	int	 held;
+
+	deputy_move_close(d);
+	deputy_serve_done(d);
+	held = d->task != NULL && husk_hold(&d->husk, &cause) == 0;
+	free(cause);
+	if (held && away_restart(d, why) == 0)
+		return;
+	away_say_lost(d, held, why, "killing it");
+	kill(d->pid, SIGKILL);
+}
+
+/* P ended at home while away (killed there): R must end too. */
+void
+deputy_away_ended(struct deputy *d)
+{
+	char	*cause = NULL;
+
+	if (d->ses.fd != -1)
+		session_send(&d->ses, OSM__SES_KIND__SES_KILL, "", 0, &cause);
+	free(cause);
+	deputy_move_close(d);
+}
+
+/* R ended: P ends the same way, so that the parent sees the same. */
+static int
+away_exit(struct deputy *d, const uint8_t *body, size_t len, char **lost)
+{
+	Osm__SesExit	*e;
+	char		*cause = NULL;
+
+	if ((e = osm__ses_exit__unpack(NULL, len, body)) == NULL) {
+		xasprintf(lost, "malformed exit");
+		return -1;
+	}
+	log_info("process %d (%s) ended on node %u: %s %d", (int)d->pid,
+	    d->command, d->where, e->signaled ? "signal" : "status",
+	    e->status);
+	deputy_move_close(d);
+	deputy_serve_done(d);
+	if (husk_hold(&d->husk, &cause) == -1 ||
+	    husk_end(&d->husk, e->signaled, e->status, &cause) == -1) {
+		log_warnx("process %d: %s", (int)d->pid, cause);
+		free(cause);
+		kill(d->pid, SIGKILL);
+	} else if (e->signaled) {
+		d->ending = e->status;
+		kill(d->pid, e->status);
+		ptrace(PTRACE_CONT, d->pid, 0, 0);
+	}
+	osm__ses_exit__free_unpacked(e, NULL);
+	/* P's end shows in deputy.c's SIGCHLD handler, which ends us. */
+	return 0;
+}
+
+/* How R does, every few seconds: for mosps and the balancer. */
+static void
+away_stats(struct deputy *d, const uint8_t *body, size_t len)
+{
+	Osm__SesStats	*s;
+	uint64_t	 now = now_ms(), cpu;
+
+	if ((s = osm__ses_stats__unpack(NULL, len, body)) == NULL)
+		return;
+	cpu = s->cpu_user_ns + s->cpu_sys_ns;
+	if (now > d->cpu_at && cpu >= d->cpu_ns)
+		d->cpu_permille = (cpu - d->cpu_ns) / 1000 / (now - d->cpu_at);
+	d->cpu_ns = cpu;
+	d->cpu_at = now;
+	d->rss = s->rss_bytes;
+	osm__ses_stats__free_unpacked(s, NULL);
+	conn_report(&d->conn);
+}
+
+/*
+ * Bring the process home: the call P runs for R settled first, then R
+ * asked home. What R sent before it knew is dropped: the calls it waits on
+ * restart once it is here, and it sends nothing else that matters. -1
+ * with *cause if it is not home: it ended meanwhile, or it is lost (and
+ * given up here).
+ */
+int
+deputy_away_come_home(struct deputy *d, char **cause)
+{
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+
+	if (deputy_serve_settle(d, cause) == -1 ||
+	    session_send(&d->ses, OSM__SES_KIND__SES_COME_HOME, "", 0,
+	    cause) == -1)
+		goto lost;
+	for (;;) {
+		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
+			goto lost;
+		if (kind == OSM__SES_KIND__SES_GO_HOME)
+			break;
+		if (kind == OSM__SES_KIND__SES_EXIT) {
+			if (away_exit(d, body, len, cause) == -1)
+				goto lost;
+			xasprintf(cause, "the process ended meanwhile");
+			return -1;
+		}
+	}
+	if (deputy_move_arrive_home(d, cause) == 0)
+		return 0;
+lost:
+	deputy_away_lost(d, *cause);
+	return -1;
+}
+
+/*
+ * Move the process to node, wherever it is now: home, or elsewhere through
+ * home, where its state is whole. P is in a ptrace stop at home if
+ * stopped. -1 with *cause if it is not there.
+ */
+int
+deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
+{
+	if (node == d->self)
+		return d->state == DEPUTY_AWAY ?
+		    deputy_away_come_home(d, cause) : 0;
+	if (d->state == DEPUTY_AWAY && node == d->where)
+		return 0;
+	if (d->state == DEPUTY_AWAY && deputy_away_come_home(d, cause) == -1)
+		return -1;
+	switch (deputy_move_out(d, node, stopped, cause)) {
+	case -1:
+		return -1;
+	case 1:
+		deputy_away_lost(d, *cause);
+		free(*cause);
+		*cause = NULL;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The node it runs on wants it gone (its owner expelled its guests): call
+ * it home as mosmigrate would, the call P runs for it settled first.
+ */
+static void
+away_leave(struct deputy *d, const uint8_t *body, size_t len)
+{
+	Osm__SesError	*e;
+	char		*cause = NULL;
+
+	e = osm__ses_error__unpack(NULL, len, body);
+	log_info("process %d (%s): node %u sends it home: %s", (int)d->pid,
+	    d->command, d->where, e != NULL ? e->reason : "no reason given");
+	if (e != NULL)
+		osm__ses_error__free_unpacked(e, NULL);
+	if (deputy_away_come_home(d, &cause) == 0)
+		conn_report(&d->conn);
+	free(cause);
+}
+
+/* One message of the copy's; -1 with *cause if the copy is lost. */
+static int
+away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len, char **cause)
+{
+	ev_timer_again(d->loop, &d->ses_timer);
+	switch (kind) {
+	case OSM__SES_KIND__SES_CALL:
+		return deputy_serve_call(d, body, len, cause);
+	case OSM__SES_KIND__SES_CANCEL:
+		return deputy_serve_cancel(d, body, len, cause);
+	case OSM__SES_KIND__SES_STATS:
+		away_stats(d, body, len);
+		return 0;
+	case OSM__SES_KIND__SES_EXIT:
+		return away_exit(d, body, len, cause);
+	case OSM__SES_KIND__SES_STOPPED:
+		return deputy_signal_stopped(d, body, len, cause);
+	case OSM__SES_KIND__SES_GO_HOME:
+		return deputy_move_arrive_home(d, cause);
+	case OSM__SES_KIND__SES_LEAVE:
+		away_leave(d, body, len);
+		return 0;
+	case OSM__SES_KIND__SES_CHECKPOINT:
+		return deputy_ckpt_away(d, body, len, cause);
+	default:
+		xasprintf(cause, "it sent an unexpected message");
+		return -1;
+	}
+}
+
+/* The session is readable: the copy's messages, as many as have come. */
+void
+deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct deputy	*d = w->data;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+	char		*cause = NULL;
+	int		 rc = 0;
+
+	if (session_fill(&d->ses, &cause) == -1) {
+		deputy_away_lost(d, cause != NULL ? cause :
+		    "the connection closed");
+		free(cause);
+		return;
+	}
+	while (d->ses.fd != -1 && d->state == DEPUTY_AWAY &&
+	    (rc = session_next(&d->ses, &kind, &body, &len, &cause)) == 1) {
+		if (away_message(d, kind, body, len, &cause) == -1) {
+			deputy_away_lost(d, cause != NULL ? cause :
+			    "it could not be served");
+			break;
+		}
+	}
+	if (d->ses.fd != -1 && rc == -1)
+		deputy_away_lost(d, cause);
+	free(cause);
+}
+
+void
+deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	deputy_away_lost(w->data, "no word from it for too long");
+}

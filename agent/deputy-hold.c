@@ -1,0 +1,173 @@
+/*
+ * Holding P at home. The deputy traces P for its whole life; here it sets
+ * P's trace options, stops P where it is for calls of its own (a dump, a
+ * move out, a checkpoint), lets it go on natively, and runs a freshly
+ * exec'd P to its program's entry point.
+ */
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include <linux/auxvec.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define HOLD_OPTIONS	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
+
+/*
+ * P's trace options: exec events, syscall stops told apart, and while
+ * away, P killed with us: a husk cannot live on without its deputy.
+ */
+int
+deputy_hold_options(struct deputy *d, char **cause)
+{
+	long	opts = HOLD_OPTIONS;
+
+	if (d->state == DEPUTY_AWAY)
+		opts |= PTRACE_O_EXITKILL;
+	if (ptrace(PTRACE_SETOPTIONS, d->pid, 0, opts) == -1) {
+		if (cause != NULL)
+			xasprintf(cause, "PTRACE_SETOPTIONS: %s",
+			    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Take hold of P, which mosrun's deputy_main found: -1 if we cannot. */
+int
+deputy_hold_seize(struct deputy *d, char **cause)
+{
+	if (ptrace(PTRACE_SEIZE, d->pid, 0, HOLD_OPTIONS) == -1) {
+		xasprintf(cause, "cannot hold process %d: %s", (int)d->pid,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Stop P where it is, at home, as a ptrace interrupt stop. Signals that
+ * come first are delivered: at home they are P's own business.
+ */
+static int
+deputy_hold_stop(struct deputy *d, char **cause)
+{
+	int	status;
+
+	if (ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
+		xasprintf(cause, "PTRACE_INTERRUPT: %s", strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(status)) {
+			xasprintf(cause, "the process ended");
+			return -1;
+		}
+		if ((status >> 16) == PTRACE_EVENT_STOP &&
+		    WSTOPSIG(status) == SIGTRAP)
+			return 0;
+		ptrace(PTRACE_CONT, d->pid, 0, (status >> 16) == 0 ?
+		    WSTOPSIG(status) : 0);
+	}
+}
+
+/*
+ * Hold P, running at home or in a ptrace stop if stopped, for calls of
+ * ours (d->task); deputy_hold_resume lets it go on. On failure P goes on.
+ */
+int
+deputy_hold(struct deputy *d, int stopped, char **cause)
+{
+	if (!stopped && deputy_hold_stop(d, cause) == -1)
+		return -1;
+	if ((d->task = mig_adopt(d->pid, cause)) == NULL) {
+		deputy_hold_options(d, NULL);
+		ptrace(PTRACE_CONT, d->pid, 0, 0);
+		return -1;
+	}
+	d->state = DEPUTY_HELD;
+	return 0;
+}
+
+/* Let P, held, run natively at home again, still traced by us. */
+void
+deputy_hold_resume(struct deputy *d)
+{
+	char	*why = NULL;
+
+	d->state = DEPUTY_HOME;
+	/* options first: they can be set only while P is stopped */
+	if (deputy_hold_options(d, &why) == -1 ||
+	    mig_resume(d->task, &why) == -1) {
+		log_warnx("process %d: resume: %s", (int)d->pid, why);
+		free(why);
+	}
+	d->task = NULL;
+}
+
+/*
+ * Run P, stopped at its exec, to the program's entry point: the dynamic
+ * loader has mapped every library by then, which a process away could only
+ * do by coming home. A breakpoint at AT_ENTRY stops it there, stopped
+ * again for the caller.
+ */
+int
+deputy_hold_to_entry(struct deputy *d, char **cause)
+{
+	struct user_regs_struct	 r;
+	unsigned long		 av[2], entry = 0;
+	long			 word;
+	char			 path[64];
+	FILE			*f;
+	int			 status;
+
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)d->pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fread(av, sizeof av, 1, f) == 1 && av[0] != AT_NULL)
+		if (av[0] == AT_ENTRY)
+			entry = av[1];
+	fclose(f);
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, d->pid, entry, 0);
+	if (entry == 0 || errno != 0 || ptrace(PTRACE_POKETEXT, d->pid, entry,
+	    (word & ~0xffL) | 0xcc) == -1) {
+		xasprintf(cause, "breakpoint at the entry point: %s",
+		    strerror(errno));
+		return -1;
+	}
+	ptrace(PTRACE_CONT, d->pid, 0, 0);
+	for (;;) {
+		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(status)) {
+			xasprintf(cause, "the process ended");
+			return -1;
+		}
+		if ((status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP &&
+		    ptrace(PTRACE_GETREGS, d->pid, 0, &r) == 0 &&
+		    r.rip == entry + 1)
+			break;
+		ptrace(PTRACE_CONT, d->pid, 0, (status >> 16) == 0 ?
+		    WSTOPSIG(status) : 0);
+	}
+	r.rip = entry;
+	if (ptrace(PTRACE_POKETEXT, d->pid, entry, word) == -1 ||
+	    ptrace(PTRACE_SETREGS, d->pid, 0, &r) == -1) {
+		xasprintf(cause, "back from the breakpoint: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,219 @@
+/*
+ * Moving the process. Out: P is held at home, a session is asked of mosd
+ * for the target node, the setup and P's context image go to the target's
+ * guest agent, and once it says the copy runs there P becomes a husk.
+ * Home: the copy's image comes back on the session and is restored into P
+ * itself, which then runs natively again. A move elsewhere goes through
+ * home (deputy-away.c), where the process's state is whole. See
+ * docs/REMOTE.md.
+ */
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/ctl.pb-c.h"
+#include "proto/migrate.pb-c.h"
+
+#define MOVE_TIMEOUT		60	/* seconds for a move to finish */
+#define MOVE_SCRATCH_MIN	(256UL << 10)
+
+static int
+move_dump_fn(int fd, void *arg, char **cause)
+{
+	return mig_dump(arg, fd, MIG_CONTEXT, NULL, cause);
+}
+
+static int
+move_restore_fn(int fd, void *arg, char **cause)
+{
+	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT };
+
+	return mig_restore(arg, fd, &opts, NULL, cause);
+}
+
+/*
+ * Make P a husk: its memory released, the stub serving forwarded calls in
+ * place, every signal unblocked, killed with the deputy should the deputy
+ * die. The stub then waits for calls.
+ */
+static int
+move_husk(struct deputy *d, char **cause)
+{
+	/*
+	 * A forwarded call wakes P, and P's trap wakes us: on one CPU each
+	 * wakeup is cheap, across two in this kind of VM it costs tens of
+	 * microseconds (docs/PERFORMANCE.md); so does each call we inject to
+	 * make the husk. P's own affinity comes back with it.
+	 */
+	mig_pin(d->task, &d->pin);
+	if (husk_make(d->task, MOVE_SCRATCH_MIN, &d->husk, cause) == -1)
+		return -1;
+	if (husk_unblock(&d->husk, cause) == -1 ||
+	    deputy_hold_options(d, cause) == -1 ||
+	    husk_run(&d->husk, cause) == -1) {
+		husk_free(&d->husk);
+		return -1;
+	}
+	return 0;
+}
+
+/* A session with the guest agent of node, through mosd (CTL_CONNECT). */
+static int
+move_open(struct deputy *d, uint32_t node, char **cause)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlReply	*r;
+	struct timeval	 tv = { .tv_sec = MOVE_TIMEOUT };
+	int		 fd;
+
+	req.type = OSM__CTL_TYPE__CTL_CONNECT;
+	req.has_pid = req.has_node = 1;
+	req.pid = d->pid;
+	req.node = node;
+	if ((r = conn_request(&d->conn, &req, &fd, cause)) == NULL)
+		return -1;
+	if (!r->ok || fd == -1 || !r->has_session_key ||
+	    r->session_key.len != SESSION_KEY_LEN) {
+		xasprintf(cause, "%s", r->ok ? "mosd sent no session" :
+		    r->error);
+		ctl_reply_free(r);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	session_init(&d->ses, fd, r->session_key.data, RMT_MSG_MAX);
+	explicit_bzero(r->session_key.data, r->session_key.len);
+	ctl_reply_free(r);
+	return 0;
+}
+
+/* Close the session, if one is open. */
+void
+deputy_move_close(struct deputy *d)
+{
+	if (d->ses.fd == -1)
+		return;
+	ev_io_stop(d->loop, &d->ses_ev);
+	ev_timer_stop(d->loop, &d->ses_timer);
+	close(d->ses.fd);
+	session_free(&d->ses);
+	d->ses.fd = -1;
+}
+
+/* The answer to a move: arrived, or why not. */
+static int
+move_arrived(struct deputy *d, uint32_t node, char **cause)
+{
+	Osm__SesArrived	*arr;
+	Osm__SesError	*e;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+
+	if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
+		return -1;
+	if (kind == OSM__SES_KIND__SES_ERROR) {
+		e = osm__ses_error__unpack(NULL, len, body);
+		xasprintf(cause, "node %u: %s", node, e != NULL ? e->reason :
+		    "malformed error");
+		if (e != NULL)
+			osm__ses_error__free_unpacked(e, NULL);
+		return -1;
+	}
+	if (kind != OSM__SES_KIND__SES_ARRIVED ||
+	    (arr = osm__ses_arrived__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "node %u: unexpected answer", node);
+		return -1;
+	}
+	log_info("process %d (%s) now runs on node %u as %u", (int)d->pid,
+	    d->command, node, arr->pid);
+	osm__ses_arrived__free_unpacked(arr, NULL);
+	return 0;
+}
+
+/*
+ * Move P, running at home or in a ptrace stop if stopped, to node. On any
+ * failure before the target has it running, P goes on at home as if
+ * nothing happened: -1, *cause says why. 1 if the copy runs there but P
+ * could not become its husk (*cause says why): the process is lost, for
+ * the caller to say so. 0: away.
+ */
+int
+deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
+{
+	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
+
+	if (deputy_hold(d, stopped, cause) == -1)
+		return -1;
+	setup.pid = d->pid;
+	setup.uid = getuid();
+	setup.gid = getgid();
+	proc_cpu_ns(d->pid, &setup.cpu_user_ns, &setup.cpu_sys_ns);
+	setup.command = d->command;
+	if (move_open(d, node, cause) == -1 ||
+	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
+	    cause) == -1 ||
+	    session_send_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, move_dump_fn, d->task, cause) == -1 ||
+	    move_arrived(d, node, cause) == -1) {
+		deputy_move_close(d);
+		deputy_hold_resume(d);
+		return -1;
+	}
+
+	/* Arrived: only now may P's memory go. */
+	d->state = DEPUTY_AWAY;
+	d->where = node;
+	d->cpu_at = now_ms();
+	if (move_husk(d, cause) == -1)
+		return 1;	/* it runs there; P was what failed */
+	ev_io_set(&d->ses_ev, d->ses.fd, EV_READ);
+	ev_io_start(d->loop, &d->ses_ev);
+	ev_timer_again(d->loop, &d->ses_timer);
+	return 0;
+}
+
+/* P, held, is the process again and goes on natively at home. */
+void
+deputy_move_home(struct deputy *d)
+{
+	husk_free(&d->husk);
+	mig_unpin(d->task, &d->pin);
+	d->where = d->self;
+	deputy_hold_resume(d);
+	conn_report(&d->conn);
+	deputy_ckpt_home(d);
+}
+
+/*
+ * The image of the process is coming home on the session, asked by us or
+ * by the guest: restore it into P and let P run natively. -1 with *cause:
+ * the process is lost.
+ */
+int
+deputy_move_arrive_home(struct deputy *d, char **cause)
+{
+	ev_io_stop(d->loop, &d->ses_ev);
+	ev_timer_stop(d->loop, &d->ses_timer);
+	/* Whatever P was doing for R is moot: R's state comes whole. */
+	deputy_serve_done(d);
+	if (husk_hold(&d->husk, cause) == -1 ||
+	    session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, d->task,
+	    cause) == -1) {
+		deputy_move_close(d);
+		return -1;
+	}
+	deputy_move_close(d);
+	log_info("process %d (%s) is home", (int)d->pid, d->command);
+	deputy_move_home(d);
+	return 0;
+}

@@ -1,0 +1,170 @@
+/*
+ * The process arriving here and leaving. Arriving: the setup and the
+ * context image come on the session, are restored into a fresh child R,
+ * which is put under its system-call filter (libremote builds it,
+ * migrate/'s mig_seccomp puts it on) and let run. Leaving: R is frozen —
+ * a call it waits on is left to restart, at home — and its image goes
+ * home; the agent then ends. See docs/REMOTE.md.
+ */
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/filter.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/migrate.pb-c.h"
+
+static int
+move_restore_fn(int fd, void *arg, char **cause)
+{
+	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT };
+
+	return mig_restore(arg, fd, &opts, NULL, cause);
+}
+
+/* R's context, as it goes home or into a checkpoint. */
+int
+guest_move_dump_fn(int fd, void *arg, char **cause)
+{
+	return mig_dump(arg, fd, MIG_CONTEXT | MIG_FILTERED, NULL, cause);
+}
+
+/* Put R, restored and held, under its filter: its listener, or -1. */
+static int
+move_confine(struct guest *g, struct mig_task *t, char **cause)
+{
+	struct sock_fprog	prog;
+	int			listener;
+
+	if (filter_build(&prog, cause) == -1)
+		return -1;
+	listener = mig_seccomp(t, &prog, cause);
+	filter_free(&prog);
+	return listener;
+}
+
+/*
+ * Receive the setup and the image, restore R, put it under its filter,
+ * let it run. R dies with us: a copy nobody serves is of no use.
+ */
+int
+guest_move_arrive(struct guest *g, char **cause)
+{
+	Osm__SesSetup	*setup;
+	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
+	struct mig_task	*t;
+	struct mig_pin	 pin;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+	int		 listener;
+
+	if (session_recv(&g->ses, &kind, &body, &len, cause) == -1)
+		return -1;
+	if (kind != OSM__SES_KIND__SES_SETUP ||
+	    (setup = osm__ses_setup__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "the session did not start with a setup");
+		return -1;
+	}
+	if (setup->pid != g->gs->pid) {
+		osm__ses_setup__free_unpacked(setup, NULL);
+		xasprintf(cause, "setup for another process");
+		return -1;
+	}
+	g->base.utime_ns = setup->cpu_user_ns;
+	g->base.stime_ns = setup->cpu_sys_ns;
+	osm__ses_setup__free_unpacked(setup, NULL);
+
+	if ((t = mig_spawn(cause)) == NULL)
+		return -1;
+	g->pid = mig_pid(t);
+	mig_pin(t, &pin);
+	if (session_recv_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, t, cause) == -1 ||
+	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
+	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1 ||
+	    (listener = move_confine(g, t, cause)) == -1)
+		goto fail;
+	if ((g->remote = remote_new(listener, g->pid, g->gs->pid, &g->base,
+	    cause)) == NULL) {
+		close(listener);
+		goto fail;
+	}
+	/* R is our child: its end and its stops reach us by waitpid. */
+	mig_unpin(t, &pin);
+	if (mig_release(t, cause) == -1) {
+		kill(g->pid, SIGKILL);
+		return -1;
+	}
+	arr.pid = g->pid;
+	if (guest_ses_send(g, OSM__SES_KIND__SES_ARRIVED, &arr.base) == -1) {
+		xasprintf(cause, "the home went away");
+		kill(g->pid, SIGKILL);
+		return -1;
+	}
+	log_info("%s (%s) runs here as %d", g->conn.who, g->gs->command,
+	    (int)g->pid);
+	return 0;
+fail:
+	mig_unpin(t, &pin);
+	mig_kill(t);
+	g->pid = 0;
+	return -1;
+}
+
+/*
+ * Has R ended, its end not reaped yet? Then the SIGCHLD handler, which the
+ * loop runs, sends it home.
+ */
+int
+guest_move_ended(struct guest *g)
+{
+	siginfo_t	si;
+
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, g->pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+	    si.si_pid != g->pid)
+		return 0;
+	ev_feed_signal_event(g->loop, SIGCHLD);
+	return 1;
+}
+
+/*
+ * Freeze R — a call it waits on is left to restart, at home — send it
+ * home, and end. Returns only if R ended first: its end goes home (the
+ * SIGCHLD handler), which is all the home needs.
+ */
+void
+guest_move_home(struct guest *g, const char *why)
+{
+	struct mig_task	*t;
+	char		*cause = NULL;
+
+	log_info("%s goes home: %s", g->conn.who, why);
+	g->state = GUEST_LEAVING;
+	conn_report(&g->conn);
+	guest_signal_deliver_held(g);	/* pending in R, they go with it */
+	if ((t = mig_seize(g->pid, &cause)) == NULL) {
+		if (!guest_move_ended(g))
+			guest_ses_fail(g, cause);
+		free(cause);
+		return;
+	}
+	if (guest_ses_send(g, OSM__SES_KIND__SES_GO_HOME, NULL) == -1 ||
+	    session_send_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, guest_move_dump_fn, t,
+	    &cause) == -1) {
+		mig_kill(t);
+		g->pid = 0;
+		guest_ses_fail(g, cause != NULL ? cause : "going home failed");
+	}
+	mig_kill(t);	/* it lives at home now */
+	g->pid = 0;
+	guest_ses_stop(g, 0);
+}

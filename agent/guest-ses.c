@@ -1,0 +1,59 @@
+/*
+ * The guest agent's session with the process's home, and its end. Sending
+ * fails only when the home is gone or the link is cut off; then the copy
+ * R is of no use to anyone, and the agent ends with it (guest_ses_fail).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* The agent is done: R is gone or lives at home now. */
+void
+guest_ses_stop(struct guest *g, int code)
+{
+	conn_close(&g->conn);
+	if (g->remote != NULL)
+		remote_free(g->remote);
+	session_free(&g->ses);
+	exit(code);
+}
+
+/* The agent cannot go on: R dies with it, nobody would serve it. */
+void
+guest_ses_fail(struct guest *g, const char *why)
+{
+	log_warnx("%s: %s", g->conn.who, why);
+	if (g->pid != 0)
+		kill(g->pid, SIGKILL);
+	guest_ses_stop(g, 1);
+}
+
+int
+guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
+    size_t len)
+{
+	char	*cause = NULL;
+
+	if (session_send(&g->ses, kind, buf, len, &cause) == -1) {
+		log_warnx("%s: %s", g->conn.who, cause);
+		free(cause);
+		return -1;
+	}
+	return 0;
+}
+
+int
+guest_ses_send(struct guest *g, uint16_t kind,
+    const struct ProtobufCMessage *msg)
+{
+	char	*cause = NULL;
+
+	if (session_send_msg(&g->ses, kind, msg, &cause) == -1) {
+		log_warnx("%s: %s", g->conn.who, cause);
+		free(cause);
+		return -1;
+	}
+	return 0;
+}

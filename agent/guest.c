@@ -1,0 +1,346 @@
+/*
+ * mosd-guest, the guest agent. For every process accepted from another
+ * node mosd starts one (mosd/guests.c), with the session socket on fd 3
+ * and a pipe carrying GuestStart on fd 4. It reads its start message,
+ * becomes the guest uid mosd chose for it for good — before it reads a
+ * byte from the network — and then serves the session: the process that
+ * arrives is restored into a fresh child R (guest-move.c), R's forwarded
+ * calls go home (guest-serve.c), signals sent to it at home come here
+ * (guest-signal.c), checkpoints are taken here (guest-ckpt.c), and R's
+ * end goes home. This file is the agent's start and its loop.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/ctl.pb-c.h"
+#include "proto/migrate.pb-c.h"
+
+#define GUEST_START_MAX		4096	/* bytes of the start message */
+#define GUEST_SETUP_TIMEOUT	60	/* seconds, for the image to arrive */
+#define GUEST_STATS_EVERY	2.0	/* seconds between SesStats */
+/*
+ * Milliseconds our stats may go unacknowledged before the session counts
+ * as broken (TCP_USER_TIMEOUT), and R with it: by then its home, 15 s
+ * without word from us, has given it up and gone on from a checkpoint
+ * or killed it; a copy nobody serves must not run on here.
+ */
+#define GUEST_CUT_OFF		20000
+
+static const char *const guest_state_names[] = {
+	[GUEST_ARRIVING] = "arriving",
+	[GUEST_RUNNING] = "running",
+	[GUEST_STOPPED] = "stopped",
+	[GUEST_LEAVING] = "leaving",
+};
+
+/* What mosd, which counts guests, is told of R (conn.c asks). */
+static void
+guest_describe(void *arg, Osm__CtlAgent *c)
+{
+	struct guest	*g = arg;
+
+	c->role = OSM__CTL_ROLE__ROLE_GUEST;
+	c->pid = g->gs->pid;
+	c->home = g->gs->home;
+	c->where = g->gs->self;
+	c->state = (char *)guest_state_names[g->state];
+	c->command = g->gs->command;
+	if (g->conn.order_fd != -1)
+		c->socket = g->conn.order_path;
+	if (g->pid != 0) {
+		c->has_local_pid = 1;
+		c->local_pid = g->pid;
+	}
+}
+
+static void
+guest_report(struct guest *g, enum guest_state state)
+{
+	g->state = state;
+	conn_report(&g->conn);
+}
+
+/*
+ * An order from mosd: its owner expels the guests. The deputy calls R home
+ * (it settles the call it runs for R first), so R is not frozen here
+ * while its call may have run at home.
+ */
+static void
+guest_order(void *arg, Osm__CtlRequest *req, int fd)
+{
+	struct guest	*g = arg;
+	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
+	Osm__SesError	 leave = OSM__SES_ERROR__INIT;
+
+	if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node ||
+	    req->node != 0 || !req->has_pid || req->pid != g->gs->pid)
+		reply.error = "a guest can only be sent home";
+	else if (!g->expelled) {
+		xasprintf(&leave.reason, "node %u's owner expels its guests",
+		    g->gs->self);
+		g->expelled = guest_ses_send(g, OSM__SES_KIND__SES_LEAVE,
+		    &leave.base) == 0;
+		free(leave.reason);
+		if (!g->expelled)
+			reply.error = "the home went away";
+	}
+	reply.ok = reply.error == NULL;
+	ctl_order_answer(fd, &reply);
+}
+
+static void
+guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct guest	*g = w->data;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+	char		*cause = NULL;
+	int		 rc;
+
+	if (session_fill(&g->ses, &cause) == -1)
+		guest_ses_fail(g, cause != NULL ? cause :
+		    "the home closed the session");
+	while ((rc = session_next(&g->ses, &kind, &body, &len, &cause)) == 1) {
+		switch (kind) {
+		case OSM__SES_KIND__SES_REPLY:
+			guest_serve_reply(g, body, len);
+			break;
+		case OSM__SES_KIND__SES_SIGNAL:
+			guest_signal_from_home(g, body, len);
+			break;
+		case OSM__SES_KIND__SES_CHECKPOINT:
+			g->ckpt_wanted = 1;
+			guest_ckpt(g, 0);
+			break;
+		case OSM__SES_KIND__SES_COME_HOME:
+			guest_move_home(g, "called home");
+			break;
+		case OSM__SES_KIND__SES_KILL:
+			log_info("%s killed at home", g->conn.who);
+			kill(g->pid, SIGKILL);
+			g->pid = 0;
+			guest_ses_stop(g, 0);
+		default:
+			guest_ses_fail(g, "unexpected message from home");
+		}
+	}
+	if (rc == -1)
+		guest_ses_fail(g, cause);
+}
+
+/* R's CPU time here, plus what it used before it came. */
+static void
+guest_cpu(struct guest *g, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	proc_cpu_ns(g->pid, user_ns, sys_ns);
+	*user_ns += g->base.utime_ns;
+	*sys_ns += g->base.stime_ns;
+}
+
+static void
+guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct guest	*g = w->data;
+	Osm__SesStats	 s = OSM__SES_STATS__INIT;
+	char		 path[64], buf[128];
+	unsigned long	 pages = 0;
+
+	guest_cpu(g, &s.cpu_user_ns, &s.cpu_sys_ns);
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)g->pid);
+	if (read_file_str(path, buf, sizeof buf) == 0)
+		sscanf(buf, "%*u %lu", &pages);
+	s.rss_bytes = (uint64_t)pages * sysconf(_SC_PAGESIZE);
+	s.stopped = g->state == GUEST_STOPPED;
+	if (guest_ses_send(g, OSM__SES_KIND__SES_STATS, &s.base) == -1)
+		guest_ses_fail(g, "the home went away");
+}
+
+/* R stopped, continued or ended: the home hears it. */
+static void
+guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct guest	*g = w->data;
+	Osm__SesExit	 e = OSM__SES_EXIT__INIT;
+	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
+	int		 status;
+
+	while (waitpid(g->pid, &status, WNOHANG | WUNTRACED |
+	    WCONTINUED) > 0) {
+		if (WIFSTOPPED(status)) {
+			guest_report(g, GUEST_STOPPED);
+			s.signo = WSTOPSIG(status);
+			guest_ses_send(g, OSM__SES_KIND__SES_STOPPED, &s.base);
+			continue;
+		}
+		if (WIFCONTINUED(status)) {
+			guest_report(g, GUEST_RUNNING);
+			continue;
+		}
+		e.signaled = WIFSIGNALED(status);
+		e.status = e.signaled ? WTERMSIG(status) : WEXITSTATUS(status);
+		e.has_core = 1;
+		e.core = e.signaled && WCOREDUMP(status);
+		guest_cpu(g, &e.cpu_user_ns, &e.cpu_sys_ns);
+		guest_ses_send(g, OSM__SES_KIND__SES_EXIT, &e.base);
+		log_info("%s ended: %s %d", g->conn.who,
+		    e.signaled ? "signal" : "status", e.status);
+		g->pid = 0;
+		guest_ses_stop(g, 0);
+	}
+}
+
+/* The loop's watchers, once R runs. */
+static void
+guest_watch(struct guest *g, int fd)
+{
+	/* Not the default loop: its own SIGCHLD handler would reap R. */
+	g->loop = ev_loop_new(EVFLAG_AUTO);
+	ev_io_init(&g->ses_ev, guest_session_cb, fd, EV_READ);
+	g->ses_ev.data = g;
+	ev_io_start(g->loop, &g->ses_ev);
+	ev_io_init(&g->notif_ev, guest_serve_notif_cb,
+	    remote_listener(g->remote), EV_READ);
+	g->notif_ev.data = g;
+	ev_io_start(g->loop, &g->notif_ev);
+	ev_signal_init(&g->sigchld, guest_sigchld_cb, SIGCHLD);
+	g->sigchld.data = g;
+	ev_signal_start(g->loop, &g->sigchld);
+	ev_timer_init(&g->stats, guest_stats_cb, GUEST_STATS_EVERY,
+	    GUEST_STATS_EVERY);
+	g->stats.data = g;
+	ev_timer_start(g->loop, &g->stats);
+	conn_start(&g->conn, g->loop);
+	/* R may have ended before SIGCHLD was watched: look once. */
+	ev_feed_signal_event(g->loop, SIGCHLD);
+}
+
+/* Serve one guest on the session socket fd, as the guest uid. */
+static int
+guest_serve(Osm__GuestStart *gs, int fd)
+{
+	struct guest	 g;
+	struct timeval	 tv = { .tv_sec = GUEST_SETUP_TIMEOUT };
+	unsigned int	 cut = GUEST_CUT_OFF;
+	Osm__SesError	 err = OSM__SES_ERROR__INIT;
+	char		*cause = NULL, what[32], who[32];
+
+	memset(&g, 0, sizeof g);
+	g.gs = gs;
+	g.state = GUEST_ARRIVING;
+	snprintf(what, sizeof what, "guest-%u-%u", gs->home, gs->pid);
+	snprintf(who, sizeof who, "guest %u@%u", gs->pid, gs->home);
+	/* Without an order socket it cannot be expelled, but it can run. */
+	if (conn_init(&g.conn, gs->socket, who, what, guest_describe,
+	    guest_order, &g, &cause) == -1) {
+		log_warnx("%s: %s", who, cause);
+		free(cause);
+		cause = NULL;
+	}
+	session_init(&g.ses, fd, gs->session_key.data, RMT_MSG_MAX);
+	/* Blocking, within limits: the broker accepted it non-blocking. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &cut, sizeof cut);
+	signal(SIGPIPE, SIG_IGN);
+	if (conn_hello(&g.conn, NULL, &cause) == -1) {
+		log_warnx("%s: mosd not reachable: %s", who, cause);
+		free(cause);
+		cause = NULL;
+	}
+	if (guest_move_arrive(&g, &cause) == -1) {
+		err.reason = cause;
+		guest_ses_send(&g, OSM__SES_KIND__SES_ERROR, &err.base);
+		guest_ses_fail(&g, cause);
+	}
+	guest_report(&g, GUEST_RUNNING);
+	guest_watch(&g, fd);
+	ev_run(g.loop, 0);
+	guest_ses_stop(&g, 0);
+	return 0;
+}
+
+/* Become the guest uid for good: no groups, no capabilities, no way back. */
+static int
+guest_drop(uid_t uid, char **cause)
+{
+	if (setgroups(0, NULL) == -1 || setresgid(uid, uid, uid) == -1 ||
+	    setresuid(uid, uid, uid) == -1) {
+		xasprintf(cause, "cannot become guest uid %u: %s",
+		    (unsigned)uid, strerror(errno));
+		return -1;
+	}
+	if (setuid(0) != -1) {
+		xasprintf(cause, "could become root again after dropping");
+		return -1;
+	}
+	/* A set*id process is not dumpable: we must ptrace our child. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		xasprintf(cause, "prctl: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: mosd-guest [-d] [-v]\n"
+	    "The guest agent of one process that another node moved here.\n"
+	    "mosd starts it, with the session on descriptor 3 and its start\n"
+	    "message on descriptor 4; it is not for running by hand\n"
+	    "(mosd(8)).\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	Osm__GuestStart	*gs;
+	uint8_t		*buf;
+	size_t		 len;
+	char		*cause = NULL;
+	int		 i, debug = 0, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-d") == 0)
+			debug = 1;
+		else if (strcmp(argv[i], "-v") == 0)
+			log_setverbose(1);
+		else if (strcmp(argv[i], "-q") != 0)
+			usage();
+	}
+	if (fcntl(3, F_GETFD) == -1 || fcntl(4, F_GETFD) == -1)
+		usage();
+	log_init(debug, "mosd-guest");
+	if (stream_read(4, &buf, &len, GUEST_START_MAX, &cause) == -1)
+		fatalx("start message: %s", cause != NULL ? cause : "none");
+	close(4);
+	gs = osm__guest_start__unpack(NULL, len, buf);
+	explicit_bzero(buf, len);
+	free(buf);
+	if (gs == NULL || gs->session_key.len != SESSION_KEY_LEN)
+		fatalx("malformed start message");
+	if (guest_drop(gs->guest_uid, &cause) == -1)
+		fatalx("%s", cause);
+	rc = guest_serve(gs, 3);
+	explicit_bzero(gs->session_key.data, gs->session_key.len);
+	osm__guest_start__free_unpacked(gs, NULL);
+	return rc;
+}

@@ -1,0 +1,245 @@
+/*
+ * agent/ inside: what the deputy's files (deputy*.c), the guest agent's
+ * (guest*.c) and the two's shared parts (husk.c, conn.c) have in common.
+ * The files of each agent are layered: each calls only those below it in
+ * this header's order, never back up (docs/ARCHITECTURE.md).
+ */
+#ifndef AGENT_INTERNAL_H
+#define AGENT_INTERNAL_H
+
+#include <sys/types.h>
+
+#include <ev.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "lib/osm.h"
+#include "libremote/remote.h"
+#include "migrate/migrate.h"
+#include "proto/ctl.pb-c.h"
+#include "proto/migrate.pb-c.h"
+
+/* husk.c: P at home while it runs elsewhere */
+struct husk {
+	struct mig_task	*t;
+	int		 memfd;		/* the area shared with the stub */
+	uint8_t		*shm;		/* our view: control page, scratch */
+	size_t		 len;
+	uint64_t	 base;		/* the same area in the task */
+	uint64_t	 code;		/* the stub */
+	int		 running;	/* the stub runs: not stopped by us */
+	int		 busy;		/* a call was asked and not answered */
+};
+enum husk_stop {
+	HUSK_RETURNED,		/* the call returned */
+	HUSK_SIGNAL,		/* a signal for the process */
+	HUSK_OTHER,		/* an interrupt or a group stop */
+};
+int		 husk_make(struct mig_task *t, size_t scratch, struct husk *h,
+		    char **cause);
+void		 husk_free(struct husk *h);
+uint8_t		*husk_scratch(const struct husk *h, uint64_t *base,
+		    size_t *len);
+int		 husk_run(struct husk *h, char **cause);
+void		 husk_call(struct husk *h, long nr, const uint64_t *args);
+enum husk_stop	 husk_stopped(struct husk *h, int status, long *rv,
+		    siginfo_t *si);
+int		 husk_continue(struct husk *h, int sig, char **cause);
+int		 husk_hold(struct husk *h, char **cause);
+int		 husk_grow(struct husk *h, size_t want, char **cause);
+int		 husk_unblock(struct husk *h, char **cause);
+int		 husk_default(struct husk *h, int sig, char **cause);
+int		 husk_end(struct husk *h, int signaled, int status,
+		    char **cause);
+int		 husk_say(struct husk *h, int fd, const char *msg, size_t len);
+
+/* conn.c: an agent's connection to its node's mosd */
+struct conn {
+	struct ev_loop	*loop;
+	int		 started;	/* watched on loop */
+	const char	*sock;		/* mosd's control socket */
+	char		 who[48];	/* the agent, in the log */
+	int		 fd;		/* to mosd; -1: not now */
+	ev_io		 ev;
+	ev_timer	 reconnect;
+	int		 order_fd;	/* where mosd sends orders, or -1 */
+	ev_io		 order_ev;
+	char		 order_path[64];
+	void		(*describe)(void *arg, Osm__CtlAgent *a);
+	void		(*order)(void *arg, Osm__CtlRequest *req, int fd);
+	void		*arg;
+};
+int		 conn_init(struct conn *c, const char *sock, const char *who,
+		    const char *what, void (*describe)(void *,
+		    Osm__CtlAgent *), void (*order)(void *, Osm__CtlRequest *,
+		    int), void *arg, char **cause);
+int		 conn_hello(struct conn *c, uint32_t *self, char **cause);
+void		 conn_start(struct conn *c, struct ev_loop *loop);
+void		 conn_report(struct conn *c);
+Osm__CtlReply	*conn_request(struct conn *c, Osm__CtlRequest *req, int *fd,
+		    char **cause);
+void		 conn_close(struct conn *c);
+
+/* --- the deputy ------------------------------------------------------ */
+
+enum deputy_state {
+	DEPUTY_HOME,		/* P runs natively */
+	DEPUTY_HELD,		/* at home, stopped for a dump or a move */
+	DEPUTY_AWAY,		/* P is a husk, R runs on where */
+};
+
+struct deputy {
+	const struct deputy_opts *o;
+	pid_t			 pid;		/* P */
+	uint32_t		 self;		/* the home node */
+	enum deputy_state	 state;
+	uint32_t		 where;		/* away: the node R runs on */
+	char			 command[256];
+	int			 log_fd;	/* OSM_DEPUTY_LOG, or -1 */
+	struct ev_loop		*loop;
+	ev_signal		 sigchld;
+	struct conn		 conn;		/* to mosd, and its orders */
+	ev_timer		 stats;		/* how P does, at home */
+
+	/* held and away */
+	struct mig_task		*task;		/* P, held by us */
+	struct session		 ses;		/* with R's guest; fd -1: none */
+	ev_io			 ses_ev;
+	ev_timer		 ses_timer;	/* silence on the session */
+	struct husk		 husk;		/* P while away */
+	struct mig_pin		 pin;		/* P and us, while away */
+	struct home_call	*call;		/* a forwarded call in P */
+	int			 nudged;	/* broken off for a checkpoint */
+	uint8_t			*held;		/* its reply, until signals */
+	size_t			 held_len;
+	int			 stop_sent;	/* our stop signal, to pass */
+	int			 ending;	/* the signal P dies of */
+	uint64_t		 cpu_ns;	/* total, for mosps */
+	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
+	uint32_t		 cpu_permille;
+	uint64_t		 rss;
+
+	/* checkpoints */
+	char			*ckpt_base;	/* absolute */
+	unsigned		 ckpt_last;	/* FILE.N written last, or 0 */
+	ev_timer		 ckpt_timer;	/* -A */
+	int			 ckpt_asked;	/* away: R's context asked for */
+	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
+	int			*ckpt_waiting;	/* orders to answer, when done */
+	size_t			 nckpt_waiting;
+};
+
+/* deputy-hold.c */
+int	 deputy_hold_options(struct deputy *d, char **cause);
+int	 deputy_hold_seize(struct deputy *d, char **cause);
+int	 deputy_hold(struct deputy *d, int stopped, char **cause);
+void	 deputy_hold_resume(struct deputy *d);
+int	 deputy_hold_to_entry(struct deputy *d, char **cause);
+
+/* deputy-signal.c */
+int	 deputy_signal_pending(pid_t pid);
+int	 deputy_signal_relay(struct deputy *d, const siginfo_t *si,
+	    char **cause);
+int	 deputy_signal_stolen(struct deputy *d, char **cause);
+int	 deputy_signal_stopped(struct deputy *d, const uint8_t *body,
+	    size_t len, char **cause);
+
+/* deputy-ckpt.c */
+void	 deputy_ckpt_init(struct deputy *d);
+int	 deputy_ckpt_take(struct deputy *d, int fd, char **cause);
+void	 deputy_ckpt_home(struct deputy *d);
+int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
+	    char **lost);
+void	 deputy_ckpt_ended(struct deputy *d);
+int	 deputy_ckpt_open_last(struct deputy *d, char **path, char **cause);
+int	 deputy_ckpt_recover(struct deputy *d);
+
+/* deputy-serve.c */
+void	 deputy_serve_done(struct deputy *d);
+int	 deputy_serve_flush(struct deputy *d, char **cause);
+int	 deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+int	 deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+int	 deputy_serve_stop(struct deputy *d, int status, char **cause);
+int	 deputy_serve_settle(struct deputy *d, char **cause);
+
+/* deputy-move.c */
+void	 deputy_move_close(struct deputy *d);
+int	 deputy_move_out(struct deputy *d, uint32_t node, int stopped,
+	    char **cause);
+void	 deputy_move_home(struct deputy *d);
+int	 deputy_move_arrive_home(struct deputy *d, char **cause);
+
+/* deputy-away.c */
+void	 deputy_away_lost(struct deputy *d, const char *why);
+void	 deputy_away_ended(struct deputy *d);
+int	 deputy_away_come_home(struct deputy *d, char **cause);
+int	 deputy_away_move(struct deputy *d, uint32_t node, int stopped,
+	    char **cause);
+void	 deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents);
+void	 deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w,
+	    int revents);
+
+/* --- the guest agent ------------------------------------------------- */
+
+enum guest_state {
+	GUEST_ARRIVING,		/* the image is coming */
+	GUEST_RUNNING,
+	GUEST_STOPPED,		/* by a stop signal */
+	GUEST_LEAVING,		/* going home */
+};
+
+struct guest {
+	Osm__GuestStart		*gs;
+	enum guest_state	 state;
+	struct ev_loop		*loop;
+	struct conn		 conn;		/* to mosd, and its orders */
+	struct session		 ses;		/* with the deputy */
+	ev_io			 ses_ev;
+	pid_t			 pid;		/* R */
+	struct remote		*remote;	/* R's calls (libremote) */
+	ev_io			 notif_ev;
+	ev_signal		 sigchld;
+	ev_timer		 stats;
+	struct emulate_base	 base;		/* CPU used before it came */
+	uint64_t		 pending;	/* the call at home, or 0 */
+	int			 held[NSIG];	/* signals held until its reply */
+	int			 nheld;
+	int			 expelled;	/* asked home to call it home */
+	int			 ckpt_wanted;	/* home asked for R's context */
+};
+
+/* guest-ses.c */
+void	 guest_ses_stop(struct guest *g, int code)
+	    __attribute__((noreturn));
+void	 guest_ses_fail(struct guest *g, const char *why)
+	    __attribute__((noreturn));
+int	 guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
+	    size_t len);
+int	 guest_ses_send(struct guest *g, uint16_t kind,
+	    const struct ProtobufCMessage *msg);
+
+/* guest-signal.c */
+void	 guest_signal_deliver(struct guest *g, const Osm__SesSignal *s);
+void	 guest_signal_deliver_held(struct guest *g);
+int	 guest_signal_wakes(pid_t pid, int sig);
+void	 guest_signal_from_home(struct guest *g, const uint8_t *body,
+	    size_t len);
+
+/* guest-move.c */
+int	 guest_move_dump_fn(int fd, void *arg, char **cause);
+int	 guest_move_arrive(struct guest *g, char **cause);
+int	 guest_move_ended(struct guest *g);
+void	 guest_move_home(struct guest *g, const char *why);
+
+/* guest-ckpt.c */
+int	 guest_ckpt(struct guest *g, uint64_t broken);
+
+/* guest-serve.c */
+void	 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents);
+void	 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len);
+
+#endif
