@@ -1,6 +1,6 @@
 /*
  * The task's own kernel state besides registers, signals and files: the
- * mm's bounds and auxv (PR_SET_MM_MAP), rseq, the clear-child-tid and
+ * mm's bounds and auxv (PR_SET_MM_MAP), the clear-child-tid and
  * robust-list addresses, personality, name, identity, rlimits, CPU time.
  */
 #include <sys/prctl.h>
@@ -27,7 +27,6 @@
 
 #define ARCH_GET_XCOMP_PERM	0x1022
 #define ARCH_REQ_XCOMP_PERM	0x1023
-#define RSEQ_FLAG_UNREGISTER	1
 #define AUXV_MAX		1024
 #define CMDLINE_MAX		(64 << 10)
 #define COMM_MAX		64
@@ -227,7 +226,6 @@ int
 core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
     int flags, char **cause)
 {
-	struct ptrace_rseq_configuration rc;
 	unsigned long long	 f[53];
 	uint8_t			*buf;
 	size_t			 len;
@@ -286,18 +284,8 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 	}
 	k->robust_list = head;
 	k->robust_list_len = hlen;
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof rc,
-	    &rc) == -1) {
-		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
-		    strerror(errno));
+	if (rseq_dump(t, k, cause) == -1)
 		return -1;
-	}
-	if (rc.rseq_abi_pointer != 0) {
-		k->has_rseq_addr = k->has_rseq_len = k->has_rseq_sig = 1;
-		k->rseq_addr = rc.rseq_abi_pointer;
-		k->rseq_len = rc.rseq_abi_size;
-		k->rseq_sig = rc.signature;
-	}
 	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
 	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
 		goto inject;
@@ -581,77 +569,4 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 inject:
 	*cause = task_cause(t);
 	return -1;
-}
-
-int
-core_rseq_unregister(struct mig_task *t, char **cause)
-{
-	struct ptrace_rseq_configuration rc;
-
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof rc,
-	    &rc) == -1) {
-		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
-		    strerror(errno));
-		return -1;
-	}
-	if (rc.rseq_abi_pointer == 0)
-		return 0;
-	/* The length the kernel registered, not glibc's __rseq_size. */
-	if (task_sys_ok(t, "rseq unregister", SYS_rseq,
-	    (sysargs){ rc.rseq_abi_pointer, rc.rseq_abi_size,
-	    RSEQ_FLAG_UNREGISTER, rc.signature }) == -1) {
-		*cause = task_cause(t);
-		return -1;
-	}
-	return 0;
-}
-
-/* Last of all the injected calls, so the kernel sees the real ip next. */
-int
-core_restore_rseq(struct mig_task *t, const Osm__ImgTask *k, char **cause)
-{
-	if (!k->has_rseq_addr)
-		return 0;
-	if (task_sys_ok(t, "rseq register", SYS_rseq, (sysargs){ k->rseq_addr,
-	    k->rseq_len, 0, k->rseq_sig }) == -1) {
-		*cause = task_cause(t);
-		return -1;
-	}
-	return 0;
-}
-
-/* The rseq_cs word of the task's rseq area (0 without rseq). */
-int
-core_rseq_cs(struct mig_task *t, uint64_t *cs, char **cause)
-{
-	struct ptrace_rseq_configuration rc;
-
-	*cs = 0;
-	t->rseq_area = 0;
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof rc,
-	    &rc) == -1) {
-		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
-		    strerror(errno));
-		return -1;
-	}
-	if (rc.rseq_abi_pointer == 0)
-		return 0;
-	t->rseq_area = rc.rseq_abi_pointer;
-	return task_read(t, t->rseq_area + 8, cs, sizeof *cs, cause);
-}
-
-int
-core_rseq_cs_put(struct mig_task *t, uint64_t cs, char **cause)
-{
-	char	*c = NULL;
-	int	 rc;
-
-	if (t->rseq_area == 0)
-		return 0;
-	rc = task_write(t, t->rseq_area + 8, &cs, sizeof cs, &c);
-	if (cause != NULL)
-		*cause = c;
-	else
-		free(c);
-	return rc;
 }

@@ -109,7 +109,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	struct mm_dump	 md;
 	struct img	 img;
 	struct mig_pin	 pin = { .pinned = 0 };
-	uint64_t	 rseq_cs = 0;
+	uint64_t	 cs_word = 0;
 	int		 rc = -1, have_cs = 0;
 
 	memset(&md, 0, sizeof md);
@@ -126,7 +126,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	 * Our calls return to user space, where the kernel clears an rseq
 	 * critical section pointer that no longer matches the ip: keep it.
 	 */
-	if (core_rseq_cs(t, &rseq_cs, cause) == -1)
+	if (rseq_cs(t, &cs_word, cause) == -1)
 		goto out;
 	have_cs = 1;
 	if (task_scratch(t, 0, DUMP_SCRATCH, cause) == -1)
@@ -138,7 +138,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 		goto out;
 	if (task_unscratch(t, cause) == -1)
 		goto out;
-	if (core_rseq_cs_put(t, rseq_cs, cause) == -1)
+	if (rseq_cs_put(t, cs_word, cause) == -1)
 		goto out;
 	have_cs = 0;
 	if (task_settle(t, cause) == -1)
@@ -169,7 +169,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	rc = 0;
 out:
 	if (have_cs)
-		core_rseq_cs_put(t, rseq_cs, NULL);
+		rseq_cs_put(t, cs_word, NULL);
 	task_unscratch(t, NULL);
 	mig_unpin(t, &pin);
 	core_free(&hdr, &task);
@@ -198,7 +198,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	Osm__ImgFiles	 files = OSM__IMG_FILES__INIT;
 	Osm__ImgRecord	*rec = NULL;
 	struct mig_image mi;
-	struct pages_cursor cur;
+	struct img_pages cur;
 	struct img	 in, out;
 	uint8_t		*buf = NULL;
 	int		 rc = -1, more;
@@ -256,8 +256,8 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 
 	/* The pages as they come, each run checked as a restore checks it. */
 	buf = xmalloc(MIG_PAGES_MAX);
-	pages_cursor_init(&cur, mi.mm);
-	while ((more = pages_next(&in, &cur, mi.vma_pages, buf, &rec,
+	img_pages_init(&cur, mi.mm);
+	while ((more = img_pages_next(&in, &cur, mi.vma_pages, buf, &rec,
 	    cause)) == 1) {
 		if (img_write_pages(&out, rec->pages->extents,
 		    rec->pages->n_extents, buf, in.raw_len, cause) == -1)

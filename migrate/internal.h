@@ -8,6 +8,12 @@
 
 #include "migrate.h"
 
+/* The kernel's restart codes, which libc does not define. */
+#define ERESTARTSYS		512
+#define ERESTARTNOINTR		513
+#define ERESTARTNOHAND		514
+#define ERESTART_RESTARTBLOCK	516
+
 struct mig_task {
 	pid_t		 pid;
 	int		 spawned;	/* our child, killed on failure */
@@ -34,6 +40,8 @@ int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
 int	 task_scratch(struct mig_task *, uint64_t, size_t, char **);
 int	 task_unscratch(struct mig_task *, char **);
 int	 task_settle(struct mig_task *, char **);
+int	 task_requeue(struct mig_task *, const siginfo_t *, int, char **);
+int	 task_requeue_stolen(struct mig_task *, char **);
 char	*task_cause(struct mig_task *);
 
 /* image.c */
@@ -55,6 +63,15 @@ int	 img_write_seal(struct img *, int, char **);
 Osm__ImgRecord *img_read(struct img *, char **);
 int	 img_read_raw(struct img *, void *, size_t, char **);
 int	 img_read_meta(struct img *, struct mig_image *, char **);
+/* Where a stream of page records has got to in the memory map. */
+struct img_pages {
+	const Osm__ImgMm *mm;
+	size_t		 vma;		/* where the last extent was */
+	uint64_t	 end;		/* and where it ended */
+};
+void	 img_pages_init(struct img_pages *, const Osm__ImgMm *);
+int	 img_pages_next(struct img *, struct img_pages *, uint64_t *,
+	    uint8_t *, Osm__ImgRecord **, char **);
 
 /* crc32c.c */
 uint32_t crc32c(uint32_t, const void *, size_t);
@@ -87,27 +104,17 @@ int	 mm_file_id(const struct stat *, Osm__ImgFileId *);
 int	 mm_same_file(const Osm__ImgFileId *, const struct stat *);
 
 /* pages.c */
-/* Where a stream of page records has got to in the memory map. */
-struct pages_cursor {
-	const Osm__ImgMm *mm;
-	size_t		 vma;		/* where the last extent was */
-	uint64_t	 end;		/* and where it ended */
-};
 int	 pages_scan(struct mig_task *, struct mm_dump *, char **);
 int	 pages_dump(struct mig_task *, struct mm_dump *, struct img *,
 	    struct mig_stats *, char **);
 int	 pages_restore(struct mig_task *, const Osm__ImgMm *, struct img *,
 	    struct mig_stats *, char **);
-void	 pages_cursor_init(struct pages_cursor *, const Osm__ImgMm *);
-int	 pages_next(struct img *, struct pages_cursor *, uint64_t *, uint8_t *,
-	    Osm__ImgRecord **, char **);
 
 /* regs.c */
 int	 regs_dump(struct mig_task *, Osm__ImgRegs *, char **);
 void	 regs_free(Osm__ImgRegs *);
 int	 regs_check(struct mig_task *, const Osm__ImgRegs *, char **);
 int	 regs_restore(struct mig_task *, const Osm__ImgRegs *, char **);
-void	 regs_resumable(struct user_regs_struct *);
 
 /* core.c */
 int	 core_dump(struct mig_task *, Osm__ImgHeader *, Osm__ImgTask *, int,
@@ -119,18 +126,20 @@ int	 core_restore_identity(struct mig_task *, const Osm__ImgTask *, int,
 	    char **);
 int	 core_restore(struct mig_task *, const Osm__ImgHeader *,
 	    const Osm__ImgTask *, int, char **);
-int	 core_restore_rseq(struct mig_task *, const Osm__ImgTask *, char **);
-int	 core_rseq_unregister(struct mig_task *, char **);
-int	 core_rseq_cs(struct mig_task *, uint64_t *, char **);
-int	 core_rseq_cs_put(struct mig_task *, uint64_t, char **);
 int	 core_status_value(pid_t, const char *, char *, size_t, char **);
+
+/* rseq.c */
+int	 rseq_dump(struct mig_task *, Osm__ImgTask *, char **);
+int	 rseq_unregister(struct mig_task *, char **);
+int	 rseq_restore(struct mig_task *, const Osm__ImgTask *, char **);
+int	 rseq_cs(struct mig_task *, uint64_t *, char **);
+int	 rseq_cs_put(struct mig_task *, uint64_t, char **);
 
 /* sig.c */
 int	 sig_dump(struct mig_task *, Osm__ImgSignals *, int, char **);
 void	 sig_free(Osm__ImgSignals *);
 int	 sig_check(const Osm__ImgSignals *, char **);
 int	 sig_restore(struct mig_task *, const Osm__ImgSignals *, int, char **);
-int	 sig_requeue(struct mig_task *, const siginfo_t *, int, char **);
 
 /* files.c */
 int	 files_dump(struct mig_task *, Osm__ImgFiles *, int, char **);

@@ -691,7 +691,7 @@ mig_empty(struct mig_task *t, char **cause)
 	size_t		 na, i;
 	int		 rc = -1;
 
-	if (core_rseq_unregister(t, cause) == -1 ||
+	if (rseq_unregister(t, cause) == -1 ||
 	    mm_target_areas(t->pid, &a, &na, cause) == -1)
 		return -1;
 	for (i = 0; i < na; i++) {

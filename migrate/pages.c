@@ -409,110 +409,6 @@ out:
 	return rc;
 }
 
-void
-pages_cursor_init(struct pages_cursor *cur, const Osm__ImgMm *mm)
-{
-	cur->mm = mm;
-	cur->vma = 0;
-	cur->end = 0;
-}
-
-/*
- * Every extent must lie in an area that carries pages, after the last
- * one: so no page is written twice, nor outside the areas made for them.
- * Counts pages per area into counts.
- */
-static int
-pages_cursor_check(struct pages_cursor *cur, const Osm__ImgPages *p,
-    uint64_t *counts, char **cause)
-{
-	const Osm__ImgMm	*mm = cur->mm;
-	const Osm__ImgVma	*v;
-	const Osm__ImgExtent	*e;
-	uint64_t		 end;
-	size_t			 i;
-
-	for (i = 0; i < p->n_extents; i++) {
-		e = p->extents[i];
-		end = e->addr + e->npages * MIG_PAGE;
-		if (e->addr % MIG_PAGE != 0 || end <= e->addr ||
-		    e->addr < cur->end)
-			goto bad;
-		while (cur->vma < mm->n_vmas &&
-		    mm->vmas[cur->vma]->end <= e->addr)
-			cur->vma++;
-		if (cur->vma == mm->n_vmas)
-			goto bad;
-		v = mm->vmas[cur->vma];
-		if (e->addr < v->start || end > v->end ||
-		    counts[cur->vma] + e->npages > v->pages)
-			goto bad;
-		counts[cur->vma] += e->npages;
-		cur->end = end;
-	}
-	return 0;
-bad:
-	xasprintf(cause, "image corrupted: pages at 0x%llx lie outside the "
-	    "areas that carry pages", (unsigned long long)e->addr);
-	return -1;
-}
-
-static int
-pages_cursor_done(struct pages_cursor *cur, const uint64_t *counts,
-    char **cause)
-{
-	const Osm__ImgMm	*mm = cur->mm;
-	size_t			 i;
-
-	for (i = 0; i < mm->n_vmas; i++) {
-		if (counts[i] != mm->vmas[i]->pages) {
-			xasprintf(cause, "image corrupted: area at 0x%llx has "
-			    "%llu of its %llu pages",
-			    (unsigned long long)mm->vmas[i]->start,
-			    (unsigned long long)counts[i],
-			    (unsigned long long)mm->vmas[i]->pages);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/*
- * The next run of an image's pages, after its description: checked
- * against the memory map as the cursor goes (counts per area, n_vmas + 1
- * of them), its contents read into buf (MIG_PAGES_MAX bytes). 1 with the
- * record in *rec, which the caller frees, and img->raw_len bytes in buf;
- * 0 at the final seal, every area's pages found; -1 with *cause.
- */
-int
-pages_next(struct img *img, struct pages_cursor *cur, uint64_t *counts,
-    uint8_t *buf, Osm__ImgRecord **rec, char **cause)
-{
-	Osm__ImgRecord	*r;
-
-	*rec = NULL;
-	if ((r = img_read(img, cause)) == NULL)
-		return -1;
-	if (r->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-	    r->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
-		osm__img_record__free_unpacked(r, NULL);
-		return pages_cursor_done(cur, counts, cause) == -1 ? -1 : 0;
-	}
-	if (r->body_case != OSM__IMG_RECORD__BODY_PAGES) {
-		xasprintf(cause, "image corrupted: a record other than pages "
-		    "among the pages");
-		osm__img_record__free_unpacked(r, NULL);
-		return -1;
-	}
-	if (pages_cursor_check(cur, r->pages, counts, cause) == -1 ||
-	    img_read_raw(img, buf, img->raw_len, cause) == -1) {
-		osm__img_record__free_unpacked(r, NULL);
-		return -1;
-	}
-	*rec = r;
-	return 1;
-}
-
 /*
  * Write the image's pages into the target, each batch checked against the
  * memory map before it is written, until the final seal. Reading the next
@@ -525,7 +421,7 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
     struct mig_stats *st, char **cause)
 {
 	Osm__ImgRecord	*rec = NULL;
-	struct pages_cursor cur;
+	struct img_pages cur;
 	struct iovec	 local, remote[MIG_EXTENTS_MAX];
 	uint64_t	*counts, t0 = now_us();
 	uint8_t		*buf;
@@ -535,8 +431,8 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 
 	counts = xcalloc(mm->n_vmas + 1, sizeof *counts);
 	buf = xmalloc(MIG_PAGES_MAX);
-	pages_cursor_init(&cur, mm);
-	while ((more = pages_next(img, &cur, counts, buf, &rec, cause)) == 1) {
+	img_pages_init(&cur, mm);
+	while ((more = img_pages_next(img, &cur, counts, buf, &rec, cause)) == 1) {
 		len = img->raw_len;
 		for (i = 0; i < rec->pages->n_extents; i++) {
 			remote[i].iov_base =

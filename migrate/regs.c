@@ -16,10 +16,6 @@
 #include "lib/osm.h"
 #include "internal.h"
 
-#define ERESTARTSYS		512
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
 
 /* Where ptrace puts XCR0 in the XSAVE block's software area (as gdb). */
 #define XSTATE_XCR0_OFF		464
@@ -221,27 +217,4 @@ regs_restore(struct mig_task *t, const Osm__ImgRegs *img, char **cause)
 	r->orig_rax = -1;
 	t->regs_dirty = 1;
 	return 0;
-}
-
-/*
- * The dumped task goes on after our injected calls returned through
- * syscall exit, which does not run the restart logic: do it here, as the
- * kernel would have.
- */
-void
-regs_resumable(struct user_regs_struct *r)
-{
-	long	rax = (long)r->rax;
-
-	if ((long)r->orig_rax < 0)
-		return;
-	if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR ||
-	    rax == -ERESTARTNOHAND) {
-		r->rax = r->orig_rax;
-		r->rip -= 2;
-	} else if (rax == -ERESTART_RESTARTBLOCK) {
-		r->rax = SYS_restart_syscall;
-		r->rip -= 2;
-	}
-	r->orig_rax = -1;
 }

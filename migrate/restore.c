@@ -24,7 +24,6 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	struct mig_image mi;
 	struct img	 img;
 	struct mig_pin	 pin = { .pinned = 0 };
-	size_t		 i;
 	int		 rc = -1, flags = o != NULL ? o->flags : 0;
 	int		 context = flags & MIG_CONTEXT;
 
@@ -42,7 +41,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 
 	/* From here on the target changes. */
 	mig_pin(t, &pin);
-	if (core_rseq_unregister(t, cause) == -1 ||
+	if (rseq_unregister(t, cause) == -1 ||
 	    mm_restore_clear(t, mi.mm, cause) == -1 ||
 	    core_restore_identity(t, mi.task, flags, cause) == -1 ||
 	    mm_restore_map(t, mi.mm, cause) == -1 ||
@@ -53,13 +52,9 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	    sig_restore(t, mi.sig, flags, cause) == -1)
 		goto out;
 	/* Signals that reached the target while we held it. */
-	for (i = 0; i < t->nstolen; i++) {
-		if (sig_requeue(t, &t->stolen[i], 0, cause) == -1)
-			goto out;
-	}
-	t->nstolen = 0;
-	if (task_unscratch(t, cause) == -1 ||
-	    core_restore_rseq(t, mi.task, cause) == -1 ||
+	if (task_requeue_stolen(t, cause) == -1 ||
+	    task_unscratch(t, cause) == -1 ||
+	    rseq_restore(t, mi.task, cause) == -1 ||
 	    regs_restore(t, mi.regs, cause) == -1)
 		goto out;
 	if (st != NULL) {

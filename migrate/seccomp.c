@@ -30,20 +30,6 @@
 #include "lib/osm.h"
 #include "internal.h"
 
-/* Give back the signals t's stops took, by injection: before the filter. */
-static int
-seccomp_requeue(struct mig_task *t, char **cause)
-{
-	size_t	i;
-
-	for (i = 0; i < t->nstolen; i++) {
-		if (sig_requeue(t, &t->stolen[i], 0, cause) != 0)
-			return -1;
-	}
-	t->nstolen = 0;
-	return 0;
-}
-
 /*
  * Install prog in the stopped task t and return our end of its listener,
  * or -1. t's scratch area is used if it has one big enough; otherwise a
@@ -66,7 +52,8 @@ mig_seccomp(struct mig_task *t, const struct sock_fprog *prog, char **cause)
 			goto out;
 		ours = 1;
 	}
-	if (seccomp_requeue(t, cause) != 0)
+	/* by injection: before the filter, which may stop the call */
+	if (task_requeue_stolen(t, cause) != 0)
 		goto out;
 	/* struct sock_fprog: a short count, padding, the pointer */
 	hdr[0] = prog->len;

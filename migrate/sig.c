@@ -254,26 +254,6 @@ bad:
 	return -1;
 }
 
-/* Queue signals in the task as if they had never left its queue. */
-int
-sig_requeue(struct mig_task *t, const siginfo_t *si, int shared,
-    char **cause)
-{
-	if (task_write(t, t->scratch, si, sizeof *si, cause) == -1)
-		return -1;
-	if (shared) {
-		if (task_sys_ok(t, "rt_sigqueueinfo", SYS_rt_sigqueueinfo,
-		    (sysargs){ t->pid, si->si_signo, t->scratch }) == -1)
-			goto inject;
-	} else if (task_sys_ok(t, "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo,
-	    (sysargs){ t->pid, t->pid, si->si_signo, t->scratch }) == -1)
-		goto inject;
-	return 0;
-inject:
-	*cause = task_cause(t);
-	return -1;
-}
-
 int
 sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
     char **cause)
@@ -352,12 +332,12 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
 	}
 	for (i = 0; i < s->n_pending; i++) {
 		memcpy(&si, s->pending[i].data, sizeof si);
-		if (sig_requeue(t, &si, 0, cause) == -1)
+		if (task_requeue(t, &si, 0, cause) == -1)
 			return -1;
 	}
 	for (i = 0; i < s->n_pending_shared; i++) {
 		memcpy(&si, s->pending_shared[i].data, sizeof si);
-		if (sig_requeue(t, &si, 1, cause) == -1)
+		if (task_requeue(t, &si, 1, cause) == -1)
 			return -1;
 	}
 	return 0;

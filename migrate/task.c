@@ -420,8 +420,10 @@ mig_seize(pid_t pid, char **cause)
 		return NULL;
 	}
 	/* A zombie would never report the stop we wait for. */
-	if (core_status_value(pid, "State", state, sizeof state, cause) == -1)
+	if (proc_status(pid, "State", state, sizeof state) == -1) {
+		xasprintf(cause, "no process %d", pid);
 		return NULL;
+	}
 	if (strchr("ZX", state[strspn(state, " \t")]) != NULL) {
 		xasprintf(cause, "process %d has exited", pid);
 		return NULL;
@@ -541,6 +543,66 @@ mig_pid(const struct mig_task *t)
 }
 
 /*
+ * The dumped task goes on after our injected calls returned through
+ * syscall exit, which does not run the restart logic: do it here, as the
+ * kernel would have.
+ */
+static void
+task_resumable(struct user_regs_struct *r)
+{
+	long	rax = (long)r->rax;
+
+	if ((long)r->orig_rax < 0)
+		return;
+	if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR ||
+	    rax == -ERESTARTNOHAND) {
+		r->rax = r->orig_rax;
+		r->rip -= 2;
+	} else if (rax == -ERESTART_RESTARTBLOCK) {
+		r->rax = SYS_restart_syscall;
+		r->rip -= 2;
+	}
+	r->orig_rax = -1;
+}
+
+/* Queue signals in the task as if they had never left its queue. */
+int
+task_requeue(struct mig_task *t, const siginfo_t *si, int shared,
+    char **cause)
+{
+	if (task_write(t, t->scratch, si, sizeof *si, cause) == -1)
+		return -1;
+	if (shared) {
+		if (task_sys_ok(t, "rt_sigqueueinfo", SYS_rt_sigqueueinfo,
+		    (sysargs){ t->pid, si->si_signo, t->scratch }) == -1)
+			goto inject;
+	} else if (task_sys_ok(t, "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo,
+	    (sysargs){ t->pid, t->pid, si->si_signo, t->scratch }) == -1)
+		goto inject;
+	return 0;
+inject:
+	*cause = task_cause(t);
+	return -1;
+}
+
+/*
+ * Give the task back every signal our stops took, as it had them; its
+ * scratch area must be mapped.
+ */
+int
+task_requeue_stolen(struct mig_task *t, char **cause)
+{
+	size_t	i;
+
+	for (i = 0; i < t->nstolen; i++) {
+		if (task_requeue(t, &t->stolen[i], 0, cause) == -1)
+			return -1;
+	}
+	t->nstolen = 0;
+	return 0;
+}
+
+/*
  * Put back the registers the task is to resume with, its interrupted call
  * restarted as the kernel would have after our injected calls (which
  * return through syscall exit, where the restart logic does not run).
@@ -552,7 +614,7 @@ task_settle(struct mig_task *t, char **cause)
 {
 	if (!t->regs_dirty)
 		return 0;
-	regs_resumable(&t->regs);
+	task_resumable(&t->regs);
 	if (task_setregs(t, &t->regs, cause) == -1)
 		return -1;
 	t->regs_dirty = 0;
@@ -563,17 +625,10 @@ task_settle(struct mig_task *t, char **cause)
 static int
 task_hand_back(struct mig_task *t, char **cause)
 {
-	size_t	i;
-
 	if (t->nstolen > 0) {
-		if (task_scratch(t, 0, MIG_PAGE, cause) == -1)
-			return -1;
-		for (i = 0; i < t->nstolen; i++) {
-			if (sig_requeue(t, &t->stolen[i], 0, cause) == -1)
-				return -1;
-		}
-		t->nstolen = 0;
-		if (task_unscratch(t, cause) == -1)
+		if (task_scratch(t, 0, MIG_PAGE, cause) == -1 ||
+		    task_requeue_stolen(t, cause) == -1 ||
+		    task_unscratch(t, cause) == -1)
 			return -1;
 	}
 	return task_settle(t, cause);
