@@ -166,7 +166,7 @@ balance_best(struct mosd *m, const struct mproc *p, uint64_t need)
 			best = v;
 			ties = 1;
 		} else if (s == top && best->id != m->conf->self &&
-		    gossip_rand(&m->balance.rng) % ++ties == 0)
+		    rand_below(&m->balance.rng, ++ties) == 0)
 			best = v;
 	}
 	return best != NULL ? best->id : m->conf->self;
@@ -274,7 +274,7 @@ balance_one(struct mosd *m, struct mproc *p, uint8_t *taken,
 			top = s;
 			best = v;
 			ties = 1;
-		} else if (s == top && gossip_rand(&b->rng) % ++ties == 0)
+		} else if (s == top && rand_below(&b->rng, ++ties) == 0)
 			best = v;
 	}
 	if (best == NULL)
@@ -316,7 +316,7 @@ balance_round(struct mosd *m)
 		if (p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
 			order[n++] = p;
 	for (i = n - 1; i > 0; i--) {
-		j = gossip_rand(&m->balance.rng) % (i + 1);
+		j = rand_below(&m->balance.rng, i + 1);
 		p = order[i];
 		order[i] = order[j];
 		order[j] = p;

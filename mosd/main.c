@@ -310,7 +310,7 @@ main(int argc, char **argv)
 	m.probe_timer.data = &m;
 	ev_timer_start(m.loop, &m.probe_timer);
 	/* Random phase, so that nodes started together do not send together */
-	first = (gossip_rand(&m.gossip->rng) % m.conf->interval_ms) / 1000.0;
+	first = rand_below(&m.gossip->rng, m.conf->interval_ms) / 1000.0;
 	ev_timer_init(&m.gossip_timer, mosd_gossip_cb, first,
 	    m.conf->interval_ms / 1000.0);
 	m.gossip_timer.data = &m;

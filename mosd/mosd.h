@@ -105,7 +105,6 @@ int	 gossip_merge(struct gossip *, size_t, uint64_t,
 	    const struct gossip_info *);
 int	 gossip_up(const struct gossip *, size_t, uint64_t);
 const char *gossip_strerror(enum gossip_result);
-uint64_t gossip_rand(uint64_t *);
 
 /* probe.c */
 #define PROBE_TAU_MS		1500	/* smoothing time constant */
