@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mosd.h"
+#include "lib/osm.h"
+#include "gossip.h"
 #include "proto/gossip.pb-c.h"
 
 #define GOSSIP_LOAD_MAX		10000000U	/* load 100000.00 */

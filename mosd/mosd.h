@@ -11,100 +11,12 @@
 #include <stdint.h>
 
 #include "lib/osm.h"
+#include "gossip.h"
 
 #define FRAME_KIND_GOSSIP	1
 #define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
 #define MIG_KIND_OFFER		3
 #define MIG_KIND_ANSWER		4
-
-/* gossip.c */
-#define GOSSIP_MSG_MAX		1400	/* bytes of a whole datagram */
-#define GOSSIP_MAX_AGE_MS	(7U * 24 * 3600 * 1000)
-#define GOSSIP_AGE_UNIT_MS	10	/* ages travel in 10 ms units */
-
-struct gossip_info {
-	uint32_t	load;		/* x 100 */
-	uint32_t	cpus;		/* x 100 */
-	uint32_t	speed;
-	uint32_t	mem_total;	/* MiB */
-	uint32_t	mem_free;	/* MiB */
-	uint32_t	guests;
-	uint32_t	flags;
-};
-
-struct gossip_entry {
-	uint64_t		stamp;	/* local ms the info was fresh; 0: none */
-	struct gossip_info	info;
-};
-
-/* Per sender: the newest message seen, to refuse replays. */
-struct gossip_sender {
-	uint64_t	incarnation;
-	uint64_t	seq;
-	uint64_t	heard;		/* local ms of its last message */
-};
-
-struct gossip_recent {
-	uint32_t	idx;
-	uint64_t	stamp;
-};
-
-enum gossip_result {
-	GOSSIP_OK = 0,
-	GOSSIP_MALFORMED,	/* not a Gossip message */
-	GOSSIP_BAD_FIELD,	/* a value out of range, a duplicate entry */
-	GOSSIP_UNKNOWN_NODE,	/* sender or entry not in the map */
-	GOSSIP_FROM_SELF,
-	GOSSIP_REPLAY,		/* not newer than the last from that sender */
-	GOSSIP_WRONG_SOURCE,	/* sender is not the node at that address */
-	GOSSIP_NRESULTS
-};
-
-struct gossip {
-	uint32_t		 self;
-	size_t			 self_idx;
-	size_t			 n;
-	uint32_t		*ids;		/* sorted */
-	struct gossip_entry	*view;		/* parallel to ids */
-	struct gossip_sender	*senders;	/* parallel to ids */
-	uint32_t		 window;
-	size_t			 max_body;
-	uint64_t		 incarnation;
-	uint64_t		 seq;
-	uint64_t		 timeout_ms;
-	size_t			 last_entries;	/* in the last message built */
-
-	uint32_t		*order;		/* a shuffled cycle of targets */
-	size_t			 order_next;
-	struct gossip_recent	*recent;	/* ring of fresh updates */
-	size_t			 nrecent;
-	size_t			 recent_head;
-
-	/* scratch, sized once */
-	struct gossip_recent	*cand;		/* nrecent */
-	uint8_t			*picked;	/* n */
-	uint32_t		*pick;		/* n, by priority */
-	uint32_t		*sorted;	/* n, by node id */
-	uint32_t		*rx_idx;	/* n */
-	struct gossip_info	*rx_info;	/* n */
-	uint64_t		 rng;
-};
-
-struct gossip *gossip_new(uint32_t, const uint32_t *, size_t, uint32_t,
-	    uint64_t, uint64_t);
-void	 gossip_free(struct gossip *);
-ssize_t	 gossip_index(const struct gossip *, uint32_t);
-void	 gossip_set_self(struct gossip *, const struct gossip_info *,
-	    uint64_t);
-uint32_t gossip_next_target(struct gossip *);
-size_t	 gossip_build(struct gossip *, uint32_t, uint64_t, uint8_t *, size_t);
-enum gossip_result gossip_receive(struct gossip *, uint64_t, const uint8_t *,
-	    size_t, uint32_t, uint32_t *);
-uint64_t gossip_timeout(size_t, uint64_t, uint64_t);
-int	 gossip_merge(struct gossip *, size_t, uint64_t,
-	    const struct gossip_info *);
-int	 gossip_up(const struct gossip *, size_t, uint64_t);
-const char *gossip_strerror(enum gossip_result);
 
 /* probe.c */
 #define PROBE_TAU_MS		1500	/* smoothing time constant */

@@ -7,12 +7,12 @@
  * ordered pairs (v, u), v != u, once the run has settled.
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mosd/mosd.h"
+#include "lib/osm.h"
+#include "mosd/gossip.h"
 
 #define SIM_INTERVAL_MS	1000
 
