@@ -12,33 +12,12 @@
 
 #include "lib/osm.h"
 #include "gossip.h"
+#include "probe.h"
 
 #define FRAME_KIND_GOSSIP	1
 #define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
 #define MIG_KIND_OFFER		3
 #define MIG_KIND_ANSWER		4
-
-/* probe.c */
-#define PROBE_TAU_MS		1500	/* smoothing time constant */
-struct probe {
-	char		 root[256];	/* "" normally; a fake tree in tests */
-	char		 cpu_cg[512];	/* cgroup dir of the cpu controller */
-	char		 mem_cg[512];	/* cgroup dir of the memory controller */
-	int		 v2;
-	uint32_t	 speed;
-	pid_t		 exclude;	/* our own tid, not counted */
-	double		 runnable;	/* smoothed */
-	uint64_t	 last_ms;
-	double		 cpus;
-	uint64_t	 mem_total;	/* bytes */
-	uint64_t	 mem_free;	/* bytes */
-};
-int	 probe_init(struct probe *, const char *, uint32_t, pid_t, char **);
-void	 probe_sample(struct probe *, uint64_t);
-void	 probe_info(const struct probe *, struct gossip_info *);
-int	 probe_count_runnable(const char *, pid_t);
-double	 probe_smooth(double, double, uint64_t);
-uint32_t probe_load(double, double, uint32_t);
 
 /* peer.c */
 struct mosd;
