@@ -162,7 +162,7 @@ mosd_free(struct mosd *m)
 	free(m->rxbuf);
 	gossip_free(m->gossip);
 	policy_free(m->policy);
-	free(m->balance.nodes);
+	free(m->balance.view.nodes);
 	conf_free(m->conf);
 	explicit_bzero(&m->key, sizeof m->key);
 }

@@ -1,6 +1,8 @@
 /*
  * mosd — the per-node daemon: load probe, gossip, control socket, the
- * migration broker, policy and the balancer.
+ * migration broker, policy and the balancer. The pure cores have headers
+ * of their own, without libev or struct mosd (gossip.h, probe.h, the
+ * balancer's decision in decide.h); this one is the daemon around them.
  */
 #ifndef MOSD_H
 #define MOSD_H
@@ -13,6 +15,7 @@
 #include "lib/osm.h"
 #include "gossip.h"
 #include "probe.h"
+#include "decide.h"
 
 #define FRAME_KIND_GOSSIP	1
 #define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
@@ -153,34 +156,21 @@ int	 rules_may_send(struct mosd *, const struct mproc *, uint32_t,
 	    char **);
 int	 rules_may_take(struct mosd *, const struct Osm__MigOffer *, char **);
 
-/* balance.c */
+/* balance.c: the glue of the balancer's decision (decide.h) */
 #define BALANCE_INTERVAL	0.5	/* seconds between rounds */
-struct node_view {			/* what the balancer knows of a node */
-	uint32_t	 id;
-	double		 runnable;	/* tasks that want a CPU */
-	double		 cpus;
-	uint32_t	 speed;
-	uint64_t	 mem_free;	/* bytes */
-	uint32_t	 flags;		/* NodeFlag */
-	double		 pending;	/* our moves there not yet in its load */
-};
-struct balance_move {			/* one of ours, recently */
+struct balance_move {			/* one of ours, recently ordered */
 	uint32_t	 from, to;
 	uint64_t	 ms;
 };
 #define BALANCE_RECENT_MAX	256
 struct balance {
-	struct node_view	*nodes;	/* the up nodes, self included */
-	size_t			 n;
+	struct decide_view	 view;	/* the up nodes, self included */
 	struct balance_move	 recent[BALANCE_RECENT_MAX];
 	size_t			 nrecent;
-	uint64_t		 rng;
+	uint64_t		 rng;	/* lib/rand.c: its own, not gossip's */
 };
-void	 balance_start(struct mosd *);
-uint32_t balance_best(struct mosd *, const struct mproc *, uint64_t);
-
-/* speed.c */
-double	 balance_speed(const struct node_view *, int);
+void	 balance_start(struct mosd *m);
+uint32_t balance_best(struct mosd *m, const struct mproc *p, uint64_t need);
 
 /* agent.c */
 int	 agent_spawn(struct mosd *, int, const uint8_t *,

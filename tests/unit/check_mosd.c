@@ -512,24 +512,24 @@ END_TEST
  */
 START_TEST(test_balance_speed)
 {
-	struct node_view	one = { .id = 1, .runnable = 3, .cpus = 1,
+	struct decide_node	one = { .id = 1, .runnable = 3, .cpus = 1,
 				    .speed = 1000 };
-	struct node_view	two = one;
+	struct decide_node	two = one;
 
 	two.cpus = 2;
-	ck_assert(fabs(balance_speed(&one, 0) - 1000.0 / 3) < 1e-9);
-	ck_assert(fabs(balance_speed(&one, 1) - 250) < 1e-9);
-	ck_assert(fabs(balance_speed(&two, 1) - 500) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 0) - 1000.0 / 3) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 1) - 250) < 1e-9);
+	ck_assert(fabs(decide_speed(&two, 1) - 500) < 1e-9);
 	two.speed = 2000;
-	ck_assert(fabs(balance_speed(&two, 1) - 1000) < 1e-9);
+	ck_assert(fabs(decide_speed(&two, 1) - 1000) < 1e-9);
 	one.runnable = 0;
-	ck_assert(fabs(balance_speed(&one, 0) - 1000) < 1e-9);
-	ck_assert(fabs(balance_speed(&one, 1) - 1000) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 0) - 1000) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 1) - 1000) < 1e-9);
 	one.pending = 1;
-	ck_assert(fabs(balance_speed(&one, 1) - 500) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 1) - 500) < 1e-9);
 	one.cpus = 0.4;
 	one.pending = -1;
-	ck_assert(fabs(balance_speed(&one, 0) - 400) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 0) - 400) < 1e-9);
 }
 END_TEST
 
