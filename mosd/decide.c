@@ -136,8 +136,9 @@ decide_one(struct decide_state *st, size_t k)
 	 * only a CPU-bound process gains: it gets about its fair share of a
 	 * CPU where it is; one that mostly waits has little to gain anywhere.
 	 */
-	must = (at->mem_free < DECIDE_MEM_LOW && !st->relieved[at - w->nodes]) ||
-	    (at->id != w->home && (at->flags & OSM__NODE_FLAG__NODE_BLOCK));
+	must = (at->mem_free < DECIDE_MEM_LOW &&
+	    !st->relieved[at - w->nodes]) || (at->id != w->home &&
+	    (at->flags & OSM__NODE_FLAG__NODE_BLOCK));
 	fair = here / at->speed * 1000;
 	if (!must && p->cpu_permille < fair / 2)
 		return;

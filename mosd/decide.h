@@ -27,11 +27,11 @@ struct decide_node {			/* what the balancer knows of a node */
 	uint32_t	 speed;		/* 1000: the reference CPU */
 	uint64_t	 mem_free;	/* bytes */
 	uint32_t	 flags;		/* NodeFlag */
-	double		 pending;	/* our moves there not yet in its load */
+	double		 pending;	/* our moves there, not in its load */
 };
 
 struct decide_view {			/* the up nodes, home included */
-	uint32_t		 home;	/* this node, where the processes began */
+	uint32_t		 home;	/* this node: the processes' home */
 	struct decide_node	*nodes;
 	size_t			 n;
 };
@@ -54,9 +54,12 @@ struct decide_move {
 	uint32_t	 from, to;
 };
 
+/* What a CPU-bound process can expect of node v, joining it if join. */
 double	 decide_speed(const struct decide_node *v, int join);
+/* One round over n processes: fills moves (room for n), says how many. */
 size_t	 decide_round(struct decide_view *w, const struct decide_proc *procs,
 	    size_t n, uint64_t now, uint64_t *rng, struct decide_move *moves);
+/* Where p, about to start at home, would run fastest (mosrun -b). */
 uint32_t decide_best(const struct decide_view *w, const struct decide_proc *p,
 	    uint64_t *rng);
 
