@@ -174,11 +174,14 @@ $(BIN)/moslab: $(call obj,$(call tool_srcs,moslab)) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
-# The simulator links mosd's own gossip code.
+# The simulator links mosd's own gossip code, its pure core alone
+# (mosd/gossip.h): no libev, nothing else of the daemon.
+GOSSIP_OBJS	 = $(call obj,mosd/gossip.c)
+
 $(BIN)/mosgossip-sim: $(call obj,$(call tool_srcs,mosgossip-sim)) \
-    $(LIBMOSD) $(LIBOSM)
+    $(GOSSIP_OBJS) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 $(OBJ)/tests/zdtm/%-static: tests/zdtm/%.c tests/zdtm/zdtm.h
 	@mkdir -p $(@D)
@@ -278,6 +281,13 @@ FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(LIB_SRCS)) $(FUZZ_PROTO_OBJS)
 FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
+FUZZ_LDLIBS	 = -lev -lcap $(PROTOBUF_LIBS) -lm -lpthread
+# A target links FUZZ_LIBS and FUZZ_LDLIBS unless it says less: the gossip
+# target drives the pure gossip core, which needs only lib/ and protobuf-c.
+fuzz_gossip_LIBS = $(call fuzz_obj,mosd/gossip.c) $(FUZZ_OBJ)/libosm.a
+fuzz_gossip_LDLIBS = $(PROTOBUF_LIBS)
+fuzz_libs	 = $(or $(fuzz_$(1)_LIBS),$(FUZZ_LIBS))
+fuzz_ldlibs	 = $(or $(fuzz_$(1)_LDLIBS),$(FUZZ_LDLIBS))
 FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \
 		   $(REMOTE_SRCS) $(MIGRATE_SRCS) tests/fuzz/fuzz.c \
 		   $(FUZZ_TARGETS:%=tests/fuzz/%.c))
@@ -304,11 +314,10 @@ $(FUZZ_OBJ)/libmigrate.a: $(call fuzz_obj,$(MIGRATE_SRCS))
 	$(AR) rcs $@ $^
 
 $(FUZZ_BINS): $(FUZZ_OBJ)/%: $(FUZZ_OBJ)/tests/fuzz/%.o \
-    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $(FUZZ_LIBS)
+    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $$(call fuzz_libs,$$*)
 	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(fuzz_$*_LDFLAGS) \
 	    -o $@ $< $(FUZZ_OBJ)/tests/fuzz/fuzz.o -Wl,--start-group \
-	    $(FUZZ_LIBS) -Wl,--end-group -lev -lcap $(PROTOBUF_LIBS) -lm \
-	    -lpthread
+	    $(call fuzz_libs,$*) -Wl,--end-group $(call fuzz_ldlibs,$*)
 
 fuzz: $(FUZZ_BINS)
 	FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run \

@@ -57,6 +57,10 @@ int	 mkdir_p(const char *, mode_t);
 int	 write_all(int, const void *, size_t);
 int	 read_all(int, void *, size_t);
 
+/* rand.c: not for secrets (keys and nonces come from getrandom) */
+uint64_t rand_next(uint64_t *state);
+uint64_t rand_below(uint64_t *state, uint64_t n);
+
 /* proc.c */
 int	 proc_status(pid_t, const char *, char *, size_t);
 int	 proc_status_mask(pid_t, const char *, uint64_t *);

@@ -1,48 +1,33 @@
 /*
- * The balancer. Every round each process homed here is weighed against the
- * nodes of the gossip view, after the opportunity-cost approach of MOSIX: a
- * process moves when the speed it can expect elsewhere — that node's speed
- * times its free CPU capacity, counting the process itself — beats its
- * speed where it is by a margin, and the gain over the time it can be
- * expected to run on (as long as it has run: the older a process, the
- * longer it tends to live) pays for moving its memory. Memory decides
- * first: a process never goes where it does not fit, and leaves a node
- * that runs short.
- *
- * Against thrashing: a process stays where it arrived for a while; a move
- * must promise a margin; the balancer counts its own recent moves into and
- * out of each node until the node's gossiped load shows them; and each
- * round sends at most one process to a node, so that news of an idle node
- * draws processes over a few rounds, not all at once — other homes see the
- * node fill meanwhile.
+ * The balancer's glue; the decision itself is mosd/decide.c. Every round
+ * this file builds the view of the up nodes from gossip and the probe,
+ * counting its own recent moves that their loads cannot show yet, lists
+ * the processes homed here that it may move with where their owners'
+ * policy lets them go, asks the decision, and orders the deputies to move.
  *
  * Decisions are the home's: guests are weighed by their own homes, which
  * learn through gossip that a node is blocked, short of memory or full.
  */
+#include <sys/random.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mosd.h"
 #include "proto/ctl.pb-c.h"
 
-#define BALANCE_MARGIN		0.25	/* a move must promise 25% more */
-#define BALANCE_FIRST_MS	1000	/* a new process may move after */
-#define BALANCE_RESIDENCY_MS	4000	/* a moved one stays this long */
 #define BALANCE_SETTLE_MS	10000	/* a move shows in any load by then */
-#define BALANCE_MOVE_COST	0.05	/* seconds a move costs, at least */
-#define BALANCE_BANDWIDTH	(100.0 * (1 << 20))	/* bytes/s, assumed */
-#define BALANCE_MEM_LOW		(64ULL << 20)	/* a node short of memory */
-#define BALANCE_MEM_RESERVE	(32ULL << 20)	/* left free by a move */
 
-static struct node_view *
+static struct decide_node *
 balance_node(struct balance *b, uint32_t id)
 {
 	size_t	i;
 
-	for (i = 0; i < b->n; i++)
-		if (b->nodes[i].id == id)
-			return &b->nodes[i];
+	for (i = 0; i < b->view.n; i++)
+		if (b->view.nodes[i].id == id)
+			return &b->view.nodes[i];
 	return NULL;
 }
 
@@ -52,7 +37,7 @@ balance_node(struct balance *b, uint32_t id)
  * smoothing takes it in.
  */
 static double
-balance_unseen(struct mosd *m, const struct node_view *v,
+balance_unseen(struct mosd *m, const struct decide_node *v,
     const struct balance_move *mv)
 {
 	ssize_t		idx = gossip_index(m->gossip, v->id);
@@ -71,17 +56,19 @@ balance_view(struct mosd *m, struct balance *b)
 {
 	struct gossip			*g = m->gossip;
 	const struct gossip_info	*in;
-	struct node_view		*v;
+	struct decide_node		*v;
 	uint64_t			 now = now_ms();
 	size_t				 i, k;
 
-	b->nodes = xreallocarray(b->nodes, g->n, sizeof *b->nodes);
-	b->n = 0;
+	b->view.home = m->conf->self;
+	b->view.nodes = xreallocarray(b->view.nodes, g->n,
+	    sizeof *b->view.nodes);
+	b->view.n = 0;
 	for (i = 0; i < g->n; i++) {
 		if (g->ids[i] != m->conf->self &&
 		    (g->view[i].stamp == 0 || !gossip_up(g, i, now)))
 			continue;
-		v = &b->nodes[b->n++];
+		v = &b->view.nodes[b->view.n++];
 		memset(v, 0, sizeof *v);
 		v->id = g->ids[i];
 		in = &g->view[i].info;
@@ -113,24 +100,17 @@ balance_view(struct mosd *m, struct balance *b)
 }
 
 /*
- * Could p go to node v at all: the policy, the node's flags and its
- * memory. Home always takes its own.
+ * May the balancer move p at all: a process of ours with an agent to
+ * order, running, not locked to its node nor on its way, whose owner's
+ * rule lets the balancer move it. The rest is the decision's.
  */
 static int
-balance_allowed(struct mosd *m, const struct mproc *p,
-    const struct node_view *v, uint64_t need)
+balance_candidate(struct mosd *m, const struct mproc *p)
 {
-	char	*why = NULL;
-
-	if (v->id == m->conf->self)
-		return 1;
-	if ((v->flags & OSM__NODE_FLAG__NODE_BLOCK) ||
-	    need + BALANCE_MEM_RESERVE > v->mem_free ||
-	    rules_may_send(m, p, v->id, &why) == -1) {
-		free(why);
+	if (p->role != OSM__CTL_ROLE__ROLE_DEPUTY || p->moving ||
+	    p->locked || p->socket == NULL || strcmp(p->state, "running") != 0)
 		return 0;
-	}
-	return 1;
+	return rules_for(m, p)->automatic;
 }
 
 /* What p needs of a node's memory. */
@@ -141,35 +121,57 @@ balance_need(const struct mproc *p)
 }
 
 /*
+ * p as the decision weighs it, needing need bytes: its times, and what its
+ * owner's policy says now — the nodes of the view it may go to (allowed,
+ * one per node) and how many more of the owner's processes may be away.
+ */
+static void
+balance_proc(struct mosd *m, const struct mproc *p, uint64_t need,
+    uint8_t *allowed, struct decide_proc *dp)
+{
+	const struct decide_view	*w = &m->balance.view;
+	const struct policy_rule	*r = rules_for(m, p);
+	char				*why;
+	size_t				 i, away;
+
+	memset(dp, 0, sizeof *dp);
+	dp->where = p->where;
+	dp->cpu_permille = p->cpu_permille;
+	dp->need = need;
+	dp->start_ms = p->start_ms;
+	dp->moved_ms = p->moved_ms;
+	for (i = 0; i < w->n; i++) {
+		why = NULL;
+		allowed[i] = rules_may_send(m, p, w->nodes[i].id, &why) == 0;
+		free(why);
+	}
+	dp->allowed = allowed;
+	dp->owner = p->uid;
+	away = rules_away(m, p->uid, p);
+	if (r->max_away == POLICY_NO_LIMIT)
+		dp->away_left = UINT32_MAX;
+	else
+		dp->away_left = away < r->max_away ? r->max_away - away : 0;
+}
+
+/*
  * The node where p, about to start at home, would run fastest: for mosrun
- * -b. Home wins unless another node promises the margin; ties between
- * other nodes are broken at random.
+ * -b, among the nodes its owner's policy allows with need bytes free.
  */
 uint32_t
 balance_best(struct mosd *m, const struct mproc *p, uint64_t need)
 {
-	struct node_view	*v, *best = NULL;
-	double			 s, top = -1;
-	size_t			 i, ties = 0;
+	struct balance		*b = &m->balance;
+	struct decide_proc	 dp;
+	uint8_t			*allowed;
+	uint32_t		 best;
 
-	balance_view(m, &m->balance);
-	for (i = 0; i < m->balance.n; i++) {
-		v = &m->balance.nodes[i];
-		if (!balance_allowed(m, p, v, need))
-			continue;
-		/* Stopped before its first instruction, it is nowhere yet. */
-		s = balance_speed(v, 1);
-		if (v->id == m->conf->self)
-			s *= 1 + BALANCE_MARGIN;
-		if (s > top) {
-			top = s;
-			best = v;
-			ties = 1;
-		} else if (s == top && best->id != m->conf->self &&
-		    gossip_rand(&m->balance.rng) % ++ties == 0)
-			best = v;
-	}
-	return best != NULL ? best->id : m->conf->self;
+	balance_view(m, b);
+	allowed = xcalloc(b->view.n, 1);
+	balance_proc(m, p, need, allowed, &dp);
+	best = decide_best(&b->view, &dp, &b->rng);
+	free(allowed);
+	return best;
 }
 
 static void
@@ -188,147 +190,68 @@ balance_moved(struct mosd *m, void *arg, Osm__CtlReply *answer,
 		    answer->error : "refused");
 }
 
+/*
+ * Order p's deputy to move it to node to. An order that cannot be given
+ * still counted in this round's loads: the next round's view is built
+ * afresh.
+ */
 static void
-balance_order(struct mosd *m, struct mproc *p, struct node_view *to)
+balance_order(struct mosd *m, struct mproc *p, uint32_t to)
 {
 	struct balance	*b = &m->balance;
-	struct node_view *from;
 	char		*cause = NULL;
 
-	if (procs_order(m, p, OSM__CTL_TYPE__CTL_MIGRATE, to->id,
-	    balance_moved, (void *)(uintptr_t)p->pid, &cause) == -1) {
+	if (procs_order(m, p, OSM__CTL_TYPE__CTL_MIGRATE, to, balance_moved,
+	    (void *)(uintptr_t)p->pid, &cause) == -1) {
 		log_warnx("balancer: process %u: %s", p->pid, cause);
 		free(cause);
 		p->moved_ms = now_ms();
 		return;
 	}
 	log_info("balancer: process %u (%s) from node %u to node %u",
-	    p->pid, p->command != NULL ? p->command : "?", p->where, to->id);
+	    p->pid, p->command != NULL ? p->command : "?", p->where, to);
 	p->moving = 1;
 	if (b->nrecent < nitems(b->recent)) {
 		b->recent[b->nrecent].from = p->where;
-		b->recent[b->nrecent].to = to->id;
+		b->recent[b->nrecent].to = to;
 		b->recent[b->nrecent++].ms = now_ms();
 	}
-	to->pending += 1;
-	if ((from = balance_node(b, p->where)) != NULL)
-		from->pending -= 1;
-}
-
-/* May the balancer move p away from where it is? */
-static int
-balance_movable(struct mosd *m, const struct mproc *p,
-    const struct node_view *at, uint64_t now)
-{
-	const struct policy_rule *r;
-
-	if (p->role != OSM__CTL_ROLE__ROLE_DEPUTY || p->moving ||
-	    p->locked || p->socket == NULL || strcmp(p->state, "running") != 0)
-		return 0;
-	if (now - p->moved_ms < (p->moved_ms == p->start_ms ?
-	    BALANCE_FIRST_MS : BALANCE_RESIDENCY_MS))
-		return 0;
-	if (at->id == m->conf->self && (m->flags &
-	    (OSM__NODE_FLAG__NODE_STAY | OSM__NODE_FLAG__NODE_LSTAY)))
-		return 0;
-	if (at->id != m->conf->self && (at->flags & OSM__NODE_FLAG__NODE_STAY))
-		return 0;
-	r = rules_for(m, p);
-	return r->automatic;
-}
-
-/* Weigh p where it is against every node; move it if one is worth it. */
-static void
-balance_one(struct mosd *m, struct mproc *p, uint8_t *taken,
-    uint8_t *relieved, uint64_t now)
-{
-	struct balance		*b = &m->balance;
-	struct node_view	*at, *v, *best = NULL;
-	uint64_t		 need = balance_need(p);
-	double			 here, s, top = 0, fair, ran, cost;
-	size_t			 i, ties = 0;
-	int			 must;
-
-	if ((at = balance_node(b, p->where)) == NULL ||
-	    !balance_movable(m, p, at, now))
-		return;
-	here = balance_speed(at, 0);
-	/*
-	 * From a node short of memory (one process a round) or a blocked
-	 * one, any node where it fits will do, whatever it does. Otherwise
-	 * only a CPU-bound process gains: it gets about its fair share of a
-	 * CPU where it is; one that mostly waits has little to gain anywhere.
-	 */
-	must = (at->mem_free < BALANCE_MEM_LOW && !relieved[at - b->nodes]) ||
-	    (at->id != m->conf->self &&
-	    (at->flags & OSM__NODE_FLAG__NODE_BLOCK));
-	fair = here / at->speed * 1000;
-	if (!must && p->cpu_permille < fair / 2)
-		return;
-	for (i = 0; i < b->n; i++) {
-		v = &b->nodes[i];
-		if (v == at || taken[i] || !balance_allowed(m, p, v, need))
-			continue;
-		s = balance_speed(v, 1);
-		if (s > top) {
-			top = s;
-			best = v;
-			ties = 1;
-		} else if (s == top && gossip_rand(&b->rng) % ++ties == 0)
-			best = v;
-	}
-	if (best == NULL)
-		return;
-	if (!must) {
-		if (top <= here * (1 + BALANCE_MARGIN))
-			return;
-		/* The gain over the time it may run on pays for the move. */
-		ran = (now - p->start_ms) / 1000.0;
-		cost = BALANCE_MOVE_COST + need / BALANCE_BANDWIDTH;
-		if ((top - here) / top * (ran > 1 ? ran : 1) < 2 * cost)
-			return;
-	}
-	taken[best - b->nodes] = 1;
-	if (at->mem_free < BALANCE_MEM_LOW)
-		relieved[at - b->nodes] = 1;
-	balance_order(m, p, best);
 }
 
 static void
 balance_round(struct mosd *m)
 {
-	struct mproc	*p, **order;
-	uint8_t		*taken, *relieved;
-	uint64_t	 now = now_ms();
-	size_t		 n = 0, i, j;
+	struct balance		*b = &m->balance;
+	struct mproc		*p, **mp;
+	struct decide_proc	*dp;
+	struct decide_move	*moves;
+	uint8_t			*allowed;
+	size_t			 n = 0, k, nmoves;
 
-	balance_view(m, &m->balance);
-	if (m->balance.n < 2)
+	balance_view(m, b);
+	if (b->view.n < 2)
 		return;
 	TAILQ_FOREACH(p, &m->procs, entry)
-		n += p->role == OSM__CTL_ROLE__ROLE_DEPUTY;
-	if (n == 0)
-		return;
-	/* In a random order, so that no process always goes first. */
-	order = xcalloc(n, sizeof *order);
+		n++;
+	mp = xcalloc(n, sizeof *mp);
+	dp = xcalloc(n, sizeof *dp);
+	allowed = xcalloc(n, b->view.n);
+	moves = xcalloc(n, sizeof *moves);
 	n = 0;
-	TAILQ_FOREACH(p, &m->procs, entry)
-		if (p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
-			order[n++] = p;
-	for (i = n - 1; i > 0; i--) {
-		j = gossip_rand(&m->balance.rng) % (i + 1);
-		p = order[i];
-		order[i] = order[j];
-		order[j] = p;
+	TAILQ_FOREACH(p, &m->procs, entry) {
+		if (!balance_candidate(m, p))
+			continue;
+		balance_proc(m, p, balance_need(p), allowed + n * b->view.n,
+		    &dp[n]);
+		mp[n++] = p;
 	}
-	/* Per node, this round: a process sent there, one sent away. */
-	taken = xcalloc(m->balance.n, 1);
-	relieved = xcalloc(m->balance.n, 1);
-	for (i = 0; i < n; i++)
-		balance_one(m, order[i], taken, relieved, now);
-	free(relieved);
-	free(taken);
-	free(order);
+	nmoves = decide_round(&b->view, dp, n, now_ms(), &b->rng, moves);
+	for (k = 0; k < nmoves; k++)
+		balance_order(m, mp[moves[k].proc], moves[k].to);
+	free(moves);
+	free(allowed);
+	free(dp);
+	free(mp);
 }
 
 static void
@@ -340,7 +263,11 @@ balance_cb(struct ev_loop *loop, ev_timer *w, int revents)
 void
 balance_start(struct mosd *m)
 {
-	m->balance.rng = m->gossip->rng ^ 0x9e3779b97f4a7c15ULL;
+	struct balance	*b = &m->balance;
+
+	/* Its own stream: its draws never shift gossip's. */
+	if (getrandom(&b->rng, sizeof b->rng, 0) != sizeof b->rng)
+		b->rng = now_us() ^ (uint64_t)getpid();
 	ev_timer_init(&m->balance_timer, balance_cb, BALANCE_INTERVAL,
 	    BALANCE_INTERVAL);
 	m->balance_timer.data = m;

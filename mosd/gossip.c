@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mosd.h"
+#include "lib/osm.h"
+#include "gossip.h"
 #include "proto/gossip.pb-c.h"
 
 #define GOSSIP_LOAD_MAX		10000000U	/* load 100000.00 */
@@ -30,17 +31,6 @@
 #define GOSSIP_SPEED_MAX	1000000U
 #define GOSSIP_MEM_MAX		(1U << 31)	/* MiB */
 #define GOSSIP_GUESTS_MAX	1000000U
-
-uint64_t
-gossip_rand(uint64_t *s)
-{
-	/* splitmix64: small, fast, good enough to pick peers */
-	uint64_t	z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static int
 gossip_cmp_id(const void *a, const void *b)
@@ -179,7 +169,7 @@ gossip_next_target(struct gossip *g)
 			if (i != g->self_idx)
 				g->order[m++] = i;
 		for (i = m - 1; i > 0; i--) {
-			j = gossip_rand(&g->rng) % (i + 1);
+			j = rand_below(&g->rng, i + 1);
 			t = g->order[i];
 			g->order[i] = g->order[j];
 			g->order[j] = t;

@@ -162,7 +162,7 @@ mosd_free(struct mosd *m)
 	free(m->rxbuf);
 	gossip_free(m->gossip);
 	policy_free(m->policy);
-	free(m->balance.nodes);
+	free(m->balance.view.nodes);
 	conf_free(m->conf);
 	explicit_bzero(&m->key, sizeof m->key);
 }
@@ -306,7 +306,7 @@ main(int argc, char **argv)
 	m.probe_timer.data = &m;
 	ev_timer_start(m.loop, &m.probe_timer);
 	/* Random phase, so that nodes started together do not send together */
-	first = (gossip_rand(&m.gossip->rng) % m.conf->interval_ms) / 1000.0;
+	first = rand_below(&m.gossip->rng, m.conf->interval_ms) / 1000.0;
 	ev_timer_init(&m.gossip_timer, mosd_gossip_cb, first,
 	    m.conf->interval_ms / 1000.0);
 	m.gossip_timer.data = &m;

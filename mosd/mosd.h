@@ -1,6 +1,8 @@
 /*
  * mosd — the per-node daemon: load probe, gossip, control socket, the
- * migration broker, policy and the balancer.
+ * migration broker, policy and the balancer. The pure cores have headers
+ * of their own, without libev or struct mosd (gossip.h, probe.h, the
+ * balancer's decision in decide.h); this one is the daemon around them.
  */
 #ifndef MOSD_H
 #define MOSD_H
@@ -11,123 +13,14 @@
 #include <stdint.h>
 
 #include "lib/osm.h"
+#include "gossip.h"
+#include "probe.h"
+#include "decide.h"
 
 #define FRAME_KIND_GOSSIP	1
 #define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
 #define MIG_KIND_OFFER		3
 #define MIG_KIND_ANSWER		4
-
-/* gossip.c */
-#define GOSSIP_MSG_MAX		1400	/* bytes of a whole datagram */
-#define GOSSIP_MAX_AGE_MS	(7U * 24 * 3600 * 1000)
-#define GOSSIP_AGE_UNIT_MS	10	/* ages travel in 10 ms units */
-
-struct gossip_info {
-	uint32_t	load;		/* x 100 */
-	uint32_t	cpus;		/* x 100 */
-	uint32_t	speed;
-	uint32_t	mem_total;	/* MiB */
-	uint32_t	mem_free;	/* MiB */
-	uint32_t	guests;
-	uint32_t	flags;
-};
-
-struct gossip_entry {
-	uint64_t		stamp;	/* local ms the info was fresh; 0: none */
-	struct gossip_info	info;
-};
-
-/* Per sender: the newest message seen, to refuse replays. */
-struct gossip_sender {
-	uint64_t	incarnation;
-	uint64_t	seq;
-	uint64_t	heard;		/* local ms of its last message */
-};
-
-struct gossip_recent {
-	uint32_t	idx;
-	uint64_t	stamp;
-};
-
-enum gossip_result {
-	GOSSIP_OK = 0,
-	GOSSIP_MALFORMED,	/* not a Gossip message */
-	GOSSIP_BAD_FIELD,	/* a value out of range, a duplicate entry */
-	GOSSIP_UNKNOWN_NODE,	/* sender or entry not in the map */
-	GOSSIP_FROM_SELF,
-	GOSSIP_REPLAY,		/* not newer than the last from that sender */
-	GOSSIP_WRONG_SOURCE,	/* sender is not the node at that address */
-	GOSSIP_NRESULTS
-};
-
-struct gossip {
-	uint32_t		 self;
-	size_t			 self_idx;
-	size_t			 n;
-	uint32_t		*ids;		/* sorted */
-	struct gossip_entry	*view;		/* parallel to ids */
-	struct gossip_sender	*senders;	/* parallel to ids */
-	uint32_t		 window;
-	size_t			 max_body;
-	uint64_t		 incarnation;
-	uint64_t		 seq;
-	uint64_t		 timeout_ms;
-	size_t			 last_entries;	/* in the last message built */
-
-	uint32_t		*order;		/* a shuffled cycle of targets */
-	size_t			 order_next;
-	struct gossip_recent	*recent;	/* ring of fresh updates */
-	size_t			 nrecent;
-	size_t			 recent_head;
-
-	/* scratch, sized once */
-	struct gossip_recent	*cand;		/* nrecent */
-	uint8_t			*picked;	/* n */
-	uint32_t		*pick;		/* n, by priority */
-	uint32_t		*sorted;	/* n, by node id */
-	uint32_t		*rx_idx;	/* n */
-	struct gossip_info	*rx_info;	/* n */
-	uint64_t		 rng;
-};
-
-struct gossip *gossip_new(uint32_t, const uint32_t *, size_t, uint32_t,
-	    uint64_t, uint64_t);
-void	 gossip_free(struct gossip *);
-ssize_t	 gossip_index(const struct gossip *, uint32_t);
-void	 gossip_set_self(struct gossip *, const struct gossip_info *,
-	    uint64_t);
-uint32_t gossip_next_target(struct gossip *);
-size_t	 gossip_build(struct gossip *, uint32_t, uint64_t, uint8_t *, size_t);
-enum gossip_result gossip_receive(struct gossip *, uint64_t, const uint8_t *,
-	    size_t, uint32_t, uint32_t *);
-uint64_t gossip_timeout(size_t, uint64_t, uint64_t);
-int	 gossip_merge(struct gossip *, size_t, uint64_t,
-	    const struct gossip_info *);
-int	 gossip_up(const struct gossip *, size_t, uint64_t);
-const char *gossip_strerror(enum gossip_result);
-uint64_t gossip_rand(uint64_t *);
-
-/* probe.c */
-#define PROBE_TAU_MS		1500	/* smoothing time constant */
-struct probe {
-	char		 root[256];	/* "" normally; a fake tree in tests */
-	char		 cpu_cg[512];	/* cgroup dir of the cpu controller */
-	char		 mem_cg[512];	/* cgroup dir of the memory controller */
-	int		 v2;
-	uint32_t	 speed;
-	pid_t		 exclude;	/* our own tid, not counted */
-	double		 runnable;	/* smoothed */
-	uint64_t	 last_ms;
-	double		 cpus;
-	uint64_t	 mem_total;	/* bytes */
-	uint64_t	 mem_free;	/* bytes */
-};
-int	 probe_init(struct probe *, const char *, uint32_t, pid_t, char **);
-void	 probe_sample(struct probe *, uint64_t);
-void	 probe_info(const struct probe *, struct gossip_info *);
-int	 probe_count_runnable(const char *, pid_t);
-double	 probe_smooth(double, double, uint64_t);
-uint32_t probe_load(double, double, uint32_t);
 
 /* peer.c */
 struct mosd;
@@ -263,34 +156,21 @@ int	 rules_may_send(struct mosd *, const struct mproc *, uint32_t,
 	    char **);
 int	 rules_may_take(struct mosd *, const struct Osm__MigOffer *, char **);
 
-/* balance.c */
+/* balance.c: the glue of the balancer's decision (decide.h) */
 #define BALANCE_INTERVAL	0.5	/* seconds between rounds */
-struct node_view {			/* what the balancer knows of a node */
-	uint32_t	 id;
-	double		 runnable;	/* tasks that want a CPU */
-	double		 cpus;
-	uint32_t	 speed;
-	uint64_t	 mem_free;	/* bytes */
-	uint32_t	 flags;		/* NodeFlag */
-	double		 pending;	/* our moves there not yet in its load */
-};
-struct balance_move {			/* one of ours, recently */
+struct balance_move {			/* one of ours, recently ordered */
 	uint32_t	 from, to;
 	uint64_t	 ms;
 };
 #define BALANCE_RECENT_MAX	256
 struct balance {
-	struct node_view	*nodes;	/* the up nodes, self included */
-	size_t			 n;
+	struct decide_view	 view;	/* the up nodes, self included */
 	struct balance_move	 recent[BALANCE_RECENT_MAX];
 	size_t			 nrecent;
-	uint64_t		 rng;
+	uint64_t		 rng;	/* lib/rand.c: its own, not gossip's */
 };
-void	 balance_start(struct mosd *);
-uint32_t balance_best(struct mosd *, const struct mproc *, uint64_t);
-
-/* speed.c */
-double	 balance_speed(const struct node_view *, int);
+void	 balance_start(struct mosd *m);
+uint32_t balance_best(struct mosd *m, const struct mproc *p, uint64_t need);
 
 /* guests.c */
 int	 guests_find(struct mosd *m, char **cause);

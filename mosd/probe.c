@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mosd.h"
+#include "lib/osm.h"
+#include "gossip.h"
+#include "probe.h"
 
 #define PROBE_UNLIMITED	(1ULL << 60)	/* v1 "no limit" is ~2^63 */
 

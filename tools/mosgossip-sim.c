@@ -7,12 +7,12 @@
  * ordered pairs (v, u), v != u, once the run has settled.
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mosd/mosd.h"
+#include "lib/osm.h"
+#include "mosd/gossip.h"
 
 #define SIM_INTERVAL_MS	1000
 
@@ -134,9 +134,9 @@ main(int argc, char **argv)
 	order = xcalloc(n, sizeof *order);
 	for (i = 0; i < n; i++) {
 		nodes[i].g = gossip_new(i + 1, ids, n, window, 1,
-		    gossip_rand(&rng));
+		    rand_next(&rng));
 		nodes[i].g->timeout_ms = UINT64_MAX;
-		nodes[i].phase = gossip_rand(&rng) % SIM_INTERVAL_MS;
+		nodes[i].phase = rand_below(&rng, SIM_INTERVAL_MS);
 		order[i] = &nodes[i];
 	}
 	qsort(order, n, sizeof *order, cmp_phase);

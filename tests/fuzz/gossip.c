@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "mosd/mosd.h"
+#include "mosd/gossip.h"
 #include "proto/gossip.pb-c.h"
 
 #define SELF	1

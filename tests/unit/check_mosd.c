@@ -1,7 +1,9 @@
 /*
- * Check suite for mosd's libraries: gossip merge rules, message building
- * and decoding of hostile input, target cycles, the load probe and the load
- * formula, against fake /proc and cgroup trees.
+ * Check suite for mosd's pure cores, each through its own header and
+ * without libev: gossip merge rules, message building and decoding of
+ * hostile input, target cycles; the load probe and the load formula,
+ * against fake /proc and cgroup trees; the balancer's decisions, from
+ * plain views of nodes and lists of processes.
  */
 #include <sys/stat.h>
 
@@ -12,7 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mosd/mosd.h"
+#include "lib/osm.h"
+#include "mosd/decide.h"
+#include "mosd/gossip.h"
+#include "mosd/probe.h"
+#include "proto/ctl.pb-c.h"
 #include "proto/gossip.pb-c.h"
 
 static const uint32_t ids4[] = { 1, 2, 3, 4 };
@@ -505,31 +511,413 @@ START_TEST(test_load_formula)
 }
 END_TEST
 
+/* --- the balancer's decision ----------------------------------- */
+
+#define HOME	1
+#define NOW	100000			/* ms; the processes began at 0 */
+#define MiB	(1ULL << 20)
+#define SEEDS	64			/* rounds with different draws */
+
+static struct decide_node	last[8];	/* the view after a round */
+
+/* Node id: speed, CPUs, runnable tasks and MiB free. */
+static struct decide_node
+dnode(uint32_t id, uint32_t speed, double cpus, double runnable,
+    uint64_t mem)
+{
+	struct decide_node	v = { .id = id, .speed = speed, .cpus = cpus,
+				    .runnable = runnable,
+				    .mem_free = mem * MiB };
+
+	return v;
+}
+
+/* A CPU-bound process on node where, begun long ago, never moved. */
+static struct decide_proc
+dproc(uint32_t where)
+{
+	struct decide_proc	p = { .where = where, .cpu_permille = 1000,
+				    .need = 16 * MiB, .owner = 1000,
+				    .away_left = UINT32_MAX };
+
+	return p;
+}
+
+/* One round of the decision over a copy of nodes (left in last). */
+static size_t
+round_of(const struct decide_node *nodes, size_t n,
+    const struct decide_proc *procs, size_t np, uint64_t seed,
+    struct decide_move *moves)
+{
+	struct decide_view	w = { .home = HOME, .nodes = last, .n = n };
+
+	memcpy(last, nodes, n * sizeof *nodes);
+	return decide_round(&w, procs, np, NOW, &seed, moves);
+}
+
+/* Where one process goes in a round: 0 if it stays. */
+static uint32_t
+move_of(const struct decide_node *nodes, size_t n,
+    const struct decide_proc *p, uint64_t seed)
+{
+	struct decide_move	mv;
+
+	return round_of(nodes, n, p, 1, seed, &mv) == 1 ? mv.to : 0;
+}
+
+static uint32_t
+best_of(const struct decide_node *nodes, size_t n,
+    const struct decide_proc *p, uint64_t seed)
+{
+	struct decide_view	w = { .home = HOME, .n = n };
+
+	memcpy(last, nodes, n * sizeof *nodes);
+	w.nodes = last;
+	return decide_best(&w, p, &seed);
+}
+
 /*
  * What a CPU-bound process can expect of a node: all of a CPU while there
  * is one free, else its share; twice the capacity, twice the share; our
  * own moves not yet in the load count.
  */
-START_TEST(test_balance_speed)
+START_TEST(test_decide_speed)
 {
-	struct node_view	one = { .id = 1, .runnable = 3, .cpus = 1,
+	struct decide_node	one = { .id = 1, .runnable = 3, .cpus = 1,
 				    .speed = 1000 };
-	struct node_view	two = one;
+	struct decide_node	two = one;
 
 	two.cpus = 2;
-	ck_assert(fabs(balance_speed(&one, 0) - 1000.0 / 3) < 1e-9);
-	ck_assert(fabs(balance_speed(&one, 1) - 250) < 1e-9);
-	ck_assert(fabs(balance_speed(&two, 1) - 500) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 0) - 1000.0 / 3) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 1) - 250) < 1e-9);
+	ck_assert(fabs(decide_speed(&two, 1) - 500) < 1e-9);
 	two.speed = 2000;
-	ck_assert(fabs(balance_speed(&two, 1) - 1000) < 1e-9);
+	ck_assert(fabs(decide_speed(&two, 1) - 1000) < 1e-9);
 	one.runnable = 0;
-	ck_assert(fabs(balance_speed(&one, 0) - 1000) < 1e-9);
-	ck_assert(fabs(balance_speed(&one, 1) - 1000) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 0) - 1000) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 1) - 1000) < 1e-9);
 	one.pending = 1;
-	ck_assert(fabs(balance_speed(&one, 1) - 500) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 1) - 500) < 1e-9);
 	one.cpus = 0.4;
 	one.pending = -1;
-	ck_assert(fabs(balance_speed(&one, 0) - 400) < 1e-9);
+	ck_assert(fabs(decide_speed(&one, 0) - 400) < 1e-9);
+}
+END_TEST
+
+/* Alone at home, it moves only for a node that promises 25% more. */
+START_TEST(test_decide_margin)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 1, 4096),
+				    dnode(2, 1200, 1, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+	uint64_t		s;
+
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(move_of(v, 2, &p, s), 0);
+	v[1].speed = 1400;
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(move_of(v, 2, &p, s), 2);
+}
+END_TEST
+
+/* A new process waits a second; one that moved stays four. */
+START_TEST(test_decide_residency)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 0, 4096),
+				    dnode(2, 1000, 1, 3, 4096) };
+	struct decide_proc	p = dproc(2);
+
+	p.moved_ms = NOW - 2000;	/* came to node 2 two seconds ago */
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 0);
+	p.moved_ms = NOW - 4000;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), HOME);
+	p = dproc(HOME);
+	v[0].runnable = 3;
+	v[1].runnable = 0;
+	p.start_ms = p.moved_ms = NOW - 500;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 0);
+	p.start_ms = p.moved_ms = NOW - 1000;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 2);
+}
+END_TEST
+
+/* Never where its memory and the reserve do not fit. */
+START_TEST(test_decide_memory_fit)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 3, 4096),
+				    dnode(2, 4000, 4, 0, 100 + 32 - 1),
+				    dnode(3, 1000, 1, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+	uint64_t		s;
+
+	p.need = 100 * MiB;
+	for (s = 0; s < SEEDS; s++) {
+		ck_assert_uint_eq(move_of(v, 3, &p, s), 3);
+		ck_assert_uint_eq(best_of(v, 3, &p, s), 3);
+	}
+	v[1].mem_free = (100 + 32) * MiB;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 2);
+	ck_assert_uint_eq(best_of(v, 3, &p, 1), 2);
+}
+END_TEST
+
+/* A node short of memory sends one process a round, busy or not. */
+START_TEST(test_decide_memory_short)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 4, 1, 40),
+				    dnode(2, 1000, 1, 0, 4096),
+				    dnode(3, 1000, 1, 0, 4096),
+				    dnode(4, 1000, 1, 0, 4096) };
+	struct decide_proc	p[3];
+	struct decide_move	mv[3];
+	uint64_t		s;
+	size_t			i;
+
+	for (i = 0; i < 3; i++) {
+		p[i] = dproc(HOME);
+		p[i].cpu_permille = 10;		/* it mostly waits */
+	}
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(round_of(v, 4, p, 3, s, mv), 1);
+	v[0].mem_free = 4096 * MiB;
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(round_of(v, 4, p, 3, s, mv), 0);
+}
+END_TEST
+
+/*
+ * However many it could take, a node is sent one process a round; the
+ * move counts into both loads at once.
+ */
+START_TEST(test_decide_one_per_node)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 4, 4096),
+				    dnode(2, 1000, 4, 0, 4096) };
+	struct decide_proc	p[4];
+	struct decide_move	mv[4];
+	size_t			i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = dproc(HOME);
+	ck_assert_uint_eq(round_of(v, 2, p, 4, 1, mv), 1);
+	ck_assert_uint_eq(mv[0].from, HOME);
+	ck_assert_uint_eq(mv[0].to, 2);
+	ck_assert(fabs(last[1].pending - 1) < 1e-9);
+	ck_assert(fabs(last[0].pending + 1) < 1e-9);
+}
+END_TEST
+
+/* A move not yet in a node's load counts: it is not idle for us. */
+START_TEST(test_decide_pending)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 2, 4096),
+				    dnode(2, 1000, 1, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 2);
+	v[1].pending = 1;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 0);
+}
+END_TEST
+
+/*
+ * Speeds and CPU counts differ: it goes where it runs fastest — not to the
+ * fastest CPU, which is busy, nor to the idle node of many slow CPUs.
+ */
+START_TEST(test_decide_heterogeneous)
+{
+	/* Joined, home gives it 250, node 2 750, node 3 500, node 4 1500. */
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 3, 4096),
+				    dnode(2, 3000, 1, 3, 4096),
+				    dnode(3, 500, 8, 0, 4096),
+				    dnode(4, 1500, 2, 1, 4096) };
+	struct decide_proc	p = dproc(HOME);
+	uint64_t		s;
+
+	for (s = 0; s < SEEDS; s++) {
+		ck_assert_uint_eq(move_of(v, 4, &p, s), 4);
+		ck_assert_uint_eq(best_of(v, 4, &p, s), 4);
+	}
+}
+END_TEST
+
+/* A blocked node, or one policy refuses, is never chosen. */
+START_TEST(test_decide_blocked_target)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 3, 4096),
+				    dnode(2, 4000, 4, 0, 4096),
+				    dnode(3, 1000, 1, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+	uint8_t			allowed[] = { 1, 1, 0 };
+	uint64_t		s;
+
+	v[1].flags = OSM__NODE_FLAG__NODE_BLOCK;
+	for (s = 0; s < SEEDS; s++) {
+		ck_assert_uint_eq(move_of(v, 3, &p, s), 3);
+		ck_assert_uint_eq(best_of(v, 3, &p, s), 3);
+	}
+	p.allowed = allowed;
+	for (s = 0; s < SEEDS; s++) {
+		ck_assert_uint_eq(move_of(v, 3, &p, s), 0);
+		ck_assert_uint_eq(best_of(v, 3, &p, s), HOME);
+	}
+}
+END_TEST
+
+/*
+ * A blocked node sends our guest anywhere it fits, even slower, even if it
+ * mostly waits; home always takes it. A blocked home keeps its own.
+ */
+START_TEST(test_decide_blocked_here)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 5, 4096),
+				    dnode(2, 2000, 4, 0, 4096),
+				    dnode(3, 500, 1, 0, 4096) };
+	struct decide_proc	p = dproc(2);
+	uint64_t		s;
+
+	p.cpu_permille = 10;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 0);
+	v[1].flags = OSM__NODE_FLAG__NODE_BLOCK;
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(move_of(v, 3, &p, s), 3);
+	v[2].mem_free = 0;
+	v[0].mem_free = 0;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), HOME);
+	p = dproc(HOME);
+	p.cpu_permille = 10;
+	v[0] = dnode(HOME, 1000, 1, 1, 4096);
+	v[0].flags = OSM__NODE_FLAG__NODE_BLOCK;
+	v[1].flags = 0;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 0);
+}
+END_TEST
+
+/* One that uses less than half its share of a CPU has little to gain. */
+START_TEST(test_decide_waiting)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 2, 4096),
+				    dnode(2, 2000, 1, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+
+	p.cpu_permille = 240;		/* its share here: 500 */
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 0);
+	p.cpu_permille = 260;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 2);
+}
+END_TEST
+
+/*
+ * The gain over the time it has run must pay twice for moving its memory:
+ * a young process with a big memory stays, an old one or a small one goes.
+ */
+START_TEST(test_decide_gain_cost)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 2, 8192),
+				    dnode(2, 1000, 1, 0, 8192) };
+	struct decide_proc	p = dproc(HOME);
+
+	/* gain 1/2 for 2 s against 2 x (0.05 + 10.24) s */
+	p.need = 1024 * MiB;
+	p.start_ms = p.moved_ms = NOW - 2000;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 0);
+	/* 1/2 for 100 s pays */
+	p.start_ms = p.moved_ms = 0;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 2);
+	/* and 1/2 for 2 s pays for 16 MiB */
+	p.need = 16 * MiB;
+	p.start_ms = p.moved_ms = NOW - 2000;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 2);
+}
+END_TEST
+
+/* STAY keeps everything on its node, LSTAY only home's own there. */
+START_TEST(test_decide_stay)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 3, 4096),
+				    dnode(2, 1000, 1, 3, 4096),
+				    dnode(3, 1000, 4, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+
+	v[0].flags = OSM__NODE_FLAG__NODE_STAY;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 0);
+	v[0].flags = OSM__NODE_FLAG__NODE_LSTAY;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 0);
+	v[0].flags = 0;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 3);
+	p = dproc(2);
+	v[1].flags = OSM__NODE_FLAG__NODE_LSTAY;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 3);
+	v[1].flags = OSM__NODE_FLAG__NODE_STAY;
+	ck_assert_uint_eq(move_of(v, 3, &p, 1), 0);
+}
+END_TEST
+
+/* An owner's limit on processes away holds within a round too. */
+START_TEST(test_decide_away_limit)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 3, 4096),
+				    dnode(2, 1000, 1, 0, 4096),
+				    dnode(3, 1000, 1, 0, 4096) };
+	struct decide_proc	p[2] = { dproc(HOME), dproc(HOME) };
+	struct decide_move	mv[2];
+	uint64_t		s;
+
+	p[0].away_left = p[1].away_left = 1;
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(round_of(v, 3, p, 2, s, mv), 1);
+	p[1].owner = 1001;
+	ck_assert_uint_eq(round_of(v, 3, p, 2, 1, mv), 2);
+	p[0].away_left = 0;
+	ck_assert_uint_eq(round_of(v, 3, p, 2, 1, mv), 1);
+	ck_assert_uint_eq(mv[0].proc, 1);
+}
+END_TEST
+
+/* Ties between nodes and the order of processes are drawn at random. */
+START_TEST(test_decide_random)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 3, 4096),
+				    dnode(2, 1000, 1, 0, 4096),
+				    dnode(3, 1000, 1, 0, 4096) };
+	struct decide_proc	p[2] = { dproc(HOME), dproc(HOME) };
+	struct decide_move	mv[2];
+	int			to[4] = { 0 }, best[4] = { 0 };
+	int			first[2] = { 0 };
+	uint64_t		s;
+
+	for (s = 0; s < SEEDS; s++) {
+		to[move_of(v, 3, &p[0], s)]++;
+		best[best_of(v, 3, &p[0], s)]++;
+	}
+	ck_assert_int_eq(to[0] + to[HOME] + best[0] + best[HOME], 0);
+	ck_assert_int_gt(to[2], SEEDS / 4);
+	ck_assert_int_gt(to[3], SEEDS / 4);
+	ck_assert_int_gt(best[2], SEEDS / 4);
+	ck_assert_int_gt(best[3], SEEDS / 4);
+	v[2].runnable = 3;	/* one node for two: who goes first? */
+	for (s = 0; s < SEEDS; s++) {
+		ck_assert_uint_eq(round_of(v, 3, p, 2, s, mv), 1);
+		first[mv[0].proc]++;
+	}
+	ck_assert_int_gt(first[0], SEEDS / 4);
+	ck_assert_int_gt(first[1], SEEDS / 4);
+}
+END_TEST
+
+/* mosrun -b: home unless another node promises the margin. */
+START_TEST(test_decide_best)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 1, 0, 4096),
+				    dnode(2, 1200, 1, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+
+	ck_assert_uint_eq(best_of(v, 2, &p, 1), HOME);
+	v[1].speed = 1400;
+	ck_assert_uint_eq(best_of(v, 2, &p, 1), 2);
+	p.away_left = 0;
+	ck_assert_uint_eq(best_of(v, 2, &p, 1), HOME);
+	ck_assert_uint_eq(best_of(v, 1, &p, 1), HOME);
 }
 END_TEST
 
@@ -559,8 +947,23 @@ mosd_suite(void)
 	tcase_add_test(tc, test_load_formula);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("balance");
-	tcase_add_test(tc, test_balance_speed);
+	tc = tcase_create("decide");
+	tcase_add_test(tc, test_decide_speed);
+	tcase_add_test(tc, test_decide_margin);
+	tcase_add_test(tc, test_decide_residency);
+	tcase_add_test(tc, test_decide_memory_fit);
+	tcase_add_test(tc, test_decide_memory_short);
+	tcase_add_test(tc, test_decide_one_per_node);
+	tcase_add_test(tc, test_decide_pending);
+	tcase_add_test(tc, test_decide_heterogeneous);
+	tcase_add_test(tc, test_decide_blocked_target);
+	tcase_add_test(tc, test_decide_blocked_here);
+	tcase_add_test(tc, test_decide_waiting);
+	tcase_add_test(tc, test_decide_gain_cost);
+	tcase_add_test(tc, test_decide_stay);
+	tcase_add_test(tc, test_decide_away_limit);
+	tcase_add_test(tc, test_decide_random);
+	tcase_add_test(tc, test_decide_best);
 	suite_add_tcase(s, tc);
 	return s;
 }
