@@ -361,6 +361,7 @@ units: $(UNIT_BINS) $(REMOTE_TEST_BINS)
 
 check: deps
 	$(MAKE) all units testprogs
+	tests/layers $(OBJ)
 	tests/run-unit $(UNIT_BINS)
 	$(MAKE) fuzz
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \

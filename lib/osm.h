@@ -47,6 +47,7 @@ int	 xvasprintf(char **, const char *, va_list)
 /* util.c */
 uint64_t now_ms(void);
 uint64_t now_us(void);
+void	 sleep_ms(unsigned ms);
 int	 parse_uint(const char *, uint64_t, uint64_t, uint64_t *);
 int	 parse_duration_ms(const char *, uint64_t *);
 int	 parse_size_mb(const char *, uint64_t *);
@@ -257,6 +258,9 @@ const struct policy_rule *policy_rule(const struct policy *, const char *,
 	    const char *const *, size_t);
 int	 policy_accepts(const struct policy *, uint32_t, const char *,
 	    const char *const *, size_t, uint32_t, char **);
+struct passwd;
+char	**policy_groups(const struct passwd *pw, size_t *n);
+void	 policy_groups_free(char **names, size_t n);
 
 /* ctl.c */
 #define CTL_VERSION	1

@@ -13,12 +13,16 @@
  * that is, so the rules are completed only once the whole file is read.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "osm.h"
+
+#define POLICY_GROUPS_MAX	256	/* of one user, for policy */
 
 #define POLICY_MAX_WORDS	32
 #define POLICY_NAME_MAX		32
@@ -620,4 +624,33 @@ policy_accepts(const struct policy *pol, uint32_t self, const char *user,
 		return 0;
 	}
 	return 1;
+}
+
+/* The names of the groups of the user pw, primary first. */
+char **
+policy_groups(const struct passwd *pw, size_t *n)
+{
+	struct group	*gr;
+	gid_t		 gids[POLICY_GROUPS_MAX];
+	char		**names;
+	int		 ngids = POLICY_GROUPS_MAX, i;
+
+	*n = 0;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, gids, &ngids) == -1)
+		return NULL;
+	names = xcalloc(ngids, sizeof *names);
+	for (i = 0; i < ngids; i++)
+		if ((gr = getgrgid(gids[i])) != NULL)
+			names[(*n)++] = xstrdup(gr->gr_name);
+	return names;
+}
+
+void
+policy_groups_free(char **names, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }

@@ -211,3 +211,13 @@ read_all(int fd, void *buf, size_t len)
 	}
 	return 0;
 }
+
+/* Sleep for ms milliseconds, whatever signals come meanwhile. */
+void
+sleep_ms(unsigned ms)
+{
+	struct timespec	ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}

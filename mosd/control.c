@@ -182,13 +182,6 @@ control_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	p->pid = pid;
 }
 
-static void
-control_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
-{
-	peer_reap(w->data);
-	broker_reap(w->data);
-}
-
 /* Is a daemon already answering on path? */
 static int
 control_in_use(const char *path)
@@ -262,9 +255,6 @@ control_start(struct mosd *m)
 	ev_io_init(&m->ctl_ev, control_accept_cb, m->ctl_fd, EV_READ);
 	m->ctl_ev.data = m;
 	ev_io_start(m->loop, &m->ctl_ev);
-	ev_check_init(&m->reap_ev, control_reap_cb);
-	m->reap_ev.data = m;
-	ev_check_start(m->loop, &m->reap_ev);
 }
 
 void

@@ -155,6 +155,13 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 
 /* What mosd_setup and the run made; what is not made yet is NULL. */
 static void
+mosd_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
+{
+	peer_reap(w->data);
+	broker_reap(w->data);
+}
+
+static void
 mosd_free(struct mosd *m)
 {
 	free(m->guest_exe);
@@ -300,6 +307,10 @@ main(int argc, char **argv)
 	net_start(&m);
 	broker_start(&m);
 	control_start(&m);
+	/* Ended clients and links are freed here, outside their callbacks. */
+	ev_check_init(&m.reap_ev, mosd_reap_cb);
+	m.reap_ev.data = &m;
+	ev_check_start(m.loop, &m.reap_ev);
 	guests_init(&m);
 	balance_start(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);

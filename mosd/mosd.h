@@ -147,9 +147,6 @@ void	 broker_reap(struct mosd *);
 struct Osm__MigOffer;
 struct policy_rule;
 int	 rules_load(const char *, struct policy **, char **);
-struct passwd;
-char	**rules_groups(const struct passwd *, size_t *);
-void	 rules_groups_free(char **, size_t);
 const struct policy_rule *rules_for(struct mosd *, const struct mproc *);
 size_t	 rules_away(struct mosd *, uid_t, const struct mproc *);
 int	 rules_may_send(struct mosd *, const struct mproc *, uint32_t,

@@ -45,7 +45,7 @@ procs_guests(struct mosd *m)
 static void
 procs_free(struct mproc *p)
 {
-	rules_groups_free(p->groups, p->ngroups);
+	policy_groups_free(p->groups, p->ngroups);
 	free(p->command);
 	free(p->socket);
 	free(p);
@@ -195,7 +195,7 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 		snprintf(p->user, sizeof p->user, "%s", pw->pw_name);
 		/* For policy, once: the balancer asks every round. */
 		if (p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
-			p->groups = rules_groups(pw, &p->ngroups);
+			p->groups = policy_groups(pw, &p->ngroups);
 	} else
 		snprintf(p->user, sizeof p->user, "%u", (unsigned)owner);
 	if (a->socket != NULL)

@@ -16,7 +16,6 @@
 #include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
-#define RULES_GROUPS_MAX	256
 
 /* The policy at path; none there is the built-in one, allowing all. */
 int
@@ -29,35 +28,6 @@ rules_load(const char *path, struct policy **out, char **cause)
 	if ((*out = policy_load(path, cause)) == NULL)
 		return -1;
 	return 0;
-}
-
-/* The names of the groups of the user pw, primary first. */
-char **
-rules_groups(const struct passwd *pw, size_t *n)
-{
-	struct group	*gr;
-	gid_t		 gids[RULES_GROUPS_MAX];
-	char		**names;
-	int		 ngids = RULES_GROUPS_MAX, i;
-
-	*n = 0;
-	if (getgrouplist(pw->pw_name, pw->pw_gid, gids, &ngids) == -1)
-		return NULL;
-	names = xcalloc(ngids, sizeof *names);
-	for (i = 0; i < ngids; i++)
-		if ((gr = getgrgid(gids[i])) != NULL)
-			names[(*n)++] = xstrdup(gr->gr_name);
-	return names;
-}
-
-void
-rules_groups_free(char **names, size_t n)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }
 
 /* The rule for a process homed here: its owner's. */

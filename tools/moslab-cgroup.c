@@ -305,7 +305,7 @@ cgroup_kill(struct lab *lab, unsigned k, unsigned ms)
 			return 0;
 		if (now_ms() >= end)
 			return -1;
-		lab_sleep_ms(10);
+		sleep_ms(10);
 	}
 }
 
@@ -341,7 +341,7 @@ cgroup_rmdir(const char *path)
 			log_warn("rmdir %s", path);
 			return -1;
 		}
-		lab_sleep_ms(10);
+		sleep_ms(10);
 	}
 	return 0;
 }

@@ -281,7 +281,7 @@ mosd_wait_ready(struct lab *lab, unsigned k, char **cause)
 			    "within %d ms", k, lab->sockpath, LAB_WAIT_MS);
 			break;
 		}
-		lab_sleep_ms(10);
+		sleep_ms(10);
 	}
 	free(sock);
 	if (pfd.fd != -1)

@@ -69,15 +69,6 @@ lab_fail(char *cause)
 }
 
 void
-lab_sleep_ms(unsigned ms)
-{
-	struct timespec	ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
-void
 lab_set_title(const char *title)
 {
 	size_t	len = strlen(title);

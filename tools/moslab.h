@@ -48,7 +48,6 @@ extern const struct lab_cmd cmd_up, cmd_down, cmd_exec, cmd_start, cmd_stop,
 /* moslab.c */
 void	 lab_usage_cmd(const struct lab_cmd *);
 int	 lab_fail(char *);
-void	 lab_sleep_ms(unsigned);
 void	 lab_set_title(const char *);
 
 /* moslab-lab.c */
