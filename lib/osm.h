@@ -252,7 +252,7 @@ int	 policy_accepts(const struct policy *, uint32_t, const char *,
 	    const char *const *, size_t, uint32_t, char **);
 
 /* ctl.c */
-#define CTL_VERSION	1
+#define CTL_VERSION	2	/* 2: process states as ProcState, not text */
 #define CTL_RECORD_MAX	(4U << 20)
 #define CTL_TIMEOUT_SEC	10
 struct Osm__CtlRequest;
@@ -270,5 +270,8 @@ void	 ctl_reply_free(struct Osm__CtlReply *);
 int	 ctl_order_listen(const char *, char *, size_t, char **);
 struct Osm__CtlRequest *ctl_order_take(int, int, int *);
 void	 ctl_order_answer(int, struct Osm__CtlReply *);
+
+/* ctl-state.c */
+const char *ctl_state_name(int state);	/* Osm__ProcState; NULL: none */
 
 #endif

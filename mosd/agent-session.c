@@ -62,7 +62,7 @@ struct agent {
 	char			 order_path[64];
 	int			 leaving;	/* asked home to call it */
 	int			 ckpt_wanted;	/* home asked for R's context */
-	char			 state[16];
+	Osm__ProcState		 state;
 };
 
 static void	agent_deliver_held(struct agent *);
@@ -170,14 +170,14 @@ agent_hello(struct agent *a)
 }
 
 static void
-agent_report(struct agent *a, const char *state)
+agent_report(struct agent *a, Osm__ProcState state)
 {
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
 	Osm__CtlAgent	 c = OSM__CTL_AGENT__INIT;
 	Osm__CtlReply	*r;
 	char		*cause;
 
-	snprintf(a->state, sizeof a->state, "%s", state);
+	a->state = state;
 	if (a->ctl_fd == -1)
 		return;
 	agent_describe(a, &c);
@@ -365,7 +365,7 @@ agent_go_home(struct agent *a, const char *why)
 	char		*cause = NULL;
 
 	log_info("guest %u@%u goes home: %s", a->gs->pid, a->gs->home, why);
-	agent_report(a, "leaving");
+	agent_report(a, OSM__PROC_STATE__PROC_LEAVING);
 	agent_deliver_held(a);	/* pending in R, they go home with it */
 	if ((t = mig_seize(a->pid, &cause)) == NULL) {
 		if (!agent_ended(a))
@@ -697,7 +697,7 @@ agent_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	if (read_file_str(path, buf, sizeof buf) == 0)
 		sscanf(buf, "%*u %lu", &pages);
 	s.rss_bytes = (uint64_t)pages * sysconf(_SC_PAGESIZE);
-	s.stopped = strcmp(a->state, "stopped") == 0;
+	s.stopped = a->state == OSM__PROC_STATE__PROC_STOPPED;
 	if (agent_send(a, OSM__SES_KIND__SES_STATS, &s.base) == -1)
 		agent_fail(a, "the home went away");
 }
@@ -713,13 +713,13 @@ agent_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	while (waitpid(a->pid, &status, WNOHANG | WUNTRACED |
 	    WCONTINUED) > 0) {
 		if (WIFSTOPPED(status)) {
-			agent_report(a, "stopped");
+			agent_report(a, OSM__PROC_STATE__PROC_STOPPED);
 			s.signo = WSTOPSIG(status);
 			agent_send(a, OSM__SES_KIND__SES_STOPPED, &s.base);
 			continue;
 		}
 		if (WIFCONTINUED(status)) {
-			agent_report(a, "running");
+			agent_report(a, OSM__PROC_STATE__PROC_RUNNING);
 			continue;
 		}
 		e.signaled = WIFSIGNALED(status);
@@ -755,7 +755,7 @@ agent_session(Osm__GuestStart *gs, int fd)
 		free(cause);
 		cause = NULL;
 	}
-	snprintf(a.state, sizeof a.state, "arriving");
+	a.state = OSM__PROC_STATE__PROC_ARRIVING;
 	session_init(&a.ses, fd, gs->session_key.data, RMT_MSG_MAX);
 	/* Blocking, within limits: the broker accepted it non-blocking. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -771,7 +771,7 @@ agent_session(Osm__GuestStart *gs, int fd)
 		agent_send(&a, OSM__SES_KIND__SES_ERROR, &err.base);
 		agent_fail(&a, cause);
 	}
-	agent_report(&a, "running");
+	agent_report(&a, OSM__PROC_STATE__PROC_RUNNING);
 
 	/* Not the default loop: its own SIGCHLD handler would reap R. */
 	a.loop = ev_loop_new(EVFLAG_AUTO);

@@ -223,7 +223,8 @@ balance_movable(struct mosd *m, const struct mproc *p,
 	const struct policy_rule *r;
 
 	if (p->role != OSM__CTL_ROLE__ROLE_DEPUTY || p->moving ||
-	    p->locked || p->socket == NULL || strcmp(p->state, "running") != 0)
+	    p->locked || p->socket == NULL ||
+	    p->state != OSM__PROC_STATE__PROC_RUNNING)
 		return 0;
 	if (now - p->moved_ms < (p->moved_ms == p->start_ms ?
 	    BALANCE_FIRST_MS : BALANCE_RESIDENCY_MS))

@@ -215,7 +215,7 @@ struct mproc {
 	char			**groups;	/* a deputy's owner's, by name */
 	size_t			 ngroups;
 	uint32_t		 where;
-	char			 state[16];
+	int			 state;		/* Osm__ProcState */
 	uint32_t		 cpu_permille;
 	uint64_t		 rss;
 	char			*command;

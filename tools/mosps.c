@@ -49,7 +49,7 @@ main(int argc, char **argv)
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
 	Osm__CtlReply	*r;
 	Osm__CtlProc	*p;
-	const char	*sock = OSM_SOCKET_PATH;
+	const char	*sock = OSM_SOCKET_PATH, *state;
 	char		*cause, where[16], rss[16];
 	size_t		 i;
 	int		 ch;
@@ -91,8 +91,8 @@ main(int argc, char **argv)
 			snprintf(where, sizeof where, "%u", p->where);
 		mosps_size(rss, sizeof rss, p->rss_bytes);
 		printf("%7u %-10.10s %-5s %-9.9s %5.1f %6s %s\n", p->pid,
-		    p->user, where, p->state, p->cpu_permille / 10.0, rss,
-		    p->command);
+		    p->user, where, (state = ctl_state_name(p->state)) != NULL ?
+		    state : "?", p->cpu_permille / 10.0, rss, p->command);
 	}
 	ctl_reply_free(r);
 	return 0;

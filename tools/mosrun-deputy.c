@@ -73,8 +73,8 @@ deputy_agent(struct deputy *d, Osm__CtlAgent *a)
 	a->pid = d->pid;
 	a->home = d->self;
 	a->where = d->state == DEPUTY_HOME ? d->self : d->where;
-	a->state = d->task != NULL && d->state == DEPUTY_HOME ? "moving" :
-	    "running";
+	a->state = d->task != NULL && d->state == DEPUTY_HOME ?
+	    OSM__PROC_STATE__PROC_MOVING : OSM__PROC_STATE__PROC_RUNNING;
 	a->command = d->command;
 	a->socket = d->order_path;
 	a->has_locked = 1;
