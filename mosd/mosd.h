@@ -12,11 +12,6 @@
 
 #include "lib/osm.h"
 
-#define FRAME_KIND_GOSSIP	1
-#define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
-#define MIG_KIND_OFFER		3
-#define MIG_KIND_ANSWER		4
-
 /* gossip.c */
 #define GOSSIP_MSG_MAX		1400	/* bytes of a whole datagram */
 #define GOSSIP_MAX_AGE_MS	(7U * 24 * 3600 * 1000)
