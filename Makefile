@@ -69,11 +69,13 @@ ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module (and the
-# system libraries in check_X_LDLIBS).
+# system libraries in check_X_LDLIBS, the suite's other files in
+# check_X_OBJS).
 UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
@@ -212,10 +214,10 @@ $(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 .SECONDEXPANSION:
-$(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
+$(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_OBJS) $$($$*_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $($*_LDLIBS) $(PROTOBUF_LIBS) \
-	    $(CHECK_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $< $($*_OBJS) $($*_LIBS) $($*_LDLIBS) \
+	    $(PROTOBUF_LIBS) $(CHECK_LIBS) -lm
 
 $(OBJ)/tests/loopback: $(OBJ)/tests/remote/loopback.o $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
@@ -234,6 +236,7 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
 	    -o $@ $<
 
 -include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d) \
+    $(foreach t,$(UNIT_TESTS),$($(t)_OBJS:.o=.d)) \
     $(REMOTE_TEST_BINS:%=%.d) $(OBJ)/tests/remote/loopback.d \
     $(OBJ)/bench/forward.d
 
