@@ -57,6 +57,15 @@ int	 mkdir_p(const char *, mode_t);
 int	 write_all(int, const void *, size_t);
 int	 read_all(int, void *, size_t);
 
+/* atomic.c: a file that appears whole under its name or not at all */
+struct atomic_file {
+	int		 fd;
+	char		*path;		/* the name it will have */
+	char		*tmp;		/* path.tmp.XXXXXX until then */
+};
+int	 atomic_create(struct atomic_file *af, const char *path, char **cause);
+int	 atomic_commit(struct atomic_file *af, int ok, char **cause);
+
 /* proc.c */
 int	 proc_status(pid_t, const char *, char *, size_t);
 int	 proc_status_mask(pid_t, const char *, uint64_t *);

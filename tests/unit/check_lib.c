@@ -1,12 +1,13 @@
 /*
- * Check suite for lib/: hashing, keys, framing, streams, sessions; config
- * and policy parsing are in check_lib-conf.c.
+ * Check suite for lib/: hashing, keys, framing, streams, sessions, files
+ * written whole; config and policy parsing are in check_lib-conf.c.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,147 @@ START_TEST(test_stream)
 }
 END_TEST
 
+/* --- files written whole (atomic.c) ------------------------------------ */
+
+/* The names in tmpdir, sorted, space-separated: what a test left. */
+static char *
+tmp_names(void)
+{
+	struct dirent	**de;
+	char		 *out = xstrdup(""), *tmp;
+	int		  n, i;
+
+	n = scandir(tmpdir, &de, NULL, alphasort);
+	ck_assert_int_ge(n, 0);
+	for (i = 0; i < n; i++) {
+		if (de[i]->d_name[0] != '.') {
+			xasprintf(&tmp, "%s%s%s", out, *out == '\0' ? "" : " ",
+			    de[i]->d_name);
+			free(out);
+			out = tmp;
+		}
+		free(de[i]);
+	}
+	free(de);
+	return out;
+}
+
+static void
+tmp_read(const char *path, char *buf, size_t size)
+{
+	ck_assert_int_eq(read_file_str(path, buf, size), 0);
+}
+
+START_TEST(test_atomic_commit)
+{
+	struct atomic_file	 af;
+	char			*path, *cause = NULL, *names, buf[64];
+	int			 fd;
+
+	path = tmp_file("image", "old", 0644);
+	fd = atomic_create(&af, path, &cause);
+	ck_assert_msg(fd >= 0, "%s", cause);
+	ck_assert_int_eq(af.fd, fd);
+	ck_assert_str_eq(af.path, path);
+	ck_assert_int_eq(strncmp(af.tmp, path, strlen(path)), 0);
+	ck_assert_int_eq(strncmp(af.tmp + strlen(path), ".tmp.", 5), 0);
+	ck_assert_int_eq(write_all(fd, "new", 3), 0);
+	/* until the commit, the name holds the old file, whole */
+	tmp_read(path, buf, sizeof buf);
+	ck_assert_str_eq(buf, "old");
+	ck_assert_int_eq(atomic_commit(&af, 1, &cause), 0);
+	ck_assert_ptr_null(cause);
+	ck_assert_ptr_null(af.path);
+	ck_assert_ptr_null(af.tmp);
+	ck_assert_int_eq(af.fd, -1);
+	tmp_read(path, buf, sizeof buf);
+	ck_assert_str_eq(buf, "new");
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_abort)
+{
+	struct atomic_file	 af;
+	char			*path, *cause = NULL, *names, buf[64];
+
+	/* nothing there before: nothing there after */
+	xasprintf(&path, "%s/none", tmpdir);
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	ck_assert_int_eq(write_all(af.fd, "half", 4), 0);
+	ck_assert_int_eq(atomic_commit(&af, 0, &cause), -1);
+	ck_assert_ptr_null(cause);
+	ck_assert_ptr_null(af.path);
+	ck_assert_str_eq(names = tmp_names(), "");
+	free(names);
+	free(path);
+
+	/* the file before stays as it was; the caller's reason too */
+	path = tmp_file("image", "old", 0644);
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	ck_assert_int_eq(write_all(af.fd, "half", 4), 0);
+	cause = xstrdup("the dump failed");
+	ck_assert_int_eq(atomic_commit(&af, 0, &cause), -1);
+	ck_assert_str_eq(cause, "the dump failed");
+	free(cause);
+	tmp_read(path, buf, sizeof buf);
+	ck_assert_str_eq(buf, "old");
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_fail)
+{
+	struct atomic_file	 af;
+	char			*path, *cause = NULL, *names, *want, *tmp;
+
+	/* no directory to put it in: the temporary name is the culprit */
+	xasprintf(&path, "%s/missing/image", tmpdir);
+	ck_assert_int_eq(atomic_create(&af, path, &cause), -1);
+	xasprintf(&want, "%s.tmp.", path);
+	ck_assert_msg(strncmp(cause, want, strlen(want)) == 0, "%s", cause);
+	ck_assert_ptr_nonnull(strstr(cause, ": No such file or directory"));
+	free(want);
+	free(cause);
+	cause = NULL;
+	free(path);
+
+	/* the rename fails: a directory has the name */
+	xasprintf(&path, "%s/image", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	free(tmp_file("image/x", "", 0644));
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	tmp = xstrdup(af.tmp);
+	ck_assert_int_eq(atomic_commit(&af, 1, &cause), -1);
+	xasprintf(&want, "rename %s to %s: Is a directory", tmp, path);
+	ck_assert_str_eq(cause, want);
+	free(want);
+	free(tmp);
+	free(cause);
+	cause = NULL;
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+
+	/* the flush fails (here: its descriptor is gone) */
+	xasprintf(&path, "%s/other", tmpdir);
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	close(af.fd);
+	ck_assert_int_eq(atomic_commit(&af, 1, &cause), -1);
+	xasprintf(&want, "%s: Bad file descriptor", path);
+	ck_assert_str_eq(cause, want);
+	free(want);
+	free(cause);
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+}
+END_TEST
+
 static const uint8_t skey[SESSION_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 
 START_TEST(test_session_roundtrip)
@@ -527,6 +669,13 @@ lib_suite(void)
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_hostile);
 	tcase_add_test(tc, test_stream);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("atomic");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_atomic_commit);
+	tcase_add_test(tc, test_atomic_abort);
+	tcase_add_test(tc, test_atomic_fail);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("session");
