@@ -80,6 +80,7 @@ check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
+check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 
@@ -263,6 +264,8 @@ FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
 # daemon from starting guest agents or reaching real sockets.
 fuzz_broker_LDFLAGS = -Wl,--wrap=agent_spawn
 fuzz_control_LDFLAGS = -Wl,--wrap=connect
+# The image target's seeds are check_migrate's image, with more in it.
+fuzz_image_OBJS	 = $(FUZZ_OBJ)/tests/common/image-build.o
 
 fuzz_obj	 = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
 FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
@@ -271,7 +274,7 @@ FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
 FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \
 		   $(REMOTE_SRCS) $(MIGRATE_SRCS) tests/fuzz/fuzz.c \
-		   $(FUZZ_TARGETS:%=tests/fuzz/%.c))
+		   $(FUZZ_TARGETS:%=tests/fuzz/%.c)) $(fuzz_image_OBJS)
 
 $(FUZZ_OBJ)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
@@ -295,9 +298,10 @@ $(FUZZ_OBJ)/libmigrate.a: $(call fuzz_obj,$(MIGRATE_SRCS))
 	$(AR) rcs $@ $^
 
 $(FUZZ_BINS): $(FUZZ_OBJ)/%: $(FUZZ_OBJ)/tests/fuzz/%.o \
-    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $(FUZZ_LIBS)
+    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $$(fuzz_$$*_OBJS) $(FUZZ_LIBS)
 	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(fuzz_$*_LDFLAGS) \
-	    -o $@ $< $(FUZZ_OBJ)/tests/fuzz/fuzz.o -Wl,--start-group \
+	    -o $@ $< $(fuzz_$*_OBJS) $(FUZZ_OBJ)/tests/fuzz/fuzz.o \
+	    -Wl,--start-group \
 	    $(FUZZ_LIBS) -Wl,--end-group -lev -lcap $(PROTOBUF_LIBS) -lm \
 	    -lpthread
 
