@@ -72,15 +72,18 @@ ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
 # Check suites, one per module, each linking only that module (and the
-# system libraries in check_X_LDLIBS).
+# system libraries in check_X_LDLIBS, the suite's other files in
+# check_X_OBJS).
 UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
+check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
@@ -227,10 +230,10 @@ $(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
 
 .SECONDEXPANSION:
-$(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_LIBS)
+$(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_OBJS) $$($$*_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $($*_LIBS) $($*_LDLIBS) $(PROTOBUF_LIBS) \
-	    $(CHECK_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $< $($*_OBJS) $($*_LIBS) $($*_LDLIBS) \
+	    $(PROTOBUF_LIBS) $(CHECK_LIBS) -lm
 
 $(OBJ)/tests/loopback: $(OBJ)/tests/remote/loopback.o $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
@@ -249,6 +252,7 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
 	    -o $@ $<
 
 -include $(ALL_OBJS:.o=.d) $(UNIT_BINS:$(OBJ)/tests/%=$(OBJ)/tests/unit/%.d) \
+    $(foreach t,$(UNIT_TESTS),$($(t)_OBJS:.o=.d)) \
     $(REMOTE_TEST_BINS:%=%.d) $(OBJ)/tests/remote/loopback.d \
     $(OBJ)/bench/forward.d
 
@@ -275,6 +279,8 @@ FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
 # daemon from starting guest agents or reaching real sockets.
 fuzz_broker_LDFLAGS = -Wl,--wrap=guests_spawn
 fuzz_control_LDFLAGS = -Wl,--wrap=connect
+# The image target's seeds are check_migrate's image, with more in it.
+fuzz_image_OBJS	 = $(FUZZ_OBJ)/tests/common/image-build.o
 
 fuzz_obj	 = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
 FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
@@ -290,7 +296,7 @@ fuzz_libs	 = $(or $(fuzz_$(1)_LIBS),$(FUZZ_LIBS))
 fuzz_ldlibs	 = $(or $(fuzz_$(1)_LDLIBS),$(FUZZ_LDLIBS))
 FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \
 		   $(REMOTE_SRCS) $(MIGRATE_SRCS) tests/fuzz/fuzz.c \
-		   $(FUZZ_TARGETS:%=tests/fuzz/%.c))
+		   $(FUZZ_TARGETS:%=tests/fuzz/%.c)) $(fuzz_image_OBJS)
 
 $(FUZZ_OBJ)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
@@ -314,10 +320,11 @@ $(FUZZ_OBJ)/libmigrate.a: $(call fuzz_obj,$(MIGRATE_SRCS))
 	$(AR) rcs $@ $^
 
 $(FUZZ_BINS): $(FUZZ_OBJ)/%: $(FUZZ_OBJ)/tests/fuzz/%.o \
-    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $$(call fuzz_libs,$$*)
+    $(FUZZ_OBJ)/tests/fuzz/fuzz.o $$(fuzz_$$*_OBJS) $$(call fuzz_libs,$$*)
 	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(fuzz_$*_LDFLAGS) \
-	    -o $@ $< $(FUZZ_OBJ)/tests/fuzz/fuzz.o -Wl,--start-group \
-	    $(call fuzz_libs,$*) -Wl,--end-group $(call fuzz_ldlibs,$*)
+	    -o $@ $< $(fuzz_$*_OBJS) $(FUZZ_OBJ)/tests/fuzz/fuzz.o \
+	    -Wl,--start-group $(call fuzz_libs,$*) -Wl,--end-group \
+	    $(call fuzz_ldlibs,$*)
 
 fuzz: $(FUZZ_BINS)
 	FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run \

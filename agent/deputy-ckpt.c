@@ -64,61 +64,40 @@ ckpt_log(struct deputy *d, const char *path, const char *why)
 		    d->command, path);
 }
 
-/* The next FILE.N, open under a temporary name: its fd, or -1. */
+/* The next FILE.N, open under a temporary name (lib/atomic.c). */
 static int
-ckpt_create(struct deputy *d, char **name, char **tmp, char **cause)
+ckpt_create(struct deputy *d, struct atomic_file *af, char **cause)
 {
-	int	fd;
+	char	*name;
+	int	 fd;
 
-	xasprintf(name, "%s.%u", d->ckpt_base, d->ckpt_last + 1);
-	xasprintf(tmp, "%s.tmp.XXXXXX", *name);
-	if ((fd = mkostemp(*tmp, O_CLOEXEC)) == -1) {
-		xasprintf(cause, "%s: %s", *tmp, strerror(errno));
-		free(*name);
-		free(*tmp);
-	}
+	xasprintf(&name, "%s.%u", d->ckpt_base, d->ckpt_last + 1);
+	fd = atomic_create(af, name, cause);
+	free(name);
 	return fd;
 }
 
 /*
- * The image on fd is whole (ok) or not: make it FILE.N for good, forgetting
+ * The image in af is whole (ok) or not: make it FILE.N for good, forgetting
  * the oldest beyond -N, its name in *path; or throw it away, the file's
- * name put before *cause. Consumes fd, name and tmp.
+ * name put before *cause.
  */
 static int
-ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
-    char **path, char **cause)
+ckpt_commit(struct deputy *d, struct atomic_file *af, int ok, char **path,
+    char **cause)
 {
-	char	*old;
+	char	*name, *old;
 
-	if (ok && fsync(fd) == -1) {
-		xasprintf(cause, "writing it out: %s", strerror(errno));
-		ok = 0;
+	if (!ok && cause != NULL && *cause != NULL) {
+		xasprintf(&old, "%s: %s", af->path, *cause);
+		free(*cause);
+		*cause = old;
 	}
-	if (close(fd) == -1 && ok) {
-		xasprintf(cause, "writing it out: %s", strerror(errno));
-		ok = 0;
-	}
-	if (!ok) {
-		if (cause != NULL && *cause != NULL) {
-			xasprintf(&old, "%s: %s", name, *cause);
-			free(*cause);
-			*cause = old;
-		}
-		unlink(tmp);
-		free(tmp);
+	name = xstrdup(af->path);
+	if (atomic_commit(af, ok, cause) == -1) {
 		free(name);
 		return -1;
 	}
-	if (rename(tmp, name) == -1) {
-		xasprintf(cause, "rename %s to %s: %s", tmp, name,
-		    strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		free(name);
-		return -1;
-	}
-	free(tmp);
 	d->ckpt_last++;
 	if (d->o->ckpt_max > 0 && d->ckpt_last > d->o->ckpt_max) {
 		xasprintf(&old, "%s.%u", d->ckpt_base,
@@ -138,16 +117,16 @@ ckpt_commit(struct deputy *d, int fd, char *name, char *tmp, int ok,
 static int
 ckpt_write(struct deputy *d, char **path, char **cause)
 {
-	char	*name, *tmp;
-	int	 fd, ok;
+	struct atomic_file	af;
+	int			ok;
 
-	if ((fd = ckpt_create(d, &name, &tmp, cause)) == -1)
+	if (ckpt_create(d, &af, cause) == -1)
 		return -1;
 	if ((ok = deputy_hold(d, 0, cause) == 0)) {
-		ok = mig_dump(d->task, fd, 0, NULL, cause) == 0;
+		ok = mig_dump(d->task, af.fd, 0, NULL, cause) == 0;
 		deputy_hold_resume(d);
 	}
-	return ckpt_commit(d, fd, name, tmp, ok, path, cause);
+	return ckpt_commit(d, &af, ok, path, cause);
 }
 
 /*
@@ -249,10 +228,10 @@ deputy_ckpt_init(struct deputy *d)
 }
 
 struct ckpt_husk {
-	struct deputy	*d;
-	int		 fd;		/* the checkpoint file, or -1 */
-	char		*why;		/* why there is none */
-	int		 failed;	/* we failed, not the session */
+	struct deputy		*d;
+	struct atomic_file	 af;	/* the checkpoint file; fd -1: none */
+	char			*why;	/* why there is none */
+	int			 failed; /* we failed, not the session */
 };
 
 static int
@@ -261,10 +240,10 @@ ckpt_husk_fn(int ctx, void *arg, char **cause)
 	struct ckpt_husk	*h = arg;
 	char			 buf[65536];
 
-	if (h->fd == -1) {
+	if (h->af.fd == -1) {
 		*cause = h->why;
 		h->why = NULL;
-	} else if (mig_dump_husk(h->d->task, ctx, h->fd, cause) == 0)
+	} else if (mig_dump_husk(h->d->task, ctx, h->af.fd, cause) == 0)
 		return 0;
 	/* The rest of the image is read, so that the session goes on. */
 	h->failed = 1;
@@ -285,9 +264,9 @@ int
 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
     char **lost)
 {
-	struct ckpt_husk	 h = { .d = d, .fd = -1 };
+	struct ckpt_husk	 h = { .d = d, .af = { .fd = -1 } };
 	Osm__SesError		*e;
-	char			*name = NULL, *tmp = NULL, *path = NULL;
+	char			*path = NULL;
 	char			*cause = NULL, *why = NULL;
 	int			 rc;
 
@@ -304,7 +283,7 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 			osm__ses_error__free_unpacked(e, NULL);
 		goto answer;
 	}
-	h.fd = ckpt_create(d, &name, &tmp, &h.why);
+	ckpt_create(d, &h.af, &h.why);
 	if (husk_hold(&d->husk, &cause) == -1)
 		goto lost;
 	rc = session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
@@ -316,8 +295,8 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 		cause = why;
 		goto lost;
 	}
-	if (h.fd != -1)
-		ckpt_commit(d, h.fd, name, tmp, rc == 0, &path, &cause);
+	if (h.af.fd != -1)
+		ckpt_commit(d, &h.af, rc == 0, &path, &cause);
 	/* The silence timer was last set before the image: count anew. */
 	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
@@ -330,8 +309,8 @@ answer:
 	return deputy_signal_stolen(d, lost);
 lost:
 	/* Its end, or its restart at home, answers the orders. */
-	if (h.fd != -1)
-		ckpt_commit(d, h.fd, name, tmp, 0, &path, NULL);
+	if (h.af.fd != -1)
+		ckpt_commit(d, &h.af, 0, &path, NULL);
 	free(h.why);
 	*lost = cause;
 	return -1;

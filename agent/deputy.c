@@ -47,7 +47,8 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 	a->pid = d->pid;
 	a->home = d->self;
 	a->where = d->state == DEPUTY_AWAY ? d->where : d->self;
-	a->state = d->state == DEPUTY_HELD ? "moving" : "running";
+	a->state = d->state == DEPUTY_HELD ? OSM__PROC_STATE__PROC_MOVING :
+	    OSM__PROC_STATE__PROC_RUNNING;
 	a->command = d->command;
 	a->socket = d->conn.order_path;
 	a->has_locked = 1;

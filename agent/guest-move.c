@@ -147,7 +147,7 @@ guest_move_home(struct guest *g, const char *why)
 	char		*cause = NULL;
 
 	log_info("%s goes home: %s", g->conn.who, why);
-	g->state = GUEST_LEAVING;
+	g->state = OSM__PROC_STATE__PROC_LEAVING;
 	conn_report(&g->conn);
 	guest_signal_deliver_held(g);	/* pending in R, they go with it */
 	if ((t = mig_seize(g->pid, &cause)) == NULL) {

@@ -29,7 +29,6 @@
 #include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
-#define GUEST_START_MAX		4096	/* bytes of the start message */
 #define GUEST_SETUP_TIMEOUT	60	/* seconds, for the image to arrive */
 #define GUEST_STATS_EVERY	2.0	/* seconds between SesStats */
 /*
@@ -39,13 +38,6 @@
  * or killed it; a copy nobody serves must not run on here.
  */
 #define GUEST_CUT_OFF		20000
-
-static const char *const guest_state_names[] = {
-	[GUEST_ARRIVING] = "arriving",
-	[GUEST_RUNNING] = "running",
-	[GUEST_STOPPED] = "stopped",
-	[GUEST_LEAVING] = "leaving",
-};
 
 /* What mosd, which counts guests, is told of R (conn.c asks). */
 static void
@@ -57,7 +49,7 @@ guest_describe(void *arg, Osm__CtlAgent *c)
 	c->pid = g->gs->pid;
 	c->home = g->gs->home;
 	c->where = g->gs->self;
-	c->state = (char *)guest_state_names[g->state];
+	c->state = g->state;
 	c->command = g->gs->command;
 	if (g->conn.order_fd != -1)
 		c->socket = g->conn.order_path;
@@ -68,7 +60,7 @@ guest_describe(void *arg, Osm__CtlAgent *c)
 }
 
 static void
-guest_report(struct guest *g, enum guest_state state)
+guest_report(struct guest *g, Osm__ProcState state)
 {
 	g->state = state;
 	conn_report(&g->conn);
@@ -165,7 +157,7 @@ guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	if (read_file_str(path, buf, sizeof buf) == 0)
 		sscanf(buf, "%*u %lu", &pages);
 	s.rss_bytes = (uint64_t)pages * sysconf(_SC_PAGESIZE);
-	s.stopped = g->state == GUEST_STOPPED;
+	s.stopped = g->state == OSM__PROC_STATE__PROC_STOPPED;
 	if (guest_ses_send(g, OSM__SES_KIND__SES_STATS, &s.base) == -1)
 		guest_ses_fail(g, "the home went away");
 }
@@ -182,13 +174,13 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	while (waitpid(g->pid, &status, WNOHANG | WUNTRACED |
 	    WCONTINUED) > 0) {
 		if (WIFSTOPPED(status)) {
-			guest_report(g, GUEST_STOPPED);
+			guest_report(g, OSM__PROC_STATE__PROC_STOPPED);
 			s.signo = WSTOPSIG(status);
 			guest_ses_send(g, OSM__SES_KIND__SES_STOPPED, &s.base);
 			continue;
 		}
 		if (WIFCONTINUED(status)) {
-			guest_report(g, GUEST_RUNNING);
+			guest_report(g, OSM__PROC_STATE__PROC_RUNNING);
 			continue;
 		}
 		e.signaled = WIFSIGNALED(status);
@@ -241,7 +233,7 @@ guest_serve(Osm__GuestStart *gs, int fd)
 
 	memset(&g, 0, sizeof g);
 	g.gs = gs;
-	g.state = GUEST_ARRIVING;
+	g.state = OSM__PROC_STATE__PROC_ARRIVING;
 	snprintf(what, sizeof what, "guest-%u-%u", gs->home, gs->pid);
 	snprintf(who, sizeof who, "guest %u@%u", gs->pid, gs->home);
 	/* Without an order socket it cannot be expelled, but it can run. */
@@ -268,7 +260,7 @@ guest_serve(Osm__GuestStart *gs, int fd)
 		guest_ses_send(&g, OSM__SES_KIND__SES_ERROR, &err.base);
 		guest_ses_fail(&g, cause);
 	}
-	guest_report(&g, GUEST_RUNNING);
+	guest_report(&g, OSM__PROC_STATE__PROC_RUNNING);
 	guest_watch(&g, fd);
 	ev_run(g.loop, 0);
 	guest_ses_stop(&g, 0);
@@ -329,7 +321,7 @@ main(int argc, char **argv)
 	if (fcntl(3, F_GETFD) == -1 || fcntl(4, F_GETFD) == -1)
 		usage();
 	log_init(debug, "mosd-guest");
-	if (stream_read(4, &buf, &len, GUEST_START_MAX, &cause) == -1)
+	if (stream_read(4, &buf, &len, OSM_GUEST_START_MAX, &cause) == -1)
 		fatalx("start message: %s", cause != NULL ? cause : "none");
 	close(4);
 	gs = osm__guest_start__unpack(NULL, len, buf);

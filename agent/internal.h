@@ -185,16 +185,9 @@ void	 deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w,
 
 /* --- the guest agent ------------------------------------------------- */
 
-enum guest_state {
-	GUEST_ARRIVING,		/* the image is coming */
-	GUEST_RUNNING,
-	GUEST_STOPPED,		/* by a stop signal */
-	GUEST_LEAVING,		/* going home */
-};
-
 struct guest {
 	Osm__GuestStart		*gs;
-	enum guest_state	 state;
+	Osm__ProcState		 state;	/* as mosd is told */
 	struct ev_loop		*loop;
 	struct conn		 conn;		/* to mosd, and its orders */
 	struct session		 ses;		/* with the deputy */

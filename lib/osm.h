@@ -17,6 +17,7 @@
 #define OSM_CONF_PATH		"/etc/osmosis/cluster.conf"
 #define OSM_PORT		4750
 #define OSM_MAX_NODES		65535
+#define OSM_GUEST_START_MAX	4096	/* mosd to mosd-guest, bytes */
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -61,6 +62,15 @@ int	 read_all(int, void *, size_t);
 /* rand.c: not for secrets (keys and nonces come from getrandom) */
 uint64_t rand_next(uint64_t *state);
 uint64_t rand_below(uint64_t *state, uint64_t n);
+
+/* atomic.c: a file that appears whole under its name or not at all */
+struct atomic_file {
+	int		 fd;
+	char		*path;		/* the name it will have */
+	char		*tmp;		/* path.tmp.XXXXXX until then */
+};
+int	 atomic_create(struct atomic_file *af, const char *path, char **cause);
+int	 atomic_commit(struct atomic_file *af, int ok, char **cause);
 
 /* proc.c */
 int	 proc_status(pid_t, const char *, char *, size_t);
@@ -263,7 +273,7 @@ char	**policy_groups(const struct passwd *pw, size_t *n);
 void	 policy_groups_free(char **names, size_t n);
 
 /* ctl.c */
-#define CTL_VERSION	1
+#define CTL_VERSION	2	/* 2: process states as ProcState, not text */
 #define CTL_RECORD_MAX	(4U << 20)
 #define CTL_TIMEOUT_SEC	10
 struct Osm__CtlRequest;
@@ -281,5 +291,8 @@ void	 ctl_reply_free(struct Osm__CtlReply *);
 int	 ctl_order_listen(const char *, char *, size_t, char **);
 struct Osm__CtlRequest *ctl_order_take(int, int, int *);
 void	 ctl_order_answer(int, struct Osm__CtlReply *);
+
+/* ctl-state.c */
+const char *ctl_state_name(int state);	/* Osm__ProcState; NULL: none */
 
 #endif

@@ -1,11 +1,10 @@
 /*
  * moscr dump PID -o FILE [--leave-running] [-v]: checkpoint a process.
- * A file is written under a temporary name and renamed when complete, so
- * a failed dump never leaves a truncated image under the final name. The
- * process is killed once the image is safe, unless --leave-running.
+ * A file is written under a temporary name and renamed when complete
+ * (lib/atomic.c), so a failed dump never leaves a truncated image under
+ * the final name. The process is killed once the image is safe, unless
+ * --leave-running.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -41,8 +40,9 @@ moscr_dump(int argc, char **argv)
 {
 	struct mig_task		*t;
 	struct mig_stats	 st;
+	struct atomic_file	 af = { .fd = -1 };
 	const char		*out = NULL;
-	char			*tmp = NULL, *cause = NULL;
+	char			*cause = NULL;
 	uint64_t		 pid;
 	int			 c, leave = 0, verbose = 0, fd = -1;
 
@@ -80,13 +80,10 @@ moscr_dump(int argc, char **argv)
 			return 1;
 		}
 		fd = STDOUT_FILENO;
-	} else {
-		xasprintf(&tmp, "%s.tmp.XXXXXX", out);
-		if ((fd = mkstemp(tmp)) == -1) {
-			moscr_err("%s: %s", tmp, strerror(errno));
-			free(tmp);
-			return 1;
-		}
+	} else if ((fd = atomic_create(&af, out, &cause)) == -1) {
+		moscr_err("%s", cause);
+		free(cause);
+		return 1;
 	}
 
 	if ((t = mig_seize(pid, &cause)) == NULL)
@@ -101,20 +98,9 @@ moscr_dump(int argc, char **argv)
 		}
 		goto fail;
 	}
-	if (tmp != NULL) {
-		if (fsync(fd) == -1 || close(fd) == -1) {
-			xasprintf(&cause, "%s: %s", tmp, strerror(errno));
-			fd = -1;
-			mig_release(t, NULL);
-			goto fail;
-		}
-		fd = -1;
-		if (rename(tmp, out) == -1) {
-			xasprintf(&cause, "rename %s to %s: %s", tmp, out,
-			    strerror(errno));
-			mig_release(t, NULL);
-			goto fail;
-		}
+	if (af.path != NULL && atomic_commit(&af, 1, &cause) == -1) {
+		mig_release(t, NULL);
+		goto fail;
 	}
 	if (leave) {
 		if (mig_release(t, &cause) == -1)
@@ -127,17 +113,12 @@ moscr_dump(int argc, char **argv)
 		    (unsigned long long)pid, (unsigned long long)st.pages,
 		    (unsigned long long)st.bytes, st.frozen_us / 1000.0,
 		    st.mem_us / 1000.0);
-	free(tmp);
 	return 0;
 
 fail:
 	moscr_err("dump %llu: %s", (unsigned long long)pid, cause);
 	free(cause);
-	if (tmp != NULL) {
-		if (fd != -1)
-			close(fd);
-		unlink(tmp);
-		free(tmp);
-	}
+	if (af.path != NULL)
+		atomic_commit(&af, 0, NULL);
 	return 1;
 }

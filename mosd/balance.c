@@ -108,7 +108,8 @@ static int
 balance_candidate(struct mosd *m, const struct mproc *p)
 {
 	if (p->role != OSM__CTL_ROLE__ROLE_DEPUTY || p->moving ||
-	    p->locked || p->socket == NULL || strcmp(p->state, "running") != 0)
+	    p->locked || p->socket == NULL ||
+	    p->state != OSM__PROC_STATE__PROC_RUNNING)
 		return 0;
 	return rules_for(m, p)->automatic;
 }

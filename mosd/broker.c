@@ -24,6 +24,7 @@
 
 #include "mosd.h"
 #include "proto/ctl.pb-c.h"
+#include "proto/frame.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
 #define LINK_TIMEOUT	5.0	/* seconds for a whole handshake */
@@ -231,7 +232,8 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	hello.node = m->conf->self;
 	hello.challenge.data = l->challenge;
 	hello.challenge.len = sizeof l->challenge;
-	if (broker_send(l, MIG_KIND_HELLO, &hello.base) == -1)
+	if (broker_send(l, OSM__FRAME_KIND__FRAME_MIG_HELLO,
+	    &hello.base) == -1)
 		broker_fail(l, "cannot send hello: %s", strerror(errno));
 }
 
@@ -297,7 +299,7 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 		ans.reason = why;
 		log_info("offer of %u@%u refused: %s", o->pid, o->home, why);
 	}
-	broker_send(l, MIG_KIND_ANSWER, &ans.base);
+	broker_send(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &ans.base);
 	/* Accepted: the connection is the guest's now. */
 	free(why);
 	osm__mig_offer__free_unpacked(o, NULL);
@@ -343,7 +345,7 @@ broker_hello(struct link *l, const uint8_t *body, size_t blen)
 	}
 	o.groups = mp->groups;
 	o.n_groups = mp->ngroups;
-	if (broker_send(l, MIG_KIND_OFFER, &o.base) == -1) {
+	if (broker_send(l, OSM__FRAME_KIND__FRAME_MIG_OFFER, &o.base) == -1) {
 		osm__mig_hello__free_unpacked(h, NULL);
 		broker_fail(l, "cannot send the offer: %s", strerror(errno));
 		return;
@@ -427,15 +429,18 @@ broker_link_cb(struct ev_loop *loop, ev_io *w, int revents)
 	l->len += n;
 	switch (l->state) {
 	case LINK_WAIT_OFFER:
-		if (broker_frame(l, MIG_KIND_OFFER, &body, &blen) == 1)
+		if (broker_frame(l, OSM__FRAME_KIND__FRAME_MIG_OFFER, &body,
+		    &blen) == 1)
 			broker_offer(l, body, blen);
 		break;
 	case LINK_WAIT_HELLO:
-		if (broker_frame(l, MIG_KIND_HELLO, &body, &blen) == 1)
+		if (broker_frame(l, OSM__FRAME_KIND__FRAME_MIG_HELLO, &body,
+		    &blen) == 1)
 			broker_hello(l, body, blen);
 		break;
 	case LINK_WAIT_ANSWER:
-		if (broker_frame(l, MIG_KIND_ANSWER, &body, &blen) == 1)
+		if (broker_frame(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &body,
+		    &blen) == 1)
 			broker_answer(l, body, blen);
 		break;
 	case LINK_CONNECTING:

@@ -19,8 +19,6 @@
 #include "mosd.h"
 #include "proto/migrate.pb-c.h"
 
-#define GUESTS_START_MAX	4096	/* agent/guest.c reads no more */
-
 /* A free slot of the guest uid range, or -1. */
 static ssize_t
 guests_slot(struct mosd *m)
@@ -99,7 +97,7 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
     const Osm__MigOffer *o, char **why)
 {
 	Osm__GuestStart	 gs = OSM__GUEST_START__INIT;
-	uint8_t		 buf[GUESTS_START_MAX];
+	uint8_t		 buf[OSM_GUEST_START_MAX];
 	ssize_t		 slot;
 	sigset_t	 none;
 	size_t		 len;

@@ -17,10 +17,6 @@
 #include "probe.h"
 #include "decide.h"
 
-#define FRAME_KIND_GOSSIP	1
-#define MIG_KIND_HELLO		2	/* proto/migrate.proto, over TCP */
-#define MIG_KIND_OFFER		3
-#define MIG_KIND_ANSWER		4
 
 /* peer.c */
 struct mosd;
@@ -108,7 +104,7 @@ struct mproc {
 	char			**groups;	/* a deputy's owner's, by name */
 	size_t			 ngroups;
 	uint32_t		 where;
-	char			 state[16];
+	int			 state;		/* Osm__ProcState */
 	uint32_t		 cpu_permille;
 	uint64_t		 rss;
 	char			*command;

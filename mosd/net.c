@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mosd.h"
+#include "proto/frame.pb-c.h"
 
 #define NET_RX_BUF	GOSSIP_MSG_MAX	/* the largest datagram we accept */
 #define NET_RX_BURST	64	/* datagrams per wakeup, then yield */
@@ -91,7 +92,7 @@ net_datagram(struct mosd *m, const uint8_t *buf, size_t len,
 		net_drop(m, net_frame_counter[fe], from, frame_strerror(fe));
 		return;
 	}
-	if (kind != FRAME_KIND_GOSSIP) {
+	if (kind != OSM__FRAME_KIND__FRAME_GOSSIP) {
 		net_drop(m, C_RX_BAD_KIND, from, "unknown message kind");
 		return;
 	}
@@ -190,8 +191,8 @@ net_send_gossip(struct mosd *m)
 		return;		/* a cluster of one */
 	to = conf_find(m->conf, target);
 	len = gossip_build(m->gossip, target, now, body, sizeof body);
-	flen = len == 0 ? 0 : frame_pack(FRAME_KIND_GOSSIP, body, len, &m->key,
-	    frame, sizeof frame);
+	flen = len == 0 ? 0 : frame_pack(OSM__FRAME_KIND__FRAME_GOSSIP, body,
+	    len, &m->key, frame, sizeof frame);
 	if (flen == 0)
 		fatalx("gossip message does not fit in %d bytes",
 		    GOSSIP_MSG_MAX);

@@ -4,7 +4,6 @@
  * a guest agent. Agents present themselves on a control connection and
  * keep it open; an entry lives as long as that connection.
  */
-#include <ctype.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +71,6 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
     char **cause)
 {
 	uint32_t	where = a->where;
-	size_t		i;
 
 	if (where == 0 && p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
 		where = m->conf->self;
@@ -80,19 +78,15 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 		xasprintf(cause, "node %u is not in the map", a->where);
 		return -1;
 	}
-	if (strlen(a->state) == 0 || strlen(a->state) >= sizeof p->state) {
-		xasprintf(cause, "bad state");
+	/* protobuf-c takes any number for an enum: only ours make sense. */
+	if (ctl_state_name(a->state) == NULL) {
+		xasprintf(cause, "bad state %d", (int)a->state);
 		return -1;
 	}
-	for (i = 0; a->state[i] != '\0'; i++)
-		if (!islower((unsigned char)a->state[i])) {
-			xasprintf(cause, "bad state");
-			return -1;
-		}
 	if (where != p->where)
 		p->moved_ms = now_ms();
 	p->where = where;
-	snprintf(p->state, sizeof p->state, "%s", a->state);
+	p->state = a->state;
 	p->cpu_permille = a->has_cpu_permille ? a->cpu_permille : 0;
 	p->rss = a->has_rss_bytes ? a->rss_bytes : 0;
 	if (a->command != NULL) {

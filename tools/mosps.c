@@ -1,7 +1,10 @@
 /*
  * mosps: the migratable processes of this node's users, where they run.
+ * The columns are for people; -o FIELD,... prints chosen fields with no
+ * header and WHERE always a node number, for scripts.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,19 +14,31 @@
 #include "lib/osm.h"
 #include "proto/ctl.pb-c.h"
 
+#define MOSPS_FIELDS_MAX	16
+
+struct mosps_field {
+	const char	*name;
+	void		 (*fmt)(char *, size_t, const Osm__CtlProc *);
+};
+
 static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosps [-a] [-S socket]\n"
+	    "usage: mosps [-a] [-p pid] [-o field[,field...]] [-S socket]\n"
 	    "List the migratable processes homed on this node: yours, or with\n"
 	    "-a everyone's.\n\n"
 	    "  -a          every user's processes\n"
+	    "  -p pid      only process pid (exit status 1 if not listed)\n"
+	    "  -o fields   print these fields, space-separated, without a\n"
+	    "              header: pid user where state cpu rss command\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Columns: PID USER WHERE STATE CPU%% RSS COMMAND; WHERE is 'here'\n"
-	    "or the number of the node the process runs on.\n"
-	    "Exit status: 0 success, 1 mosd unreachable, 2 usage error.\n",
+	    "or the number of the node the process runs on (with -o always a\n"
+	    "number, this node's own when here).\n"
+	    "Exit status: 0 success, 1 mosd unreachable or no process pid,\n"
+	    "2 usage error.\n",
 	    OSM_SOCKET_PATH);
 	exit(status);
 }
@@ -39,6 +54,128 @@ mosps_size(char *buf, size_t size, uint64_t bytes)
 		snprintf(buf, size, "%lluK", (unsigned long long)(bytes >> 10));
 }
 
+static const char *
+mosps_state(const Osm__CtlProc *p)
+{
+	const char	*name = ctl_state_name(p->state);
+
+	return name != NULL ? name : "?";
+}
+
+static void
+mosps_f_pid(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%u", p->pid);
+}
+
+static void
+mosps_f_user(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%s", p->user);
+}
+
+static void
+mosps_f_where(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%u", p->where);
+}
+
+static void
+mosps_f_state(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%s", mosps_state(p));
+}
+
+static void
+mosps_f_cpu(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%.1f", p->cpu_permille / 10.0);
+}
+
+static void
+mosps_f_rss(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	mosps_size(buf, size, p->rss_bytes);
+}
+
+static void
+mosps_f_command(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%s", p->command);
+}
+
+/* Each as in the columns, but for WHERE. */
+static const struct mosps_field mosps_fields[] = {
+	{ .name = "pid", .fmt = mosps_f_pid },
+	{ .name = "user", .fmt = mosps_f_user },
+	{ .name = "where", .fmt = mosps_f_where },
+	{ .name = "state", .fmt = mosps_f_state },
+	{ .name = "cpu", .fmt = mosps_f_cpu },
+	{ .name = "rss", .fmt = mosps_f_rss },
+	{ .name = "command", .fmt = mosps_f_command },
+};
+
+/* Parse -o's list into fields; -1 and a message if a name is unknown. */
+static int
+mosps_parse_fields(const char *arg, const struct mosps_field **fields,
+    size_t *nfields)
+{
+	char	*copy, *next, *name;
+	size_t	 i;
+	int	 rc = -1;
+
+	*nfields = 0;
+	next = copy = xstrdup(arg);
+	while ((name = strsep(&next, ",")) != NULL) {
+		for (i = 0; i < nitems(mosps_fields); i++)
+			if (strcmp(name, mosps_fields[i].name) == 0)
+				break;
+		if (i == nitems(mosps_fields)) {
+			fprintf(stderr, "mosps: unknown field '%s' (fields: "
+			    "pid user where state cpu rss command)\n", name);
+			goto out;
+		}
+		if (*nfields == MOSPS_FIELDS_MAX) {
+			fprintf(stderr, "mosps: more than %d fields\n",
+			    MOSPS_FIELDS_MAX);
+			goto out;
+		}
+		fields[(*nfields)++] = &mosps_fields[i];
+	}
+	rc = 0;
+out:
+	free(copy);
+	return rc;
+}
+
+static void
+mosps_print_fields(const Osm__CtlProc *p, const struct mosps_field **fields,
+    size_t nfields)
+{
+	char	buf[512];
+	size_t	i;
+
+	for (i = 0; i < nfields; i++) {
+		fields[i]->fmt(buf, sizeof buf, p);
+		printf("%s%s", i == 0 ? "" : " ", buf);
+	}
+	putchar('\n');
+}
+
+static void
+mosps_print_columns(const Osm__CtlProc *p, uint32_t self)
+{
+	char	where[16], rss[16];
+
+	if (p->where == self)
+		snprintf(where, sizeof where, "here");
+	else
+		snprintf(where, sizeof where, "%u", p->where);
+	mosps_size(rss, sizeof rss, p->rss_bytes);
+	printf("%7u %-10.10s %-5s %-9.9s %5.1f %6s %s\n", p->pid, p->user,
+	    where, mosps_state(p), p->cpu_permille / 10.0, rss, p->command);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -49,15 +186,29 @@ main(int argc, char **argv)
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
 	Osm__CtlReply	*r;
 	Osm__CtlProc	*p;
+	const struct mosps_field *fields[MOSPS_FIELDS_MAX];
 	const char	*sock = OSM_SOCKET_PATH;
-	char		*cause, where[16], rss[16];
-	size_t		 i;
+	char		*cause;
+	uint64_t	 pid = 0;
+	size_t		 i, nfields = 0, shown = 0;
 	int		 ch;
 
-	while ((ch = getopt_long(argc, argv, "ahS:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ahp:o:S:", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
 			req.has_all = req.all = 1;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 1, INT_MAX, &pid) == -1) {
+				fprintf(stderr, "mosps: bad process id: %s\n",
+				    optarg);
+				usage(2);
+			}
+			break;
+		case 'o':
+			if (mosps_parse_fields(optarg, fields, &nfields) == -1)
+				usage(2);
 			break;
 		case 'S':
 			sock = optarg;
@@ -81,19 +232,24 @@ main(int argc, char **argv)
 		ctl_reply_free(r);
 		return 1;
 	}
-	printf("%7s %-10s %-5s %-9s %5s %6s %s\n", "PID", "USER", "WHERE",
-	    "STATE", "CPU%", "RSS", "COMMAND");
+	if (nfields == 0)
+		printf("%7s %-10s %-5s %-9s %5s %6s %s\n", "PID", "USER",
+		    "WHERE", "STATE", "CPU%", "RSS", "COMMAND");
 	for (i = 0; i < r->n_procs; i++) {
 		p = r->procs[i];
-		if (p->where == r->self)
-			snprintf(where, sizeof where, "here");
+		if (pid != 0 && p->pid != pid)
+			continue;
+		if (nfields == 0)
+			mosps_print_columns(p, r->self);
 		else
-			snprintf(where, sizeof where, "%u", p->where);
-		mosps_size(rss, sizeof rss, p->rss_bytes);
-		printf("%7u %-10.10s %-5s %-9.9s %5.1f %6s %s\n", p->pid,
-		    p->user, where, p->state, p->cpu_permille / 10.0, rss,
-		    p->command);
+			mosps_print_fields(p, fields, nfields);
+		shown++;
 	}
 	ctl_reply_free(r);
+	if (pid != 0 && shown == 0) {
+		fprintf(stderr, "mosps: no process %llu listed\n",
+		    (unsigned long long)pid);
+		return 1;
+	}
 	return 0;
 }

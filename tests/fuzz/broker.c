@@ -94,8 +94,8 @@ send_record(struct link *l, int fd, uint8_t op, const uint8_t *p,
 
 	if (op & 1) {
 		frame = xmalloc(len + FRAME_OVERHEAD);
-		len = frame_pack(MIG_KIND_HELLO + (op >> 1) % 3, p, len,
-		    &m.key, frame, len + FRAME_OVERHEAD);
+		len = frame_pack(OSM__FRAME_KIND__FRAME_MIG_HELLO +
+		    (op >> 1) % 3, p, len, &m.key, frame, len + FRAME_OVERHEAD);
 		p = frame;
 	}
 	while (off < len && !l->dead) {
@@ -203,8 +203,8 @@ fuzz_seeds(const char *dir)
 
 	/* the same framed here, arriving in two pieces */
 	len = osm__mig_offer__pack(&of, body);
-	n = frame_pack(MIG_KIND_OFFER, body, len, fuzz_key(), frame,
-	    sizeof frame);
+	n = frame_pack(OSM__FRAME_KIND__FRAME_MIG_OFFER, body, len, fuzz_key(),
+	    frame, sizeof frame);
 	fuzz_put_u8(&o, 2);
 	fuzz_put_record(&o, 0, frame, 10);
 	fuzz_put_record(&o, 0, frame + 10, n - 10);

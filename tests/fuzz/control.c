@@ -241,7 +241,7 @@ fuzz_seeds(const char *dir)
 	agent.role = OSM__CTL_ROLE__ROLE_DEPUTY;
 	agent.pid = 1;
 	agent.where = 1;
-	agent.state = "running";
+	agent.state = OSM__PROC_STATE__PROC_RUNNING;
 	agent.command = "init";
 	agent.socket = "@osmosis-deputy-fuzz";
 	agent.has_rss_bytes = 1;
@@ -285,7 +285,7 @@ fuzz_seeds(const char *dir)
 	req.agent = &agent;
 	fuzz_put_u8(&o, 2 | 4);
 	put_request(&o, 0, &req);
-	agent.state = "stopped";
+	agent.state = OSM__PROC_STATE__PROC_STOPPED;
 	req.type = OSM__CTL_TYPE__CTL_AGENT_STATUS;
 	put_request(&o, 0, &req);
 	osm__ctl_request__init(&req);
@@ -302,6 +302,15 @@ fuzz_seeds(const char *dir)
 	req.type = OSM__CTL_TYPE__CTL_BRING;
 	put_request(&o, 4, &req);
 	fuzz_seed(dir, "guest-expelled", &o);
+
+	/* a guest agent in a state that is none of ProcState's: refused */
+	agent.state = (Osm__ProcState)99;
+	osm__ctl_request__init(&req);
+	req.type = OSM__CTL_TYPE__CTL_AGENT_HELLO;
+	req.agent = &agent;
+	fuzz_put_u8(&o, 2);
+	put_request(&o, 0, &req);
+	fuzz_seed(dir, "bad-state", &o);
 
 	/* a record over the limit, announced and cut short */
 	fuzz_put_u8(&o, 1);

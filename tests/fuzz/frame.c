@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "proto/frame.pb-c.h"
 
 static const size_t	frame_limits[] = { 1400, 4096, 65536 + FRAME_OVERHEAD,
 			    SIZE_MAX };
@@ -85,11 +86,13 @@ fuzz_seeds(const char *dir)
 	const char	*body = "\010\001\020\002";	/* a small message */
 	size_t		 n;
 
-	n = frame_pack(1, body, 4, fuzz_key(), frame, sizeof frame);
+	n = frame_pack(OSM__FRAME_KIND__FRAME_GOSSIP, body, 4, fuzz_key(),
+	    frame, sizeof frame);
 	fuzz_put_u8(&o, 0);
 	fuzz_put(&o, frame, n);
 	fuzz_seed(dir, "gossip-kind", &o);
-	n = frame_pack(3, "", 0, fuzz_key(), frame, sizeof frame);
+	n = frame_pack(OSM__FRAME_KIND__FRAME_MIG_OFFER, "", 0, fuzz_key(),
+	    frame, sizeof frame);
 	fuzz_put_u8(&o, 4);
 	fuzz_put(&o, frame, n);
 	fuzz_seed(dir, "empty-body", &o);

@@ -25,6 +25,7 @@
 #include "migrate/internal.h"
 
 #include "fuzz.h"
+#include "tests/common/image-build.h"
 
 #define FIX_CRC		0x01
 #define MAKE_RAW	0x02
@@ -191,16 +192,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* --- seeds ------------------------------------------------------------- */
 
-#define VMA_START	0x400000ULL
-
-static void
-write_rec(struct img *img, Osm__ImgRecord *rec)
-{
-	char	*cause = NULL;
-
-	if (img_write(img, rec, &cause) == -1)
-		fatalx("%s", cause);
-}
+#define VMA_START	IMAGE_BUILD_VMA
 
 /* The len bytes of the file fd, into o. */
 static void
@@ -214,133 +206,27 @@ buf_put_fd(struct fuzz_out *o, int fd, off_t len)
 	free(buf);
 }
 
-/* As tests/unit/check_migrate.c makes it: small, but whole. */
+/*
+ * check_migrate's image (tests/common/image-build.c), with more in it: a
+ * sleep to restart, a signal handler, a regular file.
+ */
 static void
 small_image(struct fuzz_out *o, uint64_t extent_addr, int seal)
 {
-	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
-	Osm__ImgHeader	 h = OSM__IMG_HEADER__INIT;
-	Osm__ImgTask	 k = OSM__IMG_TASK__INIT;
-	Osm__ImgRegs	 r = OSM__IMG_REGS__INIT;
-	Osm__ImgGpregs	 gp = OSM__IMG_GPREGS__INIT;
-	Osm__ImgSignals	 s = OSM__IMG_SIGNALS__INIT;
-	Osm__ImgSigaction act = OSM__IMG_SIGACTION__INIT, *acts[] = { &act };
-	Osm__ImgFiles	 f = OSM__IMG_FILES__INIT;
-	Osm__ImgFd	 fd0 = OSM__IMG_FD__INIT, fd3 = OSM__IMG_FD__INIT;
-	Osm__ImgFd	*fds[] = { &fd0, &fd3 };
-	Osm__ImgMm	 mm = OSM__IMG_MM__INIT;
-	Osm__ImgVma	 v[2], *vp[2] = { &v[0], &v[1] };
-	Osm__ImgExtent	 e[2], *ep[2] = { &e[0], &e[1] };
-	ProtobufCBinaryData pend;
-	siginfo_t	 si;
-	uint8_t		 xstate[1024], auxv[32], pages[3 * MIG_PAGE];
-	uint64_t	 xcr0 = 0x7;
-	struct img	 img;
-	char		*cause = NULL;
-	off_t		 end;
-	size_t		 i;
-	int		 fd;
+	struct image_build	 ib = { .comm = "fuzz",
+				    .extent_addr = extent_addr,
+				    .flags = IMAGE_BUILD_SLEEP |
+				    IMAGE_BUILD_HANDLER | IMAGE_BUILD_FILE };
+	uint64_t		 bytes;
+	char			*cause = NULL;
+	int			 fd;
 
-	h.arch = 62;
-	h.page_size = MIG_PAGE;
-	h.pid = 4242;
-	h.comm = "fuzz";
-	h.cmdline.data = (uint8_t *)"fuzz\0-x";
-	h.cmdline.len = 8;
-	h.node = "node";
-	h.kernel = "6.18";
-	memset(auxv, 0, sizeof auxv);
-	k.auxv.data = auxv;
-	k.auxv.len = sizeof auxv;
-	k.start_code = VMA_START;
-	memset(xstate, 0, sizeof xstate);
-	memcpy(xstate + 464, &xcr0, 8);
-	gp.cs = 0x33;
-	gp.ss = 0x2b;
-	gp.rip = VMA_START + 0x10;
-	gp.orig_rax = 35;
-	r.gp = &gp;
-	r.xstate.data = xstate;
-	r.xstate.len = sizeof xstate;
-	r.xfeatures = xcr0;
-	r.restart = OSM__IMG_RESTART__RESTART_SLEEP;
-	r.has_sleep_left_ns = 1;
-	r.sleep_left_ns = 1000000;
-	memset(&si, 0, sizeof si);
-	si.si_signo = SIGUSR1;
-	pend.data = (uint8_t *)&si;
-	pend.len = sizeof si;
-	s.pending = &pend;
-	s.n_pending = 1;
-	act.signo = SIGINT;
-	act.handler = VMA_START + 0x20;
-	act.flags = 0x04000000;
-	act.restorer = VMA_START + 0x30;
-	s.actions = acts;
-	s.n_actions = 1;
-	f.cwd = "/";
-	f.umask = 022;
-	fd0.fd = 1;
-	fd0.kind = OSM__IMG_FD_KIND__FD_STDIO;
-	fd3.fd = 3;
-	fd3.kind = OSM__IMG_FD_KIND__FD_REGULAR;
-	fd3.path = "/etc/hostname";
-	fd3.offset = 2;
-	f.fds = fds;
-	f.n_fds = 2;
-	for (i = 0; i < 2; i++)
-		osm__img_vma__init(&v[i]);
-	v[0].start = VMA_START;
-	v[0].end = VMA_START + 16 * MIG_PAGE;
-	v[0].prot = 3;
-	v[0].flags = 2;		/* MAP_PRIVATE */
-	v[0].kind = OSM__IMG_VMA_KIND__VMA_ANON;
-	v[0].pages = 3;
-	v[1].start = 0x7f0000000000ULL;
-	v[1].end = v[1].start + 2 * MIG_PAGE;
-	v[1].prot = 5;
-	v[1].flags = 2;
-	v[1].kind = OSM__IMG_VMA_KIND__VMA_VDSO;
-	mm.vmas = vp;
-	mm.n_vmas = 2;
-	for (i = 0; i < sizeof pages; i++)
-		pages[i] = i * 7;
-
+	if (!seal)
+		ib.flags |= IMAGE_BUILD_NO_END;
 	fd = fuzz_memfd("", 0);
-	img_init(&img, fd);
-	if (img_write_preamble(&img, &cause) == -1)
+	if (image_build(fd, &ib, &bytes, &cause) == -1)
 		fatalx("%s", cause);
-	rec.body_case = OSM__IMG_RECORD__BODY_HEADER;
-	rec.header = &h;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_TASK;
-	rec.task = &k;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_REGS;
-	rec.regs = &r;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_SIGNALS;
-	rec.signals = &s;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_FILES;
-	rec.files = &f;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_MM;
-	rec.mm = &mm;
-	write_rec(&img, &rec);
-	if (img_write_seal(&img, 0, &cause) == -1)
-		fatalx("%s", cause);
-	for (i = 0; i < 2; i++)
-		osm__img_extent__init(&e[i]);
-	e[0].addr = VMA_START;
-	e[0].npages = 1;
-	e[1].addr = extent_addr;
-	e[1].npages = 2;
-	if (img_write_pages(&img, ep, 2, pages, sizeof pages, &cause) == -1 ||
-	    (seal && img_write_seal(&img, 1, &cause) == -1))
-		fatalx("%s", cause);
-	end = lseek(fd, 0, SEEK_END);
-	buf_put_fd(o, fd, end);
+	buf_put_fd(o, fd, lseek(fd, 0, SEEK_END));
 	close(fd);
 }
 

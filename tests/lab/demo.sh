@@ -61,8 +61,8 @@ say "makespan: $balanced s with migration, $span s without" \
 say "a CPU-bound job started with mosrun -L on node 1, moved by hand"
 "$MOSLAB" exec 1 mosrun -L sh -c 'while :; do :; done' &
 job=$!
-until [ "$(lab_exec 1 mosps | wc -l)" -eq 2 ]; do sleep 0.2; done
-pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+until nprocs 1; do sleep 0.2; done
+pid=$(ps_list pid | head -n 1)
 say "mosmigrate $pid 4: it now runs on node 4, and lives on node 1"
 lab_exec 1 mosmigrate "$pid" 4
 sleep 2

@@ -8,8 +8,15 @@
 #	check_clean		assert that nothing of the lab is left
 #	lab_dir			print the lab's state directory
 #	lab_procs		print the pids of the lab's live processes
-#	nprocs N [K]		node K's (1) mosps -a has N lines, its header
-#				included
+#
+# What node K's (by default node 1's) mosps -a says, through mosps -o:
+#	ps_list FIELDS [K]	FIELDS (pid,where,...) of each process, a line
+#				each, in the order mosps lists them
+#	ps_field PID FIELD [K]	FIELD of process PID; fails if not listed
+#	where PID [K]		the number of the node PID runs on (K's own
+#				number when it runs there)
+#	pid_of COMMAND [K]	the pids of the processes named COMMAND
+#	nprocs N [K]		N processes are listed
 #	away			a process homed on node 1 runs on node 2
 #
 # $OSM_BIN is the bin/ under test (tests/lab/run exports it). Until the
@@ -137,10 +144,28 @@ wait_cluster() {
 	    fail "node 1 does not see $1 nodes up"
 }
 
+ps_list() {
+	lab_exec "${2:-1}" mosps -a -o "$1"
+}
+
+ps_field() {
+	lab_exec "${3:-1}" mosps -a -p "$1" -o "$2"
+}
+
+where() {
+	ps_field "$1" where "${2:-1}"
+}
+
+pid_of() {
+	ps_list pid,command "${2:-1}" | sed -n "s/^\([0-9]*\) $1\$/\1/p"
+}
+
+# (mosd unreachable is not "no processes")
 nprocs() {
-	[ "$(lab_exec "${2:-1}" mosps -a | wc -l)" -eq "$1" ]
+	_out=$(ps_list pid "${2:-1}") || return 1
+	[ "$(printf '%s' "$_out" | grep -c .)" -eq "$1" ]
 }
 
 away() {
-	lab_exec 1 mosps -a | awk 'NR > 1 && $3 == "2"' | grep -q .
+	ps_list where | grep -qx 2
 }

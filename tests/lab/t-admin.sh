@@ -15,17 +15,13 @@ lab_exec 1 sh -c 'mkfifo /tmp/go' || fail "set-up"
 start() {
 	k=$1
 	shift
-	n=$(($(lab_exec "$k" mosps -a | wc -l) + 1))
-	[ "$n" -gt 1 ] || n=2
+	n=$(($(ps_list pid "$k" | wc -l) + 1))
 	"$MOSLAB" exec "$k" "$@" > /dev/null 2>&1 &
 	wait_for 10 nprocs "$n" "$k" || fail "$*: not in mosps"
-	pid=$(lab_exec "$k" mosps -a | awk 'NR > 1 { p = $1 } END { print p }')
+	pid=$(ps_list pid "$k" | tail -n 1)
 }
-where() {	# where K PID
-	lab_exec "$1" mosps -a | awk -v p="$2" '$1 == p { print $3 }'
-}
-is_at() {
-	[ "$(where "$1" "$2")" = "$3" ]
+is_at() {	# is_at K PID NODE: node K sees PID on NODE
+	[ "$(where "$2" "$1")" = "$3" ]
 }
 
 # Root only, and status shows the flags.
@@ -48,7 +44,7 @@ lab_exec 1 mosmigrate "$w" 2 || fail "no move to node 2 after noblock"
 
 # expel: the guest comes home
 expect 0 "1 guest sent home" lab_exec 2 mosctl expel
-wait_for 10 is_at 1 "$w" here || fail "expel: the walker is at $(where 1 "$w")"
+wait_for 10 is_at 1 "$w" 1 || fail "expel: the walker is at $(where "$w")"
 grep -q "node 2 sends it home" "$(lab_dir)/node1/mosd.log" 2>/dev/null ||
     true	# the deputy logs to syslog; mosps is the proof
 
@@ -58,8 +54,8 @@ start 1 mosrun -L -r 2 "$P/walker" /tmp/go wait
 v=$pid
 wait_for 10 is_at 1 "$v" 2 || fail "the second walker is not on node 2"
 expect 0 "2 processes called home" lab_exec 1 mosctl bring
-wait_for 10 is_at 1 "$w" here || fail "bring: first walker at $(where 1 "$w")"
-wait_for 10 is_at 1 "$v" here || fail "bring: second walker at $(where 1 "$v")"
+wait_for 10 is_at 1 "$w" 1 || fail "bring: first walker at $(where "$w")"
+wait_for 10 is_at 1 "$v" 1 || fail "bring: second walker at $(where "$v")"
 
 # stay: a CPU-bound job on node 1 with idle nodes about stays home...
 expect 0 "node flags: stay" lab_exec 1 mosctl stay
@@ -68,12 +64,12 @@ s=$pid
 start 1 mosrun sh -c 'while :; do :; done'
 t=$pid
 sleep 5
-is_at 1 "$s" here && is_at 1 "$t" here ||
+is_at 1 "$s" 1 && is_at 1 "$t" 1 ||
     fail "stay: moved away: $(lab_exec 1 mosps -a)"
 # ... and goes once allowed.
 expect 0 "node flags: none" lab_exec 1 mosctl nostay
 moved() {
-	! is_at 1 "$s" here || ! is_at 1 "$t" here
+	! is_at 1 "$s" 1 || ! is_at 1 "$t" 1
 }
 wait_for 10 moved || fail "nostay: nothing moved: $(lab_exec 1 mosps -a)"
 
@@ -90,7 +86,7 @@ left() {
 }
 wait_for 15 left || fail "lstay: no guest left node 3: $(lab_exec 1 mosps -a)"
 sleep 3
-is_at 3 "$u" here || fail "lstay: node 3's own job moved to $(where 3 "$u")"
+is_at 3 "$u" 3 || fail "lstay: node 3's own job moved to $(where "$u" 3)"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -18,11 +18,8 @@ mkdir -p "$S"
 "$MOSLAB" exec 1 sh -c "mosrun -L -C $S/ck -A 0.01 -N 2 $P/counter 60 \
     $S/count.out 100 > $S/first.out" &
 job=$!
-running() {
-	[ "$(lab_exec 1 mosps | wc -l)" -eq 2 ]
-}
-wait_for 10 running || fail "the counter is not in mosps"
-pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+wait_for 10 nprocs 1 || fail "the counter is not in mosps"
+pid=$(ps_list pid | head -n 1)
 three() {
 	[ -e "$S/ck.3" ]
 }
@@ -64,7 +61,7 @@ ready() {
 	grep -qx ready "$S/big.out"
 }
 wait_for 30 ready || fail "big: not ready: $(cat "$S/big.out")"
-b=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+b=$(pid_of walker)
 lab_exec 1 mosmigrate "$b" checkpoint || fail "big: first checkpoint"
 deputy=$(lab_exec 1 awk '$1 == "TracerPid:" { print $2 }' /proc/$b/status)
 lab_exec 1 mosmigrate "$b" checkpoint > /dev/null 2>&1 &
@@ -91,7 +88,7 @@ grep -qx "memory intact" "$S/big.out" || fail "big: $(cat "$S/big.out")"
     $S/away.out 100 > $S/away.first" &
 job=$!
 wait_for 10 away || fail "the counter did not move"
-w=$(lab_exec 1 mosps | awk 'NR > 1 && $3 == "2" { print $1 }')
+w=$(ps_list pid,where | sed -n 's/ 2$//p')
 counting() {
 	[ "$(grep -c . "$S/away.out" 2>/dev/null)" -ge 3 ]
 }
@@ -126,8 +123,8 @@ cmp -s "$S/want" "$S/away.first" || fail "away.first after the recovery"
 # the process waits on the FIFO again with its memory whole.
 # ready_away NAME: the walker writing $S/NAME.out is ready, on node 2
 ready_away() {
-	grep -qx ready "$S/$1.out" && lab_exec 1 mosps |
-	    awk 'NR > 1 && $3 == "2" && $7 == "walker"' | grep -q .
+	grep -qx ready "$S/$1.out" &&
+	    ps_list where,command | grep -qx "2 walker"
 }
 # walker_away NAME MODE [ARG]: a walker started on node 1 with checkpoints
 # to $S/NAME, ready on node 2 with /tmp/go a fresh FIFO of node 1's; sets
@@ -140,7 +137,7 @@ walker_away() {
 	job=$!
 	wait_for 10 ready_away "$1" ||
 	    fail "$1: not ready away: $(cat "$S/$1.out")"
-	wpid=$(lab_exec 1 mosps | awk 'NR > 1 && $7 == "walker" { print $1 }')
+	wpid=$(pid_of walker)
 }
 walker_away blk big 8
 sleep 0.5
@@ -193,10 +190,11 @@ lab_exec 1 mount -t tmpfs -o size=64k tiny /tmp/tiny || fail "mount"
 "$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C /tmp/tiny/ck $P/counter 30 \
     $S/full.out 100 > $S/full.first" &
 job=$!
-wait_for 10 sh -c "$(command -v "$MOSLAB") exec 1 mosps |
-    awk '\$3 == \"2\" && \$7 == \"counter\"' | grep -q ." ||
-    fail "full: the counter did not move"
-f=$(lab_exec 1 mosps | awk '$7 == "counter" { print $1 }')
+on2() {
+	ps_list where,command | grep -qx "2 counter"
+}
+wait_for 10 on2 || fail "full: the counter did not move"
+f=$(pid_of counter)
 expect 1 "/tmp/tiny/ck.1: write image: No space left on device" \
     lab_exec 1 mosmigrate "$f" checkpoint
 [ -z "$(lab_exec 1 ls /tmp/tiny)" ] ||

@@ -114,7 +114,7 @@ lab_exec 2 mkfifo /tmp/go || fail "mkfifo"
 "$MOSLAB" exec 2 sh -c "mosrun -L -r 1 $P/walker /tmp/go wait \
     > /tmp/walk 2>&1" &
 on1() {
-	lab_exec 2 mosps | awk 'NR > 1 && $3 == "1"' | grep -q .
+	ps_list where 2 | grep -qx 1
 }
 wait_for 10 on1 || fail "no move after the attacks: $(lab_exec 2 mosps;
     lab_exec 2 cat /tmp/walk)"

@@ -19,7 +19,7 @@ start() {
 	job=$!
 	wait_for 20 lab_exec 1 grep -q ready "/tmp/$name" ||
 	    fail "$name: not ready"
-	pid=$(lab_exec 1 mosps -a | awk 'NR == 2 { print $1 }')
+	pid=$(ps_list pid | head -n 1)
 }
 
 # The node it runs on dies.
@@ -40,8 +40,7 @@ sleep 0.3
 "$MOSLAB" kill 3 || fail "moslab kill 3"
 wait "$mig" && fail "big: the move to a dead node succeeded"
 echo "mosmigrate said: $(cat "$(lab_dir)/mig.out")"
-lab_exec 1 mosps -a | awk -v p="$pid" '$1 == p && $3 == "here"' |
-    grep -q . || fail "big: not home after the failed move"
+[ "$(where "$pid")" = 1 ] || fail "big: not home after the failed move"
 lab_exec 1 sh -c 'echo go > /tmp/go'
 wait "$job"
 lab_exec 1 grep -qx "memory intact" /tmp/big ||

@@ -22,12 +22,9 @@ start() {
 	"$MOSLAB" exec 1 sh -c "$* > /tmp/$name 2>&1 < /dev/null; \
 	    echo status \$? >> /tmp/$name" &
 	job=$!
-	wait_for 10 sh -c "[ \$($MOSLAB exec 1 mosps -a | wc -l) -eq 2 ]" ||
+	wait_for 10 nprocs 1 ||
 	    fail "$name: not in mosps: $(lab_exec 1 mosps -a)"
-	pid=$(lab_exec 1 mosps -a | awk 'NR == 2 { print $1 }')
-}
-where() {
-	lab_exec 1 mosps | awk -v p="$pid" '$1 == p { print $3 }'
+	pid=$(ps_list pid | head -n 1)
 }
 out() {
 	lab_exec 1 cat "/tmp/$1"
@@ -41,8 +38,8 @@ start walk "mosrun $P/walker /tmp/go walk 5"
 wait_for 10 lab_exec 1 grep -q ready /tmp/walk || fail "walk: not ready"
 for n in 2 3 home 3; do
 	lab_exec 1 mosmigrate "$pid" "$n" || fail "walk: move to $n"
-	w=$(where)
-	[ "$w" = "$n" ] || [ "$n" = home -a "$w" = here ] ||
+	w=$(where "$pid")
+	[ "$w" = "$n" ] || [ "$n" = home -a "$w" = 1 ] ||
 	    fail "walk: mosps says $w after the move to $n"
 done
 lab_exec 3 ps -eo comm | grep -qx walker || fail "walk: not on node 3"
@@ -72,7 +69,7 @@ out fork | grep -q "^child [0-9]* parent $pid\$" ||
 # A static program, started away with -r.
 start static "mosrun -r 2 $P/walker-static /tmp/go walk 4"
 wait_for 10 lab_exec 1 grep -q ready /tmp/static || fail "static: not ready"
-[ "$(where)" = 2 ] || fail "static: -r 2 left it at $(where)"
+[ "$(where "$pid")" = 2 ] || fail "static: -r 2 left it at $(where "$pid")"
 lab_exec 1 sh -c 'echo go > /tmp/go'
 wait_for 15 lab_exec 1 grep -q "waiting for usr1" /tmp/static ||
     fail "static: stuck: $(out static)"
@@ -120,12 +117,11 @@ wait_for 10 lab_exec 1 grep -q ready /tmp/user || fail "user: not ready"
 lab_exec 1 setpriv --reuid 4343 --regid 4343 --clear-groups \
     mosmigrate "$pid" 2 2>&1 | grep -q "only its owner or root" ||
     fail "user: another user could move it"
-[ -z "$(lab_exec 1 setpriv --reuid 4343 --regid 4343 --clear-groups mosps |
-    awk 'NR > 1')" ] || fail "user: mosps shows another user's process"
+[ -z "$(lab_exec 1 setpriv --reuid 4343 --regid 4343 --clear-groups \
+    mosps -o pid)" ] || fail "user: mosps shows another user's process"
 lab_exec 1 setpriv --reuid 4242 --regid 4242 --clear-groups \
     mosmigrate "$pid" 2 || fail "user: its owner could not move it"
-lab_exec 1 mosps -a | awk -v p="$pid" '$1 == p && $2 == "4242"' |
-    grep -q . || fail "user: mosps -a does not show it"
+[ "$(ps_field "$pid" user)" = 4242 ] || fail "user: mosps -a does not show it"
 lab_exec 1 sh -c 'echo go > /tmp/go'
 wait_for 15 lab_exec 1 grep -q "waiting for usr1" /tmp/user ||
     fail "user: stuck: $(out user)"

@@ -22,14 +22,12 @@ lab_exec 2 sh -c 'echo node2-secret > /tmp/node2-only' ||
     walk 7 > /tmp/out 2> /tmp/err; echo status \$? >> /tmp/out" &
 job=$!
 wait_for 10 lab_exec 1 grep -q ready /tmp/out || fail "walker not ready"
-pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+pid=$(ps_list pid | head -n 1)
 [ -n "$pid" ] || fail "mosps does not list the walker"
-lab_exec 1 mosps | awk -v p="$pid" '$1 == p && $3 == "here"' | grep -q . ||
-    fail "mosps does not show it here before the move"
+[ "$(where "$pid")" = 1 ] || fail "mosps does not show it here before the move"
 
 lab_exec 1 mosmigrate "$pid" 2 || fail "mosmigrate $pid 2"
-lab_exec 1 mosps | awk -v p="$pid" '$1 == p && $3 == "2"' | grep -q . ||
-    fail "mosps does not show it on node 2"
+[ "$(where "$pid")" = 2 ] || fail "mosps does not show it on node 2"
 # Node 2 sees it, under its own name and a guest uid, not a user's.
 lab_exec 2 ps -eo user,comm | awk '$2 == "walker" && $1 >= 60000' |
     grep -q . || fail "node 2 does not see the walker as a guest"

@@ -15,8 +15,8 @@ mkdir -p "$S"
 "$MOSLAB" exec 1 sh -c "mosrun -L -C $S/ck -A 0.01 -N 2 $P/counter 100 \
     $S/out 100 > $S/stdout 2> $S/stderr" &
 job=$!
-wait_for 10 nprocs 2 || fail "the counter is not in mosps"
-pid=$(lab_exec 1 mosps | awk 'NR == 2 { print $1 }')
+wait_for 10 nprocs 1 || fail "the counter is not in mosps"
+pid=$(ps_list pid | head -n 1)
 two() {
 	[ -e "$S/ck.2" ]
 }
@@ -31,7 +31,7 @@ later() {
 	[ "$(last)" -ge $((k + 2)) ]
 }
 wait_for 10 later || fail "no checkpoints away: $(ls "$S")"
-lab_exec 1 mosps | awk -v p="$pid" '$1 == p && $3 == "2"' | grep -q . ||
+[ "$(where "$pid")" = 2 ] ||
     fail "the counter left node 2: $(lab_exec 1 mosps)"
 n=$(grep -c . "$S/out")
 k=$(last)
@@ -45,7 +45,7 @@ from=$(sed -n "s|.*was lost with node 2: .*restarting it here from $S/ck\.||p" \
 [ -n "$from" ] && [ "$from" -ge "$k" ] ||
     fail "no restart from ck.$k or later: $(cat "$S/stderr")"
 lab_exec 1 mosmigrate "$pid" 3 || fail "the restarted counter: move to node 3"
-lab_exec 1 mosps | awk -v p="$pid" '$1 == p && $3 == "3"' | grep -q . ||
+[ "$(where "$pid")" = 3 ] ||
     fail "the restarted counter is not on node 3: $(lab_exec 1 mosps)"
 wait "$job" || fail "the counter failed: $(cat "$S/stderr")"
 seq 100 > "$S/want"

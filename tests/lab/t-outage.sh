@@ -33,8 +33,10 @@ cmp -s "$S/want" "$S/stdout" || fail "stdout differs"
 "$MOSLAB" exec 1 sh -c "mosrun -L -r 2 -C $S/ck -A 0.01 $P/counter 150 \
     $S/out2 100 > $S/stdout2 2> $S/stderr2" &
 job=$!
-wait_for 10 sh -c "$MOSLAB exec 1 mosps | awk '\$7 == \"counter\"' |
-    grep -q ' 2 '" || fail "the second counter is not on node 2"
+on2() {
+	ps_list where,command | grep -qx "2 counter"
+}
+wait_for 10 on2 || fail "the second counter is not on node 2"
 wait_for 10 test -e "$S/ck.2" || fail "no checkpoints away: $(ls "$S")"
 ip link set "$MOSLAB_NAME-v2" down || fail "link down"
 guest() {

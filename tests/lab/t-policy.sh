@@ -22,15 +22,14 @@ CONF=$(lab_dir)/cluster.conf
 # start UID GID USER N: a waiting walker of that user on node 1, its Nth;
 # its pid in $pid.
 count() {
-	[ "$(lab_exec 1 mosps -a | awk -v u="$1" '$2 == u' | wc -l)" -eq "$2" ]
+	[ "$(ps_list user | grep -cx "$1")" -eq "$2" ]
 }
 start() {
 	"$MOSLAB" exec 1 setpriv --reuid "$1" --regid "$2" --clear-groups \
 	    mosrun -L "$P/walker" /tmp/go wait > /dev/null 2>&1 &
 	wait_for 10 count "$3" "$4" ||
 	    fail "no walker of $3 in mosps: $(lab_exec 1 mosps -a)"
-	pid=$(lab_exec 1 mosps -a | awk -v u="$3" '$2 == u { p = $1 } END {
-	    print p }')
+	pid=$(ps_list user,pid | sed -n "s/^$3 //p" | tail -n 1)
 }
 move() {	# move UID PID NODE
 	lab_exec 1 setpriv --reuid "$1" --regid "$1" --clear-groups \
@@ -45,8 +44,7 @@ move 4242 "$a" 2 || fail "4242 may run on node 2"
 start 4242 4242 4242 2
 b=$pid
 expect 1 "policy: 4242 may have at most 1 processes away" move 4242 "$b" 2
-lab_exec 1 mosps -a | awk -v p="$b" '$1 == p && $3 == "here"' | grep -q . ||
-    fail "the refused process is not at home"
+[ "$(where "$b")" = 1 ] || fail "the refused process is not at home"
 
 # The target refuses a group the home lets go.
 start 65534 65534 nobody 1

@@ -1,6 +1,6 @@
 /*
- * Check suite for lib/: hashing, keys, framing, streams, config and policy
- * parsing.
+ * Check suite for lib/: hashing, keys, framing, streams, sessions, files
+ * written whole; config and policy parsing are in check_lib-conf.c.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -8,18 +8,14 @@
 
 #include <check.h>
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lib/osm.h"
-
-#define CONF_DIR	"tests/conf"
-#define POLICY_DIR	"tests/policy"
+#include "check_lib.h"
 
 static void
 hex(const uint8_t *p, size_t n, char *out)
@@ -102,16 +98,16 @@ START_TEST(test_hmac_rfc4231)
 }
 END_TEST
 
-static char tmpdir[] = "/tmp/check_lib.XXXXXX";
+char tmpdir[] = "/tmp/check_lib.XXXXXX";
 
-static void
+void
 tmp_setup(void)
 {
 	strcpy(tmpdir, "/tmp/check_lib.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
-static void
+void
 tmp_teardown(void)
 {
 	char	cmd[128];
@@ -120,7 +116,7 @@ tmp_teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static char *
+char *
 tmp_file(const char *name, const char *content, mode_t mode)
 {
 	char	*path;
@@ -333,6 +329,147 @@ START_TEST(test_stream)
 }
 END_TEST
 
+/* --- files written whole (atomic.c) ------------------------------------ */
+
+/* The names in tmpdir, sorted, space-separated: what a test left. */
+static char *
+tmp_names(void)
+{
+	struct dirent	**de;
+	char		 *out = xstrdup(""), *tmp;
+	int		  n, i;
+
+	n = scandir(tmpdir, &de, NULL, alphasort);
+	ck_assert_int_ge(n, 0);
+	for (i = 0; i < n; i++) {
+		if (de[i]->d_name[0] != '.') {
+			xasprintf(&tmp, "%s%s%s", out, *out == '\0' ? "" : " ",
+			    de[i]->d_name);
+			free(out);
+			out = tmp;
+		}
+		free(de[i]);
+	}
+	free(de);
+	return out;
+}
+
+static void
+tmp_read(const char *path, char *buf, size_t size)
+{
+	ck_assert_int_eq(read_file_str(path, buf, size), 0);
+}
+
+START_TEST(test_atomic_commit)
+{
+	struct atomic_file	 af;
+	char			*path, *cause = NULL, *names, buf[64];
+	int			 fd;
+
+	path = tmp_file("image", "old", 0644);
+	fd = atomic_create(&af, path, &cause);
+	ck_assert_msg(fd >= 0, "%s", cause);
+	ck_assert_int_eq(af.fd, fd);
+	ck_assert_str_eq(af.path, path);
+	ck_assert_int_eq(strncmp(af.tmp, path, strlen(path)), 0);
+	ck_assert_int_eq(strncmp(af.tmp + strlen(path), ".tmp.", 5), 0);
+	ck_assert_int_eq(write_all(fd, "new", 3), 0);
+	/* until the commit, the name holds the old file, whole */
+	tmp_read(path, buf, sizeof buf);
+	ck_assert_str_eq(buf, "old");
+	ck_assert_int_eq(atomic_commit(&af, 1, &cause), 0);
+	ck_assert_ptr_null(cause);
+	ck_assert_ptr_null(af.path);
+	ck_assert_ptr_null(af.tmp);
+	ck_assert_int_eq(af.fd, -1);
+	tmp_read(path, buf, sizeof buf);
+	ck_assert_str_eq(buf, "new");
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_abort)
+{
+	struct atomic_file	 af;
+	char			*path, *cause = NULL, *names, buf[64];
+
+	/* nothing there before: nothing there after */
+	xasprintf(&path, "%s/none", tmpdir);
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	ck_assert_int_eq(write_all(af.fd, "half", 4), 0);
+	ck_assert_int_eq(atomic_commit(&af, 0, &cause), -1);
+	ck_assert_ptr_null(cause);
+	ck_assert_ptr_null(af.path);
+	ck_assert_str_eq(names = tmp_names(), "");
+	free(names);
+	free(path);
+
+	/* the file before stays as it was; the caller's reason too */
+	path = tmp_file("image", "old", 0644);
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	ck_assert_int_eq(write_all(af.fd, "half", 4), 0);
+	cause = xstrdup("the dump failed");
+	ck_assert_int_eq(atomic_commit(&af, 0, &cause), -1);
+	ck_assert_str_eq(cause, "the dump failed");
+	free(cause);
+	tmp_read(path, buf, sizeof buf);
+	ck_assert_str_eq(buf, "old");
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_atomic_fail)
+{
+	struct atomic_file	 af;
+	char			*path, *cause = NULL, *names, *want, *tmp;
+
+	/* no directory to put it in: the temporary name is the culprit */
+	xasprintf(&path, "%s/missing/image", tmpdir);
+	ck_assert_int_eq(atomic_create(&af, path, &cause), -1);
+	xasprintf(&want, "%s.tmp.", path);
+	ck_assert_msg(strncmp(cause, want, strlen(want)) == 0, "%s", cause);
+	ck_assert_ptr_nonnull(strstr(cause, ": No such file or directory"));
+	free(want);
+	free(cause);
+	cause = NULL;
+	free(path);
+
+	/* the rename fails: a directory has the name */
+	xasprintf(&path, "%s/image", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	free(tmp_file("image/x", "", 0644));
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	tmp = xstrdup(af.tmp);
+	ck_assert_int_eq(atomic_commit(&af, 1, &cause), -1);
+	xasprintf(&want, "rename %s to %s: Is a directory", tmp, path);
+	ck_assert_str_eq(cause, want);
+	free(want);
+	free(tmp);
+	free(cause);
+	cause = NULL;
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+
+	/* the flush fails (here: its descriptor is gone) */
+	xasprintf(&path, "%s/other", tmpdir);
+	ck_assert_int_ge(atomic_create(&af, path, &cause), 0);
+	close(af.fd);
+	ck_assert_int_eq(atomic_commit(&af, 1, &cause), -1);
+	xasprintf(&want, "%s: Bad file descriptor", path);
+	ck_assert_str_eq(cause, want);
+	free(want);
+	free(cause);
+	ck_assert_str_eq(names = tmp_names(), "image");
+	free(names);
+	free(path);
+}
+END_TEST
+
 static const uint8_t skey[SESSION_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 
 START_TEST(test_session_roundtrip)
@@ -511,442 +648,6 @@ START_TEST(test_session_derive)
 }
 END_TEST
 
-/* Render a parsed config the way the golden files spell it. */
-static char *
-conf_dump(const struct cluster_conf *c)
-{
-	char	*out, *tmp;
-	size_t	 i;
-
-	xasprintf(&out, "port %u\ninterval %llums\ntimeout %llums\n"
-	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n"
-	    "guests %u-%u\npolicy %s\n", c->port,
-	    (unsigned long long)c->interval_ms,
-	    (unsigned long long)c->timeout_ms, c->window, c->speed, c->self,
-	    c->key_path, c->socket_path, (unsigned)c->guest_uid_first,
-	    (unsigned)c->guest_uid_last, c->policy_path);
-	for (i = 0; i < c->nnodes; i++) {
-		xasprintf(&tmp, "%snode %u %s\n", out, c->nodes[i].id,
-		    c->nodes[i].addr);
-		free(out);
-		out = tmp;
-	}
-	return out;
-}
-
-static char *
-slurp(const char *path)
-{
-	FILE	*f = fopen(path, "r");
-	char	*buf = xcalloc(1, 65536);
-
-	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	fread(buf, 1, 65535, f);
-	fclose(f);
-	return buf;
-}
-
-/* Each tests/conf/NAME.conf has NAME.expect: the dump, or the error. */
-START_TEST(test_conf_golden)
-{
-	DIR			*d;
-	struct dirent		*de;
-	struct cluster_conf	*c;
-	char			 path[512], expect[512], *want, *got, *cause;
-	size_t			 len;
-	int			 n = 0;
-
-	ck_assert_ptr_nonnull(d = opendir(CONF_DIR));
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (len < 6 || strcmp(de->d_name + len - 5, ".conf") != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", CONF_DIR, de->d_name);
-		snprintf(expect, sizeof expect, "%s/%.*s.expect", CONF_DIR,
-		    (int)(len - 5), de->d_name);
-		want = slurp(expect);
-		cause = NULL;
-		c = conf_load(path, &cause);
-		if (strncmp(de->d_name, "good-", 5) == 0) {
-			ck_assert_msg(c != NULL, "%s: %s", path, cause);
-			got = conf_dump(c);
-		} else {
-			ck_assert_msg(c == NULL, "%s parsed but should not",
-			    path);
-			xasprintf(&got, "%s\n", cause);
-		}
-		ck_assert_msg(strcmp(got, want) == 0,
-		    "%s:\n--- got\n%s--- expected\n%s", path, got, want);
-		free(got);
-		free(want);
-		free(cause);
-		conf_free(c);
-		n++;
-	}
-	closedir(d);
-	ck_assert_int_ge(n, 10);
-}
-END_TEST
-
-static void	appendf(char **, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-
-static void
-appendf(char **out, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*add, *tmp;
-
-	va_start(ap, fmt);
-	xvasprintf(&add, fmt, ap);
-	va_end(ap);
-	xasprintf(&tmp, "%s%s", *out == NULL ? "" : *out, add);
-	free(*out);
-	free(add);
-	*out = tmp;
-}
-
-static void
-policy_dump_nodes(char **out, const struct policy_nodes *n)
-{
-	size_t	i;
-
-	if (n->all) {
-		appendf(out, "all");
-		return;
-	}
-	for (i = 0; i < n->n; i++) {
-		appendf(out, "%s%u", i == 0 ? "" : ",", n->r[i].first);
-		if (n->r[i].last != n->r[i].first)
-			appendf(out, "-%u", n->r[i].last);
-	}
-}
-
-static void
-policy_dump_limit(char **out, const char *key, uint32_t v)
-{
-	if (v == POLICY_NO_LIMIT)
-		appendf(out, " %s unlimited", key);
-	else
-		appendf(out, " %s %u", key, v);
-}
-
-static void
-policy_dump_rule(char **out, const char *what, const struct policy_rule *r)
-{
-	appendf(out, "%s nodes ", what);
-	policy_dump_nodes(out, &r->nodes);
-	policy_dump_limit(out, "away", r->max_away);
-	appendf(out, " auto %s\n", r->automatic ? "yes" : "no");
-}
-
-static void
-policy_dump_who(char **out, const char *key, const struct policy_who *w,
-    size_t n)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++) {
-		appendf(out, "%s", i == 0 ? " " : ",");
-		if (i == 0)
-			appendf(out, "%s ", key);
-		if (w[i].kind == POLICY_ANYONE)
-			appendf(out, "anyone");
-		else
-			appendf(out, "%s:%s", w[i].kind == POLICY_USER ?
-			    "user" : "group", w[i].name);
-	}
-}
-
-/* Render a parsed policy as a policy file that says everything. */
-static char *
-policy_dump(const struct policy *pol)
-{
-	char	*out = NULL, *what;
-	size_t	 i;
-
-	policy_dump_rule(&out, "default", &pol->def);
-	for (i = 0; i < pol->nusers; i++) {
-		xasprintf(&what, "user %s", pol->users[i].name);
-		policy_dump_rule(&out, what, &pol->users[i].rule);
-		free(what);
-	}
-	for (i = 0; i < pol->ngroups; i++) {
-		xasprintf(&what, "group %s", pol->groups[i].name);
-		policy_dump_rule(&out, what, &pol->groups[i].rule);
-		free(what);
-	}
-	for (i = 0; i < pol->nhosts; i++) {
-		appendf(&out, "node ");
-		policy_dump_nodes(&out, &pol->hosts[i].nodes);
-		policy_dump_who(&out, "accept", pol->hosts[i].accept,
-		    pol->hosts[i].naccept);
-		policy_dump_who(&out, "refuse", pol->hosts[i].refuse,
-		    pol->hosts[i].nrefuse);
-		policy_dump_limit(&out, "guests", pol->hosts[i].max_guests);
-		appendf(&out, "\n");
-	}
-	return out;
-}
-
-/*
- * Each tests/policy/NAME.policy has NAME.expect: the dump, or the error.
- * A good file's dump must also read back as the same policy.
- */
-START_TEST(test_policy_golden)
-{
-	DIR		*d;
-	struct dirent	*de;
-	struct policy	*pol, *again;
-	char		 path[512], expect[512], *want, *got, *cause, *copy;
-	char		*redump;
-	size_t		 len;
-	int		 good = 0, bad = 0;
-
-	ck_assert_ptr_nonnull(d = opendir(POLICY_DIR));
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (len < 8 || strcmp(de->d_name + len - 7, ".policy") != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", POLICY_DIR, de->d_name);
-		snprintf(expect, sizeof expect, "%s/%.*s.expect", POLICY_DIR,
-		    (int)(len - 7), de->d_name);
-		want = slurp(expect);
-		cause = NULL;
-		pol = policy_load(path, &cause);
-		if (strncmp(de->d_name, "good-", 5) == 0) {
-			ck_assert_msg(pol != NULL, "%s: %s", path, cause);
-			ck_assert_str_eq(pol->path, path);
-			got = policy_dump(pol);
-			copy = tmp_file("again.policy", got, 0644);
-			again = policy_load(copy, &cause);
-			ck_assert_msg(again != NULL, "%s dumped: %s", path,
-			    cause);
-			redump = policy_dump(again);
-			ck_assert_msg(strcmp(redump, got) == 0,
-			    "%s reads back as\n%s", path, redump);
-			free(redump);
-			free(copy);
-			policy_free(again);
-			good++;
-		} else {
-			ck_assert_msg(pol == NULL, "%s parsed but should not",
-			    path);
-			xasprintf(&got, "%s\n", cause);
-			bad++;
-		}
-		ck_assert_msg(strcmp(got, want) == 0,
-		    "%s:\n--- got\n%s--- expected\n%s", path, got, want);
-		free(got);
-		free(want);
-		free(cause);
-		policy_free(pol);
-	}
-	closedir(d);
-	ck_assert_int_ge(good, 3);
-	ck_assert_int_ge(bad, 20);
-}
-END_TEST
-
-START_TEST(test_policy_default)
-{
-	struct policy	*pol;
-	char		*cause = NULL, *path, *want;
-
-	xasprintf(&path, "%s/none.policy", tmpdir);
-	ck_assert_ptr_null(policy_load(path, &cause));
-	xasprintf(&want, "%s: No such file or directory", path);
-	ck_assert_str_eq(cause, want);
-	free(want);
-	free(cause);
-	free(path);
-
-	pol = policy_default();
-	ck_assert_ptr_null(pol->path);
-	ck_assert_int_eq(pol->def.nodes.all, 1);
-	ck_assert_uint_eq(pol->def.max_away, POLICY_NO_LIMIT);
-	ck_assert_int_eq(pol->def.automatic, 1);
-	ck_assert_uint_eq(pol->nusers + pol->ngroups + pol->nhosts, 0);
-	ck_assert_ptr_eq(policy_rule(pol, "root", NULL, 0), &pol->def);
-	ck_assert_int_eq(policy_accepts(pol, 1, "root", NULL, 0,
-	    POLICY_NO_LIMIT - 1, NULL), 1);
-	policy_free(pol);
-	policy_free(NULL);
-}
-END_TEST
-
-START_TEST(test_policy_has_node)
-{
-	struct policy_range	r[] = { { 1, 2 }, { 5, 5 },
-				    { 4294967290U, 4294967294U } };
-	struct policy_nodes	n = { .all = 0, .r = r, .n = nitems(r) };
-	struct policy_nodes	all = { .all = 1 };
-
-	ck_assert_int_eq(policy_has_node(&n, 1), 1);
-	ck_assert_int_eq(policy_has_node(&n, 2), 1);
-	ck_assert_int_eq(policy_has_node(&n, 5), 1);
-	ck_assert_int_eq(policy_has_node(&n, 4294967294U), 1);
-	ck_assert_int_eq(policy_has_node(&n, 0), 0);
-	ck_assert_int_eq(policy_has_node(&n, 3), 0);
-	ck_assert_int_eq(policy_has_node(&n, 4), 0);
-	ck_assert_int_eq(policy_has_node(&n, 6), 0);
-	ck_assert_int_eq(policy_has_node(&n, 4294967289U), 0);
-	ck_assert_int_eq(policy_has_node(&all, 77), 1);
-	n.n = 0;
-	ck_assert_int_eq(policy_has_node(&n, 1), 0);
-}
-END_TEST
-
-START_TEST(test_policy_rule)
-{
-	const char *const	 both[] = { "staff", "students" };
-	const char *const	 bobs[] = { "users", "staff", "students" };
-	const char *const	 other[] = { "users" };
-	const struct policy_rule *r;
-	struct policy		*pol;
-	char			*path, *cause = NULL;
-
-	path = tmp_file("rule.policy",
-	    "default nodes 1-4 away 10\n"
-	    "group students nodes 5 away 1\n"
-	    "group staff nodes 6\n"
-	    "user alice nodes 7 auto no\n", 0644);
-	pol = policy_load(path, &cause);
-	ck_assert_msg(pol != NULL, "%s", cause);
-
-	/* A user line beats any group line. */
-	r = policy_rule(pol, "alice", both, nitems(both));
-	ck_assert_ptr_eq(r, &pol->users[0].rule);
-	ck_assert_int_eq(policy_has_node(&r->nodes, 7), 1);
-	ck_assert_int_eq(policy_has_node(&r->nodes, 1), 0);
-	ck_assert_uint_eq(r->max_away, 10);
-	ck_assert_int_eq(r->automatic, 0);
-
-	/* The first group line in the file, not in the user's list. */
-	r = policy_rule(pol, "bob", bobs, nitems(bobs));
-	ck_assert_ptr_eq(r, &pol->groups[0].rule);
-	ck_assert_uint_eq(r->max_away, 1);
-	ck_assert_int_eq(r->automatic, 1);
-	r = policy_rule(pol, "bob", bobs + 1, 1);
-	ck_assert_ptr_eq(r, &pol->groups[1].rule);
-	ck_assert_uint_eq(r->max_away, 10);
-	ck_assert_int_eq(policy_has_node(&r->nodes, 6), 1);
-
-	/* Otherwise the default; names match whole. */
-	ck_assert_ptr_eq(policy_rule(pol, "carol", other, nitems(other)),
-	    &pol->def);
-	ck_assert_ptr_eq(policy_rule(pol, "alic", NULL, 0), &pol->def);
-	ck_assert_ptr_eq(policy_rule(pol, "alice2", both, 0), &pol->def);
-	policy_free(pol);
-	free(path);
-}
-END_TEST
-
-static void
-check_accepts(const struct policy *pol, uint32_t self, const char *user,
-    const char *group, uint32_t guests_now, const char *want)
-{
-	const char *const	 groups[] = { "users", group };
-	char			*why = (char *)"untouched";
-	int			 ok;
-
-	ok = policy_accepts(pol, self, user, groups, group == NULL ? 1 : 2,
-	    guests_now, &why);
-	if (want == NULL) {
-		ck_assert_msg(ok == 1, "node %u refused %s: %s", self, user,
-		    why);
-		ck_assert_ptr_null(why);
-	} else {
-		ck_assert_msg(ok == 0, "node %u took %s", self, user);
-		ck_assert_str_eq(why, want);
-		free(why);
-	}
-	/* Without a place for the reason, the same answer. */
-	ck_assert_int_eq(policy_accepts(pol, self, user, groups,
-	    group == NULL ? 1 : 2, guests_now, NULL), ok);
-}
-
-START_TEST(test_policy_accepts)
-{
-	struct policy	*pol;
-	char		*path, *cause = NULL;
-
-	path = tmp_file("accepts.policy",
-	    "node 3 accept user:alice,group:staff refuse group:students "
-	    "guests 8\n"
-	    "node 3-5 refuse anyone\n"
-	    "node 4 guests 1	# never used: the line above comes first\n"
-	    "node 6 guests 1\n"
-	    "node 7 accept anyone refuse user:mallory\n", 0644);
-	pol = policy_load(path, &cause);
-	ck_assert_msg(pol != NULL, "%s", cause);
-
-	/* A refusal beats an acceptance. */
-	check_accepts(pol, 3, "alice", "students", 0,
-	    "node 3 refuses group students");
-	check_accepts(pol, 3, "eve", "students", 0,
-	    "node 3 refuses group students");
-	check_accepts(pol, 3, "alice", NULL, 0, NULL);
-	check_accepts(pol, 3, "bob", "staff", 0, NULL);
-	check_accepts(pol, 3, "bob", NULL, 0,
-	    "node 3 accepts only listed users and groups");
-	check_accepts(pol, 3, "bob", "staf", 0,
-	    "node 3 accepts only listed users and groups");
-
-	/* The guest limit counts guests already there. */
-	check_accepts(pol, 3, "alice", NULL, 7, NULL);
-	check_accepts(pol, 3, "alice", NULL, 8,
-	    "node 3 takes at most 8 guests");
-	check_accepts(pol, 6, "bob", NULL, 0, NULL);
-	check_accepts(pol, 6, "bob", NULL, 1, "node 6 takes at most 1 guest");
-
-	/* The first line about a node decides for it. */
-	check_accepts(pol, 4, "alice", "staff", 0, "node 4 refuses anyone");
-	check_accepts(pol, 5, "bob", NULL, 0, "node 5 refuses anyone");
-
-	check_accepts(pol, 7, "mallory", "staff", 0,
-	    "node 7 refuses user mallory");
-	check_accepts(pol, 7, "eve", NULL, 1000, NULL);
-
-	/* No line about a node: it takes anyone, any number. */
-	check_accepts(pol, 8, "mallory", "students", POLICY_NO_LIMIT - 1,
-	    NULL);
-	check_accepts(pol, 2, "mallory", NULL, 0, NULL);
-	policy_free(pol);
-	free(path);
-}
-END_TEST
-
-START_TEST(test_parse_numbers)
-{
-	uint64_t	v;
-
-	ck_assert_int_eq(parse_duration_ms("250ms", &v), 0);
-	ck_assert_uint_eq(v, 250);
-	ck_assert_int_eq(parse_duration_ms("1.5s", &v), 0);
-	ck_assert_uint_eq(v, 1500);
-	ck_assert_int_eq(parse_duration_ms("2", &v), 0);
-	ck_assert_uint_eq(v, 2000);
-	ck_assert_int_eq(parse_duration_ms("0.5m", &v), 0);
-	ck_assert_uint_eq(v, 30000);
-	ck_assert_int_eq(parse_duration_ms("fast", &v), -1);
-	ck_assert_int_eq(parse_duration_ms("1h", &v), -1);
-	ck_assert_int_eq(parse_duration_ms("-1s", &v), -1);
-	ck_assert_int_eq(parse_uint("42", 1, 100, &v), 0);
-	ck_assert_uint_eq(v, 42);
-	ck_assert_int_eq(parse_uint("420", 1, 100, &v), -1);
-	ck_assert_int_eq(parse_uint("4x", 1, 100, &v), -1);
-	ck_assert_int_eq(parse_uint("-4", 0, 100, &v), -1);
-	ck_assert_int_eq(parse_uint("", 0, 100, &v), -1);
-	ck_assert_int_eq(parse_size_mb("512", &v), 0);
-	ck_assert_uint_eq(v, 512);
-	ck_assert_int_eq(parse_size_mb("2G", &v), 0);
-	ck_assert_uint_eq(v, 2048);
-	ck_assert_int_eq(parse_size_mb("0", &v), -1);
-	ck_assert_int_eq(parse_size_mb("12T", &v), -1);
-}
-END_TEST
-
 static Suite *
 lib_suite(void)
 {
@@ -970,25 +671,20 @@ lib_suite(void)
 	tcase_add_test(tc, test_stream);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("atomic");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_atomic_commit);
+	tcase_add_test(tc, test_atomic_abort);
+	tcase_add_test(tc, test_atomic_fail);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("session");
 	tcase_add_test(tc, test_session_roundtrip);
 	tcase_add_test(tc, test_session_hostile);
 	tcase_add_test(tc, test_session_derive);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("conf");
-	tcase_add_test(tc, test_conf_golden);
-	tcase_add_test(tc, test_parse_numbers);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("policy");
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
-	tcase_add_test(tc, test_policy_golden);
-	tcase_add_test(tc, test_policy_default);
-	tcase_add_test(tc, test_policy_has_node);
-	tcase_add_test(tc, test_policy_rule);
-	tcase_add_test(tc, test_policy_accepts);
-	suite_add_tcase(s, tc);
+	check_lib_conf(s);
 	return s;
 }
 

@@ -3,7 +3,6 @@
  * written and read back; every truncation, every corrupted byte, foreign
  * magic and version, hostile lengths and misplaced pages refused.
  */
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -17,8 +16,9 @@
 
 #include "lib/osm.h"
 #include "migrate/internal.h"
+#include "tests/common/image-build.h"
 
-#define VMA_START	0x400000ULL
+#define VMA_START	IMAGE_BUILD_VMA
 
 struct buf {
 	uint8_t	*data;
@@ -50,124 +50,24 @@ buf_read_back(int fd, struct buf *b)
 	ck_assert_int_eq(pread(fd, b->data, end, 0), end);
 }
 
-static void
-write_rec(struct img *img, Osm__ImgRecord *rec)
-{
-	char	*cause = NULL;
-
-	ck_assert_int_eq(img_write(img, rec, &cause), 0);
-}
-
 /*
- * A small but valid image: one anonymous area with two runs of pages, a
- * vDSO, a file, a pending signal. extent_addr moves the second run.
+ * A small but valid image (tests/common/image-build.c): one anonymous area
+ * with two runs of pages, a vDSO, a file, a pending signal. extent_addr
+ * moves the second run.
  */
 static void
 make_image(struct buf *b, uint64_t extent_addr)
 {
-	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
-	Osm__ImgHeader	 h = OSM__IMG_HEADER__INIT;
-	Osm__ImgTask	 k = OSM__IMG_TASK__INIT;
-	Osm__ImgRegs	 r = OSM__IMG_REGS__INIT;
-	Osm__ImgGpregs	 gp = OSM__IMG_GPREGS__INIT;
-	Osm__ImgSignals	 s = OSM__IMG_SIGNALS__INIT;
-	Osm__ImgFiles	 f = OSM__IMG_FILES__INIT;
-	Osm__ImgFd	 fd0 = OSM__IMG_FD__INIT, *fds[1] = { &fd0 };
-	Osm__ImgMm	 mm = OSM__IMG_MM__INIT;
-	Osm__ImgVma	 v[2], *vp[2] = { &v[0], &v[1] };
-	Osm__ImgExtent	 e[2], *ep[2] = { &e[0], &e[1] };
-	ProtobufCBinaryData pend;
-	siginfo_t	 si;
-	uint8_t		 xstate[1024], auxv[32], pages[3 * MIG_PAGE];
-	uint64_t	 xcr0 = 0x7;
-	struct img	 img;
-	char		*cause = NULL;
-	int		 fd;
-	size_t		 i;
-
-	h.arch = 62;
-	h.page_size = MIG_PAGE;
-	h.pid = 4242;
-	h.comm = "unit";
-	h.cmdline.data = (uint8_t *)"unit\0-x";
-	h.cmdline.len = 8;
-	h.node = "node";
-	h.kernel = "6.18";
-	memset(auxv, 0, sizeof auxv);
-	k.auxv.data = auxv;
-	k.auxv.len = sizeof auxv;
-	k.start_code = VMA_START;
-	memset(xstate, 0, sizeof xstate);
-	memcpy(xstate + 464, &xcr0, 8);
-	gp.cs = 0x33;
-	gp.ss = 0x2b;
-	gp.rip = VMA_START + 0x10;
-	r.gp = &gp;
-	r.xstate.data = xstate;
-	r.xstate.len = sizeof xstate;
-	r.xfeatures = xcr0;
-	memset(&si, 0, sizeof si);
-	si.si_signo = SIGUSR1;
-	pend.data = (uint8_t *)&si;
-	pend.len = sizeof si;
-	s.pending = &pend;
-	s.n_pending = 1;
-	f.cwd = "/";
-	fd0.fd = 1;
-	fd0.kind = OSM__IMG_FD_KIND__FD_STDIO;
-	f.fds = fds;
-	f.n_fds = 1;
-	for (i = 0; i < 2; i++)
-		osm__img_vma__init(&v[i]);
-	v[0].start = VMA_START;
-	v[0].end = VMA_START + 16 * MIG_PAGE;
-	v[0].prot = PROT_READ | PROT_WRITE;
-	v[0].flags = MAP_PRIVATE;
-	v[0].kind = OSM__IMG_VMA_KIND__VMA_ANON;
-	v[0].pages = 3;
-	v[1].start = 0x7f0000000000ULL;
-	v[1].end = v[1].start + 2 * MIG_PAGE;
-	v[1].prot = PROT_READ | PROT_EXEC;
-	v[1].flags = MAP_PRIVATE;
-	v[1].kind = OSM__IMG_VMA_KIND__VMA_VDSO;
-	mm.vmas = vp;
-	mm.n_vmas = 2;
-	for (i = 0; i < sizeof pages; i++)
-		pages[i] = i * 7;
+	struct image_build	 ib = { .comm = "unit",
+				    .extent_addr = extent_addr };
+	uint64_t		 bytes;
+	char			*cause = NULL;
+	int			 fd;
 
 	fd = buf_fd(NULL, 0);
-	img_init(&img, fd);
-	ck_assert_int_eq(img_write_preamble(&img, &cause), 0);
-	rec.body_case = OSM__IMG_RECORD__BODY_HEADER;
-	rec.header = &h;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_TASK;
-	rec.task = &k;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_REGS;
-	rec.regs = &r;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_SIGNALS;
-	rec.signals = &s;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_FILES;
-	rec.files = &f;
-	write_rec(&img, &rec);
-	rec.body_case = OSM__IMG_RECORD__BODY_MM;
-	rec.mm = &mm;
-	write_rec(&img, &rec);
-	ck_assert_int_eq(img_write_seal(&img, 0, &cause), 0);
-	for (i = 0; i < 2; i++)
-		osm__img_extent__init(&e[i]);
-	e[0].addr = VMA_START;
-	e[0].npages = 1;
-	e[1].addr = extent_addr;
-	e[1].npages = 2;
-	ck_assert_int_eq(img_write_pages(&img, ep, 2, pages, sizeof pages,
-	    &cause), 0);
-	ck_assert_int_eq(img_write_seal(&img, 1, &cause), 0);
+	ck_assert_msg(image_build(fd, &ib, &bytes, &cause) == 0, "%s", cause);
 	buf_read_back(fd, b);
-	ck_assert_uint_eq(b->len, img.bytes);
+	ck_assert_uint_eq(b->len, bytes);
 	close(fd);
 }
 
