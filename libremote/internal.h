@@ -111,7 +111,7 @@ struct table_entry {
 	struct table_arg	 args[6];
 	const struct table_rule	*rule;
 	/* for values the rule does not list; `self` is the home pid */
-	enum rmt_class		(*classify)(const uint64_t *, pid_t);
+	enum rmt_class		(*classify)(const uint64_t *a, pid_t self);
 	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
 	const char		*why;	/* when it goes home, for logs */
 };

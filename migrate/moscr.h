@@ -6,7 +6,7 @@ struct moscr_cmd {
 	const char	*name;
 	const char	*usage;
 	const char	*help;
-	int		 (*exec)(int, char **);
+	int		 (*exec)(int argc, char **argv);
 };
 
 /* moscr.c */

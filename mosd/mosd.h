@@ -32,9 +32,9 @@ struct peer {
 	size_t			 outoff;
 	int			 out_fd;	/* to send with a record */
 	size_t			 out_fd_at;	/* at this offset in out */
-	int			 (*dispatch)(struct peer *, const uint8_t *,
-				    size_t);
-	void			 (*closed)(struct peer *);
+	int			 (*dispatch)(struct peer *p, const uint8_t *buf,
+				    size_t len);
+	void			 (*closed)(struct peer *p);
 	void			*arg;		/* the owner's */
 	uid_t			 uid;
 	gid_t			 gid;
@@ -66,9 +66,9 @@ struct ctl_cmd {
 	int		 type;		/* Osm__CtlType */
 	const char	*name;
 	int		 root_only;
-	int		 (*exec)(struct mosd *, struct peer *,
-			    const struct Osm__CtlRequest *,
-			    struct Osm__CtlReply *);
+	int		 (*exec)(struct mosd *m, struct peer *p,
+			    const struct Osm__CtlRequest *req,
+			    struct Osm__CtlReply *reply);
 };
 extern const struct ctl_cmd ctl_status_cmd;
 extern const struct ctl_cmd ctl_stats_cmd;

@@ -9,7 +9,7 @@ struct mosctl_cmd {
 	const char	*usage;		/* arguments, for the help */
 	const char	*help;
 	int		 root;		/* mosd takes it from root only */
-	int		 (*exec)(const char *, int, char **);
+	int		 (*exec)(const char *sock, int argc, char **argv);
 };
 
 extern const struct mosctl_cmd mosctl_status_cmd;

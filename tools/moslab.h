@@ -39,7 +39,7 @@ struct lab_cmd {
 	int		 flags;
 #define CMD_LOCK	0x1		/* changes the lab: take the lab lock */
 #define CMD_LAB		0x2		/* needs a lab that is up */
-	int		 (*exec)(struct lab *, int, char **);
+	int		 (*exec)(struct lab *lab, int argc, char **argv);
 };
 
 extern const struct lab_cmd cmd_up, cmd_down, cmd_exec, cmd_start, cmd_stop,
