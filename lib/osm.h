@@ -23,41 +23,41 @@
 
 /* log.c */
 #define LOG_QUIET	(-1)	/* log_init: only fatal's message, on stderr */
-void	 log_init(int, const char *);
-void	 log_setverbose(int);
-void	 log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	 log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	 log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	 log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	 fatal(const char *, ...)
+void	 log_init(int debugging, const char *ident);
+void	 log_setverbose(int v);
+void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 fatal(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
-void	 fatalx(const char *, ...)
+void	 fatalx(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 
 /* xmalloc.c */
-void	*xmalloc(size_t);
-void	*xcalloc(size_t, size_t);
-void	*xreallocarray(void *, size_t, size_t);
-char	*xstrdup(const char *);
-char	*xstrndup(const char *, size_t);
-int	 xasprintf(char **, const char *, ...)
+void	*xmalloc(size_t size);
+void	*xcalloc(size_t n, size_t size);
+void	*xreallocarray(void *old, size_t n, size_t size);
+char	*xstrdup(const char *s);
+char	*xstrndup(const char *s, size_t n);
+int	 xasprintf(char **ret, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	 xvasprintf(char **, const char *, va_list)
+int	 xvasprintf(char **ret, const char *fmt, va_list ap)
 	    __attribute__((format(printf, 2, 0)));
 
 /* util.c */
 uint64_t now_ms(void);
 uint64_t now_us(void);
 void	 sleep_ms(unsigned ms);
-int	 parse_uint(const char *, uint64_t, uint64_t, uint64_t *);
-int	 parse_duration_ms(const char *, uint64_t *);
-int	 parse_size_mb(const char *, uint64_t *);
-int	 read_file_str(const char *, char *, size_t);
-int	 read_file_u64(const char *, uint64_t *);
-int	 write_file_str(const char *, const char *);
-int	 mkdir_p(const char *, mode_t);
-int	 write_all(int, const void *, size_t);
-int	 read_all(int, void *, size_t);
+int	 parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int	 parse_duration_ms(const char *s, uint64_t *out);
+int	 parse_size_mb(const char *s, uint64_t *out);
+int	 read_file_str(const char *path, char *buf, size_t size);
+int	 read_file_u64(const char *path, uint64_t *out);
+int	 write_file_str(const char *path, const char *s);
+int	 mkdir_p(const char *path, mode_t mode);
+int	 write_all(int fd, const void *buf, size_t len);
+int	 read_all(int fd, void *buf, size_t len);
 
 /* rand.c: not for secrets (keys and nonces come from getrandom) */
 uint64_t rand_next(uint64_t *state);
@@ -73,9 +73,9 @@ int	 atomic_create(struct atomic_file *af, const char *path, char **cause);
 int	 atomic_commit(struct atomic_file *af, int ok, char **cause);
 
 /* proc.c */
-int	 proc_status(pid_t, const char *, char *, size_t);
-int	 proc_status_mask(pid_t, const char *, uint64_t *);
-int	 proc_cpu_ns(pid_t, uint64_t *, uint64_t *);
+int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
+int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
+int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* sha256.c */
 #define SHA256_LEN	32
@@ -86,12 +86,12 @@ struct sha256 {
 	uint8_t		buf[SHA256_BLOCK];
 	size_t		used;
 };
-void	 sha256_init(struct sha256 *);
-void	 sha256_update(struct sha256 *, const void *, size_t);
-void	 sha256_final(struct sha256 *, uint8_t[SHA256_LEN]);
-void	 hmac_sha256(const uint8_t *, size_t, const void *, size_t,
-	    uint8_t[SHA256_LEN]);
-int	 timingsafe_memcmp(const void *, const void *, size_t);
+void	 sha256_init(struct sha256 *c);
+void	 sha256_update(struct sha256 *c, const void *data, size_t len);
+void	 sha256_final(struct sha256 *c, uint8_t out[SHA256_LEN]);
+void	 hmac_sha256(const uint8_t *key, size_t keylen, const void *data,
+	    size_t len, uint8_t out[SHA256_LEN]);
+int	 timingsafe_memcmp(const void *a, const void *b, size_t len);
 
 /* key.c */
 #define KEY_MIN		16
@@ -100,8 +100,8 @@ struct cluster_key {
 	uint8_t		bytes[KEY_MAX];
 	size_t		len;
 };
-int	 key_load(const char *, struct cluster_key *, char **);
-int	 key_generate(const char *, char **);
+int	 key_load(const char *path, struct cluster_key *key, char **cause);
+int	 key_generate(const char *path, char **cause);
 
 /* frame.c */
 /*
@@ -123,12 +123,13 @@ enum frame_error {
 	FRAME_MAC_BAD,
 	FRAME_NERRORS
 };
-size_t	 frame_pack(uint16_t, const void *, size_t, const struct cluster_key *,
-	    uint8_t *, size_t);
-size_t	 frame_size(const uint8_t *, size_t);
-enum frame_error frame_unpack(const uint8_t *, size_t, size_t,
-	    const struct cluster_key *, uint16_t *, const uint8_t **, size_t *);
-const char *frame_strerror(enum frame_error);
+size_t	 frame_pack(uint16_t kind, const void *body, size_t len,
+	    const struct cluster_key *key, uint8_t *out, size_t outlen);
+size_t	 frame_size(const uint8_t *buf, size_t n);
+enum frame_error frame_unpack(const uint8_t *buf, size_t n, size_t max,
+	    const struct cluster_key *key, uint16_t *kind, const uint8_t **body,
+	    size_t *len);
+const char *frame_strerror(enum frame_error e);
 
 /* session.c */
 #define SESSION_KEY_LEN		SHA256_LEN
@@ -146,31 +147,34 @@ struct session {
 	uint8_t			*out;
 	size_t			 outsize;
 };
-void	 session_init(struct session *, int, const uint8_t *, size_t);
-void	 session_free(struct session *);
-void	 session_derive(const struct cluster_key *, const uint8_t *,
-	    const uint8_t *, uint32_t, uint32_t, uint8_t *);
-int	 session_send(struct session *, uint16_t, const void *, size_t,
-	    char **);
+void	 session_init(struct session *s, int fd, const uint8_t *key,
+	    size_t max);
+void	 session_free(struct session *s);
+void	 session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
+	    const uint8_t *nonce_remote, uint32_t home, uint32_t remote,
+	    uint8_t *out);
+int	 session_send(struct session *s, uint16_t kind, const void *body,
+	    size_t len, char **cause);
 struct ProtobufCMessage;
 int	 session_send_msg(struct session *s, uint16_t kind,
 	    const struct ProtobufCMessage *msg, char **cause);
-int	 session_fill(struct session *, char **);
-int	 session_next(struct session *, uint16_t *, const uint8_t **, size_t *,
-	    char **);
-int	 session_recv(struct session *, uint16_t *, const uint8_t **, size_t *,
-	    char **);
+int	 session_fill(struct session *s, char **cause);
+int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
+	    size_t *len, char **cause);
+int	 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
+	    size_t *len, char **cause);
 #define SESSION_CHUNK		(1U << 20)	/* image bytes per frame */
-int	 session_send_image(struct session *, uint16_t, uint16_t,
-	    int (*)(int, void *, char **), void *, char **);
-int	 session_recv_image(struct session *, uint16_t, uint16_t,
-	    int (*)(int, void *, char **), void *, char **);
+int	 session_send_image(struct session *s, uint16_t kind, uint16_t end,
+	    int (*fn)(int, void *, char **), void *arg, char **cause);
+int	 session_recv_image(struct session *s, uint16_t kind, uint16_t end,
+	    int (*fn)(int, void *, char **), void *arg, char **cause);
 
 /* stream.c */
 /* A stream record: u32 length (network order) then the packed message. */
 #define STREAM_RECORD_MAX	(64U << 20)
-int	 stream_write(int, const void *, size_t);
-int	 stream_read(int, uint8_t **, size_t *, size_t, char **);
+int	 stream_write(int fd, const void *buf, size_t len);
+int	 stream_read(int fd, uint8_t **out, size_t *len, size_t max,
+	    char **cause);
 
 /* cfg.c */
 struct cfg_file {
@@ -180,12 +184,14 @@ struct cfg_file {
 	char		*buf;
 	size_t		 size;
 };
-int	 cfg_open(struct cfg_file *, const char *, char **);
-void	 cfg_close(struct cfg_file *);
-int	 cfg_words(struct cfg_file *, char **, int, char **);
-int	 cfg_error(const struct cfg_file *, char **, const char *, ...)
+int	 cfg_open(struct cfg_file *in, const char *path, char **cause);
+void	 cfg_close(struct cfg_file *in);
+int	 cfg_words(struct cfg_file *in, char **w, int max, char **cause);
+int	 cfg_error(const struct cfg_file *in, char **cause,
+	    const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
-int	 cfg_verror(const struct cfg_file *, char **, const char *, va_list);
+int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
+	    va_list ap);
 
 /* conf.c */
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
@@ -213,10 +219,10 @@ struct cluster_conf {
 	uid_t		 guest_uid_last;
 	char		*policy_path;	/* policy.conf beside this file */
 };
-struct cluster_conf *conf_load(const char *, char **);
-void	 conf_free(struct cluster_conf *);
-const struct conf_node *conf_find(const struct cluster_conf *, uint32_t);
-int	 conf_find_self(struct cluster_conf *, char **);
+struct cluster_conf *conf_load(const char *path, char **cause);
+void	 conf_free(struct cluster_conf *c);
+const struct conf_node *conf_find(const struct cluster_conf *c, uint32_t id);
+int	 conf_find_self(struct cluster_conf *c, char **cause);
 
 /* policy.c: who may migrate where (policy.conf(5)) */
 #define POLICY_NO_LIMIT		UINT32_MAX
@@ -260,14 +266,15 @@ struct policy {
 	struct policy_host *hosts;	/* in file order */
 	size_t		 nhosts;
 };
-struct policy *policy_load(const char *, char **);
+struct policy *policy_load(const char *path, char **cause);
 struct policy *policy_default(void);
-void	 policy_free(struct policy *);
-int	 policy_has_node(const struct policy_nodes *, uint32_t);
-const struct policy_rule *policy_rule(const struct policy *, const char *,
-	    const char *const *, size_t);
-int	 policy_accepts(const struct policy *, uint32_t, const char *,
-	    const char *const *, size_t, uint32_t, char **);
+void	 policy_free(struct policy *pol);
+int	 policy_has_node(const struct policy_nodes *nodes, uint32_t id);
+const struct policy_rule *policy_rule(const struct policy *pol,
+	    const char *user, const char *const *groups, size_t ngroups);
+int	 policy_accepts(const struct policy *pol, uint32_t self,
+	    const char *user, const char *const *groups, size_t ngroups,
+	    uint32_t guests_now, char **why);
 struct passwd;
 char	**policy_groups(const struct passwd *pw, size_t *n);
 void	 policy_groups_free(char **names, size_t n);
@@ -279,18 +286,20 @@ void	 policy_groups_free(char **names, size_t n);
 struct Osm__CtlRequest;
 struct Osm__CtlReply;
 struct sockaddr_un;
-int	 ctl_sockaddr(const char *, struct sockaddr_un *, socklen_t *);
-int	 ctl_connect(const char *, int, char **);
-int	 ctl_peercred(int, uid_t *, gid_t *, pid_t *);
-ssize_t	 ctl_send_fd(int, const void *, size_t, int);
-struct Osm__CtlReply *ctl_request(int, struct Osm__CtlRequest *, int *,
-	    char **);
-struct Osm__CtlReply *ctl_call(const char *, struct Osm__CtlRequest *,
-	    char **);
-void	 ctl_reply_free(struct Osm__CtlReply *);
-int	 ctl_order_listen(const char *, char *, size_t, char **);
-struct Osm__CtlRequest *ctl_order_take(int, int, int *);
-void	 ctl_order_answer(int, struct Osm__CtlReply *);
+int	 ctl_sockaddr(const char *path, struct sockaddr_un *sun,
+	    socklen_t *len);
+int	 ctl_connect(const char *path, int timeout, char **cause);
+int	 ctl_peercred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
+ssize_t	 ctl_send_fd(int s, const void *buf, size_t len, int fd);
+struct Osm__CtlReply *ctl_request(int fd, struct Osm__CtlRequest *req, int *rfd,
+	    char **cause);
+struct Osm__CtlReply *ctl_call(const char *path, struct Osm__CtlRequest *req,
+	    char **cause);
+void	 ctl_reply_free(struct Osm__CtlReply *reply);
+int	 ctl_order_listen(const char *what, char *path, size_t size,
+	    char **cause);
+struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, int *fd);
+void	 ctl_order_answer(int fd, struct Osm__CtlReply *reply);
 
 /* ctl-state.c */
 const char *ctl_state_name(int state);	/* Osm__ProcState; NULL: none */

@@ -111,7 +111,7 @@ struct table_entry {
 	struct table_arg	 args[6];
 	const struct table_rule	*rule;
 	/* for values the rule does not list; `self` is the home pid */
-	enum rmt_class		(*classify)(const uint64_t *, pid_t);
+	enum rmt_class		(*classify)(const uint64_t *a, pid_t self);
 	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
 	const char		*why;	/* when it goes home, for logs */
 };
@@ -126,24 +126,25 @@ struct table_call {
 };
 
 #define TABLE_NR_MAX	512
-void	 table_resolve(int, const uint64_t *, pid_t, struct table_call *);
-const struct table_entry *table_lookup(int);
-const char *table_name(int);
-const char *table_class_name(enum rmt_class);
-unsigned int table_pointers(const struct table_call *);
-int	 table_check(char **);
-const struct table_entry *table_entries(size_t *);
+void	 table_resolve(int nr, const uint64_t *args, pid_t self,
+	    struct table_call *tc);
+const struct table_entry *table_lookup(int nr);
+const char *table_name(int nr);
+const char *table_class_name(enum rmt_class class);
+unsigned int table_pointers(const struct table_call *tc);
+int	 table_check(char **cause);
+const struct table_entry *table_entries(size_t *n);
 
 /* request.c */
 extern const struct table_rule request_ioctl, request_fcntl, request_prctl;
 extern const struct table_rule request_clocks, request_self;
 extern const struct table_rule request_mmap;
-enum rmt_class request_clock_class(const uint64_t *, pid_t);
-enum rmt_class request_rusage_class(const uint64_t *, pid_t);
-enum rmt_class request_itimer_class(const uint64_t *, pid_t);
-enum rmt_class request_timer_class(const uint64_t *, pid_t);
-enum rmt_class request_sockopt_class(const uint64_t *, pid_t);
-int	 request_cpu_clock(int32_t, pid_t, int *, int *);
+enum rmt_class request_clock_class(const uint64_t *a, pid_t self);
+enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
+enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
+enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
+enum rmt_class request_sockopt_class(const uint64_t *a, pid_t self);
+int	 request_cpu_clock(int32_t id, pid_t self, int *which, int *scope);
 
 /* marshal.c: a call described, as the guest keeps it while pending */
 struct rmt_region {
@@ -186,10 +187,11 @@ enum marshal_result {
 	MARSHAL_GONE,		/* R vanished (killed) */
 	MARSHAL_ERROR,
 };
-enum marshal_result marshal_call(pid_t, const struct table_call *,
-	    const uint64_t *, struct rmt_call *, const char **, char **);
-void	 marshal_free(struct rmt_call *);
-void	 marshal_pack(struct rmt_call *, uint8_t **, size_t *);
+enum marshal_result marshal_call(pid_t pid, const struct table_call *tc,
+	    const uint64_t *args, struct rmt_call *c, const char **why,
+	    char **cause);
+void	 marshal_free(struct rmt_call *c);
+void	 marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len);
 
 struct emulate {
 	pid_t		 pid;		/* R */
@@ -198,7 +200,8 @@ struct emulate {
 	uint64_t	 prev_utime;	/* kept monotonic, as the kernel does */
 	uint64_t	 prev_stime;
 };
-long	 emulate_call(struct emulate *, pid_t, int, const uint64_t *);
+long	 emulate_call(struct emulate *e, pid_t tid, int nr,
+	    const uint64_t *args);
 
 
 /* remote.c */
@@ -225,13 +228,14 @@ struct remote {
 	size_t		 resp_size;
 	struct remote_stats stats;
 };
-int		 remote_apply(pid_t, const struct rmt_call *,
-		    struct Osm__RemoteReply *, int64_t *, char **);
+int		 remote_apply(pid_t tid, const struct rmt_call *c,
+		    struct Osm__RemoteReply *r, int64_t *ret, char **cause);
 
 
 /* home.c */
-uint64_t	 home_budget(int64_t, uint32_t);
-int64_t		 home_output(int, uint64_t, int, int64_t, uint64_t *);
+uint64_t	 home_budget(int64_t ret, uint32_t unit);
+int64_t		 home_output(int dir, uint64_t size, int trim, int64_t ret,
+		    uint64_t *budget);
 
 
 #endif

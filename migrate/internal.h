@@ -32,17 +32,22 @@ struct mig_task {
 };
 
 /* task.c */
-int	 task_wait(struct mig_task *, int *, char **);
-int	 task_steal(struct mig_task *, char **);
-int	 task_sys_ok(struct mig_task *, const char *, long, const sysargs);
-int	 task_write(struct mig_task *, uint64_t, const void *, size_t, char **);
-int	 task_read(struct mig_task *, uint64_t, void *, size_t, char **);
-int	 task_scratch(struct mig_task *, uint64_t, size_t, char **);
-int	 task_unscratch(struct mig_task *, char **);
-int	 task_settle(struct mig_task *, char **);
-int	 task_requeue(struct mig_task *, const siginfo_t *, int, char **);
-int	 task_requeue_stolen(struct mig_task *, char **);
-char	*task_cause(struct mig_task *);
+int	 task_wait(struct mig_task *t, int *status, char **cause);
+int	 task_steal(struct mig_task *t, char **cause);
+int	 task_sys_ok(struct mig_task *t, const char *name, long nr,
+	    const sysargs a);
+int	 task_write(struct mig_task *t, uint64_t addr, const void *buf,
+	    size_t len, char **cause);
+int	 task_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,
+	    char **cause);
+int	 task_scratch(struct mig_task *t, uint64_t addr, size_t len,
+	    char **cause);
+int	 task_unscratch(struct mig_task *t, char **cause);
+int	 task_settle(struct mig_task *t, char **cause);
+int	 task_requeue(struct mig_task *t, const siginfo_t *si, int shared,
+	    char **cause);
+int	 task_requeue_stolen(struct mig_task *t, char **cause);
+char	*task_cause(struct mig_task *t);
 
 /* image.c */
 struct img {
@@ -54,27 +59,27 @@ struct img {
 	size_t		 raw_len;
 	uint32_t	 raw_crc;
 };
-void	 img_init(struct img *, int);
-int	 img_write_preamble(struct img *, char **);
-int	 img_write(struct img *, Osm__ImgRecord *, char **);
-int	 img_write_pages(struct img *, Osm__ImgExtent **, size_t,
-	    const void *, size_t, char **);
-int	 img_write_seal(struct img *, int, char **);
-Osm__ImgRecord *img_read(struct img *, char **);
-int	 img_read_raw(struct img *, void *, size_t, char **);
-int	 img_read_meta(struct img *, struct mig_image *, char **);
+void	 img_init(struct img *img, int fd);
+int	 img_write_preamble(struct img *img, char **cause);
+int	 img_write(struct img *img, Osm__ImgRecord *rec, char **cause);
+int	 img_write_pages(struct img *img, Osm__ImgExtent **ext, size_t next,
+	    const void *data, size_t len, char **cause);
+int	 img_write_seal(struct img *img, int last, char **cause);
+Osm__ImgRecord *img_read(struct img *img, char **cause);
+int	 img_read_raw(struct img *img, void *buf, size_t len, char **cause);
+int	 img_read_meta(struct img *img, struct mig_image *mi, char **cause);
 /* Where a stream of page records has got to in the memory map. */
 struct img_pages {
 	const Osm__ImgMm *mm;
 	size_t		 vma;		/* where the last extent was */
 	uint64_t	 end;		/* and where it ended */
 };
-void	 img_pages_init(struct img_pages *, const Osm__ImgMm *);
-int	 img_pages_next(struct img *, struct img_pages *, uint64_t *,
-	    uint8_t *, Osm__ImgRecord **, char **);
+void	 img_pages_init(struct img_pages *cur, const Osm__ImgMm *mm);
+int	 img_pages_next(struct img *img, struct img_pages *cur,
+	    uint64_t *counts, uint8_t *buf, Osm__ImgRecord **rec, char **cause);
 
 /* crc32c.c */
-uint32_t crc32c(uint32_t, const void *, size_t);
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* mm.c */
 /* The areas of a dumped task, and the runs of pages pages_scan() chose. */
@@ -92,61 +97,71 @@ struct mm_dump {
 	struct mm_run	*runs;
 	size_t		 nruns;
 };
-int	 mm_dump_layout(struct mig_task *, struct mm_dump *, int, char **);
-void	 mm_dump_free(struct mm_dump *);
-int	 mm_check(const Osm__ImgMm *, char **);
-int	 mm_check_files(const Osm__ImgMm *, char **);
-int	 mm_check_target(struct mig_task *, const Osm__ImgMm *, char **);
-int	 mm_restore_clear(struct mig_task *, const Osm__ImgMm *, char **);
-int	 mm_restore_map(struct mig_task *, const Osm__ImgMm *, char **);
-int	 mm_restore_prot(struct mig_task *, const Osm__ImgMm *, char **);
-int	 mm_file_id(const struct stat *, Osm__ImgFileId *);
-int	 mm_same_file(const Osm__ImgFileId *, const struct stat *);
+int	 mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
+	    char **cause);
+void	 mm_dump_free(struct mm_dump *md);
+int	 mm_check(const Osm__ImgMm *mm, char **cause);
+int	 mm_check_files(const Osm__ImgMm *mm, char **cause);
+int	 mm_check_target(struct mig_task *t, const Osm__ImgMm *mm,
+	    char **cause);
+int	 mm_restore_clear(struct mig_task *t, const Osm__ImgMm *mm,
+	    char **cause);
+int	 mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause);
+int	 mm_restore_prot(struct mig_task *t, const Osm__ImgMm *mm,
+	    char **cause);
+int	 mm_file_id(const struct stat *st, Osm__ImgFileId *id);
+int	 mm_same_file(const Osm__ImgFileId *id, const struct stat *st);
 
 /* pages.c */
-int	 pages_scan(struct mig_task *, struct mm_dump *, char **);
-int	 pages_dump(struct mig_task *, struct mm_dump *, struct img *,
-	    struct mig_stats *, char **);
-int	 pages_restore(struct mig_task *, const Osm__ImgMm *, struct img *,
-	    struct mig_stats *, char **);
+int	 pages_scan(struct mig_task *t, struct mm_dump *md, char **cause);
+int	 pages_dump(struct mig_task *t, struct mm_dump *md, struct img *img,
+	    struct mig_stats *st, char **cause);
+int	 pages_restore(struct mig_task *t, const Osm__ImgMm *mm,
+	    struct img *img, struct mig_stats *st, char **cause);
 
 /* regs.c */
-int	 regs_dump(struct mig_task *, Osm__ImgRegs *, char **);
-void	 regs_free(Osm__ImgRegs *);
-int	 regs_check(struct mig_task *, const Osm__ImgRegs *, char **);
-int	 regs_restore(struct mig_task *, const Osm__ImgRegs *, char **);
+int	 regs_dump(struct mig_task *t, Osm__ImgRegs *img, char **cause);
+void	 regs_free(Osm__ImgRegs *img);
+int	 regs_check(struct mig_task *t, const Osm__ImgRegs *img, char **cause);
+int	 regs_restore(struct mig_task *t, const Osm__ImgRegs *img,
+	    char **cause);
 
 /* core.c */
-int	 core_dump(struct mig_task *, Osm__ImgHeader *, Osm__ImgTask *, int,
-	    char **);
-void	 core_free(Osm__ImgHeader *, Osm__ImgTask *);
-int	 core_check(const Osm__ImgHeader *, const Osm__ImgTask *, char **);
-int	 core_check_local(const Osm__ImgTask *, char **);
-int	 core_restore_identity(struct mig_task *, const Osm__ImgTask *, int,
-	    char **);
-int	 core_restore(struct mig_task *, const Osm__ImgHeader *,
-	    const Osm__ImgTask *, int, char **);
-int	 core_status_value(pid_t, const char *, char *, size_t, char **);
+int	 core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
+	    int flags, char **cause);
+void	 core_free(Osm__ImgHeader *h, Osm__ImgTask *k);
+int	 core_check(const Osm__ImgHeader *h, const Osm__ImgTask *k,
+	    char **cause);
+int	 core_check_local(const Osm__ImgTask *k, char **cause);
+int	 core_restore_identity(struct mig_task *t, const Osm__ImgTask *k,
+	    int flags, char **cause);
+int	 core_restore(struct mig_task *t, const Osm__ImgHeader *h,
+	    const Osm__ImgTask *k, int flags, char **cause);
+int	 core_status_value(pid_t pid, const char *key, char *out, size_t size,
+	    char **cause);
 
 /* rseq.c */
-int	 rseq_dump(struct mig_task *, Osm__ImgTask *, char **);
-int	 rseq_unregister(struct mig_task *, char **);
-int	 rseq_restore(struct mig_task *, const Osm__ImgTask *, char **);
-int	 rseq_cs(struct mig_task *, uint64_t *, char **);
-int	 rseq_cs_put(struct mig_task *, uint64_t, char **);
+int	 rseq_dump(struct mig_task *t, Osm__ImgTask *k, char **cause);
+int	 rseq_unregister(struct mig_task *t, char **cause);
+int	 rseq_restore(struct mig_task *t, const Osm__ImgTask *k, char **cause);
+int	 rseq_cs(struct mig_task *t, uint64_t *cs, char **cause);
+int	 rseq_cs_put(struct mig_task *t, uint64_t cs, char **cause);
 
 /* sig.c */
-int	 sig_dump(struct mig_task *, Osm__ImgSignals *, int, char **);
-void	 sig_free(Osm__ImgSignals *);
-int	 sig_check(const Osm__ImgSignals *, char **);
-int	 sig_restore(struct mig_task *, const Osm__ImgSignals *, int, char **);
+int	 sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags,
+	    char **cause);
+void	 sig_free(Osm__ImgSignals *s);
+int	 sig_check(const Osm__ImgSignals *s, char **cause);
+int	 sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
+	    char **cause);
 
 /* files.c */
-int	 files_dump(struct mig_task *, Osm__ImgFiles *, int, char **);
-void	 files_free(Osm__ImgFiles *);
-int	 files_check(const Osm__ImgFiles *, const struct mig_restore_opts *,
-	    char **);
-int	 files_restore(struct mig_task *, const Osm__ImgFiles *,
-	    const struct mig_restore_opts *, char **);
+int	 files_dump(struct mig_task *t, Osm__ImgFiles *f, int flags,
+	    char **cause);
+void	 files_free(Osm__ImgFiles *f);
+int	 files_check(const Osm__ImgFiles *f, const struct mig_restore_opts *o,
+	    char **cause);
+int	 files_restore(struct mig_task *t, const Osm__ImgFiles *f,
+	    const struct mig_restore_opts *o, char **cause);
 
 #endif

@@ -6,13 +6,13 @@ struct moscr_cmd {
 	const char	*name;
 	const char	*usage;
 	const char	*help;
-	int		 (*exec)(int, char **);
+	int		 (*exec)(int argc, char **argv);
 };
 
 /* moscr.c */
-void	 moscr_usage(const struct moscr_cmd *) __attribute__((noreturn));
-int	 moscr_help_wanted(int, char **, const struct moscr_cmd *);
-void	 moscr_err(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 moscr_usage(const struct moscr_cmd *c) __attribute__((noreturn));
+int	 moscr_help_wanted(int argc, char **argv, const struct moscr_cmd *c);
+void	 moscr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 extern const struct moscr_cmd moscr_dump_cmd;
 extern const struct moscr_cmd moscr_restore_cmd;

@@ -50,24 +50,26 @@ struct mon_view {
 #define VIEW_REPAINT	('L' & 0x1f)	/* Ctrl-L */
 
 /* sample.c */
-int	 sample_convert(const struct Osm__CtlReply *, struct mon_sample *,
-	    char **);
-int	 sample_fetch(const char *, struct mon_sample *, char **);
-void	 sample_clear(struct mon_sample *);
-size_t	 sample_visible(const struct mon_sample *, int);
+int	 sample_convert(const struct Osm__CtlReply *r, struct mon_sample *s,
+	    char **cause);
+int	 sample_fetch(const char *path, struct mon_sample *s, char **cause);
+void	 sample_clear(struct mon_sample *s);
+size_t	 sample_visible(const struct mon_sample *s, int hide_down);
 
 /* view.c */
-const char *view_mode_name(enum mon_mode);
-size_t	 view_rows(int);
-void	 view_page(struct mon_view *, size_t, size_t, size_t *, size_t *);
-int	 view_key(struct mon_view *, int, const struct mon_sample *, size_t);
+const char *view_mode_name(enum mon_mode mode);
+size_t	 view_rows(int lines);
+void	 view_page(struct mon_view *v, size_t n, size_t rows, size_t *first,
+	    size_t *count);
+int	 view_key(struct mon_view *v, int key, const struct mon_sample *s,
+	    size_t rows);
 
 /* draw.c */
 void	 draw_init(void);
-void	 draw_frame(WINDOW *, const struct mon_sample *, const char *,
-	    struct mon_view *);
+void	 draw_frame(WINDOW *w, const struct mon_sample *s, const char *error,
+	    struct mon_view *v);
 
 /* batch.c */
-int	 batch_print(FILE *, const struct mon_sample *, int);
+int	 batch_print(FILE *f, const struct mon_sample *s, int hide_down);
 
 #endif

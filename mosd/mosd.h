@@ -32,9 +32,9 @@ struct peer {
 	size_t			 outoff;
 	int			 out_fd;	/* to send with a record */
 	size_t			 out_fd_at;	/* at this offset in out */
-	int			 (*dispatch)(struct peer *, const uint8_t *,
-				    size_t);
-	void			 (*closed)(struct peer *);
+	int			 (*dispatch)(struct peer *p, const uint8_t *buf,
+				    size_t len);
+	void			 (*closed)(struct peer *p);
 	void			*arg;		/* the owner's */
 	uid_t			 uid;
 	gid_t			 gid;
@@ -44,14 +44,14 @@ struct peer {
 	TAILQ_ENTRY(peer)	 entry;
 };
 TAILQ_HEAD(peers, peer);
-struct peer *peer_new(struct mosd *, int, int (*)(struct peer *,
+struct peer *peer_new(struct mosd *m, int fd, int (*dispatch)(struct peer *,
 	    const uint8_t *, size_t));
-void	 peer_send(struct peer *, const void *, size_t);
-int	 peer_send_fd(struct peer *, const void *, size_t, int);
-void	 peer_ref(struct peer *);
-void	 peer_unref(struct peer *);
-void	 peer_close(struct peer *);
-void	 peer_reap(struct mosd *);
+void	 peer_send(struct peer *p, const void *buf, size_t len);
+int	 peer_send_fd(struct peer *p, const void *buf, size_t len, int fd);
+void	 peer_ref(struct peer *p);
+void	 peer_unref(struct peer *p);
+void	 peer_close(struct peer *p);
+void	 peer_reap(struct mosd *m);
 
 /* control.c */
 struct Osm__CtlRequest;
@@ -66,9 +66,9 @@ struct ctl_cmd {
 	int		 type;		/* Osm__CtlType */
 	const char	*name;
 	int		 root_only;
-	int		 (*exec)(struct mosd *, struct peer *,
-			    const struct Osm__CtlRequest *,
-			    struct Osm__CtlReply *);
+	int		 (*exec)(struct mosd *m, struct peer *p,
+			    const struct Osm__CtlRequest *req,
+			    struct Osm__CtlReply *reply);
 };
 extern const struct ctl_cmd ctl_status_cmd;
 extern const struct ctl_cmd ctl_stats_cmd;
@@ -82,16 +82,16 @@ extern const struct ctl_cmd ctl_flags_cmd;
 extern const struct ctl_cmd ctl_expel_cmd;
 extern const struct ctl_cmd ctl_bring_cmd;
 extern const struct ctl_cmd ctl_best_cmd;
-void	 control_reply(struct peer *, struct Osm__CtlReply *);
-void	 control_reply_fd(struct peer *, struct Osm__CtlReply *, int);
-void	 control_error(struct peer *, const char *, ...)
+void	 control_reply(struct peer *p, struct Osm__CtlReply *reply);
+void	 control_reply_fd(struct peer *p, struct Osm__CtlReply *reply, int fd);
+void	 control_error(struct peer *p, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	 control_order(struct mosd *, const char *,
-	    struct Osm__CtlRequest *, void (*)(struct mosd *, void *,
-	    struct Osm__CtlReply *, const char *), void *, char **);
-int	 control_listen(struct mosd *, char **);
-void	 control_start(struct mosd *);
-void	 control_shutdown(struct mosd *);
+int	 control_order(struct mosd *m, const char *path,
+	    struct Osm__CtlRequest *req, void (*done)(struct mosd *, void *,
+	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+int	 control_listen(struct mosd *m, char **cause);
+void	 control_start(struct mosd *m);
+void	 control_shutdown(struct mosd *m);
 
 /* procs.c */
 struct Osm__CtlAgent;
@@ -119,35 +119,36 @@ struct mproc {
 	TAILQ_ENTRY(mproc)	 entry;
 };
 TAILQ_HEAD(mprocs, mproc);
-struct mproc *procs_find(struct mosd *, int, uint32_t, uint32_t);
-struct mproc *procs_deputy(struct mosd *, uint32_t);
-size_t	 procs_guests(struct mosd *);
-int	 procs_hello(struct mosd *, struct peer *,
-	    const struct Osm__CtlAgent *, char **);
-int	 procs_status(struct mosd *, struct peer *,
-	    const struct Osm__CtlAgent *, char **);
-int	 procs_order(struct mosd *, const struct mproc *, int, uint32_t,
-	    void (*)(struct mosd *, void *, struct Osm__CtlReply *,
-	    const char *), void *, char **);
+struct mproc *procs_find(struct mosd *m, int role, uint32_t home, uint32_t pid);
+struct mproc *procs_deputy(struct mosd *m, uint32_t pid);
+size_t	 procs_guests(struct mosd *m);
+int	 procs_hello(struct mosd *m, struct peer *peer,
+	    const struct Osm__CtlAgent *a, char **cause);
+int	 procs_status(struct mosd *m, struct peer *peer,
+	    const struct Osm__CtlAgent *a, char **cause);
+int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
+	    uint32_t node, void (*done)(struct mosd *, void *,
+	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
 
 /* broker.c */
 struct link;
 TAILQ_HEAD(links, link);
-int	 broker_listen(struct mosd *, char **);
-void	 broker_start(struct mosd *);
-int	 broker_connect(struct mosd *, struct peer *, uint32_t, uint32_t,
-	    char **);
-void	 broker_reap(struct mosd *);
+int	 broker_listen(struct mosd *m, char **cause);
+void	 broker_start(struct mosd *m);
+int	 broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
+	    uint32_t node, char **cause);
+void	 broker_reap(struct mosd *m);
 
 /* rules.c */
 struct Osm__MigOffer;
 struct policy_rule;
-int	 rules_load(const char *, struct policy **, char **);
-const struct policy_rule *rules_for(struct mosd *, const struct mproc *);
-size_t	 rules_away(struct mosd *, uid_t, const struct mproc *);
-int	 rules_may_send(struct mosd *, const struct mproc *, uint32_t,
-	    char **);
-int	 rules_may_take(struct mosd *, const struct Osm__MigOffer *, char **);
+int	 rules_load(const char *path, struct policy **out, char **cause);
+const struct policy_rule *rules_for(struct mosd *m, const struct mproc *mp);
+size_t	 rules_away(struct mosd *m, uid_t uid, const struct mproc *except);
+int	 rules_may_send(struct mosd *m, const struct mproc *mp, uint32_t node,
+	    char **why);
+int	 rules_may_take(struct mosd *m, const struct Osm__MigOffer *o,
+	    char **why);
 
 /* balance.c: the glue of the balancer's decision (decide.h) */
 #define BALANCE_INTERVAL	0.5	/* seconds between rounds */
@@ -172,12 +173,12 @@ int	 guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 void	 guests_init(struct mosd *m);
 
 /* net.c */
-uint32_t net_node_by_addr(const struct cluster_conf *,
-	    const struct sockaddr_storage *, int);
-int	 net_open(struct mosd *, char **);
-void	 net_start(struct mosd *);
-void	 net_refresh_self(struct mosd *);
-void	 net_send_gossip(struct mosd *);
+uint32_t net_node_by_addr(const struct cluster_conf *c,
+	    const struct sockaddr_storage *ss, int with_port);
+int	 net_open(struct mosd *m, char **cause);
+void	 net_start(struct mosd *m);
+void	 net_refresh_self(struct mosd *m);
+void	 net_send_gossip(struct mosd *m);
 
 /* stats */
 enum mosd_counter {

@@ -9,7 +9,7 @@ struct mosctl_cmd {
 	const char	*usage;		/* arguments, for the help */
 	const char	*help;
 	int		 root;		/* mosd takes it from root only */
-	int		 (*exec)(const char *, int, char **);
+	int		 (*exec)(const char *sock, int argc, char **argv);
 };
 
 extern const struct mosctl_cmd mosctl_status_cmd;
@@ -19,8 +19,9 @@ extern const struct mosctl_cmd mosctl_block_cmd, mosctl_noblock_cmd,
 	    mosctl_nolstay_cmd, mosctl_expel_cmd, mosctl_bring_cmd;
 
 /* mosctl.c */
-struct Osm__CtlReply *mosctl_request(const char *, struct Osm__CtlRequest *);
-struct Osm__CtlReply *mosctl_call(const char *, int);
-char	*mosctl_flags(uint32_t, const char *, const char *);
+struct Osm__CtlReply *mosctl_request(const char *sock,
+	    struct Osm__CtlRequest *req);
+struct Osm__CtlReply *mosctl_call(const char *sock, int type);
+char	*mosctl_flags(uint32_t flags, const char *sep, const char *none);
 
 #endif

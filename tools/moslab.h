@@ -39,61 +39,65 @@ struct lab_cmd {
 	int		 flags;
 #define CMD_LOCK	0x1		/* changes the lab: take the lab lock */
 #define CMD_LAB		0x2		/* needs a lab that is up */
-	int		 (*exec)(struct lab *, int, char **);
+	int		 (*exec)(struct lab *lab, int argc, char **argv);
 };
 
 extern const struct lab_cmd cmd_up, cmd_down, cmd_exec, cmd_start, cmd_stop,
 	    cmd_kill, cmd_status;
 
 /* moslab.c */
-void	 lab_usage_cmd(const struct lab_cmd *);
-int	 lab_fail(char *);
-void	 lab_set_title(const char *);
+void	 lab_usage_cmd(const struct lab_cmd *cmd);
+int	 lab_fail(char *cause);
+void	 lab_set_title(const char *title);
 
 /* moslab-lab.c */
-int	 lab_init(struct lab *, const char *, char **);
-void	 lab_free(struct lab *);
-int	 lab_lock(struct lab *, char **);
-int	 lab_load(struct lab *, char **);
-int	 lab_node_arg(struct lab *, const char *, unsigned *);
-char	*lab_node_path(struct lab *, unsigned, const char *);
-int	 lab_pid_read(struct lab *, unsigned, const char *, pid_t *);
-int	 lab_pid_write(struct lab *, unsigned, const char *, pid_t, char **);
-void	 lab_pid_remove(struct lab *, unsigned, const char *);
-int	 lab_leftovers(struct lab *, char **);
-int	 lab_destroy(struct lab *);
-int	 lab_same_file(const char *, const char *);
-int	 lab_pidfd_wait(int, unsigned);
+int	 lab_init(struct lab *lab, const char *name, char **cause);
+void	 lab_free(struct lab *lab);
+int	 lab_lock(struct lab *lab, char **cause);
+int	 lab_load(struct lab *lab, char **cause);
+int	 lab_node_arg(struct lab *lab, const char *s, unsigned *k);
+char	*lab_node_path(struct lab *lab, unsigned k, const char *file);
+int	 lab_pid_read(struct lab *lab, unsigned k, const char *file,
+	    pid_t *pid);
+int	 lab_pid_write(struct lab *lab, unsigned k, const char *file, pid_t pid,
+	    char **cause);
+void	 lab_pid_remove(struct lab *lab, unsigned k, const char *file);
+int	 lab_leftovers(struct lab *lab, char **cause);
+int	 lab_destroy(struct lab *lab);
+int	 lab_same_file(const char *a, const char *b);
+int	 lab_pidfd_wait(int fd, unsigned ms);
 
 /* moslab-net.c */
-int	 net_bridge_create(struct lab *, char **);
-int	 net_node_create(struct lab *, unsigned, char **);
-char	*net_netns_path(struct lab *, unsigned);
-int	 net_find(struct lab *, char **);
-int	 net_destroy(struct lab *);
+int	 net_bridge_create(struct lab *lab, char **cause);
+int	 net_node_create(struct lab *lab, unsigned k, char **cause);
+char	*net_netns_path(struct lab *lab, unsigned k);
+int	 net_find(struct lab *lab, char **what);
+int	 net_destroy(struct lab *lab);
 
 /* moslab-cgroup.c */
-int	 cgroup_init(char **);
-int	 cgroup_create(struct lab *, unsigned, uint64_t, uint64_t, char **);
-int	 cgroup_join(struct lab *, unsigned);
-void	 cgroup_limits(struct lab *, unsigned, uint64_t *, uint64_t *);
-int	 cgroup_kill(struct lab *, unsigned, unsigned);
-int	 cgroup_find(struct lab *, char **);
-int	 cgroup_destroy(struct lab *);
+int	 cgroup_init(char **cause);
+int	 cgroup_create(struct lab *lab, unsigned k, uint64_t quota,
+	    uint64_t mem_mb, char **cause);
+int	 cgroup_join(struct lab *lab, unsigned k);
+void	 cgroup_limits(struct lab *lab, unsigned k, uint64_t *cpus,
+	    uint64_t *mem_mb);
+int	 cgroup_kill(struct lab *lab, unsigned k, unsigned ms);
+int	 cgroup_find(struct lab *lab, char **what);
+int	 cgroup_destroy(struct lab *lab);
 
 /* moslab-node.c */
-char	*node_private_top(const char *);
-int	 node_boot(struct lab *, unsigned, char **);
-int	 node_pidfd(struct lab *, unsigned, pid_t *);
-int	 node_enter(struct lab *, unsigned, char **);
-void	 node_setenv(struct lab *, unsigned);
-int	 node_kill(struct lab *, unsigned, char **);
+char	*node_private_top(const char *path);
+int	 node_boot(struct lab *lab, unsigned k, char **cause);
+int	 node_pidfd(struct lab *lab, unsigned k, pid_t *pidp);
+int	 node_enter(struct lab *lab, unsigned k, char **cause);
+void	 node_setenv(struct lab *lab, unsigned k);
+int	 node_kill(struct lab *lab, unsigned k, char **cause);
 
 /* moslab-mosd.c */
-int	 mosd_check(struct lab *, char **);
-int	 mosd_spawn(struct lab *, unsigned, char **);
-int	 mosd_wait_ready(struct lab *, unsigned, char **);
-int	 mosd_pidfd(struct lab *, unsigned, pid_t *);
-int	 mosd_stop(struct lab *, unsigned, char **);
+int	 mosd_check(struct lab *lab, char **cause);
+int	 mosd_spawn(struct lab *lab, unsigned k, char **cause);
+int	 mosd_wait_ready(struct lab *lab, unsigned k, char **cause);
+int	 mosd_pidfd(struct lab *lab, unsigned k, pid_t *pidp);
+int	 mosd_stop(struct lab *lab, unsigned k, char **cause);
 
 #endif

@@ -32,11 +32,12 @@ struct fuzz_in {
 	const uint8_t	*p;
 	size_t		 n;
 };
-uint8_t	 fuzz_u8(struct fuzz_in *);
-uint16_t fuzz_u16(struct fuzz_in *);
-uint64_t fuzz_u64(struct fuzz_in *);
-size_t	 fuzz_take(struct fuzz_in *, size_t, const uint8_t **);
-int	 fuzz_record(struct fuzz_in *, uint8_t *, const uint8_t **, size_t *);
+uint8_t	 fuzz_u8(struct fuzz_in *in);
+uint16_t fuzz_u16(struct fuzz_in *in);
+uint64_t fuzz_u64(struct fuzz_in *in);
+size_t	 fuzz_take(struct fuzz_in *in, size_t len, const uint8_t **p);
+int	 fuzz_record(struct fuzz_in *in, uint8_t *op, const uint8_t **p,
+	    size_t *len);
 
 /* Seeds: built in memory, then written into the seed directory. */
 struct fuzz_out {
@@ -44,33 +45,35 @@ struct fuzz_out {
 	size_t		 n;
 	size_t		 size;
 };
-void	 fuzz_put(struct fuzz_out *, const void *, size_t);
-void	 fuzz_put_u8(struct fuzz_out *, uint8_t);
-void	 fuzz_put_u64(struct fuzz_out *, uint64_t);
-void	 fuzz_put_record(struct fuzz_out *, uint8_t, const void *, size_t);
-void	 fuzz_put_msg(struct fuzz_out *, uint8_t, const ProtobufCMessage *);
-void	 fuzz_put_packed(struct fuzz_out *, const ProtobufCMessage *);
-void	 fuzz_seed(const char *, const char *, struct fuzz_out *);
-void	 fuzz_seed_file(const char *, const char *, const char *);
-void	 fuzz_seed_dir(const char *, const char *, const char *);
+void	 fuzz_put(struct fuzz_out *o, const void *p, size_t len);
+void	 fuzz_put_u8(struct fuzz_out *o, uint8_t v);
+void	 fuzz_put_u64(struct fuzz_out *o, uint64_t v);
+void	 fuzz_put_record(struct fuzz_out *o, uint8_t op, const void *p,
+	    size_t len);
+void	 fuzz_put_msg(struct fuzz_out *o, uint8_t op,
+	    const ProtobufCMessage *m);
+void	 fuzz_put_packed(struct fuzz_out *o, const ProtobufCMessage *m);
+void	 fuzz_seed(const char *dir, const char *name, struct fuzz_out *o);
+void	 fuzz_seed_file(const char *dir, const char *name, const char *path);
+void	 fuzz_seed_dir(const char *dir, const char *src, const char *suffix);
 
 /* The cluster key every target's nodes share. */
 const struct cluster_key *fuzz_key(void);
 
-int	 fuzz_memfd(const void *, size_t);
-int	 fuzz_path(const void *, size_t, char *, size_t);
-void	 fuzz_refused(const char *, char *);
-struct cluster_conf *fuzz_conf(const char *);
+int	 fuzz_memfd(const void *p, size_t len);
+int	 fuzz_path(const void *p, size_t len, char *path, size_t size);
+void	 fuzz_refused(const char *path, char *cause);
+struct cluster_conf *fuzz_conf(const char *text);
 int	 fuzz_lowest_fd(void);
-void	 fuzz_fd_check(int);
-void	 fuzz_assert_fail(const char *, const char *, int)
+void	 fuzz_fd_check(int before);
+void	 fuzz_assert_fail(const char *what, const char *file, int line)
 	    __attribute__((noreturn));
 #define fuzz_assert(e)	((e) ? (void)0 : \
 			    fuzz_assert_fail(#e, __FILE__, __LINE__))
 
 /* Each target's. */
 void	 fuzz_init(void);
-void	 fuzz_seeds(const char *);
-int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+void	 fuzz_seeds(const char *dir);
+int	 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #endif
