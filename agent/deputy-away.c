@@ -36,6 +36,7 @@ away_say_lost(struct deputy *d, int held, const char *why, const char *then)
 	if (n >= (int)sizeof msg)
 		n = sizeof msg - 1;
 	log_warnx("%.*s", n - 1, msg);
+	deputy_why(d, "lost with node %u: %s; %s", d->where, why, then);
 	if (held)
 		husk_say(&d->husk, 2, msg, n);
 }
@@ -170,21 +171,26 @@ away_stats(struct deputy *d, const uint8_t *body, size_t len)
  * given up here).
  */
 int
-deputy_away_come_home(struct deputy *d, char **cause)
+deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 {
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
 
+	if (why != NULL)
+		deputy_why(d, "%s from node %u", why, d->where);
 	if (deputy_serve_settle(d, cause) == -1 ||
-	    session_send(&d->ses, OSM__SES_KIND__SES_COME_HOME, "", 0,
-	    cause) == -1)
+	    deputy_files_send(d, OSM__SES_KIND__SES_COME_HOME, cause) == -1)
 		goto lost;
 	for (;;) {
 		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
 			goto lost;
 		if (kind == OSM__SES_KIND__SES_GO_HOME)
 			break;
+		/* It may yet ask about a file it maps, or have done so. */
+		if (kind == OSM__SES_KIND__SES_FILE_ASK &&
+		    deputy_files_answer(d, body, len, cause) == -1)
+			goto lost;
 		if (kind == OSM__SES_KIND__SES_EXIT) {
 			if (away_exit(d, body, len, cause) == -1)
 				goto lost;
@@ -209,13 +215,15 @@ deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
 	if (node == d->self)
 		return d->state == DEPUTY_AWAY ?
-		    deputy_away_come_home(d, cause) : 0;
+		    deputy_away_come_home(d, "called home", cause) : 0;
 	if (d->state == DEPUTY_AWAY && node == d->where)
 		return 0;
-	if (d->state == DEPUTY_AWAY && deputy_away_come_home(d, cause) == -1)
+	if (d->state == DEPUTY_AWAY && deputy_away_come_home(d,
+	    "called home on its way elsewhere", cause) == -1)
 		return -1;
 	switch (deputy_move_out(d, node, stopped, cause)) {
 	case -1:
+		deputy_why(d, "not moved to node %u: %s", node, *cause);
 		return -1;
 	case 1:
 		deputy_away_lost(d, *cause);
@@ -236,14 +244,37 @@ away_leave(struct deputy *d, const uint8_t *body, size_t len)
 	Osm__SesError	*e;
 	char		*cause = NULL;
 
+	char		*why;
+
 	e = osm__ses_error__unpack(NULL, len, body);
-	log_info("process %d (%s): node %u sends it home: %s", (int)d->pid,
-	    d->command, d->where, e != NULL ? e->reason : "no reason given");
+	xasprintf(&why, "sent home (%s)", e != NULL ? e->reason :
+	    "no reason given");
 	if (e != NULL)
 		osm__ses_error__free_unpacked(e, NULL);
-	if (deputy_away_come_home(d, &cause) == 0)
+	if (deputy_away_come_home(d, why, &cause) == 0)
 		conn_report(&d->conn);
+	free(why);
 	free(cause);
+}
+
+/*
+ * The copy must come home, for a call it can make only there
+ * (SES_WANT_HOME): call it home, the guest's reason noted.
+ */
+static int
+away_want_home(struct deputy *d, const uint8_t *body, size_t len,
+    char **cause)
+{
+	Osm__SesError	*e;
+
+	e = osm__ses_error__unpack(NULL, len, body);
+	deputy_why_home(d, e != NULL ? e->reason : "no reason given");
+	if (e != NULL)
+		osm__ses_error__free_unpacked(e, NULL);
+	if (deputy_away_come_home(d, NULL, cause) == -1)
+		return 0;	/* lost and given up, or ended meanwhile */
+	conn_report(&d->conn);
+	return 0;
 }
 
 /* One message of the copy's; -1 with *cause if the copy is lost. */
@@ -264,6 +295,8 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 		return away_exit(d, body, len, cause);
 	case OSM__SES_KIND__SES_STOPPED:
 		return deputy_signal_stopped(d, body, len, cause);
+	case OSM__SES_KIND__SES_WANT_HOME:
+		return away_want_home(d, body, len, cause);
 	case OSM__SES_KIND__SES_GO_HOME:
 		return deputy_move_arrive_home(d, cause);
 	case OSM__SES_KIND__SES_LEAVE:
@@ -271,6 +304,8 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 		return 0;
 	case OSM__SES_KIND__SES_CHECKPOINT:
 		return deputy_ckpt_away(d, body, len, cause);
+	case OSM__SES_KIND__SES_FILE_ASK:
+		return deputy_files_answer(d, body, len, cause);
 	default:
 		xasprintf(cause, "it sent an unexpected message");
 		return -1;

@@ -149,7 +149,7 @@ deputy_ckpt_take(struct deputy *d, int fd, char **cause)
 		/* Lost, the session closed: its restart or end answers. */
 		if (d->ses.fd == -1 || d->ckpt_asked)
 			return 0;
-		if (session_send(&d->ses, OSM__SES_KIND__SES_CHECKPOINT, "", 0,
+		if (deputy_files_send(d, OSM__SES_KIND__SES_CHECKPOINT,
 		    cause) == -1)
 			return -1;
 		d->ckpt_asked = 1;

@@ -140,6 +140,43 @@ move_arrived(struct deputy *d, uint32_t node, char **cause)
 }
 
 /*
+ * The setup is sent: answer the guest's asks about the files P maps until
+ * it is ready for the image, or says why it will not take the process.
+ */
+static int
+move_files(struct deputy *d, uint32_t node, char **cause)
+{
+	Osm__SesError	*e;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+
+	for (;;) {
+		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
+			return -1;
+		switch (kind) {
+		case OSM__SES_KIND__SES_READY:
+			return 0;
+		case OSM__SES_KIND__SES_FILE_ASK:
+			if (deputy_files_answer(d, body, len, cause) == -1)
+				return -1;
+			break;
+		case OSM__SES_KIND__SES_ERROR:
+			e = osm__ses_error__unpack(NULL, len, body);
+			xasprintf(cause, "node %u: %s", node, e != NULL ?
+			    e->reason : "malformed error");
+			if (e != NULL)
+				osm__ses_error__free_unpacked(e, NULL);
+			return -1;
+		default:
+			xasprintf(cause, "node %u: unexpected answer to the "
+			    "setup", node);
+			return -1;
+		}
+	}
+}
+
+/*
  * Move P, running at home or in a ptrace stop if stopped, to node. On any
  * failure before the target has it running, P goes on at home as if
  * nothing happened: -1, *cause says why. 1 if the copy runs there but P
@@ -150,6 +187,7 @@ int
 deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
 	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
+	int		 rc;
 
 	if (deputy_hold(d, stopped, cause) == -1)
 		return -1;
@@ -158,12 +196,20 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.gid = getgid();
 	proc_cpu_ns(d->pid, &setup.cpu_user_ns, &setup.cpu_sys_ns);
 	setup.command = d->command;
-	if (move_open(d, node, cause) == -1 ||
+	if (deputy_files_list(d, cause) == -1) {
+		deputy_hold_resume(d);
+		return -1;
+	}
+	deputy_files_setup(d, &setup);
+	rc = move_open(d, node, cause) == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
-	    cause) == -1 ||
+	    cause) == -1 || move_files(d, node, cause) == -1 ||
 	    session_send_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, move_dump_fn, d->task, cause) == -1 ||
-	    move_arrived(d, node, cause) == -1) {
+	    move_arrived(d, node, cause) == -1 ? -1 : 0;
+	deputy_files_setup_free(&setup);
+	deputy_files_clear(d);
+	if (rc == -1) {
 		deputy_move_close(d);
 		deputy_hold_resume(d);
 		return -1;
@@ -172,6 +218,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	/* Arrived: only now may P's memory go. */
 	d->state = DEPUTY_AWAY;
 	d->where = node;
+	deputy_why(d, "moved to node %u", node);
 	d->cpu_at = now_ms();
 	if (move_husk(d, cause) == -1)
 		return 1;	/* it runs there; P was what failed */
@@ -187,6 +234,7 @@ deputy_move_home(struct deputy *d)
 {
 	husk_free(&d->husk);
 	mig_unpin(d->task, &d->pin);
+	deputy_files_forget(d);
 	d->where = d->self;
 	deputy_hold_resume(d);
 	conn_report(&d->conn);

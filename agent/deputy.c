@@ -60,6 +60,7 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 	a->has_cpu_permille = a->has_rss_bytes = 1;
 	a->cpu_permille = d->cpu_permille;
 	a->rss_bytes = d->rss;
+	deputy_why_describe(d, a);
 }
 
 /*

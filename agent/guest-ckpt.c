@@ -49,6 +49,7 @@ guest_ckpt(struct guest *g, uint64_t broken)
 	}
 	if (broken != 0)
 		remote_forget(g->remote, broken);
+	guest_files_stand_in(g, t);
 	if (guest_ses_send(g, OSM__SES_KIND__SES_CHECKPOINT, NULL) == -1 ||
 	    session_send_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, guest_move_dump_fn, t,

@@ -20,12 +20,21 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 
+struct move_restore {
+	struct guest	*g;
+	struct mig_task	*t;
+};
+
+/* R from the image, its files our stand-ins for those at home. */
 static int
 move_restore_fn(int fd, void *arg, char **cause)
 {
-	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT };
+	struct move_restore	*m = arg;
+	struct mig_restore_opts	 opts = { .flags = MIG_CONTEXT };
 
-	return mig_restore(arg, fd, &opts, NULL, cause);
+	opts.mapped = guest_files_mapped;
+	opts.mapped_arg = m->g;
+	return mig_restore(m->t, fd, &opts, NULL, cause);
 }
 
 /* R's context, as it goes home or into a checkpoint. */
@@ -58,6 +67,7 @@ guest_move_arrive(struct guest *g, char **cause)
 {
 	Osm__SesSetup	*setup;
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
+	struct move_restore mr;
 	struct mig_task	*t;
 	struct mig_pin	 pin;
 	const uint8_t	*body;
@@ -79,14 +89,20 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
+	if (guest_files_setup(g, setup, cause) == -1) {
+		osm__ses_setup__free_unpacked(setup, NULL);
+		return -1;
+	}
 	osm__ses_setup__free_unpacked(setup, NULL);
 
 	if ((t = mig_spawn(cause)) == NULL)
 		return -1;
 	g->pid = mig_pid(t);
 	mig_pin(t, &pin);
+	mr.g = g;
+	mr.t = t;
 	if (session_recv_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, t, cause) == -1 ||
+	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &mr, cause) == -1 ||
 	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
 	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1 ||
 	    (listener = move_confine(g, t, cause)) == -1)
@@ -146,17 +162,26 @@ guest_move_home(struct guest *g, const char *why)
 	struct mig_task	*t;
 	char		*cause = NULL;
 
+	Osm__SesError	 reason = OSM__SES_ERROR__INIT;
+
 	log_info("%s goes home: %s", g->conn.who, why);
 	g->state = OSM__PROC_STATE__PROC_LEAVING;
 	conn_report(&g->conn);
-	guest_signal_deliver_held(g);	/* pending in R, they go with it */
 	if ((t = mig_seize(g->pid, &cause)) == NULL) {
 		if (!guest_move_ended(g))
 			guest_ses_fail(g, cause);
 		free(cause);
 		return;
 	}
-	if (guest_ses_send(g, OSM__SES_KIND__SES_GO_HOME, NULL) == -1 ||
+	/*
+	 * Held signals are queued in R, frozen now: they go home with it,
+	 * pending, and are taken there by the mask R then has — a wait's
+	 * own mask among them (guest-serve.c).
+	 */
+	guest_signal_deliver_held(g);
+	guest_files_stand_in(g, t);
+	reason.reason = (char *)why;
+	if (guest_ses_send(g, OSM__SES_KIND__SES_GO_HOME, &reason.base) == -1 ||
 	    session_send_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, guest_move_dump_fn, t,
 	    &cause) == -1) {
@@ -167,4 +192,24 @@ guest_move_home(struct guest *g, const char *why)
 	mig_kill(t);	/* it lives at home now */
 	g->pid = 0;
 	guest_ses_stop(g, 0);
+}
+
+/*
+ * R must go home, for a call it can make only there: ask the home to call
+ * it (SES_WANT_HOME), which it does once the files R maps are checked;
+ * R waits in the call meanwhile, and goes with SES_COME_HOME.
+ */
+void
+guest_move_want_home(struct guest *g, const char *why)
+{
+	Osm__SesError	reason = OSM__SES_ERROR__INIT;
+
+	if (g->homeward)
+		return;
+	log_info("%s must go home: %s", g->conn.who, why);
+	reason.reason = (char *)why;
+	if (guest_ses_send(g, OSM__SES_KIND__SES_WANT_HOME, &reason.base) ==
+	    -1)
+		guest_ses_fail(g, "the home went away");
+	g->homeward = 1;
 }

@@ -38,35 +38,52 @@ guest_signal_deliver(struct guest *g, const Osm__SesSignal *s)
 		log_warn("%s: signal %d", g->conn.who, s->signo);
 }
 
-/* The signals held for a call's reply go to R now. */
+/*
+ * The signals held for a call's reply go to R now, but those in keep (a
+ * wait's mask blocks them: R waits in it again), which stay held.
+ */
 void
-guest_signal_deliver_held(struct guest *g)
+guest_signal_deliver_unblocked(struct guest *g, uint64_t keep)
 {
 	Osm__SesSignal	s = OSM__SES_SIGNAL__INIT;
-	int		i;
+	int		i, n = 0;
 
 	for (i = 0; i < g->nheld; i++) {
+		if (keep & (1ULL << (g->held[i] - 1))) {
+			g->held[n++] = g->held[i];
+			continue;
+		}
 		s.signo = g->held[i];
 		guest_signal_deliver(g, &s);
 	}
-	g->nheld = 0;
+	g->nheld = n;
+}
+
+void
+guest_signal_deliver_held(struct guest *g)
+{
+	guest_signal_deliver_unblocked(g, 0);
 }
 
 /*
- * Will sig end R's wait in a call? Not if R blocks or ignores it, or if
- * its default action is to ignore it: R is waiting, it cannot change its
- * mask or its handlers now.
+ * Will sig end R's wait in the call at home? Not if R blocks or ignores
+ * it — by the wait's own mask, for a wait with one — or if its default
+ * action is to ignore it: R is waiting, it cannot change its mask or its
+ * handlers now.
  */
 int
-guest_signal_wakes(pid_t pid, int sig)
+guest_signal_wakes(struct guest *g, int sig)
 {
 	uint64_t	bit = 1ULL << (sig - 1), blk = 0, ign = 0, cgt = 0;
 
 	if (sig == SIGKILL)
 		return 1;
-	proc_status_mask(pid, "SigBlk", &blk);
-	proc_status_mask(pid, "SigIgn", &ign);
-	proc_status_mask(pid, "SigCgt", &cgt);
+	if (g->has_mask)
+		blk = g->mask;
+	else
+		proc_status_mask(g->pid, "SigBlk", &blk);
+	proc_status_mask(g->pid, "SigIgn", &ign);
+	proc_status_mask(g->pid, "SigCgt", &cgt);
 	if ((blk | ign) & bit)
 		return 0;
 	if (!(cgt & bit) && (sig == SIGCHLD || sig == SIGURG ||
@@ -90,7 +107,12 @@ guest_signal_from_home(struct guest *g, const uint8_t *body, size_t len)
 	}
 	if (g->pending == 0 || (s->has_code && s->code == SI_QUEUE))
 		guest_signal_deliver(g, s);	/* queued ones carry a value */
-	else {
+	else if (g->has_mask && (g->mask & (1ULL << (s->signo - 1))) &&
+	    s->signo != SIGKILL && s->signo != SIGSTOP) {
+		/* the wait's mask blocks it: pending until the wait ends */
+		if (g->nheld < NSIG)
+			g->held[g->nheld++] = s->signo;
+	} else {
 		if (!s->has_seq || s->seq != g->pending) {
 			c.seq = g->pending;
 			guest_ses_send(g, OSM__SES_KIND__SES_CANCEL, &c.base);

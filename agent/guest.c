@@ -116,11 +116,17 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			guest_signal_from_home(g, body, len);
 			break;
 		case OSM__SES_KIND__SES_CHECKPOINT:
+			guest_files_replaced(g, body, len);
 			g->ckpt_wanted = 1;
 			guest_ckpt(g, 0);
 			break;
+		case OSM__SES_KIND__SES_FILE_ANSWER:
+			guest_serve_file(g, body, len);
+			break;
 		case OSM__SES_KIND__SES_COME_HOME:
-			guest_move_home(g, "called home");
+			guest_files_replaced(g, body, len);
+			guest_move_home(g, g->homeward ? "it must" :
+			    "called home");
 			break;
 		case OSM__SES_KIND__SES_KILL:
 			log_info("%s killed at home", g->conn.who);

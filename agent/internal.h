@@ -90,6 +90,8 @@ enum deputy_state {
 	DEPUTY_AWAY,		/* P is a husk, R runs on where */
 };
 
+#define DEPUTY_HISTORY	8	/* events kept for mosps -v */
+
 struct deputy {
 	const struct deputy_opts *o;
 	pid_t			 pid;		/* P */
@@ -120,6 +122,20 @@ struct deputy {
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;
 	uint64_t		 rss;
+	struct mig_file		*files;		/* P maps, listed at a move */
+	size_t			 nfiles;
+	struct deputy_mapped {			/* told to the guest: away, */
+		char		*path;		/* R maps them */
+		uint64_t	 dev, ino;
+	}			*mapped;
+	size_t			 nmapped;
+
+	/* why it is where it is (deputy-why.c) */
+	char			 history[DEPUTY_HISTORY][160];
+	char			*history_p[DEPUTY_HISTORY];
+	size_t			 nhistory;
+	uint32_t		 homecomings;	/* of its own */
+	char			 home_why[160];
 
 	/* checkpoints */
 	char			*ckpt_base;	/* absolute */
@@ -130,6 +146,12 @@ struct deputy {
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
 };
+
+/* deputy-why.c */
+void	 deputy_why(struct deputy *d, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 deputy_why_home(struct deputy *d, const char *reason);
+void	 deputy_why_describe(struct deputy *d, Osm__CtlAgent *a);
 
 /* deputy-hold.c */
 int	 deputy_hold_options(struct deputy *d, char **cause);
@@ -145,6 +167,16 @@ int	 deputy_signal_relay(struct deputy *d, const siginfo_t *si,
 int	 deputy_signal_stolen(struct deputy *d, char **cause);
 int	 deputy_signal_stopped(struct deputy *d, const uint8_t *body,
 	    size_t len, char **cause);
+
+/* deputy-files.c */
+int	 deputy_files_list(struct deputy *d, char **cause);
+void	 deputy_files_clear(struct deputy *d);
+void	 deputy_files_setup(struct deputy *d, Osm__SesSetup *setup);
+void	 deputy_files_setup_free(Osm__SesSetup *setup);
+int	 deputy_files_answer(struct deputy *d, const uint8_t *body,
+	    size_t len, char **cause);
+void	 deputy_files_forget(struct deputy *d);
+int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
 /* deputy-ckpt.c */
 void	 deputy_ckpt_init(struct deputy *d);
@@ -176,7 +208,8 @@ int	 deputy_move_arrive_home(struct deputy *d, char **cause);
 /* deputy-away.c */
 void	 deputy_away_lost(struct deputy *d, const char *why);
 void	 deputy_away_ended(struct deputy *d);
-int	 deputy_away_come_home(struct deputy *d, char **cause);
+int	 deputy_away_come_home(struct deputy *d, const char *why,
+	    char **cause);
 int	 deputy_away_move(struct deputy *d, uint32_t node, int stopped,
 	    char **cause);
 void	 deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents);
@@ -184,6 +217,30 @@ void	 deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w,
 	    int revents);
 
 /* --- the guest agent ------------------------------------------------- */
+
+/* A file R maps, as its guest has it (guest-files.c). */
+struct guest_file {
+	char		*path;		/* at home */
+	Osm__ImgFileId	 id;		/* at home, its hash in sha */
+	uint8_t		 sha[32];
+	int		 fd;		/* read-only, here: what R maps */
+	int		 memfd;		/* its bytes from home; -1: a local copy */
+	int		 carry;		/* replaced at home: dumps carry it */
+	char		 link[64];	/* /proc/<G>/fd/<fd>, for R to open */
+	uint64_t	 dev, ino;	/* of fd */
+	struct mig_range *have;		/* memfd: the bytes in, sorted */
+	size_t		 nhave;
+};
+
+/* A mapping R waits for while its file's bytes come (guest-serve.c). */
+struct guest_map {
+	int		 busy;
+	uint64_t	 id;		/* R's notification */
+	uint64_t	 args[6];	/* its mmap's */
+	uint64_t	 seq;		/* of the ask answered next */
+	uint64_t	 off;		/* and the bytes it asked for */
+	struct guest_file *f;		/* NULL: its description not in yet */
+};
 
 struct guest {
 	Osm__GuestStart		*gs;
@@ -202,7 +259,15 @@ struct guest {
 	int			 held[NSIG];	/* signals held until its reply */
 	int			 nheld;
 	int			 expelled;	/* asked home to call it home */
+	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	int			 has_mask;	/* the call at home: a wait */
+	uint64_t		 mask;		/* with R's mask for it */
+	struct guest_file	**files;	/* R maps */
+	size_t			 nfiles;
+	struct mig_stand_in	*stand_ins;	/* for dumps of R */
+	uint64_t		 ask_seq;
+	struct guest_map	 map;
 };
 
 /* guest-ses.c */
@@ -215,10 +280,26 @@ int	 guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
 int	 guest_ses_send(struct guest *g, uint16_t kind,
 	    const struct ProtobufCMessage *msg);
 
+/* guest-files.c */
+struct guest_file *guest_files_find(struct guest *g,
+	    const Osm__ImgFileId *id, int copy);
+struct guest_file *guest_files_add(struct guest *g, const char *path,
+	    const Osm__ImgFileId *id, int copy, char **cause);
+void	 guest_files_free(struct guest *g);
+int	 guest_files_missing(const struct guest_file *f, uint64_t off,
+	    uint64_t len, uint64_t *o, uint64_t *n);
+int	 guest_files_put(struct guest_file *f, uint64_t off,
+	    const uint8_t *data, size_t len, char **cause);
+int	 guest_files_setup(struct guest *g, const Osm__SesSetup *setup,
+	    char **cause);
+const char *guest_files_mapped(void *arg, const Osm__ImgVma *v);
+void	 guest_files_stand_in(struct guest *g, struct mig_task *t);
+
 /* guest-signal.c */
 void	 guest_signal_deliver(struct guest *g, const Osm__SesSignal *s);
+void	 guest_signal_deliver_unblocked(struct guest *g, uint64_t keep);
 void	 guest_signal_deliver_held(struct guest *g);
-int	 guest_signal_wakes(pid_t pid, int sig);
+int	 guest_signal_wakes(struct guest *g, int sig);
 void	 guest_signal_from_home(struct guest *g, const uint8_t *body,
 	    size_t len);
 
@@ -227,12 +308,18 @@ int	 guest_move_dump_fn(int fd, void *arg, char **cause);
 int	 guest_move_arrive(struct guest *g, char **cause);
 int	 guest_move_ended(struct guest *g);
 void	 guest_move_home(struct guest *g, const char *why);
+void	 guest_move_want_home(struct guest *g, const char *why);
+
+/* guest-files.c, continued */
+void	 guest_files_replaced(struct guest *g, const uint8_t *body,
+	    size_t len);
 
 /* guest-ckpt.c */
 int	 guest_ckpt(struct guest *g, uint64_t broken);
 
 /* guest-serve.c */
 void	 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents);
+void	 guest_serve_file(struct guest *g, const uint8_t *body, size_t len);
 void	 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len);
 
 #endif

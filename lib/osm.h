@@ -93,6 +93,10 @@ void	 hmac_sha256(const uint8_t *key, size_t keylen, const void *data,
 	    size_t len, uint8_t out[SHA256_LEN]);
 int	 timingsafe_memcmp(const void *a, const void *b, size_t len);
 
+/* filehash.c */
+int	 file_sha256(int fd, uint64_t size, uint8_t out[SHA256_LEN],
+	    char **cause);
+
 /* key.c */
 #define KEY_MIN		16
 #define KEY_MAX		64

@@ -25,6 +25,7 @@ enum rmt_class {
 	RMT_LOCAL,	/* the filter lets it run on the remote node */
 	RMT_EMULATE,	/* the guest agent answers it */
 	RMT_FORWARD,	/* executed in the home process */
+	RMT_MAP,	/* a file mapping the guest makes, the file from home */
 };
 
 enum rmt_dir {		/* the values of proto's RemoteDir */
@@ -48,7 +49,7 @@ enum table_kind {
 	TA_MMSG,	/* struct mmsghdr[argument `len`], the same */
 	TA_FDSET,	/* fd_set of argument `len` (nfds) bits, in-out */
 	TA_SIGDATA,	/* pselect6's { sigset_t *, size_t } */
-	TA_NOMASK,	/* a sigset_t *: NULL, or the call goes home */
+	TA_MASK,	/* a wait's sigset_t *, applied where R runs */
 	TA_CAPDATA,	/* capget/capset data, sized by argument 0's version */
 };
 #define TF_TRIM		0x01	/* out: returned up to the return value */
@@ -81,7 +82,7 @@ struct table_arg {
 #define MMSG(k, d)	{ .kind = TA_MMSG, .dir = (d), .len = (k) }
 #define FDSET		{ .kind = TA_FDSET, .dir = RMT_INOUT, .len = 0 }
 #define SIGDATA		{ .kind = TA_SIGDATA, .dir = RMT_IN }
-#define NOMASK		{ .kind = TA_NOMASK, .dir = RMT_IN }
+#define MASK		{ .kind = TA_MASK, .dir = RMT_IN }
 #define CAPDATA(d)	{ .kind = TA_CAPDATA, .dir = (d) }
 
 /*
@@ -144,6 +145,7 @@ enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
 enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_sockopt_class(const uint64_t *a, pid_t self);
+enum rmt_class request_mmap_class(const uint64_t *a, pid_t self);
 int	 request_cpu_clock(int32_t id, pid_t self, int *which, int *scope);
 
 /* marshal.c: a call described, as the guest keeps it while pending */
@@ -180,6 +182,8 @@ struct rmt_call {
 	uint64_t	 total;		/* bytes in regions */
 	uint32_t	 trim_unit;
 	int64_t		 ret_max;	/* the largest valid return value */
+	int		 has_mask;	/* a wait with a signal mask, */
+	uint64_t	 mask;		/* which stays here */
 };
 enum marshal_result {
 	MARSHAL_OK,
@@ -212,6 +216,7 @@ struct remote_stats {
 	uint64_t	 gone;		/* answers for a call R left */
 	uint64_t	 restarted;	/* sent home again */
 	uint64_t	 faults;	/* outputs R's memory refused */
+	uint64_t	 mapped;	/* file mappings handed to the caller */
 };
 struct remote_pending;
 struct remote {

@@ -180,6 +180,32 @@ m_reloc(struct marshal *m, uint32_t target, int arg, uint32_t in,
 }
 
 /* Point argument i at what m_buffer or m_string gave. */
+/*
+ * A wait's signal mask (ppoll, pselect6, epoll_pwait): kept with the call
+ * and applied where R runs — the call goes home without one, and the
+ * guest agent decides by it which signals end the wait (docs/REMOTE.md).
+ * An odd size or an unreadable mask fails as it would at home: the call
+ * goes home.
+ */
+static int
+m_mask(struct marshal *m, uint64_t addr, uint64_t size)
+{
+	uint64_t	set;
+
+	if (size != sizeof set) {
+		m->why = "wait with a signal mask of an odd size";
+		return -1;
+	}
+	if (m_read(m, addr, &set, sizeof set) != (ssize_t)sizeof set) {
+		if (!m->gone && m->error == 0)
+			m->why = "wait with an unreadable signal mask";
+		return -1;
+	}
+	m->c->has_mask = 1;
+	m->c->mask = set;
+	return 0;
+}
+
 static int
 m_arg(struct marshal *m, int i, int r)
 {
@@ -403,17 +429,22 @@ m_describe(struct marshal *m, const struct table_call *tc, int i)
 		size = nfds < 0 ? 0 : (nfds + 63) / 64 * 8;
 		return m_arg(m, i, m_buffer(m, addr, size, a->dir, 0));
 	case TA_SIGDATA:
+		/* pselect6's { sigset_t *, size_t }: the mask stays here */
 		r = m_buffer(m, addr, 16, RMT_IN, 0);
 		if (r >= 0 && get64(c->regions[r].data) != 0) {
-			m->why = "wait with a signal mask";
-			return -1;
+			if (m_mask(m, get64(c->regions[r].data),
+			    get64(c->regions[r].data + 8)) == -1)
+				return -1;
+			put64(c->regions[r].data, 0);
 		}
 		return m_arg(m, i, r);
-	case TA_NOMASK:
-		if (addr != 0) {
-			m->why = "wait with a signal mask";
+	case TA_MASK:
+		/* the mask stays here; the sigsetsize is the next argument */
+		if (addr == 0)
+			return 0;
+		if (i == 5 || m_mask(m, addr, c->args[i + 1]) == -1)
 			return -1;
-		}
+		c->args[i] = 0;
 		return 0;
 	case TA_CAPDATA:
 		version = 0;

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <stdio.h>
 #include <linux/seccomp.h>
@@ -184,6 +185,11 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		ev->kind = REMOTE_ANSWERED;
 		g->stats.emulated++;
 		return 0;
+	case RMT_MAP:
+		ev->kind = REMOTE_MAP;
+		memcpy(ev->args, args, sizeof ev->args);
+		g->stats.mapped++;
+		return 0;
 	case RMT_FORWARD:
 		break;
 	}
@@ -217,6 +223,8 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	ev->seq = call.seq;
 	ev->msg = p->msg;
 	ev->len = p->len;
+	ev->has_mask = p->call.has_mask;
+	ev->mask = p->call.mask;
 	g->stats.forwarded++;
 	return 0;
 }
@@ -337,10 +345,11 @@ remote_apply(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r,
 
 /*
  * Has R's thread tid a signal that will take it through the kernel's
- * signal path (and its restart logic) on its way out of the call?
+ * signal path (and its restart logic) on its way out of call c? Blocked
+ * is R's mask, or the call's own for a wait with one.
  */
 static int
-remote_signalled(pid_t tid)
+remote_signalled(pid_t tid, const struct rmt_call *c)
 {
 	char		 path[64], line[128];
 	FILE		*f;
@@ -357,6 +366,8 @@ remote_signalled(pid_t tid)
 			blocked = v;
 	}
 	fclose(f);
+	if (c->has_mask)
+		blocked = c->mask;
 	return (pending & ~blocked) != 0;
 }
 
@@ -455,10 +466,12 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 		goto out;
 	}
 	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK &&
-	    (woken == -1 ? !remote_signalled(p->tid) : !woken)) {
+	    (woken == -1 ? !remote_signalled(p->tid, &p->call) : !woken)) {
 		ev->kind = REMOTE_FORWARD;
 		ev->msg = p->msg;
 		ev->len = p->len;
+		ev->has_mask = p->call.has_mask;
+		ev->mask = p->call.mask;
 		g->stats.restarted++;
 		rv = 0;
 		goto out;
@@ -479,4 +492,43 @@ int
 remote_listener(const struct remote *g)
 {
 	return g->listener;
+}
+
+/*
+ * Make the file mapping R waits in (notification id, a REMOTE_MAP) of the
+ * file open on srcfd here: put srcfd in R as its descriptor fd, the one
+ * its mmap names, and let the mmap run in R as it is, with R's own
+ * address, length, protection, flags and offset. R's calls on fd go home
+ * as before; only a mapping takes the descriptor R holds here, and the
+ * next mapping of fd puts the file it needs there. 0, 1 if R left the
+ * call meanwhile, -1 with *cause.
+ */
+int
+remote_map(struct remote *g, uint64_t id, int fd, int srcfd, char **cause)
+{
+	struct seccomp_notif_addfd	 add;
+	struct seccomp_notif_resp	*resp = g->resp;
+
+	memset(&add, 0, sizeof add);
+	add.id = id;
+	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+	add.srcfd = srcfd;
+	add.newfd = fd;
+	add.newfd_flags = O_CLOEXEC;
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1) {
+		if (errno == ENOENT)
+			return 1;
+		xasprintf(cause, "SECCOMP_IOCTL_NOTIF_ADDFD: %s",
+		    strerror(errno));
+		return -1;
+	}
+	memset(resp, 0, g->resp_size);
+	resp->id = id;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 1;
+	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
+	return -1;
 }

@@ -67,6 +67,8 @@ enum remote_event_kind {
 	REMOTE_ANSWERED,		/* R has its answer */
 	REMOTE_FORWARD,		/* send msg home, then remote_reply */
 	REMOTE_HOME,		/* bring R home; the call stays pending */
+	REMOTE_MAP,		/* a file mapping: args say which; the caller
+				   makes it (remote_map) or brings R home */
 };
 struct remote_event {
 	enum remote_event_kind kind;
@@ -78,6 +80,9 @@ struct remote_event {
 	uint64_t	 seq;		/* REMOTE_FORWARD */
 	const uint8_t	*msg;		/* REMOTE_FORWARD, until its reply */
 	size_t		 len;
+	uint64_t	 args[6];	/* REMOTE_MAP: mmap's */
+	int		 has_mask;	/* REMOTE_FORWARD: a wait with R's */
+	uint64_t	 mask;		/* signal mask for its duration */
 };
 struct remote	*remote_new(int listener, pid_t pid, pid_t home_pid,
 		    const struct emulate_base *base, char **cause);
@@ -88,6 +93,8 @@ void		 remote_forget(struct remote *g, uint64_t seq);
 int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 		    int woken, struct remote_event *ev, char **cause);
 int		 remote_listener(const struct remote *g);
+int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
+		    char **cause);
 
 /* home.c */
 struct home_call {

@@ -246,10 +246,28 @@ const struct table_rule request_self = {
 	.subs = self_subs, .nsubs = nitems(self_subs),
 };
 
-/* Anonymous memory is the process's own; a file mapping brings it home. */
+/*
+ * Anonymous memory is the process's own. A private file mapping, or a
+ * shared one that is not writable, the guest agent makes itself of the
+ * file's content from home (agent/guest-files.c); a writable shared one
+ * must write to the file at home, and brings the process home.
+ */
 const struct table_rule request_mmap = {
 	.arg = 3, .sub_arg = -1, .bit = MAP_ANONYMOUS,
 };
+
+enum rmt_class
+request_mmap_class(const uint64_t *a, pid_t self)
+{
+	switch ((uint32_t)a[3] & MAP_TYPE) {
+	case MAP_PRIVATE:
+		return RMT_MAP;
+	case MAP_SHARED:
+	case MAP_SHARED_VALIDATE:
+		return (a[2] & PROT_WRITE) ? RMT_HOME : RMT_MAP;
+	}
+	return RMT_HOME;
+}
 
 #define CPUCLOCK_WHICH(c)	((c) & 3)
 #define CPUCLOCK_PERTHREAD(c)	((c) & 4)

@@ -78,7 +78,8 @@ static const struct table_entry table[] = {
 	/* memory, futexes, signals, time: local, hottest first */
 	{ SYS(futex, LOCAL) },
 	{ SYS(mmap, HOME), .rule = &request_mmap,
-	    .why = "file-backed mapping" },
+	    .classify = request_mmap_class,
+	    .why = "writable shared file mapping" },
 	{ SYS(munmap, LOCAL) },
 	{ SYS(mprotect, LOCAL) },
 	{ SYS(brk, LOCAL) },
@@ -281,15 +282,15 @@ static const struct table_entry table[] = {
 	{ SYS(timerfd_gettime, FWD), .args = { V, OUT(ITS) } },
 
 	/*
-	 * Waiting. A signal mask given to ppoll, pselect6 or epoll_pwait
-	 * would have to be applied to R for the wait's duration while the
-	 * wait runs at home: with a mask they go home, without one they are
-	 * forwarded.
+	 * Waiting. A signal mask given to ppoll, pselect6 or epoll_pwait is
+	 * R's for the wait's duration: it stays with the guest agent, which
+	 * decides by it which signals end the wait, and the wait is
+	 * forwarded without it (marshal.c m_mask).
 	 */
 	{ SYS(poll, FWD),
 	    .args = { INOUTA(1, sizeof(struct pollfd), TF_INT), V, V } },
 	{ SYS(ppoll, FWD), .args = { INOUTA(1, sizeof(struct pollfd), TF_INT),
-	    V, INOUT(TS), NOMASK, V } },
+	    V, INOUT(TS), MASK, V } },
 	{ SYS(select, FWD), .args = { V, FDSET, FDSET, FDSET, INOUT(TS) } },
 	{ SYS(pselect6, FWD),
 	    .args = { V, FDSET, FDSET, FDSET, INOUT(TS), SIGDATA } },
@@ -301,10 +302,10 @@ static const struct table_entry table[] = {
 	    .trim_unit = EPOLL_EVENT },
 	{ SYS(epoll_pwait, FWD),
 	    .args = { V, OUTA(2, EPOLL_EVENT, RD | TF_INT), V, V,
-	    NOMASK, V }, .trim_unit = EPOLL_EVENT },
+	    MASK, V }, .trim_unit = EPOLL_EVENT },
 	{ SYS(epoll_pwait2, FWD),
 	    .args = { V, OUTA(2, EPOLL_EVENT, RD | TF_INT), V,
-	    IN(TS), NOMASK, V }, .trim_unit = EPOLL_EVENT },
+	    IN(TS), MASK, V }, .trim_unit = EPOLL_EVENT },
 
 	/* sockets: the home node's network */
 	{ SYS(socket, FWD) },
@@ -571,6 +572,8 @@ table_class_name(enum rmt_class class)
 		return "emulate";
 	case RMT_FORWARD:
 		return "forward";
+	case RMT_MAP:
+		return "map";
 	case RMT_HOME:
 		break;
 	}
@@ -647,7 +650,7 @@ table_check_arg(const struct table_entry *e, const char *sub,
 	case TA_VAL:
 	case TA_STR:
 	case TA_SIGDATA:
-	case TA_NOMASK:
+	case TA_MASK:
 		if (a->flags != 0)
 			what = "flags on an argument without a buffer";
 		break;

@@ -299,7 +299,7 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 		exe[n] = '\0';
 		k->exe = xstrdup(exe);
 		k->exe_id = xmalloc(sizeof *k->exe_id);
-		mm_file_id(&st, k->exe_id);
+		fileid_make(&st, k->exe_id);
 	}
 	/*
 	 * These stay at home with MIG_CONTEXT; and a migrated copy answers
@@ -446,7 +446,7 @@ core_exe_fd(struct mig_task *t, const Osm__ImgTask *k, uint64_t where)
 	long		 fd;
 
 	if (k->exe == NULL || stat(k->exe, &st) == -1 ||
-	    !mm_same_file(k->exe_id, &st))
+	    !fileid_same(k->exe_id, &st))
 		return -1;
 	if (task_write(t, where, k->exe, strlen(k->exe) + 1, &cause) == -1 ||
 	    task_sys_ok(t, "open exe", SYS_openat, (sysargs){ AT_FDCWD, where,
@@ -457,7 +457,7 @@ core_exe_fd(struct mig_task *t, const Osm__ImgTask *k, uint64_t where)
 	}
 	fd = t->last_rv;
 	snprintf(link, sizeof link, "/proc/%d/fd/%ld", t->pid, fd);
-	if (stat(link, &st) == -1 || !mm_same_file(k->exe_id, &st)) {
+	if (stat(link, &st) == -1 || !fileid_same(k->exe_id, &st)) {
 		task_sys_ok(t, "close", SYS_close, (sysargs){ fd });
 		return -1;
 	}

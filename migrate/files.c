@@ -120,7 +120,7 @@ files_one(struct mig_task *t, int fd, Osm__ImgFd *d, char **cause)
 			return -1;
 		}
 		d->id = xmalloc(sizeof *d->id);
-		mm_file_id(&st, d->id);
+		fileid_make(&st, d->id);
 	} else if (fd <= 2) {
 		d->kind = OSM__IMG_FD_KIND__FD_STDIO;
 		return 0;

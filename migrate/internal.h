@@ -29,6 +29,8 @@ struct mig_task {
 	long		 last_rv;	/* of the last task_sys_ok() */
 	uint64_t	 rseq_area;	/* its rseq area, while dumping */
 	char		*cause;		/* of the last failed injection */
+	const struct mig_stand_in *stand_ins;	/* not ours: mig_stand_ins */
+	size_t		 nstand_ins;
 };
 
 /* task.c */
@@ -101,16 +103,25 @@ int	 mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 	    char **cause);
 void	 mm_dump_free(struct mm_dump *md);
 int	 mm_check(const Osm__ImgMm *mm, char **cause);
-int	 mm_check_files(const Osm__ImgMm *mm, char **cause);
+int	 mm_check_files(const Osm__ImgMm *mm,
+	    const struct mig_restore_opts *o, char **cause);
 int	 mm_check_target(struct mig_task *t, const Osm__ImgMm *mm,
 	    char **cause);
 int	 mm_restore_clear(struct mig_task *t, const Osm__ImgMm *mm,
 	    char **cause);
-int	 mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause);
+int	 mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm,
+	    const struct mig_restore_opts *o, char **cause);
 int	 mm_restore_prot(struct mig_task *t, const Osm__ImgMm *mm,
 	    char **cause);
-int	 mm_file_id(const struct stat *st, Osm__ImgFileId *id);
-int	 mm_same_file(const Osm__ImgFileId *id, const struct stat *st);
+
+
+/* fileid.c */
+int	 fileid_make(const struct stat *st, Osm__ImgFileId *id);
+int	 fileid_same(const Osm__ImgFileId *id, const struct stat *st);
+int	 fileid_identify(const char *path, Osm__ImgFileId *id, uint8_t *out,
+	    char **cause);
+int	 fileid_is(const Osm__ImgFileId *id, const char *path);
+int	 fileid_inode(const Osm__ImgFileId *id, const char *path);
 
 /* pages.c */
 int	 pages_scan(struct mig_task *t, struct mm_dump *md, char **cause);

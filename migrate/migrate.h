@@ -79,10 +79,50 @@ struct mig_fd_override {
 /* The process runs under osmosis's own filter: a migrated copy. */
 #define MIG_FILTERED		0x02
 
+/*
+ * A file area's stand-in, for a restore whose caller holds the file's
+ * content (a guest agent, which had it from home): the path the target is
+ * to open for area v, taken as v's file unchecked; or NULL for v's own
+ * path, which must then prove to be the file (the same identity, or the
+ * same SHA-256 of its content).
+ */
+typedef const char *(*mig_mapped_fn)(void *arg, const Osm__ImgVma *v);
+
 struct mig_restore_opts {
 	const struct mig_fd_override *overrides;
 	size_t		 noverrides;
 	int		 flags;		/* MIG_CONTEXT */
+	mig_mapped_fn	 mapped;	/* NULL: every file as it is here */
+	void		*mapped_arg;
+};
+
+/*
+ * A file a task maps that stands for another one, at the process's home:
+ * a dump of the task records areas of the file here (dev, ino) as areas
+ * of that file (path, id), so that its home maps the real one again; or,
+ * if that file was replaced at home since (carry), carries the areas'
+ * bytes, as the process had them.
+ */
+struct mig_stand_in {
+	uint64_t	 dev;
+	uint64_t	 ino;
+	const char	*path;
+	const Osm__ImgFileId *id;
+	int		 carry;		/* that file is gone: carry the bytes */
+};
+
+/* A file a task maps, and the bytes of it mapped, as a dump would record. */
+struct mig_range {
+	uint64_t	 offset;
+	uint64_t	 length;
+};
+struct mig_file {
+	char		*path;
+	Osm__ImgFileId	 id;		/* sha256 set when it was hashed */
+	uint8_t		 sha256[32];
+	struct mig_range *ranges;
+	size_t		 nranges;
+	int		 shared;	/* some of it in a shared mapping */
 };
 
 /* An image's description, as moscr info shows it. */
@@ -104,7 +144,8 @@ typedef unsigned long sysargs[6];
  * task.c, seccomp.c, mm.c: a process held under our ptrace control, and
  * what may be done to it between our requests — calls run inside it, its
  * memory read and written, code of ours started in it (the deputy's husk,
- * agent/husk.c), a seccomp filter put on it (a guest's R).
+ * agent/husk.c), a seccomp filter put on it (a guest's R), the files it
+ * maps and what they stand for.
  */
 struct mig_pin {
 	cpu_set_t	 self, task;	/* the affinities to come back to */
@@ -136,6 +177,13 @@ int		 mig_exit(struct mig_task *t, int status, char **cause);
 int		 mig_empty(struct mig_task *t, char **cause);
 int		 mig_seccomp(struct mig_task *t, const struct sock_fprog *prog,
 		    char **cause);
+void		 mig_stand_ins(struct mig_task *t,
+		    const struct mig_stand_in *s, size_t n);
+int		 mig_files(struct mig_task *t, int flags,
+		    struct mig_file **files, size_t *n, char **cause);
+void		 mig_files_free(struct mig_file *files, size_t n);
+int		 mig_file_identify(const char *path, Osm__ImgFileId *id,
+		    uint8_t *sha256, char **cause);
 
 /* dump.c */
 int		 mig_dump(struct mig_task *t, int fd, int flags,

@@ -25,28 +25,6 @@
 #define MM_VMAS_MAX	262144
 
 
-int
-mm_file_id(const struct stat *st, Osm__ImgFileId *id)
-{
-	osm__img_file_id__init(id);
-	id->dev = st->st_dev;
-	id->ino = st->st_ino;
-	id->size = st->st_size;
-	id->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000 +
-	    st->st_mtim.tv_nsec;
-	return 0;
-}
-
-int
-mm_same_file(const Osm__ImgFileId *id, const struct stat *st)
-{
-	Osm__ImgFileId	now;
-
-	mm_file_id(st, &now);
-	return id->dev == now.dev && id->ino == now.ino &&
-	    id->size == now.size && id->mtime_ns == now.mtime_ns;
-}
-
 static Osm__ImgVma *
 mm_vma_new(unsigned long long s, unsigned long long e, const char *perms)
 {
@@ -67,29 +45,29 @@ mm_vma_new(unsigned long long s, unsigned long long e, const char *perms)
 	return v;
 }
 
-/*
- * May anyone read the file at path (full, as seen from here), through
- * every directory on the way?
- */
+/* Make v an area of file path, identity id, from byte off of it. */
 static int
-mm_public(const char *full, const struct stat *st)
+mm_vma_file(Osm__ImgVma *v, const char *path, const Osm__ImgFileId *id,
+    unsigned long long off)
 {
-	char		*dir = xstrdup(full), *s;
-	struct stat	 ds;
-	int		 ok = (st->st_mode & S_IROTH) != 0;
-
-	while (ok && (s = strrchr(dir, '/')) != NULL && s != dir) {
-		*s = '\0';
-		ok = stat(dir, &ds) == 0 && (ds.st_mode & S_IXOTH);
+	v->kind = OSM__IMG_VMA_KIND__VMA_FILE;
+	v->path = xstrdup(path);
+	v->has_pgoff = 1;
+	v->pgoff = off;
+	v->id = xmalloc(sizeof *v->id);
+	*v->id = *id;
+	if (id->has_sha256) {
+		v->id->sha256.data = xmalloc(id->sha256.len);
+		memcpy(v->id->sha256.data, id->sha256.data, id->sha256.len);
 	}
-	free(dir);
-	return ok;
+	return 0;
 }
 
 /*
- * A mapped file: map it again if it is provably the same, else carry. With
- * MIG_CONTEXT it is mapped again only if anyone may read it: a migrated
- * copy runs under a guest uid, which may open nothing else.
+ * A mapped file: an area of the file it stands for at home (a guest's
+ * stand-in), or mapped again if it is provably the same, else carried as
+ * anonymous memory. A migrated copy's guest agent maps what a guest uid
+ * could not open from what the home sends it (agent/guest-files.c).
  */
 static int
 mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
@@ -98,10 +76,29 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 {
 	char		 full[PATH_MAX + 64];
 	struct stat	 st;
+	Osm__ImgFileId	 id;
+	uint8_t		 sha[SHA256_LEN];
+	char		*why = NULL;
 	int		 same, shared = v->flags & MAP_SHARED;
-	size_t		 n = strlen(path);
+	size_t		 n = strlen(path), i;
 	const char	*del = " (deleted)";
 
+	for (i = 0; i < t->nstand_ins; i++) {
+		if (t->stand_ins[i].dev != makedev(maj, min) ||
+		    t->stand_ins[i].ino != ino)
+			continue;
+		if (shared && (maywrite || (v->prot & PROT_WRITE))) {
+			xasprintf(cause, "process %d has a writable shared "
+			    "mapping of %s", t->pid, t->stand_ins[i].path);
+			return -1;
+		}
+		if (t->stand_ins[i].carry) {
+			xasprintf(&v->label, "%s", t->stand_ins[i].path);
+			return 0;
+		}
+		return mm_vma_file(v, t->stand_ins[i].path,
+		    t->stand_ins[i].id, off);
+	}
 	if (strncmp(path, "/SYSV", 5) == 0) {
 		xasprintf(cause, "process %d uses SysV shared memory (%s), "
 		    "which cannot be checkpointed", t->pid, path);
@@ -129,14 +126,6 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 		    "was deleted or replaced", t->pid, path);
 		return -1;
 	}
-	if (same && (flags & MIG_CONTEXT) && !mm_public(full, &st)) {
-		if (shared) {
-			xasprintf(cause, "process %d has a shared mapping of "
-			    "%s, which a guest could not open", t->pid, path);
-			return -1;
-		}
-		same = 0;
-	}
 	if (!same) {
 		/* Carried as anonymous memory. */
 		xasprintf(&v->label, "%s", path);
@@ -146,13 +135,27 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 		xasprintf(cause, "process %d maps device %s", t->pid, path);
 		return -1;
 	}
-	v->kind = OSM__IMG_VMA_KIND__VMA_FILE;
-	v->path = xstrdup(path);
-	v->has_pgoff = 1;
-	v->pgoff = off;
-	v->id = xmalloc(sizeof *v->id);
-	mm_file_id(&st, v->id);
-	return 0;
+	/*
+	 * Its content is what proves it elsewhere, and what a guest agent is
+	 * sent when its node has no such file. One we may not read (an
+	 * executable with no read permission) is kept by its identity alone,
+	 * or carried when it is to leave the node.
+	 */
+	if (fileid_identify(full, &id, sha, &why) == -1) {
+		free(why);
+		if (flags & MIG_CONTEXT) {
+			if (shared) {
+				xasprintf(cause, "process %d has a shared "
+				    "mapping of %s, which it may not read",
+				    t->pid, path);
+				return -1;
+			}
+			xasprintf(&v->label, "%s", path);
+			return 0;
+		}
+		fileid_make(&st, &id);
+	}
+	return mm_vma_file(v, path, &id, off);
 }
 
 static int
@@ -315,6 +318,8 @@ mm_dump_free(struct mm_dump *md)
 	for (i = 0; i < md->nvmas; i++) {
 		free(md->vmas[i]->path);
 		free(md->vmas[i]->label);
+		if (md->vmas[i]->id != NULL)
+			free(md->vmas[i]->id->sha256.data);
 		free(md->vmas[i]->id);
 		free(md->vmas[i]);
 	}
@@ -400,24 +405,32 @@ mm_check(const Osm__ImgMm *mm, char **cause)
 	return 0;
 }
 
-/* Are the files to be mapped again the very files the process had? */
+/*
+ * Are the files to be mapped again the files the process had (or stand-ins
+ * the caller holds for them)? A process coming home from away (a
+ * MIG_CONTEXT restore) maps the same file again even if it was changed in
+ * place meanwhile: natively it would see those changes too.
+ */
 int
-mm_check_files(const Osm__ImgMm *mm, char **cause)
+mm_check_files(const Osm__ImgMm *mm, const struct mig_restore_opts *o,
+    char **cause)
 {
 	const Osm__ImgVma	*v;
-	struct stat		 st;
 	size_t			 i;
 
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
-		if (v->kind != OSM__IMG_VMA_KIND__VMA_FILE)
+		if (v->kind != OSM__IMG_VMA_KIND__VMA_FILE ||
+		    (o != NULL && o->mapped != NULL &&
+		    o->mapped(o->mapped_arg, v) != NULL))
 			continue;
-		if (stat(v->path, &st) == -1) {
+		if (access(v->path, F_OK) == -1) {
 			xasprintf(cause, "mapped file %s: %s", v->path,
 			    strerror(errno));
 			return -1;
 		}
-		if (!mm_same_file(v->id, &st)) {
+		if (!fileid_is(v->id, v->path) && !(o != NULL &&
+		    (o->flags & MIG_CONTEXT) && fileid_inode(v->id, v->path))) {
 			xasprintf(cause, "mapped file %s is not the file the "
 			    "process had (changed or replaced since the "
 			    "checkpoint)", v->path);
@@ -709,19 +722,27 @@ out:
 	return rc;
 }
 
-/* Open path in the target and prove it is the file of the image. */
+/*
+ * Open the file of area v in the target: the caller's stand-in, or v's
+ * own path, proved to be the file of the image.
+ */
 static int
-mm_open_in(struct mig_task *t, const Osm__ImgVma *v, long *fd, char **cause)
+mm_open_in(struct mig_task *t, const Osm__ImgVma *v,
+    const struct mig_restore_opts *o, long *fd, char **cause)
 {
+	const char	*path = NULL;
 	char		 link[64];
-	struct stat	 st;
-	size_t		 n = strlen(v->path) + 1;
+	size_t		 n;
 
-	if (n > MM_SCRATCH) {
-		xasprintf(cause, "path too long: %s", v->path);
+	if (o != NULL && o->mapped != NULL)
+		path = o->mapped(o->mapped_arg, v);
+	if (path == NULL)
+		path = v->path;
+	if ((n = strlen(path) + 1) > MM_SCRATCH) {
+		xasprintf(cause, "path too long: %s", path);
 		return -1;
 	}
-	if (task_write(t, t->scratch, v->path, n, cause) == -1)
+	if (task_write(t, t->scratch, path, n, cause) == -1)
 		return -1;
 	if (task_sys_ok(t, "open mapped file", SYS_openat, (sysargs){ AT_FDCWD,
 	    t->scratch, O_RDONLY | O_CLOEXEC, 0 }) == -1) {
@@ -730,7 +751,8 @@ mm_open_in(struct mig_task *t, const Osm__ImgVma *v, long *fd, char **cause)
 	}
 	*fd = t->last_rv;
 	snprintf(link, sizeof link, "/proc/%d/fd/%ld", t->pid, *fd);
-	if (stat(link, &st) == -1 || !mm_same_file(v->id, &st)) {
+	if (path == v->path && !fileid_is(v->id, link) && !(o != NULL &&
+	    (o->flags & MIG_CONTEXT) && fileid_inode(v->id, link))) {
 		xasprintf(cause, "mapped file %s is not the file the process "
 		    "had", v->path);
 		return -1;
@@ -751,7 +773,8 @@ mm_close_in(struct mig_task *t, long *fd)
 
 /* Create every area of the image, writable where pages are to come. */
 int
-mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
+mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm,
+    const struct mig_restore_opts *o, char **cause)
 {
 	const Osm__ImgVma	*v;
 	const char		*open_path = NULL;
@@ -778,7 +801,7 @@ mm_restore_map(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 		if (open_path == NULL || strcmp(open_path, v->path) != 0) {
 			if (mm_close_in(t, &fd) == -1)
 				goto fail;
-			if (mm_open_in(t, v, &fd, cause) == -1)
+			if (mm_open_in(t, v, o, &fd, cause) == -1)
 				return -1;
 			open_path = v->path;
 		}
@@ -813,4 +836,85 @@ mm_restore_prot(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Dumps of t from now on record areas of these files as areas of the files
+ * they stand for; s is the caller's, and must outlive t's dumps.
+ */
+void
+mig_stand_ins(struct mig_task *t, const struct mig_stand_in *s, size_t n)
+{
+	t->stand_ins = s;
+	t->nstand_ins = n;
+}
+
+static struct mig_file *
+mm_files_find(struct mig_file *files, size_t n, const Osm__ImgVma *v)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(files[i].path, v->path) == 0 &&
+		    files[i].id.dev == v->id->dev &&
+		    files[i].id.ino == v->id->ino)
+			return &files[i];
+	}
+	return NULL;
+}
+
+/*
+ * The files a dump of t with flags would record as file areas, each with
+ * its identity (and content hash) and the ranges of it mapped: what a
+ * target must have, or be sent, to map them again.
+ */
+int
+mig_files(struct mig_task *t, int flags, struct mig_file **out, size_t *n,
+    char **cause)
+{
+	struct mm_dump		 md;
+	struct mig_file		*files = NULL, *f;
+	const Osm__ImgVma	*v;
+	size_t			 i;
+
+	if (mm_dump_layout(t, &md, flags, cause) == -1)
+		return -1;
+	*n = 0;
+	for (i = 0; i < md.nvmas; i++) {
+		v = md.vmas[i];
+		if (v->kind != OSM__IMG_VMA_KIND__VMA_FILE)
+			continue;
+		if ((f = mm_files_find(files, *n, v)) == NULL) {
+			files = xreallocarray(files, *n + 1, sizeof *files);
+			f = &files[(*n)++];
+			memset(f, 0, sizeof *f);
+			f->path = xstrdup(v->path);
+			f->id = *v->id;
+			if (v->id->has_sha256) {
+				memcpy(f->sha256, v->id->sha256.data,
+				    SHA256_LEN);
+				f->id.sha256.data = f->sha256;
+			}
+		}
+		f->shared |= (v->flags & MAP_SHARED) != 0;
+		f->ranges = xreallocarray(f->ranges, f->nranges + 1,
+		    sizeof *f->ranges);
+		f->ranges[f->nranges].offset = v->pgoff;
+		f->ranges[f->nranges++].length = v->end - v->start;
+	}
+	mm_dump_free(&md);
+	*out = files;
+	return 0;
+}
+
+void
+mig_files_free(struct mig_file *files, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		free(files[i].path);
+		free(files[i].ranges);
+	}
+	free(files);
 }

@@ -35,7 +35,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	if ((!context && (core_check_local(mi.task, cause) == -1 ||
 	    files_check(mi.files, o, cause) == -1)) ||
 	    regs_check(t, mi.regs, cause) == -1 ||
-	    mm_check_files(mi.mm, cause) == -1 ||
+	    mm_check_files(mi.mm, o, cause) == -1 ||
 	    mm_check_target(t, mi.mm, cause) == -1)
 		goto out;
 
@@ -44,7 +44,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	if (rseq_unregister(t, cause) == -1 ||
 	    mm_restore_clear(t, mi.mm, cause) == -1 ||
 	    core_restore_identity(t, mi.task, flags, cause) == -1 ||
-	    mm_restore_map(t, mi.mm, cause) == -1 ||
+	    mm_restore_map(t, mi.mm, o, cause) == -1 ||
 	    (!context && files_restore(t, mi.files, o, cause) == -1) ||
 	    pages_restore(t, mi.mm, &img, st, cause) == -1 ||
 	    mm_restore_prot(t, mi.mm, cause) == -1 ||

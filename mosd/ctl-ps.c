@@ -31,6 +31,9 @@ ctl_ps(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		procs[reply->n_procs].rss_bytes = mp->rss;
 		procs[reply->n_procs].command = mp->command != NULL ?
 		    mp->command : "";
+		procs[reply->n_procs].why = mp->why;
+		procs[reply->n_procs].n_history = mp->nhistory;
+		procs[reply->n_procs].history = mp->history;
 		reply->procs[reply->n_procs] = &procs[reply->n_procs];
 		reply->n_procs++;
 	}

@@ -34,15 +34,23 @@ ctl_stats(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	Osm__CtlCounter	*c;
 	size_t		 i;
 
-	c = xcalloc(C_NCOUNTERS, sizeof *c);
-	reply->counters = xcalloc(C_NCOUNTERS, sizeof *reply->counters);
-	reply->n_counters = C_NCOUNTERS;
+	size_t		 n = C_NCOUNTERS + m->nhomes;
+
+	c = xcalloc(n, sizeof *c);
+	reply->counters = xcalloc(n, sizeof *reply->counters);
+	reply->n_counters = n;
 	reply->has_self = 1;
 	reply->self = m->gossip->self;
-	for (i = 0; i < C_NCOUNTERS; i++) {
+	for (i = 0; i < n; i++) {
 		osm__ctl_counter__init(&c[i]);
-		c[i].name = (char *)mosd_counter_names[i];
-		c[i].value = m->counters[i];
+		if (i < C_NCOUNTERS) {
+			c[i].name = (char *)mosd_counter_names[i];
+			c[i].value = m->counters[i];
+		} else {
+			/* returns home of processes homed here, by reason */
+			c[i].name = m->homes[i - C_NCOUNTERS].name;
+			c[i].value = m->homes[i - C_NCOUNTERS].n;
+		}
 		reply->counters[i] = &c[i];
 	}
 	return 0;

@@ -115,6 +115,10 @@ struct mproc {
 	uint64_t		 start_ms;	/* when its agent came */
 	uint64_t		 moved_ms;	/* when it came where it is */
 	int			 moving;	/* the balancer ordered a move */
+	char			*why;		/* its agent's: CtlAgent.why */
+	char			**history;
+	size_t			 nhistory;
+	uint32_t		 homecomings;	/* counted in mosd.homes */
 	struct peer		*agent;
 	TAILQ_ENTRY(mproc)	 entry;
 };
@@ -205,6 +209,7 @@ enum mosd_counter {
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
+#define MOSD_HOMES	32	/* reasons for coming home counted apart */
 
 struct mosd {
 	struct cluster_conf	*conf;
@@ -242,6 +247,11 @@ struct mosd {
 	ev_child		 child_ev;
 
 	uint64_t		 counters[C_NCOUNTERS];
+	struct mosd_home {			/* returns home, by reason */
+		char		 name[64];
+		uint64_t	 n;
+	}			 homes[MOSD_HOMES];
+	size_t			 nhomes;
 	int			 debug;		/* -d */
 	int			 verbose;	/* -v */
 };

@@ -42,8 +42,23 @@ procs_guests(struct mosd *m)
 }
 
 static void
+procs_history_free(struct mproc *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nhistory; i++)
+		free(p->history[i]);
+	free(p->history);
+	free(p->why);
+	p->history = NULL;
+	p->nhistory = 0;
+	p->why = NULL;
+}
+
+static void
 procs_free(struct mproc *p)
 {
+	procs_history_free(p);
 	policy_groups_free(p->groups, p->ngroups);
 	free(p->command);
 	free(p->socket);
@@ -60,6 +75,57 @@ procs_agent_closed(struct peer *peer)
 	    OSM__CTL_ROLE__ROLE_DEPUTY ? "deputy" : "guest", p->pid, p->home);
 	TAILQ_REMOVE(&m->procs, p, entry);
 	procs_free(p);
+}
+
+/*
+ * A return home of the process's own, counted by its reason: the words
+ * before any detail (a file mapping's path), among at most MOSD_HOMES.
+ */
+static void
+procs_count_home(struct mosd *m, const char *reason)
+{
+	char	name[sizeof m->homes[0].name];
+	size_t	i, n = strcspn(reason, ":(");
+
+	while (n > 0 && reason[n - 1] == ' ')
+		n--;
+	snprintf(name, sizeof name, "home: %.*s", (int)n, reason);
+	for (i = 0; i < m->nhomes; i++) {
+		if (strcmp(m->homes[i].name, name) == 0)
+			break;
+	}
+	if (i == m->nhomes) {
+		if (m->nhomes == MOSD_HOMES)
+			i = MOSD_HOMES - 1;	/* the last counts the rest */
+		else
+			snprintf(m->homes[m->nhomes++].name, sizeof name, "%s",
+			    name);
+		if (i == MOSD_HOMES - 1)
+			snprintf(m->homes[i].name, sizeof name, "home: other");
+	}
+	m->homes[i].n++;
+}
+
+/* What a deputy says of why its process is where it is. */
+static void
+procs_why(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a)
+{
+	size_t	i;
+
+	/* Counted as they come; a deputy met anew (hello) brings its old. */
+	if (a->has_homecomings && a->homecomings > p->homecomings) {
+		if (p->agent != NULL)
+			procs_count_home(m, a->home_why != NULL ?
+			    a->home_why : "no reason given");
+		p->homecomings = a->homecomings;
+	}
+	procs_history_free(p);
+	if (a->why != NULL)
+		p->why = xstrndup(a->why, 256);
+	p->nhistory = a->n_history < 16 ? a->n_history : 16;
+	p->history = xcalloc(p->nhistory + 1, sizeof *p->history);
+	for (i = 0; i < p->nhistory; i++)
+		p->history[i] = xstrndup(a->history[i], 256);
 }
 
 /*
@@ -97,6 +163,7 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 		p->local_pid = a->local_pid;
 	p->locked = a->has_locked && a->locked;
 	p->mem_need = a->has_mem_need ? a->mem_need : 0;
+	procs_why(m, p, a);
 	return 0;
 }
 

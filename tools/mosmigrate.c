@@ -13,6 +13,7 @@
 
 /* Moving a large process can take a while; its deputy answers when done. */
 #define MOSMIGRATE_TIMEOUT	600
+#define MOSMIGRATE_WATCH_MS	300	/* a move undone this soon is said */
 
 static void __attribute__((noreturn))
 usage(int status)
@@ -26,9 +27,48 @@ usage(int status)
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Exit status: 0 once the process runs there, 1 if the move was\n"
-	    "refused or failed (the message says why; the process goes on\n"
-	    "where it was), 2 usage error.\n", OSM_SOCKET_PATH);
+	    "refused or failed, or undone at once (the process came home\n"
+	    "within %.1f s): the message says why, and the process goes on\n"
+	    "where it is; 2 usage error.\n", OSM_SOCKET_PATH,
+	    MOSMIGRATE_WATCH_MS / 1000.0);
 	exit(status);
+}
+
+/*
+ * The process moved to node: did it come home at once, for a call it can
+ * make only there? Then say why, and fail.
+ */
+static int
+mosmigrate_watch(const char *sock, uint32_t pid, uint32_t node)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlReply	*r;
+	uint64_t	 end = now_ms() + MOSMIGRATE_WATCH_MS;
+	char		*cause;
+	size_t		 i;
+	int		 rc = 0;
+
+	req.type = OSM__CTL_TYPE__CTL_PS;
+	req.has_all = req.all = 1;
+	while (rc == 0 && now_ms() < end) {
+		sleep_ms(50);
+		if ((r = ctl_call(sock, &req, &cause)) == NULL) {
+			free(cause);
+			break;
+		}
+		for (i = 0; i < r->n_procs; i++) {
+			if (r->procs[i]->pid != pid ||
+			    r->procs[i]->where == node)
+				continue;
+			fprintf(stderr, "mosmigrate: process %u did not stay "
+			    "on node %u: %s\n", pid, node,
+			    r->procs[i]->why != NULL ? r->procs[i]->why :
+			    "no reason given");
+			rc = 1;
+		}
+		ctl_reply_free(r);
+	}
+	return rc;
 }
 
 int
@@ -95,5 +135,7 @@ main(int argc, char **argv)
 	if (r->path != NULL)
 		printf("checkpoint written to %s\n", r->path);
 	ctl_reply_free(r);
+	if (req.type == OSM__CTL_TYPE__CTL_MIGRATE && req.node != 0)
+		return mosmigrate_watch(sock, req.pid, req.node);
 	return 0;
 }

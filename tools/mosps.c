@@ -25,13 +25,18 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosps [-a] [-p pid] [-o field[,field...]] [-S socket]\n"
+	    "usage: mosps [-a] [-v] [-p pid] [-o field[,field...]] "
+	    "[-S socket]\n"
 	    "List the migratable processes homed on this node: yours, or with\n"
 	    "-a everyone's.\n\n"
 	    "  -a          every user's processes\n"
 	    "  -p pid      only process pid (exit status 1 if not listed)\n"
+	    "  -v          under each process, why it is where it is: its\n"
+	    "              recent moves and returns home, with their reasons\n"
 	    "  -o fields   print these fields, space-separated, without a\n"
-	    "              header: pid user where state cpu rss command\n"
+	    "              header: pid user where state cpu rss command why\n"
+	    "              (why last: the last move, return home or move\n"
+	    "              that did not happen, and its reason)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Columns: PID USER WHERE STATE CPU%% RSS COMMAND; WHERE is 'here'\n"
@@ -104,6 +109,12 @@ mosps_f_command(char *buf, size_t size, const Osm__CtlProc *p)
 	snprintf(buf, size, "%s", p->command);
 }
 
+static void
+mosps_f_why(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%s", p->why != NULL ? p->why : "-");
+}
+
 /* Each as in the columns, but for WHERE. */
 static const struct mosps_field mosps_fields[] = {
 	{ .name = "pid", .fmt = mosps_f_pid },
@@ -113,6 +124,7 @@ static const struct mosps_field mosps_fields[] = {
 	{ .name = "cpu", .fmt = mosps_f_cpu },
 	{ .name = "rss", .fmt = mosps_f_rss },
 	{ .name = "command", .fmt = mosps_f_command },
+	{ .name = "why", .fmt = mosps_f_why },
 };
 
 /* Parse -o's list into fields; -1 and a message if a name is unknown. */
@@ -132,7 +144,8 @@ mosps_parse_fields(const char *arg, const struct mosps_field **fields,
 				break;
 		if (i == nitems(mosps_fields)) {
 			fprintf(stderr, "mosps: unknown field '%s' (fields: "
-			    "pid user where state cpu rss command)\n", name);
+			    "pid user where state cpu rss command why)\n",
+			    name);
 			goto out;
 		}
 		if (*nfields == MOSPS_FIELDS_MAX) {
@@ -190,10 +203,10 @@ main(int argc, char **argv)
 	const char	*sock = OSM_SOCKET_PATH;
 	char		*cause;
 	uint64_t	 pid = 0;
-	size_t		 i, nfields = 0, shown = 0;
-	int		 ch;
+	size_t		 i, j, nfields = 0, shown = 0;
+	int		 ch, verbose = 0;
 
-	while ((ch = getopt_long(argc, argv, "ahp:o:S:", longopts,
+	while ((ch = getopt_long(argc, argv, "ahp:o:S:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -212,6 +225,9 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			sock = optarg;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'h':
 			usage(0);
@@ -243,6 +259,8 @@ main(int argc, char **argv)
 			mosps_print_columns(p, r->self);
 		else
 			mosps_print_fields(p, fields, nfields);
+		for (j = 0; verbose && j < p->n_history; j++)
+			printf("        %s\n", p->history[j]);
 		shown++;
 	}
 	ctl_reply_free(r);

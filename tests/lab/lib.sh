@@ -8,6 +8,8 @@
 #	check_clean		assert that nothing of the lab is left
 #	lab_dir			print the lab's state directory
 #	lab_procs		print the pids of the lab's live processes
+#	node_cpu K		CPU time node K's cgroup has used, in ns
+#	guest_pid COMMAND K	the pid on node K of the guest COMMAND runs as
 #
 # What node K's (by default node 1's) mosps -a says, through mosps -o:
 #	ps_list FIELDS [K]	FIELDS (pid,where,...) of each process, a line
@@ -168,4 +170,19 @@ nprocs() {
 
 away() {
 	ps_list where | grep -qx 2
+}
+
+# CPU time node K's cgroup has used, in ns (cgroup v1 cpuacct, or v2).
+node_cpu() {
+	_d=$(ls -d /sys/fs/cgroup/cpuacct/osmosis-$MOSLAB_NAME/node$1 \
+	    /sys/fs/cgroup/osmosis-$MOSLAB_NAME/node$1 2>/dev/null | head -1)
+	if [ -e "$_d/cpuacct.usage" ]; then cat "$_d/cpuacct.usage"
+	else echo $(($(sed -n 's/^usage_usec //p' "$_d/cpu.stat") * 1000)); fi
+}
+
+# The pid, on node K, of the running copy of a process named COMMAND (a
+# guest runs under a guest uid, 60000 and up).
+guest_pid() {
+	lab_exec "$2" ps -eo pid,uid,comm | awk -v c="$1" \
+	    '$3 == c && $2 >= 60000 { print $1 }'
 }

@@ -42,19 +42,13 @@ done
 lab_exec 1 grep -q "^TracerPid:[[:space:]]*[1-9]" /proc/$pid/status ||
     fail "the home process is not held by its deputy"
 
-cpuacct() {	# CPU ns node K's cgroup used, v1 or v2
-	d=$(ls -d /sys/fs/cgroup/cpuacct/osmosis-$MOSLAB_NAME/node$1 \
-	    /sys/fs/cgroup/osmosis-$MOSLAB_NAME/node$1 2>/dev/null | head -1)
-	if [ -e "$d/cpuacct.usage" ]; then cat "$d/cpuacct.usage"
-	else echo $(($(sed -n 's/^usage_usec //p' "$d/cpu.stat") * 1000)); fi
-}
-before2=$(cpuacct 2)
-before1=$(cpuacct 1)
+before2=$(node_cpu 2)
+before1=$(node_cpu 1)
 lab_exec 1 sh -c 'echo go > /tmp/go' || fail "go"
 wait_for 15 lab_exec 1 grep -q "waiting for usr1" /tmp/out ||
     fail "the walker did not get through its walk: $(lab_exec 1 cat /tmp/out)"
-used2=$(( $(cpuacct 2) - before2 ))
-used1=$(( $(cpuacct 1) - before1 ))
+used2=$(( $(node_cpu 2) - before2 ))
+used1=$(( $(node_cpu 1) - before1 ))
 [ "$used2" -ge 800000000 ] ||
     fail "node 2's cgroup paid ${used2} ns for a 1 s burn"
 [ "$used1" -lt "$used2" ] ||

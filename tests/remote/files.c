@@ -1,14 +1,16 @@
 /*
  * Files and directories through forwarding: open, write, read, lseek,
  * pread/pwrite, fstat/stat, getdents64 (readdir), links, renames, locks,
- * and the errors a native call would give. Usage: files DIR
+ * file mappings, and the errors a native call would give. Usage: files DIR
  */
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -41,6 +43,7 @@ main(int argc, char **argv)
 	struct stat	 st, st2;
 	struct flock	 fl;
 	struct utsname	 u;
+	uint8_t		*map;
 	ssize_t		 n;
 	size_t		 i;
 	int		 fd, fd2;
@@ -146,5 +149,31 @@ main(int argc, char **argv)
 	    unlinkat(AT_FDCWD, "d/h", 0) == 0, "unlink");
 	CHECK(rmdir("d") == 0 && dir_has(".", "d") == 0, "rmdir");
 	CHECK(unlink("a") == 0, "unlink a");
+
+	/*
+	 * file mappings, made where we run of the file from home: private
+	 * ones of any protection, a shared one only readable, which stays
+	 * so (its descriptor is read-only), the file untouched by a write
+	 * to a private one
+	 */
+	fd = open("m", O_CREAT | O_RDWR | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, big, BIG) == BIG, "write m");
+	map = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(map != MAP_FAILED && memcmp(map, big, BIG) == 0, "mmap private");
+	map[0] = 'Z';
+	CHECK(pread(fd, buf, 1, 0) == 1 && buf[0] == big[0],
+	    "a private mapping's write stays in it");
+	CHECK(munmap(map, BIG) == 0, "munmap");
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 8192);
+	CHECK(map != MAP_FAILED && memcmp(map, big + 8192, 4096) == 0,
+	    "mmap at an offset");
+	CHECK(munmap(map, 4096) == 0 && close(fd) == 0, "close m");
+	fd = open("m", O_RDONLY);
+	map = mmap(NULL, BIG, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(map != MAP_FAILED && memcmp(map, big, BIG) == 0, "mmap shared");
+	CHECK(mprotect(map, 4096, PROT_READ | PROT_WRITE) == -1 &&
+	    errno == EACCES, "a read-only shared mapping cannot turn writable");
+	CHECK(munmap(map, BIG) == 0 && close(fd) == 0, "close m again");
+	CHECK(unlink("m") == 0, "unlink m");
 	return rt_verdict("files");
 }

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,9 +26,11 @@ main(int argc, char **argv)
 	if (strcmp(what, "fork") == 0)
 		r = fork();
 	else if (strcmp(what, "mmap") == 0) {
+		/* writable and shared: its writes must reach the file */
 		fd = open("/proc/self/exe", O_RDONLY);
 		CHECK(fd >= 0, "open");
-		r = (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		r = (long)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
 	} else if (strcmp(what, "ioctl") == 0)
 		r = ioctl(0, 0x5401 + 0x7000, 0);
 	else if (strcmp(what, "i386") == 0)
@@ -35,8 +38,10 @@ main(int argc, char **argv)
 	else if (strcmp(what, "unknown") == 0)
 		r = syscall(490);
 	else if (strcmp(what, "pselect") == 0) {
+		/* a mask of a size the kernel refuses: refused at home */
 		sigemptyset(&mask);
-		r = pselect(0, NULL, NULL, NULL, NULL, &mask);
+		r = syscall(SYS_pselect6, 0, NULL, NULL, NULL, NULL,
+		    (uint64_t[2]){ (uintptr_t)&mask, 16 });
 	} else {
 		fprintf(stderr, "usage: home fork|mmap|ioctl|i386|unknown|"
 		    "pselect\n");

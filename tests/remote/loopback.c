@@ -257,6 +257,13 @@ main(int argc, char **argv)
 				fatalx("%s", cause);
 			continue;
 		}
+		if (ev.kind == REMOTE_MAP) {
+			/* our descriptors are R's: it maps ours, as is */
+			if (remote_map(g, ev.id, (int)ev.args[4],
+			    (int)ev.args[4], &cause) == -1)
+				fatalx("%s", cause);
+			continue;
+		}
 		if (ev.kind != REMOTE_HOME)
 			continue;
 		fprintf(stderr, "loopback: HOME %s: %s\n", ev.name, ev.why);

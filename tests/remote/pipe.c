@@ -1,5 +1,6 @@
 /*
- * Pipes, scatter/gather, polling, epoll and fd flags through forwarding.
+ * Pipes, scatter/gather, polling (waits with a signal mask too), epoll and
+ * fd flags through forwarding.
  */
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -8,6 +9,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -22,6 +25,7 @@ main(void)
 	struct pollfd	 pfd;
 	struct epoll_event ev, evs[4];
 	fd_set		 rs;
+	sigset_t	 mask, old;
 	struct timeval	 tv;
 	int		 p[2], ep, n, fl, dup;
 
@@ -51,6 +55,19 @@ main(void)
 	CHECK(select(p[0] + 1, &rs, NULL, NULL, NULL) == 1 &&
 	    FD_ISSET(p[0], &rs), "select");
 
+	/* waits with a signal mask of their own, served here, unmasked */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	CHECK(ppoll(&pfd, 1, &(struct timespec){ 1, 0 }, &mask) == 1 &&
+	    pfd.revents == POLLIN, "ppoll with a mask");
+	FD_SET(p[0], &rs);
+	CHECK(pselect(p[0] + 1, &rs, NULL, NULL, &(struct timespec){ 1, 0 },
+	    &mask) == 1 && FD_ISSET(p[0], &rs), "pselect with a mask");
+	CHECK(pselect(0, NULL, NULL, NULL, &(struct timespec){ 0, 20000000 },
+	    &mask) == 0, "pselect with a mask, timed out");
+	CHECK(sigprocmask(SIG_SETMASK, NULL, &old) == 0 &&
+	    !sigismember(&old, SIGUSR1), "the mask after the wait");
+
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ep >= 0, "epoll_create1");
 	ev.events = EPOLLIN;
@@ -60,6 +77,9 @@ main(void)
 	CHECK(epoll_wait(ep, evs, 4, 1000) == 1 &&
 	    evs[0].data.u64 == 0x1122334455667788ULL &&
 	    evs[0].events == EPOLLIN && evs[1].events == 0, "epoll_wait");
+	memset(evs, 0, sizeof evs);
+	CHECK(epoll_pwait(ep, evs, 4, 1000, &mask) == 1 &&
+	    evs[0].data.u64 == 0x1122334455667788ULL, "epoll_pwait");
 
 	memset(z, '#', sizeof z);
 	CHECK(readv(p[0], in, 3) == 18, "readv");

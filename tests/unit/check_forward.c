@@ -466,17 +466,39 @@ START_TEST(test_going_home)
 	sigset_t		 mask;
 	uint64_t		 args[6] = { 0, 0, 0, 0, (uintptr_t)&mask, 8 };
 
-	/* a wait with a signal mask goes home: found only in its memory */
+	/*
+	 * a wait's signal mask stays with the call, read out of its memory,
+	 * and the wait goes home without it
+	 */
 	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGCHLD);
 	table_resolve(SYS_ppoll, (uint64_t[6]){ 0, 0, 0, (uintptr_t)&mask, 8,
 	    0 }, 0, &tc);
 	ck_assert_int_eq(tc.class, RMT_FORWARD);
 	ck_assert_int_eq(marshal_call(getpid(), &tc, (uint64_t[6]){ 0, 0, 0,
-	    (uintptr_t)&mask, 8, 0 }, &c, &why, &cause), MARSHAL_HOME);
-	ck_assert_str_eq(why, "wait with a signal mask");
+	    (uintptr_t)&mask, 8, 0 }, &c, &why, &cause), MARSHAL_OK);
+	ck_assert(c.has_mask);
+	ck_assert_uint_eq(c.mask, (1ULL << (SIGUSR1 - 1)) |
+	    (1ULL << (SIGCHLD - 1)));
+	ck_assert_uint_eq(c.args[3], 0);
+	marshal_free(&c);
 	table_resolve(SYS_epoll_pwait, args, 0, &tc);
 	ck_assert_int_eq(marshal_call(getpid(), &tc, args, &c, &why, &cause),
+	    MARSHAL_OK);
+	ck_assert(c.has_mask && c.args[4] == 0);
+	marshal_free(&c);
+	/* one of a size the kernel would refuse goes home, to be refused */
+	args[5] = 16;
+	ck_assert_int_eq(marshal_call(getpid(), &tc, args, &c, &why, &cause),
 	    MARSHAL_HOME);
+	ck_assert_str_eq(why, "wait with a signal mask of an odd size");
+	/* a wait without one has none */
+	table_resolve(SYS_ppoll, (uint64_t[6]){ 0 }, 0, &tc);
+	ck_assert_int_eq(marshal_call(getpid(), &tc, (uint64_t[6]){ 0 }, &c,
+	    &why, &cause), MARSHAL_OK);
+	ck_assert(!c.has_mask);
+	marshal_free(&c);
 	/* and so does a call bigger than any scratch area */
 	table_resolve(SYS_setsockopt, (uint64_t[6]){ 0, 1, 2,
 	    (uintptr_t)scratch, RMT_CALL_MAX + 1, 0 }, 0, &tc);
@@ -591,13 +613,14 @@ START_TEST(test_loopback_home)
 {
 	static const char *cases[][2] = {
 		{ "fork", "loopback: HOME clone: new process or thread\n" },
-		{ "mmap", "loopback: HOME mmap: file-backed mapping\n" },
+		{ "mmap", "loopback: HOME mmap: writable shared file "
+		    "mapping\n" },
 		{ "ioctl", "loopback: HOME ioctl: unlisted ioctl request\n" },
 		{ "i386", "loopback: HOME foreign: not an x86_64 system "
 		    "call\n" },
 		{ "unknown", "loopback: HOME unknown: unknown system call\n" },
 		{ "pselect", "loopback: HOME pselect6: wait with a signal "
-		    "mask\n" },
+		    "mask of an odd size\n" },
 	};
 	char	*out;
 	size_t	 i;

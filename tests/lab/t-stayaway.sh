@@ -1,0 +1,187 @@
+#!/bin/sh
+# Staying away: everyday programs started on node 2 stay there — their CPU
+# time is charged to node 2's cgroup and node 2 sends none of them home —
+# and end with output identical to a run at home; file mappings made away
+# (a private one, a read-only shared one) are made there, of the node's own
+# copy of a file where it is the same and of the home's bytes where it is
+# not; a process with mapped files moves 1 -> 2 -> 3, is checkpointed and
+# recovered, and comes home exact; a read-only shared mapping follows the
+# rule docs/REMOTE.md gives for a file changed at home; a writable shared
+# mapping brings the process home, and mosps says why; a file replaced at
+# home while mapped away keeps its content for the process, as natively.
+. "$(dirname "$0")/lib.sh"
+
+lab_up 3
+wait_cluster 3
+M=$OSM_MOSRUN/mapper
+D=$(lab_dir)/sv
+mkdir -p "$D" && chmod 755 "$(lab_dir)" "$D" || fail "mkdir $D"
+L2=$(lab_dir)/node2/mosd.log
+
+# --- inputs -----------------------------------------------------------
+head -c 6000000 /dev/urandom | base64 > "$D/in.txt"
+head -c 600000 "$D/in.txt" > "$D/small.txt"
+printf '{ n += length($0) } END { print n, NR }\n' > "$D/prog.awk"
+printf 'while (<>) { $n += length; $w += () = /\\w+/g } print "$n $w\\n";\n' \
+    > "$D/prog.pl"
+cat > "$D/mods.py" <<'EOF'
+import ctypes, decimal, hashlib, json, sqlite3
+d = open('in.txt', 'rb').read()
+db = sqlite3.connect(':memory:')
+db.execute('create table t(x)')
+db.executemany('insert into t values(?)', [(i,) for i in range(2000)])
+decimal.getcontext().prec = 50
+print(json.dumps({'sha': hashlib.sha256(d).hexdigest(),
+    'sum': db.execute('select sum(x) from t').fetchone()[0],
+    'pi': str(decimal.Decimal(355) / decimal.Decimal(113)),
+    'strlen': ctypes.CDLL(None).strlen(b'osmosis')}))
+EOF
+cat > "$D/db.sql" <<'EOF'
+create table t(k integer primary key, v text);
+with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)
+insert into t select x, hex(randomblob(8) * 0 + x) from c;
+select count(*), sum(k), max(v) from t;
+EOF
+printf 'int f(int x) { return x * 2; }\nint main(void) { return f(21); }\n' \
+    > "$D/prog.c"
+cc1=$(gcc -print-prog-name=cc1)
+
+# NAME PROGRAM ARGS...: run it at home, then started on node 2; the same
+# output, charged to node 2, and nothing sent home.
+survey() {
+	_n=$1
+	shift
+	_c1=$(node_cpu 1)
+	lab_exec 1 sh -c 'cd "$1" && shift && "$@"' sh "$D" "$@" \
+	    > "$D/home.$_n" 2>&1 || fail "$_n at home: $(cat "$D/home.$_n")"
+	_home=$(( $(node_cpu 1) - _c1 ))
+	_lines=$(wc -l < "$L2")
+	_c2=$(node_cpu 2)
+	lab_exec 1 sh -c 'cd "$1" && shift && exec mosrun -L -r 2 "$@"' sh \
+	    "$D" "$@" > "$D/away.$_n" 2>&1 ||
+	    fail "$_n away: $(cat "$D/away.$_n")"
+	_away=$(( $(node_cpu 2) - _c2 ))
+	cmp -s "$D/home.$_n" "$D/away.$_n" ||
+	    fail "$_n: output away differs from at home"
+	if tail -n +$((_lines + 1)) "$L2" | grep "goes home"; then
+		fail "$_n came home"
+	fi
+	[ "$_away" -ge $((_home / 2)) ] ||
+	    fail "$_n: node 2 was charged ${_away} ns, a run at home ${_home} ns"
+	echo "$_n: at home ${_home} ns, node 2 charged ${_away} ns"
+}
+
+survey sha256sum sha256sum in.txt
+survey sort sort --parallel=1 small.txt
+survey awk awk -f prog.awk in.txt
+survey perl perl prog.pl small.txt
+survey grep grep -c AB in.txt
+survey python3 /usr/bin/python3 mods.py
+survey sqlite3 sqlite3 :memory: ".read db.sql"
+survey xz xz -1 -c small.txt
+survey zstd zstd --single-thread --no-asyncio -c in.txt
+survey gzip gzip -c in.txt
+survey bzip2 bzip2 -c small.txt
+survey cc1 "$cc1" -quiet prog.c -o /dev/stdout
+
+# --- file mappings made away --------------------------------------------
+# The data in each node's own /tmp: node 2 has the same (mapped from its
+# own copy), node 3 a different one (mapped from the home's bytes). The
+# shared file is at home only.
+head -c 2097152 /dev/urandom > "$D/data"
+head -c 8192 /dev/zero | tr '\0' a > "$D/shared"
+for k in 1 2; do lab_exec $k cp "$D/data" /tmp/data || fail "cp"; done
+lab_exec 3 sh -c "head -c 2097152 /dev/urandom > /tmp/data" || fail "cp 3"
+lab_exec 1 cp "$D/shared" /tmp/shared || fail "cp shared"
+lab_exec 1 sh -c "$M /tmp/data /tmp/shared /tmp/want 20 > /dev/null" ||
+    fail "mapper at home"
+
+# mapped where it runs: node 2's own copy, the home's shared file's bytes
+lab_exec 1 rm -f /tmp/say
+lab_exec 1 sh -c "mosrun -L -r 2 $M /tmp/data /tmp/shared /tmp/out 40 \
+    > /tmp/say 2>&1" &
+job=$!
+wait_for 15 lab_exec 1 grep -q mapped /tmp/say ||
+    fail "mapper did not map: $(lab_exec 1 cat /tmp/say)"
+pid=$(pid_of mapper)
+[ "$(where "$pid")" = 2 ] || fail "mapper is not on node 2 after mapping"
+rpid=$(guest_pid mapper 2)
+maps=$(lab_exec 2 cat /proc/$rpid/maps)
+echo "$maps" | grep -q ' /tmp/data$' ||
+    fail "node 2 did not map its own copy of the data: $maps"
+echo "$maps" | grep -q 'memfd:osmosis-file' ||
+    fail "node 2 did not map the home's shared file from its bytes: $maps"
+# the rule for a file changed at home: away, the mapping is as it was
+lab_exec 1 sh -c "printf bbbbbbbbbbbbbbbb | dd of=/tmp/shared conv=notrunc \
+    2>/dev/null" || fail "change shared"
+sleep 0.5
+lab_exec 1 grep -q 'shared: b' /tmp/out &&
+    fail "away, the shared mapping followed a change at home"
+# ... and at home it is the file again
+lab_exec 1 mosmigrate "$pid" home || fail "mosmigrate home"
+wait "$job" || fail "mapper failed"
+lab_exec 1 grep -qx 'shared: bbbbbbbbbbbbbbbb' /tmp/out ||
+    fail "at home, the shared mapping did not show the file: \
+$(lab_exec 1 cat /tmp/out)"
+[ "$(lab_exec 1 tail -2 /tmp/out)" = "$(lab_exec 1 tail -2 /tmp/want)" ] ||
+    fail "mapper's private data differ: $(lab_exec 1 tail -2 /tmp/out)"
+
+# a mapped file replaced at home while away (a new file renamed over it):
+# as natively, the process keeps the content it mapped
+lab_exec 1 cp "$D/shared" /tmp/shared
+lab_exec 1 rm -f /tmp/say
+lab_exec 1 sh -c "mosrun -L -r 2 $M /tmp/data /tmp/shared /tmp/out 30 \
+    > /tmp/say 2>&1" &
+job=$!
+wait_for 15 lab_exec 1 grep -q mapped /tmp/say || fail "mapper 3 did not map"
+pid=$(pid_of mapper)
+lab_exec 1 sh -c "head -c 2097152 /dev/zero > /tmp/new && mv /tmp/new \
+    /tmp/data" || fail "replace the data"
+lab_exec 1 mosmigrate "$pid" home || fail "mosmigrate home, data replaced"
+wait "$job" || fail "mapper 3 failed"
+[ "$(lab_exec 1 tail -2 /tmp/out)" = "$(lab_exec 1 tail -2 /tmp/want)" ] ||
+    fail "the replaced file's content was lost on the way home"
+lab_exec 1 cp "$D/data" /tmp/data
+
+# mapped before a move, moved 1 -> 2 -> 3, checkpointed on 3, home: exact;
+# node 3's data differ, so its mapping is of the home's bytes
+lab_exec 1 cp "$D/shared" /tmp/shared
+lab_exec 1 rm -f /tmp/say
+lab_exec 1 sh -c "mosrun -L -C /tmp/ck $M /tmp/data /tmp/shared /tmp/out 40 \
+    > /tmp/say 2>&1" &
+job=$!
+wait_for 15 lab_exec 1 grep -q mapped /tmp/say || fail "mapper 2 did not map"
+pid=$(pid_of mapper)
+lab_exec 1 mosmigrate "$pid" 2 || fail "mosmigrate 2"
+lab_exec 1 mosmigrate "$pid" 3 || fail "mosmigrate 3"
+[ "$(where "$pid")" = 3 ] || fail "mapper is not on node 3"
+rpid=$(guest_pid mapper 3)
+lab_exec 3 cat /proc/$rpid/maps | grep -q 'memfd:osmosis-file' ||
+    fail "node 3 mapped its own, different, data"
+lab_exec 1 mosmigrate "$pid" checkpoint || fail "checkpoint on node 3"
+lab_exec 1 mosmigrate "$pid" home || fail "mosmigrate home"
+wait "$job" || fail "mapper 2 failed"
+lab_exec 1 cmp /tmp/out /tmp/want || fail "mapper moved 1-2-3 differs"
+lab_exec 1 rm -f /tmp/say
+lab_exec 1 sh -c "mosrun -R /tmp/ck.1 > /tmp/say 2>&1" ||
+    fail "recovery from the checkpoint taken on node 3: \
+$(lab_exec 1 cat /tmp/say)"
+lab_exec 1 cmp /tmp/out /tmp/want || fail "the recovered mapper differs"
+
+# a writable shared mapping: home, and mosps says why
+lab_exec 1 rm -f /tmp/say
+lab_exec 1 sh -c "mosrun -L -r 2 $M -w /tmp/shared > /tmp/say 2>&1" &
+job=$!
+wait_for 15 lab_exec 1 grep -q mapped /tmp/say || fail "mapper -w"
+pid=$(pid_of mapper)
+[ "$(where "$pid")" = 1 ] || fail "a writable shared mapping stayed away"
+why=$(ps_field "$pid" why)
+case $why in
+*"came home from node 2: writable shared file mapping"*) ;;
+*) fail "mosps says '$why'" ;;
+esac
+lab_exec 1 mosctl stats | grep -q "home: writable shared file mapping" ||
+    fail "mosctl stats does not count the return home"
+lab_exec 1 kill "$pid"
+wait "$job"
+echo "PASS t-stayaway"

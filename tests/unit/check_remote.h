@@ -1,0 +1,10 @@
+/* What the files of the check_remote binary share. */
+#ifndef CHECK_REMOTE_H
+#define CHECK_REMOTE_H
+
+#include <check.h>
+
+/* check_remote-hostile.c: its test case, added to s */
+void	 check_remote_hostile(Suite *s);
+
+#endif
