@@ -2,8 +2,8 @@
  * lib/session.c: the stream between a deputy and its guest agent, read
  * as both read it (session_recv: session_fill, session_next), from a
  * file holding what the other end sent; each message then decoded as the
- * receiving side decodes its kind (mosd/agent-session.c, tools/mosrun-
- * away.c): forwarded calls by home_check, replies by remote_reply, the
+ * receiving side decodes its kind (agent/guest*.c, agent/deputy*.c):
+ * forwarded calls by home_check, replies by remote_reply, the
  * Ses* messages by their unpackers and the checks made on them. In image
  * mode the stream carries an image first, through session_recv_image's
  * pump thread to a reader (tests/fuzz/image.c fuzzes images themselves)
@@ -49,6 +49,11 @@ static const struct {
 	{ OSM__SES_KIND__SES_EXIT, &osm__ses_exit__descriptor },
 	{ OSM__SES_KIND__SES_LEAVE, &osm__ses_error__descriptor },
 	{ OSM__SES_KIND__SES_CHECKPOINT, &osm__ses_error__descriptor },
+	{ OSM__SES_KIND__SES_GO_HOME, &osm__ses_error__descriptor },
+	{ OSM__SES_KIND__SES_WANT_HOME, &osm__ses_error__descriptor },
+	{ OSM__SES_KIND__SES_COME_HOME, &osm__ses_replaced__descriptor },
+	{ OSM__SES_KIND__SES_FILE_ASK, &osm__ses_file_ask__descriptor },
+	{ OSM__SES_KIND__SES_FILE_ANSWER, &osm__ses_file_answer__descriptor },
 };
 
 void
