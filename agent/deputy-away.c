@@ -35,7 +35,6 @@ away_say_lost(struct deputy *d, int held, const char *why, const char *then)
 	    "node %u: %s; %s\n", (int)d->pid, d->command, d->where, why, then);
 	if (n >= (int)sizeof msg)
 		n = sizeof msg - 1;
-	log_warnx("%.*s", n - 1, msg);
 	deputy_why(d, "lost with node %u: %s; %s", d->where, why, then);
 	if (held)
 		husk_say(&d->husk, 2, msg, n);

@@ -241,9 +241,10 @@ deputy_files_answer(struct deputy *d, const uint8_t *body, size_t len,
 	    &why)) == -1)
 		goto answer;
 	if (a->length == 0) {
-		/* its identity and hash through our descriptor, its name P's */
+		/* its identity (and hash) through our descriptor, its name P's */
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-		if (mig_file_identify(link, &id, sha, &why) == -1)
+		if (mig_file_identify(link, &id, a->has_hash && a->hash ? sha :
+		    NULL, &why) == -1)
 			goto answer;
 		if ((n = readlink(path, link, sizeof link - 1)) > 0 &&
 		    !a->has_index) {

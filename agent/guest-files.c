@@ -77,6 +77,20 @@ files_local(const char *path, const Osm__ImgFileId *id)
 }
 
 /*
+ * Could the node's own copy of the file at path stand for the file of
+ * identity id at home? A regular file of its size: its content's hash, had
+ * from home, then decides (guest_files_add).
+ */
+int
+guest_files_candidate(const char *path, const Osm__ImgFileId *id)
+{
+	struct stat	st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == id->size;
+}
+
+/*
  * Hold the file of identity id at home (path there): the node's own copy,
  * unless copy, or an empty memfd of its size for its bytes to come. NULL
  * with *cause.
@@ -233,7 +247,7 @@ guest_files_put(struct guest_file *f, uint64_t off, const uint8_t *data,
 /* One ask about a file, and its answer, while R is not yet running. */
 static Osm__SesFileAnswer *
 files_ask(struct guest *g, uint32_t index, uint64_t off, uint64_t len,
-    char **cause)
+    int hash, char **cause)
 {
 	Osm__SesFileAsk		 a = OSM__SES_FILE_ASK__INIT;
 	Osm__SesFileAnswer	*r;
@@ -246,6 +260,8 @@ files_ask(struct guest *g, uint32_t index, uint64_t off, uint64_t len,
 	a.index = index;
 	a.offset = off;
 	a.length = len;
+	a.has_hash = hash;
+	a.hash = hash;
 	if (session_send_msg(&g->ses, OSM__SES_KIND__SES_FILE_ASK, &a.base,
 	    cause) == -1 ||
 	    session_recv(&g->ses, &kind, &body, &blen, cause) == -1)
@@ -255,7 +271,8 @@ files_ask(struct guest *g, uint32_t index, uint64_t off, uint64_t len,
 		xasprintf(cause, "the home did not answer about a file");
 		return NULL;
 	}
-	if (r->seq != a.seq || (r->error == NULL && !r->has_data)) {
+	if (r->seq != a.seq || (r->error == NULL && (len > 0 ? !r->has_data :
+	    r->id == NULL))) {
 		xasprintf(cause, "the home answered another ask");
 		osm__ses_file_answer__free_unpacked(r, NULL);
 		return NULL;
@@ -290,14 +307,25 @@ guest_files_setup(struct guest *g, const Osm__SesSetup *setup, char **cause)
 			return -1;
 		}
 		copy = sf->has_shared && sf->shared;
-		if ((f = guest_files_find(g, sf->id, copy)) == NULL &&
-		    (f = guest_files_add(g, sf->path, sf->id, copy,
-		    cause)) == NULL)
-			return -1;
+		if ((f = guest_files_find(g, sf->id, copy)) == NULL) {
+			/* the node's own copy, if its content is the same */
+			r = NULL;
+			if (!copy && !sf->id->has_sha256 &&
+			    guest_files_candidate(sf->path, sf->id) &&
+			    (r = files_ask(g, i, 0, 0, 1, cause)) == NULL)
+				goto fail;
+			f = guest_files_add(g, sf->path, r != NULL ? r->id :
+			    sf->id, copy, cause);
+			if (r != NULL)
+				osm__ses_file_answer__free_unpacked(r, NULL);
+			if (f == NULL)
+				return -1;
+		}
 		for (j = 0; j < sf->n_ranges; j++) {
 			while (guest_files_missing(f, sf->ranges[j]->offset,
 			    sf->ranges[j]->length, &o, &n)) {
-				if ((r = files_ask(g, i, o, n, cause)) == NULL)
+				if ((r = files_ask(g, i, o, n, 0,
+				    cause)) == NULL)
 					goto fail;
 				if (guest_files_put(f, o, r->data.data,
 				    r->data.len, cause) == -1) {

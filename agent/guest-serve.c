@@ -31,14 +31,20 @@ serve_call(struct guest *g, const struct remote_event *ev)
 
 /* --- file mappings ---------------------------------------------------- */
 
-/* Ask home about the file of R's mapping: its description, or bytes. */
+/*
+ * Ask home about the file of R's mapping: its description (with its
+ * content's hash if hash), or bytes of it.
+ */
 static void
-serve_map_ask(struct guest *g, uint64_t off, uint64_t len)
+serve_map_ask(struct guest *g, uint64_t off, uint64_t len, int hash)
 {
 	Osm__SesFileAsk	a = OSM__SES_FILE_ASK__INIT;
 
 	a.seq = g->map.seq = ++g->ask_seq;
 	g->map.off = off;
+	g->map.hashing = hash;
+	a.has_hash = hash;
+	a.hash = hash;
 	a.has_fd = 1;
 	a.fd = (int)g->map.args[4];
 	a.offset = off;
@@ -72,7 +78,7 @@ serve_map_next(struct guest *g)
 	int			 fd = (int)m->args[4];
 
 	if (guest_files_missing(m->f, m->args[5], m->args[1], &o, &n)) {
-		serve_map_ask(g, o, n);
+		serve_map_ask(g, o, n, 0);
 		return;
 	}
 	m->busy = 0;
@@ -95,7 +101,7 @@ serve_map(struct guest *g, const struct remote_event *ev)
 	g->map.id = ev->id;
 	memcpy(g->map.args, ev->args, sizeof g->map.args);
 	g->map.f = NULL;
-	serve_map_ask(g, 0, 0);
+	serve_map_ask(g, 0, 0, 0);
 }
 
 /* An answer about a file (SES_FILE_ANSWER), for the mapping R waits in. */
@@ -132,8 +138,12 @@ guest_serve_file(struct guest *g, const uint8_t *body, size_t len)
 		snprintf(what, sizeof what, "%llu MiB at once",
 		    (unsigned long long)(m->args[1] >> 20));
 		serve_map_home(g, what);
-	} else if ((m->f = guest_files_find(g, r->id, shared)) == NULL &&
-	    (m->f = guest_files_add(g, r->path, r->id, shared,
+	} else if ((m->f = guest_files_find(g, r->id, shared)) != NULL)
+		serve_map_next(g);
+	else if (!shared && !m->hashing && guest_files_candidate(r->path,
+	    r->id))
+		serve_map_ask(g, 0, 0, 1);	/* the node's own, if the same */
+	else if ((m->f = guest_files_add(g, r->path, r->id, shared,
 	    &cause)) == NULL) {
 		serve_map_home(g, cause);
 		free(cause);

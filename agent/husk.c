@@ -308,21 +308,35 @@ husk_end(struct husk *h, int signaled, int status, char **cause)
 	return mig_exit(h->t, status, cause);
 }
 
-/* Write a message on the held husk's descriptor fd, best effort. */
+/*
+ * Write a message on the held husk's descriptor fd, best effort, from a
+ * page of its own: after a restore into the husk failed half way, the
+ * shared area may be gone from the task.
+ */
 int
 husk_say(struct husk *h, int fd, const char *msg, size_t len)
 {
 	char	*ignored = NULL;
+	long	 page;
+	int	 rc = -1;
 
-	if (len > h->len - HUSK_PAGE)
-		len = h->len - HUSK_PAGE;
-	memcpy(h->shm + HUSK_PAGE, msg, len);
-	if (mig_call_ok(h->t, "write", NULL, SYS_write, (sysargs){ fd,
-	    h->base + HUSK_PAGE, len }, &ignored) == -1) {
-		free(ignored);
-		return -1;
-	}
-	return 0;
+	if (len > HUSK_PAGE)
+		len = HUSK_PAGE;
+	if (mig_call_ok(h->t, "mmap", &page, SYS_mmap, (sysargs){ 0, HUSK_PAGE,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },
+	    &ignored) == -1)
+		goto out;
+	if (mig_write(h->t, page, msg, len, &ignored) == 0 &&
+	    mig_call_ok(h->t, "write", NULL, SYS_write, (sysargs){ fd, page,
+	    len }, &ignored) == 0)
+		rc = 0;
+	free(ignored);
+	ignored = NULL;
+	mig_call_ok(h->t, "munmap", NULL, SYS_munmap, (sysargs){ page,
+	    HUSK_PAGE }, &ignored);
+out:
+	free(ignored);
+	return rc;
 }
 
 /* Set the signal mask of the held husk to nothing blocked. */

@@ -239,6 +239,7 @@ struct guest_map {
 	uint64_t	 args[6];	/* its mmap's */
 	uint64_t	 seq;		/* of the ask answered next */
 	uint64_t	 off;		/* and the bytes it asked for */
+	int		 hashing;	/* it asked for the file's hash */
 	struct guest_file *f;		/* NULL: its description not in yet */
 };
 
@@ -283,6 +284,7 @@ int	 guest_ses_send(struct guest *g, uint16_t kind,
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,
 	    const Osm__ImgFileId *id, int copy);
+int	 guest_files_candidate(const char *path, const Osm__ImgFileId *id);
 struct guest_file *guest_files_add(struct guest *g, const char *path,
 	    const Osm__ImgFileId *id, int copy, char **cause);
 void	 guest_files_free(struct guest *g);

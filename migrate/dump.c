@@ -4,6 +4,7 @@
  * carry the pages and seal the whole. The process stays stopped under our
  * trace; the caller then lets it go (mig_release) or kills it (mig_kill).
  */
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <dirent.h>
@@ -181,6 +182,44 @@ out:
 }
 
 /*
+ * The files a checkpoint's areas map, hashed where the copy away could not
+ * (a move hashes nothing): so that a recovery on another node can prove
+ * its file the same. Only files still the same here; others keep their
+ * identity alone, and a recovery finds them or refuses.
+ */
+static int
+dump_hash_files(Osm__ImgMm *mm, char **cause)
+{
+	Osm__ImgFileId	 id;
+	Osm__ImgVma	*v;
+	uint8_t		*sha;
+	struct stat	 st;
+	size_t		 i;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		v = mm->vmas[i];
+		if (v->kind != OSM__IMG_VMA_KIND__VMA_FILE || v->id == NULL ||
+		    v->id->has_sha256 || stat(v->path, &st) == -1 ||
+		    !fileid_same(v->id, &st))
+			continue;
+		sha = xmalloc(SHA256_LEN);
+		if (fileid_identify(v->path, &id, sha, cause) == -1) {
+			free(sha);
+			return -1;
+		}
+		if (!id.has_sha256) {
+			free(sha);
+			continue;
+		}
+		/* freed with the image it came in (protobuf-c's allocator) */
+		v->id->has_sha256 = 1;
+		v->id->sha256.data = sha;
+		v->id->sha256.len = SHA256_LEN;
+	}
+	return 0;
+}
+
+/*
  * A whole image of a process away, made at home for a checkpoint: its
  * user context from the image its running copy sent (ctx, a MIG_CONTEXT
  * dump, read to its end), what stays at home — identity, descriptors,
@@ -238,6 +277,8 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	sig = *mi.sig;
 	sig.n_itimers = hsig.n_itimers;
 	sig.itimers = hsig.itimers;
+	if (dump_hash_files(mi.mm, cause) == -1)
+		goto out;
 
 	img_init(&out, fd);
 	if (img_write_preamble(&out, cause) == -1 ||

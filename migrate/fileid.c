@@ -83,15 +83,15 @@ fileid_hash(int fd, const Osm__ImgFileId *id, uint8_t *out, char **cause)
 
 /*
  * The identity of the file at path (as seen from here), with its content's
- * hash in out[SHA256_LEN] when it is not too large to hash: 0, or -1 with
- * *cause.
+ * hash in out[SHA256_LEN] when out is not NULL and the file not too large
+ * to hash: 0, or -1 with *cause.
  */
 int
 fileid_identify(const char *path, Osm__ImgFileId *id, uint8_t *out,
     char **cause)
 {
 	struct stat	st;
-	int		fd, rc;
+	int		fd, rc = 0;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(fd, &st) == -1) {
@@ -101,7 +101,7 @@ fileid_identify(const char *path, Osm__ImgFileId *id, uint8_t *out,
 		return -1;
 	}
 	fileid_make(&st, id);
-	if ((rc = fileid_hash(fd, id, out, cause)) == 1) {
+	if (out != NULL && (rc = fileid_hash(fd, id, out, cause)) == 1) {
 		id->has_sha256 = 1;
 		id->sha256.data = out;
 		id->sha256.len = SHA256_LEN;
@@ -148,8 +148,9 @@ fileid_inode(const Osm__ImgFileId *id, const char *path)
 }
 
 /*
- * The identity of the file at path and, unless it is too large to hash,
- * the SHA-256 of its content, in sha256[32] (id points at it): for a
+ * The identity of the file at path and, if sha256 is not NULL and it is not
+ * too large to hash, the SHA-256 of its content, in sha256[32] (id points at
+ * it): for a
  * deputy telling its guest what the process maps. Hashes are kept for the
  * process's life.
  */

@@ -56,9 +56,12 @@ mm_vma_file(Osm__ImgVma *v, const char *path, const Osm__ImgFileId *id,
 	v->pgoff = off;
 	v->id = xmalloc(sizeof *v->id);
 	*v->id = *id;
+	v->id->sha256.data = NULL;
+	v->id->sha256.len = 0;
 	if (id->has_sha256) {
 		v->id->sha256.data = xmalloc(id->sha256.len);
 		memcpy(v->id->sha256.data, id->sha256.data, id->sha256.len);
+		v->id->sha256.len = id->sha256.len;
 	}
 	return 0;
 }
@@ -139,9 +142,11 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 	 * Its content is what proves it elsewhere, and what a guest agent is
 	 * sent when its node has no such file. One we may not read (an
 	 * executable with no read permission) is kept by its identity alone,
-	 * or carried when it is to leave the node.
+	 * or carried when it is to leave the node. A move hashes nothing: a
+	 * guest asks for the hashes it needs (agent/guest-files.c).
 	 */
-	if (fileid_identify(full, &id, sha, &why) == -1) {
+	if (fileid_identify(full, &id, (flags & MIG_CONTEXT) ? NULL : sha,
+	    &why) == -1) {
 		free(why);
 		if (flags & MIG_CONTEXT) {
 			if (shared) {
