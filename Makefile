@@ -28,12 +28,13 @@ PROTOC_C	?= protoc-c
 PROTOBUF_LIBS	 = -lprotobuf-c
 CURSES_LIBS	 = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+JSON_LIBS	 = -ljansson
 
 # Debian packages for building, testing and the lab.
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
-		   python3 man-db clang
+		   python3 man-db clang libjansson-dev
 
 # --- sources -------------------------------------------------------------
 
@@ -78,7 +79,9 @@ UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
-check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
+		   $(OBJ)/tests/unit/check_lib-json.o
+check_lib_LDLIBS = $(JSON_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
@@ -129,7 +132,7 @@ $(LIBMIGRATE): $(call obj,$(MIGRATE_SRCS))
 
 $(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 	$(AR) rcs $@ $^
@@ -139,7 +142,7 @@ $(LIBAGENT): $(call obj,$(AGENT_SRCS))
 
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(JSON_LIBS) $(PROTOBUF_LIBS) -lm
 
 # The guest agent mosd starts for every process it takes (agent/guest.c).
 $(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
@@ -157,11 +160,11 @@ $(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
 
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(BIN)/mosps: $(call obj,$(call tool_srcs,mosps)) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 	@mkdir -p $(@D)
