@@ -330,6 +330,77 @@ START_TEST(test_receive_hostile)
 }
 END_TEST
 
+/*
+ * Swap travels in arrays of its own (gossip.proto's fields 13 and 14): a
+ * new sender's reach the receiver; an older sender's message, without
+ * them, is still good and says no swap; arrays of the wrong length, or
+ * more swap free than there is, are refused.
+ */
+START_TEST(test_gossip_swap)
+{
+	struct gossip		*a = g_new(1), *b = g_new(2);
+	struct gossip_info	 self = info_load(10);
+	Osm__Gossip		 m = OSM__GOSSIP__INIT;
+	uint32_t		 arrs[9], swap[2] = { 2048, 100 }, sender;
+	uint8_t			 buf[GOSSIP_MSG_MAX];
+	size_t			 len;
+	ssize_t			 i;
+
+	self.swap_total = 2048;
+	self.swap_free = 1500;
+	gossip_set_self(a, &self, 1000);
+	len = gossip_build(a, 2, 1000, buf, sizeof buf);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_OK);
+	i = gossip_index(b, 1);
+	ck_assert_uint_eq(b->view[i].info.swap_total, 2048);
+	ck_assert_uint_eq(b->view[i].info.swap_free, 1500);
+
+	/* from node 3, as a build before swap in gossip would send it */
+	m.sender = 3;
+	m.incarnation = 1;
+	m.seq = 1;
+	raw_entry(arrs, 1, 0, 3);
+	len = pack_raw(&m, arrs, 1, buf);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 3, &sender),
+	    GOSSIP_OK);
+	i = gossip_index(b, 3);
+	ck_assert_uint_eq(b->view[i].info.load, 50);
+	ck_assert_uint_eq(b->view[i].info.swap_total, 0);
+
+	/* one swap array without the other */
+	m.seq = 2;
+	m.n_swap_total = 1;
+	m.swap_total = swap;
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* both, but longer than the entries */
+	m.n_swap_total = m.n_swap_free = 2;
+	m.swap_free = swap;
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* more free than total */
+	m.n_swap_total = m.n_swap_free = 1;
+	m.swap_total = &swap[1];
+	m.swap_free = &swap[0];
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* and right */
+	m.swap_total = &swap[0];
+	m.swap_free = &swap[1];
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_OK);
+	ck_assert_uint_eq(b->view[i].info.swap_total, 2048);
+	ck_assert_uint_eq(b->view[i].info.swap_free, 100);
+	gossip_free(a);
+	gossip_free(b);
+}
+END_TEST
+
 /* However many nodes, a message fits in a datagram. */
 START_TEST(test_build_size_limit)
 {
@@ -436,7 +507,17 @@ START_TEST(test_probe_cgroup_v1)
 	    "cache 1\ntotal_inactive_file 104857600\n");
 	put("/sys/fs/cgroup/memory/lab/memory.limit_in_bytes",
 	    "9223372036854771712\n");
+	/* 768 MiB of memory and swap: 256 MiB of swap, 56 MiB of it used */
+	put("/sys/fs/cgroup/memory/lab/node1/memory.memsw.limit_in_bytes",
+	    "805306368\n");
+	put("/sys/fs/cgroup/memory/lab/node1/memory.memsw.usage_in_bytes",
+	    "268435456\n");
+	put("/proc/meminfo", "MemTotal:       8000000 kB\n"
+	    "MemAvailable:   6000000 kB\nSwapTotal:      4194304 kB\n"
+	    "SwapFree:       4194304 kB\n");
 	ck_assert_msg(probe_init(&p, root, 1000, 0, &cause) == 0, "%s", cause);
+	ck_assert_uint_eq(p.swap_total, 256ULL << 20);
+	ck_assert_uint_eq(p.swap_free, 200ULL << 20);
 	ck_assert(p.v2 == 0);
 	ck_assert(fabs(p.cpus - 0.5) < 1e-9);
 	ck_assert_uint_eq(p.mem_total, 512ULL << 20);
@@ -459,7 +540,16 @@ START_TEST(test_probe_cgroup_v2)
 	put("/sys/fs/cgroup/lab/memory.max", "1073741824\n");
 	put("/sys/fs/cgroup/lab/node2/memory.current", "104857600\n");
 	put("/sys/fs/cgroup/lab/node2/memory.stat", "inactive_file 0\n");
+	/* the machine has 4 GiB of swap; the node may use 1 GiB, 10 MiB used */
+	put("/proc/meminfo", "MemTotal:       8000000 kB\n"
+	    "MemAvailable:   6000000 kB\nSwapTotal:      4194304 kB\n"
+	    "SwapFree:       3000000 kB\n");
+	put("/sys/fs/cgroup/lab/node2/memory.swap.max", "max\n");
+	put("/sys/fs/cgroup/lab/memory.swap.max", "1073741824\n");
+	put("/sys/fs/cgroup/lab/node2/memory.swap.current", "10485760\n");
 	ck_assert_msg(probe_init(&p, root, 1000, 0, &cause) == 0, "%s", cause);
+	ck_assert_uint_eq(p.swap_total, 1024ULL << 20);
+	ck_assert_uint_eq(p.swap_free, 1014ULL << 20);
 	ck_assert(p.v2 == 1);
 	ck_assert(fabs(p.cpus - 1.5) < 1e-9);
 	ck_assert_uint_eq(p.mem_total, 1024ULL << 20);
@@ -487,6 +577,15 @@ START_TEST(test_probe_no_cgroup)
 	ck_assert_uint_eq(info.cpus, 400);
 	ck_assert_uint_eq(info.speed, 2000);
 	ck_assert_uint_eq(info.mem_total, 7812);
+	/* meminfo says nothing of swap: none */
+	ck_assert_uint_eq(info.swap_total, 0);
+	put("/proc/meminfo", "MemTotal:       8000000 kB\n"
+	    "MemAvailable:   6000000 kB\nSwapTotal:      2097152 kB\n"
+	    "SwapFree:       1048576 kB\n");
+	probe_sample(&p, 1500);
+	probe_info(&p, &info);
+	ck_assert_uint_eq(info.swap_total, 2048);
+	ck_assert_uint_eq(info.swap_free, 1024);
 }
 END_TEST
 
@@ -936,6 +1035,7 @@ mosd_suite(void)
 	tcase_add_test(tc, test_new_incarnation);
 	tcase_add_test(tc, test_receive_hostile);
 	tcase_add_test(tc, test_build_size_limit);
+	tcase_add_test(tc, test_gossip_swap);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("probe");
