@@ -312,6 +312,8 @@ main(int argc, char **argv)
 	m.reap_ev.data = &m;
 	ev_check_start(m.loop, &m.reap_ev);
 	guests_init(&m);
+	/* Known to itself from the start, not from its first gossip round. */
+	net_refresh_self(&m);
 	balance_start(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m.probe_timer.data = &m;
