@@ -1,7 +1,8 @@
 /*
- * moslab up N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]: make N
- * nodes, write the lab's cluster.conf, key and policy, start mosd in every
- * node. A failure removes whatever was made.
+ * moslab up N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]
+ * [--wait SECONDS]: make N nodes, write the lab's cluster.conf, key and
+ * policy, start mosd in every node, and return once every node sees every
+ * other one up. A failure removes whatever was made.
  */
 #include <sys/stat.h>
 
@@ -232,10 +233,10 @@ up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem,
 	return 0;
 }
 
-/* Build the lab and start mosd in every node. */
+/* Build the lab, start mosd in every node, wait (wait_ms) for gossip. */
 static int
 up_start(struct lab *lab, uint64_t *cpus, uint64_t *mem,
-    const struct up_policy *pol, char **cause)
+    const struct up_policy *pol, uint64_t wait_ms, char **cause)
 {
 	unsigned	k;
 
@@ -247,6 +248,8 @@ up_start(struct lab *lab, uint64_t *cpus, uint64_t *mem,
 	for (k = 1; k <= lab->nnodes; k++)
 		if (mosd_wait_ready(lab, k, cause) == -1)
 			return -1;
+	if (wait_ms > 0 && mosd_wait_cluster(lab, wait_ms, cause) == -1)
+		return -1;
 	return 0;
 }
 
@@ -257,12 +260,14 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "mem", required_argument, NULL, 'm' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*cpus_arg = NULL, *mem_arg = NULL, *policy_arg = NULL;
 	struct up_policy pol = { NULL, NULL, 0 };
 	uint64_t	 n, cpus[LAB_NODES_MAX], mem[LAB_NODES_MAX];
+	uint64_t	 wait_ms = LAB_READY_MS;
 	char		*cause;
 	unsigned	 k;
 	int		 ch, rc = 1;
@@ -278,6 +283,15 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 			break;
 		case 'p':
 			policy_arg = optarg;
+			break;
+		case 'w':
+			if (parse_uint(optarg, 0, 3600, &wait_ms) == -1) {
+				fprintf(stderr, "moslab: --wait: expected "
+				    "seconds from 0 to 3600, found '%s'\n",
+				    optarg);
+				return 2;
+			}
+			wait_ms *= 1000;
 			break;
 		case 'h':
 			lab_usage_cmd(&cmd_up);
@@ -321,7 +335,7 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 	}
 
 	lab->nnodes = n;
-	if (up_start(lab, cpus, mem, &pol, &cause) == -1) {
+	if (up_start(lab, cpus, mem, &pol, wait_ms, &cause) == -1) {
 		fprintf(stderr, "moslab: %s\n", cause);
 		free(cause);
 		fprintf(stderr, "moslab: removing what was made of lab '%s'\n",
@@ -340,9 +354,12 @@ out:
 
 const struct lab_cmd cmd_up = {
 	.name = "up",
-	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]",
+	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE] "
+	    "[--wait S]",
 	.help = "make N nodes, start mosd in each (default 1 CPU, 1024 MB, "
-	    "no policy.conf)",
+	    "no policy.conf);\n\treturn once every node sees every other "
+	    "one up (--wait: at most S\n\tseconds, default 30; 0: do not "
+	    "wait)",
 	.argc_min = 1,
 	.argc_max = -1,
 	.flags = CMD_LOCK,
