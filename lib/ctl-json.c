@@ -221,3 +221,25 @@ ctl_json_print(FILE *f, json_t *doc)
 	free(s);
 	return rc;
 }
+
+/*
+ * Any other reply, for the web monitor's actions: {"ok", "error", "flags",
+ * "count", "path"}, each null where the reply has none.
+ */
+json_t *
+ctl_json_reply(const Osm__CtlReply *r)
+{
+	json_t	*doc;
+
+	doc = json_object();
+	json_object_set_new(doc, "ok", json_boolean(r->ok));
+	json_object_set_new(doc, "error", r->error != NULL ?
+	    ctl_json_bytes(r->error) : json_null());
+	json_object_set_new(doc, "flags", r->has_flags ?
+	    ctl_json_flags(r->flags) : json_null());
+	json_object_set_new(doc, "count", ctl_json_uint(r->has_count,
+	    r->count));
+	json_object_set_new(doc, "path", r->path != NULL ?
+	    ctl_json_bytes(r->path) : json_null());
+	return doc;
+}

@@ -218,6 +218,11 @@ struct cluster_conf {
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
 	char		*policy_path;	/* policy.conf beside this file */
+	uint16_t	 web_port;	/* the web monitor's; 0: off */
+	char		 web_addr[64];	/* numeric, 127.0.0.1 unless given */
+	struct sockaddr_storage web_sa;
+	socklen_t	 web_salen;
+	char		*web_token_path; /* web.token beside this file */
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
 void	 conf_free(struct cluster_conf *c);
@@ -321,6 +326,7 @@ struct json_t;
 struct json_t *ctl_json_status(const struct Osm__CtlReply *r);
 struct json_t *ctl_json_stats(const struct Osm__CtlReply *r);
 struct json_t *ctl_json_ps(const struct Osm__CtlReply *r, uint32_t pid);
+struct json_t *ctl_json_reply(const struct Osm__CtlReply *r);
 char	*ctl_json_text(struct json_t *doc);
 int	 ctl_json_print(FILE *f, struct json_t *doc);
 

@@ -160,6 +160,27 @@ START_TEST(test_json_ps)
 }
 END_TEST
 
+/* An action's reply, as the web monitor answers it. */
+START_TEST(test_json_reply)
+{
+	Osm__CtlReply	 r = OSM__CTL_REPLY__INIT;
+
+	r.ok = 1;
+	r.has_flags = 1;
+	r.flags = OSM__NODE_FLAG__NODE_BLOCK;
+	check_golden("reply-flags.json", ctl_json_reply(&r));
+	osm__ctl_reply__init(&r);
+	r.ok = 0;
+	r.error = "node 3 is down";
+	check_golden("reply-error.json", ctl_json_reply(&r));
+	osm__ctl_reply__init(&r);
+	r.ok = 1;
+	r.has_count = 1;
+	r.count = 2;
+	check_golden("reply-count.json", ctl_json_reply(&r));
+}
+END_TEST
+
 START_TEST(test_state_names)
 {
 	uint32_t	 bit;
@@ -195,6 +216,7 @@ check_lib_json(Suite *s)
 	tcase_add_test(tc, test_json_status);
 	tcase_add_test(tc, test_json_stats);
 	tcase_add_test(tc, test_json_ps);
+	tcase_add_test(tc, test_json_reply);
 	tcase_add_test(tc, test_state_names);
 	suite_add_tcase(s, tc);
 }
