@@ -14,6 +14,11 @@
  *	guests FIRST-LAST	uids for guest processes (60000-60999)
  *	policy PATH		who may migrate where (policy.conf beside this
  *				file); see policy.conf(5)
+ *	web [ADDRESS] PORT	serve the web monitor there (off; the address
+ *				is 127.0.0.1 unless given)
+ *	web-token PATH		root's 0600 file of the token the web
+ *				monitor's actions need (web.token beside this
+ *				file)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -166,6 +171,26 @@ conf_duration(struct conf_parse *p, const char *what, const char *s,
 	return 0;
 }
 
+/* web [ADDRESS] PORT: where mosd serves the web monitor (mosd(8)). */
+static int
+conf_web(struct conf_parse *p, char **w, int nw)
+{
+	struct cluster_conf	*c = p->conf;
+	const char		*addr = nw == 3 ? w[1] : "127.0.0.1";
+	uint64_t		 port;
+
+	if (nw != 2 && nw != 3)
+		return conf_error(p, "expected 'web [ADDRESS] PORT'");
+	if (conf_number(p, "a web port", w[nw - 1], 1, 65535, &port) == -1)
+		return -1;
+	if (conf_addr(addr, port, &c->web_sa, &c->web_salen) == -1)
+		return conf_error(p, "expected a numeric IPv4 or IPv6 address "
+		    "for the web monitor, found '%s'", addr);
+	snprintf(c->web_addr, sizeof c->web_addr, "%s", addr);
+	c->web_port = port;
+	return 0;
+}
+
 static int
 conf_line(struct conf_parse *p, char **w, int nw)
 {
@@ -185,6 +210,8 @@ conf_line(struct conf_parse *p, char **w, int nw)
 			return -1;
 		return conf_node_add(p, id, w[2], count);
 	}
+	if (strcmp(k, "web") == 0)
+		return conf_web(p, w, nw);
 	if (nw != 2)
 		return conf_error(p, "expected '%s VALUE'", k);
 	if (strcmp(k, "port") == 0) {
@@ -219,6 +246,9 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else if (strcmp(k, "policy") == 0) {
 		free(c->policy_path);
 		c->policy_path = xstrdup(w[1]);
+	} else if (strcmp(k, "web-token") == 0) {
+		free(c->web_token_path);
+		c->web_token_path = xstrdup(w[1]);
 	} else if (strcmp(k, "guests") == 0) {
 		char		*dash = strchr(w[1], '-');
 		uint64_t	 first, last;
@@ -242,7 +272,7 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else
 		return conf_error(p, "unknown directive '%s' (expected node, "
 		    "port, interval, timeout, window, speed, self, key, "
-		    "socket, guests or policy)", k);
+		    "socket, guests, policy, web or web-token)", k);
 	return 0;
 }
 
@@ -290,6 +320,7 @@ conf_finish(struct conf_parse *p)
 		    &c->nodes[i].salen);
 	conf_beside(p, &c->key_path, "cluster.key");
 	conf_beside(p, &c->policy_path, "policy.conf");
+	conf_beside(p, &c->web_token_path, "web.token");
 	if (c->socket_path == NULL)
 		c->socket_path = xstrdup(OSM_SOCKET_PATH);
 	return 0;
@@ -341,6 +372,7 @@ conf_free(struct cluster_conf *c)
 	free(c->key_path);
 	free(c->socket_path);
 	free(c->policy_path);
+	free(c->web_token_path);
 	free(c);
 }
 

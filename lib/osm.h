@@ -222,6 +222,11 @@ struct cluster_conf {
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
 	char		*policy_path;	/* policy.conf beside this file */
+	uint16_t	 web_port;	/* the web monitor's; 0: off */
+	char		 web_addr[64];	/* numeric, 127.0.0.1 unless given */
+	struct sockaddr_storage web_sa;
+	socklen_t	 web_salen;
+	char		*web_token_path; /* web.token beside this file */
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
 void	 conf_free(struct cluster_conf *c);
@@ -306,6 +311,27 @@ struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, int *fd);
 void	 ctl_order_answer(int fd, struct Osm__CtlReply *reply);
 
 /* ctl-state.c */
+enum ctl_node_state {
+	CTL_NODE_UNKNOWN,	/* never heard of since this mosd started */
+	CTL_NODE_UP,
+	CTL_NODE_DOWN		/* heard of, silent past the timeout */
+};
 const char *ctl_state_name(int state);	/* Osm__ProcState; NULL: none */
+enum ctl_node_state ctl_node_state(int up, int known);
+const char *ctl_node_state_name(enum ctl_node_state state);
+const char *ctl_flag_name(size_t i, uint32_t *bit);
+char	*ctl_flags_text(uint32_t flags, const char *sep, const char *none);
+
+/*
+ * ctl-json.c: the JSON documents of control replies (jansson), the same
+ * for the tools' --json and mosd's web API. Each returns a new reference.
+ */
+struct json_t;
+struct json_t *ctl_json_status(const struct Osm__CtlReply *r);
+struct json_t *ctl_json_stats(const struct Osm__CtlReply *r);
+struct json_t *ctl_json_ps(const struct Osm__CtlReply *r, uint32_t pid);
+struct json_t *ctl_json_reply(const struct Osm__CtlReply *r);
+char	*ctl_json_text(struct json_t *doc);
+int	 ctl_json_print(FILE *f, struct json_t *doc);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * mosd: set up (config, key, policy, sockets, probe), drop privileges, then
  * run the event loop: a probe timer, a gossip timer, the balancer's timer,
- * the gossip socket, the broker's socket and the control socket.
+ * the gossip socket, the broker's socket, the control socket and, if
+ * cluster.conf asks for it, the web monitor (web.c).
  */
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -100,9 +101,10 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 }
 
 /*
- * SIGHUP re-reads the configuration and the policy. Timing, speed and the
- * policy apply at once; the node map, port, window, key and socket are
- * fixed for the daemon's life. A bad file changes nothing.
+ * SIGHUP re-reads the configuration and the policy. Timing, speed, the
+ * policy and the web token's path apply at once; the node map, port,
+ * window, key, socket and web address are fixed for the daemon's life. A
+ * bad file changes nothing.
  */
 static void
 mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -139,6 +141,14 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	if (c->window != m->conf->window)
 		log_warnx("reload: the window changed; restart mosd to apply "
 		    "that");
+	if (c->web_port != m->conf->web_port ||
+	    strcmp(c->web_addr, m->conf->web_addr) != 0)
+		log_warnx("reload: the web monitor's address changed; restart "
+		    "mosd to apply that");
+	/* The token file is read at each action: a new path applies now. */
+	free(m->conf->web_token_path);
+	m->conf->web_token_path = c->web_token_path;
+	c->web_token_path = NULL;
 	m->conf->interval_ms = c->interval_ms;
 	m->conf->timeout_ms = c->timeout_ms;
 	m->gossip->timeout_ms = gossip_timeout(m->gossip->n, c->interval_ms,
@@ -286,7 +296,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (net_open(&m, &cause) == -1 || broker_listen(&m, &cause) == -1 ||
-	    control_listen(&m, &cause) == -1) {
+	    control_listen(&m, &cause) == -1 || web_listen(&m, &cause) == -1) {
 		fprintf(stderr, "mosd: %s\n", cause);
 		return 1;
 	}
@@ -307,11 +317,14 @@ main(int argc, char **argv)
 	net_start(&m);
 	broker_start(&m);
 	control_start(&m);
+	web_start(&m);
 	/* Ended clients and links are freed here, outside their callbacks. */
 	ev_check_init(&m.reap_ev, mosd_reap_cb);
 	m.reap_ev.data = &m;
 	ev_check_start(m.loop, &m.reap_ev);
 	guests_init(&m);
+	/* Known to itself from the start, not from its first gossip round. */
+	net_refresh_self(&m);
 	balance_start(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m.probe_timer.data = &m;
@@ -337,6 +350,7 @@ main(int argc, char **argv)
 	    m.probe.speed);
 	ev_run(m.loop, 0);
 
+	web_stop(&m);
 	control_shutdown(&m);
 	close(m.udp_fd);
 	close(m.tcp_fd);

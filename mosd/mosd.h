@@ -184,6 +184,49 @@ void	 net_start(struct mosd *m);
 void	 net_refresh_self(struct mosd *m);
 void	 net_send_gossip(struct mosd *m);
 
+/*
+ * web.c, web-api.c: the web monitor, libmicrohttpd on mosd's loop. web.c
+ * is the server (the daemon, its descriptors under libev, requests in,
+ * answers out); web-api.c says what a request gets (the page, the JSON of
+ * a control request to this mosd, an action once its token is checked).
+ */
+struct MHD_Daemon;
+struct MHD_Connection;
+struct web_route;
+struct web_req {
+	struct mosd		*mosd;
+	struct MHD_Connection	*conn;		/* NULL once MHD is done with it */
+	const struct web_route	*route;
+	char			*body;		/* what a POST sent */
+	size_t			 bodylen;
+	int			 handled;	/* web-api has seen it whole */
+	int			 refs;		/* MHD's, a pending request's */
+	unsigned		 status;	/* the answer: 0 until there is one */
+	char			*answer;
+	size_t			 answerlen;
+	int			 persistent;	/* answer is not ours to free */
+	const char		*type;		/* its Content-Type */
+	const char		*allow;		/* for a 405: the method allowed */
+	TAILQ_ENTRY(web_req)	 entry;		/* in web's pending list */
+};
+TAILQ_HEAD(web_reqs, web_req);
+struct web {
+	struct MHD_Daemon	*daemon;
+	ev_io			 io;		/* MHD's epoll descriptor */
+	ev_timer		 timer;		/* MHD's next timeout */
+	struct web_reqs		 pending;	/* suspended for mosd's answer */
+};
+int	 web_listen(struct mosd *m, char **cause);
+void	 web_start(struct mosd *m);
+void	 web_stop(struct mosd *m);
+struct web_req *webapi_new(struct mosd *m, struct MHD_Connection *conn);
+int	 webapi_handle(struct web_req *wr, const char *method, const char *url);
+void	 webapi_error(struct web_req *wr, unsigned status, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 webapi_unref(struct web_req *wr);
+extern const char web_page[];		/* web-page.html, built in */
+extern const size_t web_page_len;
+
 /* stats */
 enum mosd_counter {
 	C_RX_OK,
@@ -245,6 +288,8 @@ struct mosd {
 	pid_t			*guest_pids;	/* agent per guest uid slot */
 	size_t			 nagent_slots;
 	ev_child		 child_ev;
+
+	struct web		*web;		/* NULL: the monitor is off */
 
 	uint64_t		 counters[C_NCOUNTERS];
 	struct mosd_home {			/* returns home, by reason */

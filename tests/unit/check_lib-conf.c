@@ -3,6 +3,8 @@
  * and tests/policy, the policy's questions, the number parsers. Part of
  * the check_lib binary (check_lib.c runs it).
  */
+#include <sys/socket.h>
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -26,11 +28,19 @@ conf_dump(const struct cluster_conf *c)
 
 	xasprintf(&out, "port %u\ninterval %llums\ntimeout %llums\n"
 	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n"
-	    "guests %u-%u\npolicy %s\n", c->port,
+	    "guests %u-%u\npolicy %s\nweb-token %s\n", c->port,
 	    (unsigned long long)c->interval_ms,
 	    (unsigned long long)c->timeout_ms, c->window, c->speed, c->self,
 	    c->key_path, c->socket_path, (unsigned)c->guest_uid_first,
-	    (unsigned)c->guest_uid_last, c->policy_path);
+	    (unsigned)c->guest_uid_last, c->policy_path, c->web_token_path);
+	if (c->web_port == 0)
+		xasprintf(&tmp, "%sweb off\n", out);
+	else
+		xasprintf(&tmp, "%sweb %s %u (family %s)\n", out, c->web_addr,
+		    c->web_port, c->web_sa.ss_family == AF_INET6 ? "inet6" :
+		    "inet");
+	free(out);
+	out = tmp;
 	for (i = 0; i < c->nnodes; i++) {
 		xasprintf(&tmp, "%snode %u %s\n", out, c->nodes[i].id,
 		    c->nodes[i].addr);

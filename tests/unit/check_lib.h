@@ -15,4 +15,7 @@ char	*tmp_file(const char *name, const char *content, mode_t mode);
 /* check_lib-conf.c: its test cases, added to s */
 void	 check_lib_conf(Suite *s);
 
+/* check_lib-json.c: its test cases, added to s */
+void	 check_lib_json(Suite *s);
+
 #endif
