@@ -78,7 +78,8 @@ UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
-check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
+		   $(OBJ)/tests/unit/check_lib-log.o
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)

@@ -29,6 +29,37 @@ void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A log site that a peer or a client can set off: LOG_LIMIT_BURST lines
+ * per key (a node, a uid) in each window, then a count of the rest, said
+ * when the window ends ("... and 124,976 more in the last 10 s"). Declare
+ * one static struct log_limit per site; a daemon calls log_limit_flush
+ * every second. Keys past LOG_LIMIT_KEYS - 1 at once share the last slot.
+ */
+#define LOG_LIMIT_BURST		5
+#define LOG_LIMIT_WINDOW_MS	10000
+#define LOG_LIMIT_KEYS		8
+#define LOG_LIMIT_OTHERS	UINT64_MAX
+struct log_limit_slot {
+	uint64_t	 key;
+	uint64_t	 start_ms;	/* the window began */
+	uint32_t	 logged;
+	uint64_t	 held;		/* counted, not written */
+	int		 pri;
+	int		 used;
+	char		 last[240];	/* the newest held back */
+};
+struct log_limit {
+	uint64_t		 window_ms;	/* 0: LOG_LIMIT_WINDOW_MS */
+	struct log_limit_slot	 slot[LOG_LIMIT_KEYS];
+	struct log_limit	*next;		/* on log.c's list once used */
+	int			 listed;
+};
+void	 log_limited_warnx(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limited_info(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limit_flush(void);
 void	 fatal(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 void	 fatalx(const char *fmt, ...)

@@ -685,6 +685,7 @@ lib_suite(void)
 	suite_add_tcase(s, tc);
 
 	check_lib_conf(s);
+	check_lib_log(s);
 	return s;
 }
 
