@@ -228,6 +228,17 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 #define CONF_GUEST_UID_FIRST	60000
 #define CONF_GUEST_UID_LAST	60999
+/* What local users and other nodes may make mosd hold (RELIABILITY.md) */
+#define CONF_CLIENTS		256
+#define CONF_CLIENTS_PER_USER	16
+#define CONF_AGENTS_PER_USER	1024
+#define CONF_CLIENT_TIMEOUT_MS	10000
+#define CONF_CLIENT_OUTPUT	(64U << 10)
+#define CONF_USER_OUTPUT	(1U << 20)
+#define CONF_HANDSHAKES		64
+#define CONF_HANDSHAKES_PER_NODE 4
+#define CONF_HANDSHAKE_RATE	20
+#define CONF_HANDSHAKE_TIMEOUT_MS 5000
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -249,6 +260,16 @@ struct cluster_conf {
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
 	char		*policy_path;	/* policy.conf beside this file */
+	uint32_t	 clients;	/* users' tool connections, together */
+	uint32_t	 clients_per_user;
+	uint32_t	 agents_per_user;	/* processes registered */
+	uint64_t	 client_timeout_ms;	/* neither asks nor reads */
+	uint64_t	 client_output;	/* unread reply bytes, a connection */
+	uint64_t	 user_output;	/* a uid's */
+	uint32_t	 handshakes;	/* incoming, under way at once */
+	uint32_t	 handshakes_per_node;
+	uint32_t	 handshake_rate;	/* new connections/s from a node */
+	uint64_t	 handshake_timeout_ms;
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
 void	 conf_free(struct cluster_conf *c);
