@@ -81,6 +81,7 @@ check_lib_LIBS	 = $(LIBOSM)
 check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
 		   $(OBJ)/tests/unit/check_lib-log.o
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-quota.o
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)

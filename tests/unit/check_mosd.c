@@ -3,7 +3,8 @@
  * without libev: gossip merge rules, message building and decoding of
  * hostile input, target cycles; the load probe and the load formula,
  * against fake /proc and cgroup trees; the balancer's decisions, from
- * plain views of nodes and lists of processes.
+ * plain views of nodes and lists of processes; what users may make mosd
+ * hold (check_mosd-quota.c).
  */
 #include <sys/stat.h>
 
@@ -20,6 +21,9 @@
 #include "mosd/probe.h"
 #include "proto/ctl.pb-c.h"
 #include "proto/gossip.pb-c.h"
+
+/* check_mosd-quota.c: its test case, added to s */
+void	 check_mosd_quota(Suite *s);
 
 static const uint32_t ids4[] = { 1, 2, 3, 4 };
 
@@ -965,6 +969,8 @@ mosd_suite(void)
 	tcase_add_test(tc, test_decide_random);
 	tcase_add_test(tc, test_decide_best);
 	suite_add_tcase(s, tc);
+
+	check_mosd_quota(s);
 	return s;
 }
 
