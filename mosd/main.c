@@ -4,6 +4,7 @@
  * the gossip socket, the broker's socket and the control socket.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 
 #include <errno.h>
@@ -86,6 +87,28 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	probe_sample(&m->probe, now_ms());
 }
 
+/* Say what the log limits held back in the windows that ended. */
+static void
+mosd_log_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	log_limit_flush();
+}
+
+/*
+ * As many descriptors as the system lets us: every client, link and
+ * order holds one (control.c sizes its quotas on what this gives).
+ */
+static void
+mosd_raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static void
 mosd_gossip_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -101,7 +124,8 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 
 /*
  * SIGHUP re-reads the configuration and the policy. Timing, speed and the
- * policy apply at once; the node map, port, window, key and socket are
+ * policy apply at once, the limits to what comes from then on; the node
+ * map, port, window, key and socket are
  * fixed for the daemon's life. A bad file changes nothing.
  */
 static void
@@ -144,6 +168,18 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	m->gossip->timeout_ms = gossip_timeout(m->gossip->n, c->interval_ms,
 	    c->timeout_ms);
 	m->probe.speed = c->speed;
+	/* The limits too: for new connections, new handshakes. */
+	m->conf->clients = c->clients;
+	m->conf->clients_per_user = c->clients_per_user;
+	m->conf->agents_per_user = c->agents_per_user;
+	m->conf->client_timeout_ms = c->client_timeout_ms;
+	m->conf->client_output = c->client_output;
+	m->conf->user_output = c->user_output;
+	m->conf->handshakes = c->handshakes;
+	m->conf->handshakes_per_node = c->handshakes_per_node;
+	m->conf->handshake_rate = c->handshake_rate;
+	m->conf->handshake_timeout_ms = c->handshake_timeout_ms;
+	control_limits(m);
 	m->gossip_timer.repeat = c->interval_ms / 1000.0;
 	ev_timer_again(loop, &m->gossip_timer);
 	conf_free(c);
@@ -301,6 +337,7 @@ main(int argc, char **argv)
 	if (mosd_drop_caps(&cause) == -1)
 		fatalx("%s", cause);
 	signal(SIGPIPE, SIG_IGN);
+	mosd_raise_nofile();
 
 	m.loop = ev_default_loop(EVFLAG_AUTO);
 	TAILQ_INIT(&m.procs);
@@ -322,6 +359,8 @@ main(int argc, char **argv)
 	    m.conf->interval_ms / 1000.0);
 	m.gossip_timer.data = &m;
 	ev_timer_start(m.loop, &m.gossip_timer);
+	ev_timer_init(&m.log_timer, mosd_log_cb, 1, 1);
+	ev_timer_start(m.loop, &m.log_timer);
 	ev_signal_init(&m.sig_term, mosd_stop_cb, SIGTERM);
 	ev_signal_init(&m.sig_int, mosd_stop_cb, SIGINT);
 	ev_signal_init(&m.sig_hup, mosd_reload_cb, SIGHUP);
