@@ -27,6 +27,8 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_OFFERS_REFUSED] = "offers_refused",
 	[C_CTL_TURNED_AWAY] = "control_turned_away",
 	[C_CTL_DROPPED] = "control_clients_dropped",
+	[C_HS_TAKEN] = "handshakes_taken",
+	[C_HS_REFUSED] = "handshakes_refused",
 };
 
 static int

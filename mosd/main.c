@@ -202,6 +202,7 @@ mosd_free(struct mosd *m)
 {
 	free(m->guest_exe);
 	free(m->guest_pids);
+	free(m->bnodes);
 	free(m->rxbuf);
 	gossip_free(m->gossip);
 	policy_free(m->policy);

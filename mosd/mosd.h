@@ -151,6 +151,11 @@ int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
 /* broker.c */
 struct link;
 TAILQ_HEAD(links, link);
+struct broker_node {			/* what one node's links may take */
+	double		 tokens;	/* connections it may open now */
+	uint64_t	 at_ms;		/* tokens counted then */
+	uint32_t	 handshakes;	/* incoming, under way */
+};
 int	 broker_listen(struct mosd *m, char **cause);
 void	 broker_start(struct mosd *m);
 int	 broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
@@ -222,6 +227,8 @@ enum mosd_counter {
 	C_OFFERS_REFUSED,
 	C_CTL_TURNED_AWAY,	/* connections refused: over a quota */
 	C_CTL_DROPPED,		/* clients cut off: unread, idle */
+	C_HS_TAKEN,		/* incoming handshakes begun */
+	C_HS_REFUSED,		/* handshakes refused: over a limit */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -258,7 +265,10 @@ struct mosd {
 
 	int			 tcp_fd;	/* the migration broker */
 	ev_io			 tcp_ev;
+	ev_timer		 tcp_pause;	/* out of descriptors: wait */
 	struct links		 links;
+	struct broker_node	*bnodes;	/* per node, in gossip order */
+	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
 	pid_t			*guest_pids;	/* agent per guest uid slot */
 	size_t			 nagent_slots;
