@@ -44,18 +44,22 @@ usage(int status)
 
 /*
  * After set-up mosd keeps only what it takes to start a guest agent under
- * a guest uid: CAP_SETUID and CAP_SETGID. Everything else goes, from the
- * bounding set too, so nothing can come back through exec.
+ * a guest uid: CAP_SETUID and CAP_SETGID, and CAP_SETPCAP, permitted but
+ * not effective, for the agent to empty its bounding set with before it
+ * becomes the guest uid (agent/guest.c), so that the process it runs
+ * holds no capability even in its bounding set. Everything else goes,
+ * from the bounding set too, so nothing can come back through exec.
  */
 static int
 mosd_drop_caps(char **cause)
 {
 	static const cap_value_t keep[] = { CAP_SETUID, CAP_SETGID };
+	static const cap_value_t pass[] = { CAP_SETPCAP };
 	cap_t	caps;
 	int	c;
 
 	for (c = 0; c <= CAP_LAST_CAP; c++)
-		if (c != CAP_SETUID && c != CAP_SETGID &&
+		if (c != CAP_SETUID && c != CAP_SETGID && c != CAP_SETPCAP &&
 		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 &&
 		    errno != EINVAL) {
 			xasprintf(cause, "dropping capability %d from the "
@@ -64,6 +68,7 @@ mosd_drop_caps(char **cause)
 		}
 	if ((caps = cap_init()) == NULL ||
 	    cap_set_flag(caps, CAP_PERMITTED, nitems(keep), keep, CAP_SET) ||
+	    cap_set_flag(caps, CAP_PERMITTED, nitems(pass), pass, CAP_SET) ||
 	    cap_set_flag(caps, CAP_EFFECTIVE, nitems(keep), keep, CAP_SET) ||
 	    cap_set_proc(caps) == -1) {
 		xasprintf(cause, "dropping capabilities: %s", strerror(errno));
