@@ -82,10 +82,12 @@ UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
 check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
-		   $(OBJ)/tests/unit/check_lib-json.o
+		   $(OBJ)/tests/unit/check_lib-json.o \
+		   $(OBJ)/tests/unit/check_lib-log.o
 check_lib_LDLIBS = $(JSON_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
-check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o
+check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
+		   $(OBJ)/tests/unit/check_mosd-quota.o
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)

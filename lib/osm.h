@@ -29,6 +29,37 @@ void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A log site that a peer or a client can set off: LOG_LIMIT_BURST lines
+ * per key (a node, a uid) in each window, then a count of the rest, said
+ * when the window ends ("... and 124,976 more in the last 10 s"). Declare
+ * one static struct log_limit per site; a daemon calls log_limit_flush
+ * every second. Keys past LOG_LIMIT_KEYS - 1 at once share the last slot.
+ */
+#define LOG_LIMIT_BURST		5
+#define LOG_LIMIT_WINDOW_MS	10000
+#define LOG_LIMIT_KEYS		8
+#define LOG_LIMIT_OTHERS	UINT64_MAX
+struct log_limit_slot {
+	uint64_t	 key;
+	uint64_t	 start_ms;	/* the window began */
+	uint32_t	 logged;
+	uint64_t	 held;		/* counted, not written */
+	int		 pri;
+	int		 used;
+	char		 last[240];	/* the newest held back */
+};
+struct log_limit {
+	uint64_t		 window_ms;	/* 0: LOG_LIMIT_WINDOW_MS */
+	struct log_limit_slot	 slot[LOG_LIMIT_KEYS];
+	struct log_limit	*next;		/* on log.c's list once used */
+	int			 listed;
+};
+void	 log_limited_warnx(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limited_info(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limit_flush(void);
 void	 fatal(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 void	 fatalx(const char *fmt, ...)
@@ -201,6 +232,17 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 #define CONF_GUEST_UID_FIRST	60000
 #define CONF_GUEST_UID_LAST	60999
+/* What local users and other nodes may make mosd hold (RELIABILITY.md) */
+#define CONF_CLIENTS		256
+#define CONF_CLIENTS_PER_USER	16
+#define CONF_AGENTS_PER_USER	1024
+#define CONF_CLIENT_TIMEOUT_MS	10000
+#define CONF_CLIENT_OUTPUT	(64U << 10)
+#define CONF_USER_OUTPUT	(1U << 20)
+#define CONF_HANDSHAKES		64
+#define CONF_HANDSHAKES_PER_NODE 4
+#define CONF_HANDSHAKE_RATE	20
+#define CONF_HANDSHAKE_TIMEOUT_MS 5000
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -227,6 +269,16 @@ struct cluster_conf {
 	struct sockaddr_storage web_sa;
 	socklen_t	 web_salen;
 	char		*web_token_path; /* web.token beside this file */
+	uint32_t	 clients;	/* users' tool connections, together */
+	uint32_t	 clients_per_user;
+	uint32_t	 agents_per_user;	/* processes registered */
+	uint64_t	 client_timeout_ms;	/* neither asks nor reads */
+	uint64_t	 client_output;	/* unread reply bytes, a connection */
+	uint64_t	 user_output;	/* a uid's */
+	uint32_t	 handshakes;	/* incoming, under way at once */
+	uint32_t	 handshakes_per_node;
+	uint32_t	 handshake_rate;	/* new connections/s from a node */
+	uint64_t	 handshake_timeout_ms;
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
 void	 conf_free(struct cluster_conf *c);

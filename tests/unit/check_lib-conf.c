@@ -41,6 +41,18 @@ conf_dump(const struct cluster_conf *c)
 		    "inet");
 	free(out);
 	out = tmp;
+	xasprintf(&tmp, "%sclients %u\nclients_per_user %u\n"
+	    "agents_per_user %u\nclient_timeout %llums\nclient_output %llu\n"
+	    "user_output %llu\nhandshakes %u\nhandshakes_per_node %u\n"
+	    "handshake_rate %u\nhandshake_timeout %llums\n", out, c->clients,
+	    c->clients_per_user, c->agents_per_user,
+	    (unsigned long long)c->client_timeout_ms,
+	    (unsigned long long)c->client_output,
+	    (unsigned long long)c->user_output, c->handshakes,
+	    c->handshakes_per_node, c->handshake_rate,
+	    (unsigned long long)c->handshake_timeout_ms);
+	free(out);
+	out = tmp;
 	for (i = 0; i < c->nnodes; i++) {
 		xasprintf(&tmp, "%snode %u %s\n", out, c->nodes[i].id,
 		    c->nodes[i].addr);

@@ -687,6 +687,7 @@ lib_suite(void)
 
 	check_lib_conf(s);
 	check_lib_json(s);
+	check_lib_log(s);
 	return s;
 }
 

@@ -3,7 +3,8 @@
  * without libev: gossip merge rules, message building and decoding of
  * hostile input, target cycles; the balancer's decisions, from plain
  * views of nodes and lists of processes. The load probe and the load
- * formula, against fake /proc and cgroup trees, are in check_mosd-probe.c.
+ * formula, against fake /proc and cgroup trees, are in check_mosd-probe.c;
+ * what users may make mosd hold in check_mosd-quota.c.
  */
 #include <sys/stat.h>
 
@@ -23,6 +24,8 @@
 
 /* check_mosd-probe.c: its test case, added to s */
 void	 check_mosd_probe(Suite *s);
+/* check_mosd-quota.c: its test case, added to s */
+void	 check_mosd_quota(Suite *s);
 
 static const uint32_t ids4[] = { 1, 2, 3, 4 };
 
@@ -880,6 +883,8 @@ mosd_suite(void)
 	tcase_add_test(tc, test_decide_random);
 	tcase_add_test(tc, test_decide_best);
 	suite_add_tcase(s, tc);
+
+	check_mosd_quota(s);
 	return s;
 }
 
