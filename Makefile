@@ -27,13 +27,14 @@ LDFLAGS		+= $(SANITIZE)
 PROTOC_C	?= protoc-c
 PROTOBUF_LIBS	 = -lprotobuf-c
 CURSES_LIBS	 = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+CRYPTO_LIBS	 = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
 # Debian packages for building, testing and the lab.
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
-		   python3 man-db clang
+		   python3 man-db clang libssl-dev
 
 # --- sources -------------------------------------------------------------
 
@@ -78,8 +79,11 @@ UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
-check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
+		   $(OBJ)/tests/unit/check_lib-crypto.o
+check_lib_LDLIBS = $(CRYPTO_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_mosd_LDLIBS = $(CRYPTO_LIBS)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
@@ -87,6 +91,7 @@ check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
+check_agent_LDLIBS = $(CRYPTO_LIBS)
 
 # zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
 ZDTM_SRCS	 = $(wildcard tests/zdtm/*.c)
@@ -139,13 +144,13 @@ $(LIBAGENT): $(call obj,$(AGENT_SRCS))
 
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm
 
 # The guest agent mosd starts for every process it takes (agent/guest.c).
 $(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 
 $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -171,7 +176,7 @@ $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 $(BIN)/mosrun: $(call obj,$(call tool_srcs,mosrun)) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lpthread
 
 $(BIN)/moslab: $(call obj,$(call tool_srcs,moslab)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -224,7 +229,7 @@ $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $<
 
 $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 
 $(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
@@ -287,11 +292,11 @@ FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(LIB_SRCS)) $(FUZZ_PROTO_OBJS)
 FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
-FUZZ_LDLIBS	 = -lev -lcap $(PROTOBUF_LIBS) -lm -lpthread
+FUZZ_LDLIBS	 = -lev -lcap $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm -lpthread
 # A target links FUZZ_LIBS and FUZZ_LDLIBS unless it says less: the gossip
 # target drives the pure gossip core, which needs only lib/ and protobuf-c.
 fuzz_gossip_LIBS = $(call fuzz_obj,mosd/gossip.c) $(FUZZ_OBJ)/libosm.a
-fuzz_gossip_LDLIBS = $(PROTOBUF_LIBS)
+fuzz_gossip_LDLIBS = $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 fuzz_libs	 = $(or $(fuzz_$(1)_LIBS),$(FUZZ_LIBS))
 fuzz_ldlibs	 = $(or $(fuzz_$(1)_LDLIBS),$(FUZZ_LDLIBS))
 FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \

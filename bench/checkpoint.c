@@ -161,8 +161,9 @@ session_pair(struct session *home, int hfd, struct session *away, int afd)
 
 	memset(nh, 'h', sizeof nh);
 	memset(nr, 'r', sizeof nr);
-	session_derive(&ck, nh, nr, 1, 2, key);
+	session_derive(&ck, nh, nr, 1, 2, SESSION_HOME, key);
 	session_init(home, hfd, key, SESSION_CHUNK);
+	session_derive(&ck, nh, nr, 1, 2, SESSION_REMOTE, key);
 	session_init(away, afd, key, SESSION_CHUNK);
 	explicit_bzero(key, sizeof key);
 }
