@@ -408,6 +408,12 @@ session_pumped(struct session *s, int out, uint16_t kind, uint16_t end,
 		xasprintf(cause, "pipe: %s", strerror(errno));
 		return -1;
 	}
+	/*
+	 * A frame's worth in the pipe: with the default 64 KiB the two
+	 * threads take turns sixteen times per frame. Best effort: an
+	 * unprivileged user may be held to less (fs.pipe-max-size).
+	 */
+	fcntl(fds[0], F_SETPIPE_SZ, SESSION_CHUNK);
 	p.fd = out ? fds[0] : fds[1];
 	if (pthread_create(&th, NULL, out ? session_pump_out :
 	    session_pump_in, &p) != 0) {
