@@ -2,8 +2,8 @@
  * lib/session.c: the stream between a deputy and its guest agent, read
  * as both read it (session_recv: session_fill, session_next), from a
  * file holding what the other end sent; each message then decoded as the
- * receiving side decodes its kind (mosd/agent-session.c, tools/mosrun-
- * away.c): forwarded calls by home_check, replies by remote_reply, the
+ * receiving side decodes its kind (agent/guest.c, agent/deputy-away.c):
+ * forwarded calls by home_check, replies by remote_reply, the
  * Ses* messages by their unpackers and the checks made on them. In image
  * mode the stream carries an image first, through session_recv_image's
  * pump thread to a reader (tests/fuzz/image.c fuzzes images themselves)
