@@ -37,9 +37,14 @@
 #define FUZZ_FLIP	0xfe
 #define FUZZ_FLIPS	8
 
-/* The offsets of the bytes FUZZ_FLIP flipped in this input's stream. */
+/*
+ * The bytes FUZZ_FLIP changed in this input's stream: their offsets and
+ * what they were XORed with, all flips of one byte together (a byte
+ * flipped back is unchanged, and rightly taken).
+ */
 struct flips {
 	size_t	off[FUZZ_FLIPS];
+	uint8_t	x[FUZZ_FLIPS];
 	int	n;
 };
 
@@ -155,18 +160,30 @@ static void
 flip(int fd, const uint8_t *p, size_t len, struct flips *f)
 {
 	off_t	end = lseek(fd, 0, SEEK_CUR);
-	uint8_t	c;
+	uint8_t	c, x;
 	size_t	off;
+	int	i;
 
-	if (len < 2 || end <= 0 || f->n == FUZZ_FLIPS)
+	if (len < 2 || end <= 0)
 		return;
 	off = (p[0] << 8 | p[1]) % end;
+	x = len > 2 && p[2] != 0 ? p[2] : 1;
+	for (i = 0; i < f->n && f->off[i] != off; i++)
+		;
+	if (i == FUZZ_FLIPS)
+		return;
 	if (pread(fd, &c, 1, off) != 1)
 		fatal("memfd");
-	c ^= len > 2 && p[2] != 0 ? p[2] : 1;
+	c ^= x;
 	if (pwrite(fd, &c, 1, off) != 1)
 		fatal("memfd");
-	f->off[f->n++] = off;
+	if (i == f->n) {
+		f->off[f->n] = off;
+		f->x[f->n++] = x;
+	} else if ((f->x[i] ^= x) == 0) {
+		f->off[i] = f->off[--f->n];	/* back as it was */
+		f->x[i] = f->x[f->n];
+	}
 }
 
 /* The stream the input describes, in a file read from its start. */
