@@ -61,6 +61,8 @@ conn_hello(struct conn *c, uint32_t *self, char **cause)
 	}
 	if (self != NULL)
 		*self = r->self;
+	/* mosd's network process sends our orders, under a uid of its own. */
+	c->order_uid = r->has_order_uid ? r->order_uid : 0;
 	ctl_reply_free(r);
 	c->fd = fd;
 	if (c->started) {
@@ -151,7 +153,8 @@ conn_order_cb(struct ev_loop *loop, ev_io *w, int revents)
 	Osm__CtlRequest	*req;
 	int		 fd;
 
-	if ((req = ctl_order_take(c->order_fd, CONN_ORDER_TIMEOUT, &fd)) == NULL)
+	if ((req = ctl_order_take(c->order_fd, CONN_ORDER_TIMEOUT,
+	    c->order_uid, &fd)) == NULL)
 		return;
 	c->order(c->arg, req, fd);
 	osm__ctl_request__free_unpacked(req, NULL);

@@ -67,6 +67,7 @@ struct conn {
 	int		 order_fd;	/* where mosd sends orders, or -1 */
 	ev_io		 order_ev;
 	char		 order_path[64];
+	uid_t		 order_uid;	/* orders come from it or root */
 	void		(*describe)(void *arg, Osm__CtlAgent *a);
 	void		(*order)(void *arg, Osm__CtlRequest *req, int fd);
 	void		*arg;

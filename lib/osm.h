@@ -251,6 +251,8 @@ struct cfg_file {
 	size_t		 size;
 };
 int	 cfg_open(struct cfg_file *in, const char *path, char **cause);
+int	 cfg_open_fd(struct cfg_file *in, const char *path, int fd,
+	    char **cause);
 void	 cfg_close(struct cfg_file *in);
 int	 cfg_words(struct cfg_file *in, char **w, int max, char **cause);
 int	 cfg_error(const struct cfg_file *in, char **cause,
@@ -263,6 +265,7 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 #define CONF_GUEST_UID_FIRST	60000
 #define CONF_GUEST_UID_LAST	60999
+#define CONF_NET_UID		59999	/* mosd's network process */
 /* What local users and other nodes may make mosd hold (RELIABILITY.md) */
 #define CONF_CLIENTS		256
 #define CONF_CLIENTS_PER_USER	16
@@ -294,6 +297,7 @@ struct cluster_conf {
 	char		*socket_path;
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
+	uid_t		 net_uid;	/* mosd's network process runs as */
 	char		*policy_path;	/* policy.conf beside this file */
 	uint16_t	 web_port;	/* the web monitor's; 0: off */
 	char		 web_addr[64];	/* numeric, 127.0.0.1 unless given */
@@ -312,6 +316,7 @@ struct cluster_conf {
 	uint64_t	 handshake_timeout_ms;
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
+struct cluster_conf *conf_load_fd(const char *path, int fd, char **cause);
 void	 conf_free(struct cluster_conf *c);
 const struct conf_node *conf_find(const struct cluster_conf *c, uint32_t id);
 int	 conf_find_self(struct cluster_conf *c, char **cause);
@@ -359,6 +364,7 @@ struct policy {
 	size_t		 nhosts;
 };
 struct policy *policy_load(const char *path, char **cause);
+struct policy *policy_load_fd(const char *path, int fd, char **cause);
 struct policy *policy_default(void);
 void	 policy_free(struct policy *pol);
 int	 policy_has_node(const struct policy_nodes *nodes, uint32_t id);
@@ -390,7 +396,8 @@ struct Osm__CtlReply *ctl_call(const char *path, struct Osm__CtlRequest *req,
 void	 ctl_reply_free(struct Osm__CtlReply *reply);
 int	 ctl_order_listen(const char *what, char *path, size_t size,
 	    char **cause);
-struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, int *fd);
+struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, uid_t from,
+	    int *fd);
 void	 ctl_order_answer(int fd, struct Osm__CtlReply *reply);
 
 /* ctl-state.c */

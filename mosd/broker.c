@@ -8,8 +8,10 @@
  *
  * every message a frame under the cluster key, from the node's map address.
  * Both sides then derive the session's keys (lib/session.c), each those of
- * its end; the target starts a guest agent on the connection and the home
- * passes it to the deputy. The cluster key stays here.
+ * its end; the target has its privileged parent start a guest agent on
+ * the connection (parent.c, which answers before the target answers the
+ * home), and the home passes it to the deputy. The cluster key stays in
+ * the network process.
  *
  * Anyone who can reach the port can open a connection, without the key:
  * what that may cost is bounded (docs/RELIABILITY.md). Only a node's
@@ -48,6 +50,7 @@ enum link_state {
 	LINK_WAIT_HELLO,	/* home */
 	LINK_WAIT_OFFER,	/* target */
 	LINK_WAIT_ANSWER,	/* home */
+	LINK_WAIT_GUEST,	/* target: the parent starts the guest agent */
 };
 
 struct link {
@@ -64,6 +67,8 @@ struct link {
 	struct peer		*deputy;	/* home: who asked */
 	uint32_t		 pid;		/* home: for whom */
 	struct broker_node	*from;		/* target: counted there */
+	uint32_t		 ask;		/* target: asked of the parent */
+	struct privmsg_guest	 guest;		/* target: what was asked */
 	int			 dead;
 	TAILQ_ENTRY(link)	 entry;
 };
@@ -82,6 +87,10 @@ broker_close(struct link *l)
 	l->fd = -1;
 	if (l->deputy != NULL)
 		peer_unref(l->deputy);
+	if (l->ask != 0) {
+		privsep_cancel(l->m, l->ask);
+		l->ask = 0;
+	}
 	if (l->from != NULL) {
 		l->from->handshakes--;
 		l->m->handshakes--;
@@ -361,13 +370,86 @@ broker_offer_valid(struct link *l, const Osm__MigOffer *o, char **why)
 	return -1;
 }
 
+/* Tell the home what became of its offer, and let go of the link. */
+static void
+broker_answer_home(struct link *l, const char *why)
+{
+	struct mosd		*m = l->m;
+	struct privmsg_guest	*g = &l->guest;
+	Osm__MigAnswer		 ans = OSM__MIG_ANSWER__INIT;
+
+	ans.accept = why == NULL;
+	m->counters[ans.accept ? C_OFFERS_ACCEPTED : C_OFFERS_REFUSED]++;
+	if (ans.accept) {
+		ans.nonce.data = l->nonce;
+		ans.nonce.len = sizeof l->nonce;
+		ans.has_nonce = 1;
+		log_limited_info(&broker_log_offer, l->node, "guest %u@%u "
+		    "(%s, %s) accepted", g->pid, l->node, g->user, g->command);
+	} else {
+		ans.reason = (char *)why;
+		log_limited_info(&broker_log_offer, l->node, "offer of %u@%u "
+		    "refused: %s", g->pid, l->node, why);
+	}
+	broker_send(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &ans.base);
+	/* Accepted: the connection is the guest agent's now. */
+	broker_close(l);
+}
+
+/* The parent's answer: the guest agent runs, or why not. */
+static void
+broker_guest_done(struct mosd *m, void *arg, const struct privmsg_answer *a)
+{
+	struct link	*l = arg;
+
+	l->ask = 0;
+	explicit_bzero(l->guest.key, sizeof l->guest.key);
+	if (a == NULL)
+		broker_answer_home(l, "mosd is stopping");
+	else if (!a->ok)
+		broker_answer_home(l, a->why);
+	else
+		broker_answer_home(l, NULL);
+}
+
+/*
+ * An offer checked and allowed: the guest agent is the privileged
+ * parent's to start, on this connection; the home hears once it runs.
+ */
+static int
+broker_guest(struct link *l, const Osm__MigOffer *o, char **why)
+{
+	struct mosd		*m = l->m;
+	struct privmsg_guest	*g = &l->guest;
+
+	if (getrandom(l->nonce, sizeof l->nonce, 0) != sizeof l->nonce) {
+		*why = xstrdup("no randomness");
+		return -1;
+	}
+	memset(g, 0, sizeof *g);
+	g->home = o->home;
+	g->pid = o->pid;
+	g->owner_uid = o->uid;
+	snprintf(g->user, sizeof g->user, "%s", o->user);
+	snprintf(g->command, sizeof g->command, "%s", o->command);
+	session_derive(&m->key, o->nonce.data, l->nonce, o->home,
+	    m->conf->self, SESSION_REMOTE, g->key);
+	if (privsep_ask(m, PRIVMSG_GUEST, g, sizeof *g, l->fd,
+	    broker_guest_done, l, &l->ask, why) == -1) {
+		explicit_bzero(g->key, sizeof g->key);
+		return -1;
+	}
+	/* The home says nothing until it has our answer. */
+	ev_io_stop(m->loop, &l->io);
+	l->state = LINK_WAIT_GUEST;
+	return 0;
+}
+
 static void
 broker_offer(struct link *l, const uint8_t *body, size_t blen)
 {
 	struct mosd		*m = l->m;
 	Osm__MigOffer		*o;
-	Osm__MigAnswer		 ans = OSM__MIG_ANSWER__INIT;
-	uint8_t			 key[SESSION_KEY_LEN];
 	char			*why = NULL;
 
 	if ((o = osm__mig_offer__unpack(NULL, blen, body)) == NULL) {
@@ -377,31 +459,14 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 	}
 	if (broker_offer_valid(l, o, &why) == 0 &&
 	    rules_may_take(m, o, &why) == 0 &&
-	    getrandom(l->nonce, sizeof l->nonce, 0) == sizeof l->nonce) {
-		session_derive(&m->key, o->nonce.data, l->nonce, o->home,
-		    m->conf->self, SESSION_REMOTE, key);
-		guests_spawn(m, l->fd, key, o, &why);
-		explicit_bzero(key, sizeof key);
-	} else if (why == NULL)
-		why = xstrdup("no randomness");
-	ans.accept = why == NULL;
-	m->counters[ans.accept ? C_OFFERS_ACCEPTED : C_OFFERS_REFUSED]++;
-	if (ans.accept) {
-		ans.nonce.data = l->nonce;
-		ans.nonce.len = sizeof l->nonce;
-		ans.has_nonce = 1;
-		log_limited_info(&broker_log_offer, o->home, "guest %u@%u "
-		    "(%s, %s) accepted", o->pid, o->home, o->user, o->command);
-	} else {
-		ans.reason = why;
-		log_limited_info(&broker_log_offer, o->home, "offer of %u@%u "
-		    "refused: %s", o->pid, o->home, why);
+	    broker_guest(l, o, &why) == 0) {
+		osm__mig_offer__free_unpacked(o, NULL);
+		return;
 	}
-	broker_send(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &ans.base);
-	/* Accepted: the connection is the guest's now. */
-	free(why);
+	l->guest.pid = o->pid;
 	osm__mig_offer__free_unpacked(o, NULL);
-	broker_close(l);
+	broker_answer_home(l, why);
+	free(why);
 }
 
 /* --- the home's side ------------------------------------------------ */
@@ -543,6 +608,7 @@ broker_link_cb(struct ev_loop *loop, ev_io *w, int revents)
 			broker_answer(l, body, blen);
 		break;
 	case LINK_CONNECTING:
+	case LINK_WAIT_GUEST:
 		break;
 	}
 }

@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "decide.h"
 #include "quota.h"
+#include "privmsg.h"
 
 
 /* peer.c */
@@ -104,6 +105,10 @@ void	 control_error(struct peer *p, const char *fmt, ...)
 int	 control_order(struct mosd *m, const char *path,
 	    struct Osm__CtlRequest *req, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+int	 control_order_fd(struct mosd *m, int fd, struct Osm__CtlRequest *req,
+	    void (*done)(struct mosd *, void *, struct Osm__CtlReply *,
+	    const char *), void *arg, char **cause);
+int	 control_loopback(struct mosd *m, char **cause);
 struct peer *control_client(struct mosd *m, int fd, uid_t uid, gid_t gid,
 	    pid_t pid, char **why);
 void	 control_limits(struct mosd *m);
@@ -170,6 +175,8 @@ void	 broker_reap(struct mosd *m);
 struct Osm__MigOffer;
 struct policy_rule;
 int	 rules_load(const char *path, struct policy **out, char **cause);
+int	 rules_load_fd(const char *path, int fd, struct policy **out,
+	    char **cause);
 const struct policy_rule *rules_for(struct mosd *m, const struct mproc *mp);
 size_t	 rules_away(struct mosd *m, uid_t uid, const struct mproc *except);
 int	 rules_may_send(struct mosd *m, const struct mproc *mp, uint32_t node,
@@ -193,11 +200,33 @@ struct balance {
 void	 balance_start(struct mosd *m);
 uint32_t balance_best(struct mosd *m, const struct mproc *p, uint64_t need);
 
-/* guests.c */
+/* guests.c: in the privileged parent */
 int	 guests_find(struct mosd *m, char **cause);
-int	 guests_spawn(struct mosd *m, int fd, const uint8_t *key,
-	    const struct Osm__MigOffer *o, char **why);
+int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
+	    pid_t *pid, uid_t *uid, char **why);
+int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
+
+/* parent.c: the privileged parent */
+int	 parent_run(struct mosd *m, pid_t net, int fd);
+
+/* privsep.c: the network process's side of the channel to the parent */
+struct privsep_req;
+TAILQ_HEAD(privsep_reqs, privsep_req);
+int	 privsep_ask(struct mosd *m, uint32_t type, const void *body,
+	    size_t len, int fd, void (*done)(struct mosd *m, void *arg,
+	    const struct privmsg_answer *a), void *arg, uint32_t *id,
+	    char **cause);
+void	 privsep_cancel(struct mosd *m, uint32_t id);
+void	 privsep_start(struct mosd *m);
+void	 privsep_stop(struct mosd *m);
+
+/* sandbox.c: the network process's uid, capabilities, seccomp filter */
+int	 sandbox_enter(struct mosd *m, pid_t parent, char **cause);
+void	 sandbox_report(void);
+
+/* reload.c: SIGHUP's files, applied in the network process */
+void	 reload_apply(struct mosd *m, int conffd, int polfd);
 
 /* net.c */
 uint32_t net_node_by_addr(const struct cluster_conf *c,
@@ -300,7 +329,6 @@ struct mosd {
 	uint32_t		 flags;		/* NodeFlag, set by mosctl */
 	ev_signal		 sig_term;
 	ev_signal		 sig_int;
-	ev_signal		 sig_hup;
 
 	int			 ctl_fd;
 	ev_io			 ctl_ev;
@@ -318,9 +346,14 @@ struct mosd {
 	struct broker_node	*bnodes;	/* per node, in gossip order */
 	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
-	pid_t			*guest_pids;	/* agent per guest uid slot */
+	pid_t			*guest_pids;	/* parent: agent per guest uid */
 	size_t			 nagent_slots;
-	ev_child		 child_ev;
+
+	int			 priv_fd;	/* to the privileged parent */
+	ev_io			 priv_ev;
+	struct privsep_reqs	 priv_reqs;	/* asked, not answered yet */
+	size_t			 npriv;
+	uint32_t		 priv_id;	/* the last request's */
 
 	struct web		*web;		/* NULL: the monitor is off */
 

@@ -78,6 +78,13 @@ lab_cleanup() {
 		echo "FAIL: a sanitizer reported in a mosd log above" >&2
 		_st=1
 	fi
+	# A call mosd's network process makes that its filter does not let
+	# through is a bug of the filter (mosd/sandbox.c), whatever the test.
+	if grep -H 'sandbox: the seccomp filter refused' \
+	    "$(lab_dir)"/node*/mosd.log 2>/dev/null; then
+		echo "FAIL: mosd's seccomp filter refused a call (above)" >&2
+		_st=1
+	fi
 	if [ "$_st" -ne 0 ]; then
 		for _log in "$(lab_dir)"/node*/mosd.log; do
 			[ -s "$_log" ] || continue
