@@ -291,7 +291,8 @@ parent_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		return;
 	}
 	if ((fds[0] = open(c->path, O_RDONLY | O_CLOEXEC)) == -1) {
-		log_warn("reload: %s; keeping the old configuration", c->path);
+		log_warnx("reload: %s: %s; keeping the old configuration",
+		    c->path, strerror(errno));
 		conf_free(c);
 		return;
 	}
@@ -300,8 +301,8 @@ parent_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		n = 2;
 	} else if (errno != ENOENT) {
 		/* Never the built-in policy for a file we could not read. */
-		log_warn("reload: %s; keeping the old configuration and "
-		    "policy", c->policy_path);
+		log_warnx("reload: %s: %s; keeping the old configuration and "
+		    "policy", c->policy_path, strerror(errno));
 		close(fds[0]);
 		conf_free(c);
 		return;
