@@ -15,13 +15,6 @@
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 POL=$(lab_dir)/policy.conf
 
-# The network process of node K: the child of its mosd named mosd-net.
-net_of() {
-	_p=$(cat "$(lab_dir)/node$1/mosd.pid")
-	for _c in $(cat /proc/$_p/task/$_p/children); do
-		[ "$(cat /proc/$_c/comm)" = mosd-net ] && echo "$_c"
-	done
-}
 # status PID: the /proc status lines the test looks at
 status() {
 	grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' \
@@ -42,7 +35,7 @@ port_inode() {
 lab_up 2 --cpus 1 --mem 512
 wait_cluster 2
 parent=$(cat "$(lab_dir)/node1/mosd.pid")
-net=$(net_of 1)
+net=$(mosd_net 1)
 [ -n "$net" ] || fail "node 1's mosd has no network process"
 
 # The network process: no root, no capability, no way to gain one.
@@ -114,7 +107,7 @@ unknown type 99" "$LOG" || fail "the parent did not log a refusal"
 grep -q "guest agent [0-9]* (uid 600[0-9]*) started for 4242@2" "$LOG" ||
     fail "the parent did not log the guest agent it started"
 # mosd goes on, the same process, and still moves processes.
-[ "$(net_of 1)" = "$net" ] || fail "the network process changed"
+[ "$(mosd_net 1)" = "$net" ] || fail "the network process changed"
 wait_cluster 2
 lab_exec 1 mosmigrate "$pid" home || fail "mosmigrate $pid home"
 [ "$(where "$pid")" = 1 ] || fail "the walker did not come home"
