@@ -164,8 +164,12 @@ struct broker_node {			/* what one node's links may take */
 	double		 tokens;	/* connections it may open now */
 	uint64_t	 at_ms;		/* tokens counted then */
 	uint32_t	 handshakes;	/* incoming, under way */
+	double		 out_tokens;	/* ours to it, by the same limits */
+	uint64_t	 out_at_ms;
+	uint32_t	 out;		/* ours to it, under way */
 };
 int	 broker_listen(struct mosd *m, char **cause);
+void	 broker_init(struct mosd *m);
 void	 broker_start(struct mosd *m);
 int	 broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
 	    uint32_t node, char **cause);
@@ -342,6 +346,7 @@ struct mosd {
 	int			 tcp_fd;	/* the migration broker */
 	ev_io			 tcp_ev;
 	ev_timer		 tcp_pause;	/* out of descriptors: wait */
+	ev_timer		 tcp_queue;	/* start the sessions queued */
 	struct links		 links;
 	struct broker_node	*bnodes;	/* per node, in gossip order */
 	uint32_t		 handshakes;	/* incoming, under way */
