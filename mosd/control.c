@@ -178,6 +178,7 @@ control_refuse(struct mosd *m, int fd, uid_t uid, pid_t pid, const char *why)
 	    why);
 	reply.ok = 0;
 	reply.error = (char *)why;
+	reply.has_busy = reply.busy = 1;	/* an agent tries again */
 	len = osm__ctl_reply__get_packed_size(&reply);
 	if (len <= sizeof buf - 4) {
 		n = htonl(len);
