@@ -16,6 +16,11 @@ MANDIR		?= $(PREFIX)/share/man
 BIN		?= bin
 OBJ		?= build
 
+# The version lives in one place, lib/osm.h; the man pages get it when
+# installed, and make deb checks that debian/changelog says the same.
+VERSION		:= $(shell sed -n 's/^.define OSM_VERSION[[:space:]]*"\(.*\)"$$/\1/p' \
+		   lib/osm.h)
+
 CC		?= cc
 CFLAGS		?= -O2 -g
 WARNINGS	 = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wformat=2 \
@@ -425,6 +430,13 @@ demo: deps
 	    tests/lab/demo.sh
 
 # --- install -------------------------------------------------------------
+#
+# make install puts every program, the man pages (stamped with VERSION),
+# the sample configuration (never over an existing file) and the systemd
+# unit under DESTDIR. mosd-guest goes beside mosd: mosd runs the one in
+# its own directory (mosd/guests.c). A cluster key is made only for an
+# install onto this machine (no DESTDIR): a staged install is a package,
+# which must not carry one (debian/osmosis.postinst makes it on the node).
 
 MANPAGES	 = $(wildcard docs/man/*.[158])
 
@@ -434,14 +446,17 @@ install: all
 	install -m 755 $(filter-out $(BIN)/mosd $(BIN)/mosd-guest,$(PROGRAMS)) \
 	    $(DESTDIR)$(PREFIX)/bin/
 	for m in $(MANPAGES); do \
-	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
-	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    sed '1s/"osmosis[^"]*"/"osmosis $(VERSION)"/' $$m \
+	        > $(DESTDIR)$(MANDIR)/man$$s/$${m##*/} && \
+	    chmod 644 $(DESTDIR)$(MANDIR)/man$$s/$${m##*/} || exit 1; done
 	install -d $(DESTDIR)$(SYSCONFDIR)/osmosis
 	for f in cluster.conf policy.conf; do \
 	    [ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f ] || \
 	    install -m 644 etc/$$f $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f; done
-	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \
-	    $(BIN)/mosd -K $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key
+	if [ -z "$(DESTDIR)" ] && \
+	    [ ! -e $(SYSCONFDIR)/osmosis/cluster.key ]; then \
+	    $(BIN)/mosd -K $(SYSCONFDIR)/osmosis/cluster.key; fi
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
