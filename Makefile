@@ -413,8 +413,10 @@ check: deps
 	tests/layers $(OBJ)
 	tests/run-unit $(UNIT_BINS)
 	$(MAKE) fuzz
+	DEB_BUILD_OPTIONS=nocheck $(MAKE) deb
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
-	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) tests/lab/run
+	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) \
+	    OSM_DEB=$(abspath $(DEB)) tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
