@@ -32,6 +32,9 @@ if [ "${1:-}" = --container ]; then
 	printf '[Unit]\nDescription=osmosis package test\n' \
 	    > "$r/etc/systemd/system/osmtest.target"
 	cp "$s/osmosis.deb" "$s/osmosis-up.deb" "$r/root/" || exit 1
+	# What nspawn keeps for itself under /run (locks, propagation) stays
+	# in this namespace.
+	mount -t tmpfs -o mode=0755 osm-deb-run /run || exit 1
 	# Without nspawn's own system-call filter, which a node does not have
 	# (it refuses pidfd_getfd, which a guest agent needs).
 	SYSTEMD_SECCOMP=0 exec systemd-nspawn --quiet --register=no \
@@ -56,33 +59,50 @@ want=$(sed -n 's/^.define OSM_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
 s=$(mktemp -d /tmp/osm-deb.XXXXXX) || fail mktemp
 chmod 755 "$s"
 mkdir "$s/t"
-cg=osm-deb-$MOSLAB_NAME
+# The container's cgroups: a subtree of its own in each hierarchy systemd
+# uses (cgroup v2 alone, or v1's name=systemd and v2 beside it).
+if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+	cgs=/sys/fs/cgroup/osm-deb-$MOSLAB_NAME
+else
+	cgs=/sys/fs/cgroup/systemd/osm-deb-$MOSLAB_NAME
+	[ ! -d /sys/fs/cgroup/unified ] ||
+	    cgs="$cgs /sys/fs/cgroup/unified/osm-deb-$MOSLAB_NAME"
+fi
 nspawn=
+leader=
 
-# What the container left: shown if the test failed; then it goes.
+# On exit, also after a failure or a signal: stop the container and take
+# its cgroups and files away, then show its journal if the test failed.
+# (Output that can no longer be written must not cut this short.)
 deb_cleanup() {
 	_st=$?
 	trap - EXIT
-	if [ "$_st" -ne 0 ] && [ -n "$nspawn" ]; then
-		echo "--- the container's journal (mosd, mosd2)"
-		cx journalctl --no-pager -n 30 -u mosd -u mosd2 2>&1
-		echo "--- systemd-nspawn"
-		tail -n 20 "$s/nspawn.log"
+	trap '' PIPE
+	if [ "$_st" -ne 0 ] && [ -n "$leader" ]; then
+		cx journalctl --no-pager -n 30 -u mosd -u mosd2 -u work \
+		    > "$s/journal" 2>&1
 	fi
 	if [ -n "$nspawn" ] && kill -TERM "$nspawn" 2>/dev/null; then
-		wait_for 20 sh -c "! kill -0 $nspawn" ||
-		    kill -KILL "$nspawn" 2>/dev/null
+		wait_for 20 sh -c "! kill -0 $nspawn" || {
+			kill -KILL "$nspawn" 2>/dev/null
+			wait_for 10 sh -c "! kill -0 $nspawn"
+		}
 	fi
 	wait 2>/dev/null
-	for _h in systemd unified; do
-		[ -d "/sys/fs/cgroup/$_h/$cg" ] || continue
-		find "/sys/fs/cgroup/$_h/$cg" -depth -type d -exec rmdir {} \; ||
-		    { echo "FAIL: cgroup left: /sys/fs/cgroup/$_h/$cg" >&2
-		      _st=1; }
+	for _c in $cgs; do
+		[ -d "$_c" ] || continue
+		find "$_c" -depth -type d -exec rmdir {} \;
+		[ ! -d "$_c" ] || { echo "FAIL: cgroup left: $_c" >&2; _st=1; }
 	done
 	if grep -q " $s/" /proc/self/mountinfo; then
 		echo "FAIL: mounts left under $s" >&2
 		_st=1
+	fi
+	if [ "$_st" -ne 0 ]; then
+		echo "--- the container's journal (mosd, mosd2, work)"
+		cat "$s/journal" 2>/dev/null
+		echo "--- systemd-nspawn"
+		tail -n 20 "$s/nspawn.log"
 	fi
 	rm -rf "$s"
 	exit "$_st"
@@ -141,13 +161,12 @@ cp "$deb" "$s/osmosis.deb"
 
 # --- the container ---------------------------------------------------------
 
-for h in systemd unified; do
-	mkdir "/sys/fs/cgroup/$h/$cg" || fail "mkdir cgroup $h/$cg"
+for c in $cgs; do
+	mkdir "$c" || fail "cannot make cgroup $c"
 done
-sh -c 'for h in systemd unified; do
-	echo $$ > /sys/fs/cgroup/$h/$1/cgroup.procs || exit 1; done
+sh -c 'for c in $1; do echo $$ > "$c/cgroup.procs" || exit 1; done
 	exec unshare --mount --propagation private sh "$2" --container "$3"' \
-    - "$cg" "$LAB_TESTS/t-deb.sh" "$s" > "$s/nspawn.log" 2>&1 < /dev/null &
+    - "$cgs" "$LAB_TESTS/t-deb.sh" "$s" > "$s/nspawn.log" 2>&1 < /dev/null &
 nspawn=$!
 _leader() {
 	leader=$(cat "/proc/$nspawn/task/$nspawn/children" 2>/dev/null)
