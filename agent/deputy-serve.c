@@ -34,11 +34,19 @@ deputy_serve_done(struct deputy *d)
 	d->held = NULL;
 }
 
+/*
+ * The reply goes; after P's identity if the call was about it, so that
+ * the guest answers the next such call from what it is now.
+ */
 static int
 serve_send_held(struct deputy *d, char **cause)
 {
 	int	rc;
 
+	if (home_ident(d->call) && deputy_ident_send(d, cause) == -1) {
+		deputy_serve_done(d);
+		return -1;
+	}
 	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, d->held,
 	    d->held_len, cause);
 	deputy_serve_done(d);

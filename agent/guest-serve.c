@@ -189,6 +189,35 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+/*
+ * P's identity at home (SES_IDENTITY): R's getpid, getuid and the like
+ * are answered from it until a call may change it.
+ */
+void
+guest_serve_identity(struct guest *g, const uint8_t *body, size_t len)
+{
+	Osm__SesIdentity	*m;
+	struct remote_ident	 id;
+
+	if ((m = osm__ses_identity__unpack(NULL, len, body)) == NULL)
+		guest_ses_fail(g, "malformed identity from home");
+	if (m->n_uid != 4 || m->n_gid != 4 || m->pid == 0 ||
+	    m->pid > INT32_MAX || m->ppid > INT32_MAX ||
+	    m->pgrp > INT32_MAX || m->sid > INT32_MAX || m->n_groups > 65536)
+		guest_ses_fail(g, "the home sent an impossible identity");
+	memset(&id, 0, sizeof id);
+	id.pid = m->pid;
+	id.ppid = m->ppid;
+	id.pgrp = m->pgrp;
+	id.sid = m->sid;
+	memcpy(id.uid, m->uid, sizeof id.uid);
+	memcpy(id.gid, m->gid, sizeof id.gid);
+	id.groups = m->groups;
+	id.ngroups = m->n_groups;
+	remote_set_ident(g->remote, &id);
+	osm__ses_identity__free_unpacked(m, NULL);
+}
+
 /* The home's answer to R's call (SES_REPLY). */
 void
 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)

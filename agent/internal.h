@@ -129,6 +129,8 @@ struct deputy {
 		uint64_t	 dev, ino;
 	}			*mapped;
 	size_t			 nmapped;
+	ev_io			 ident_ev;	/* a pidfd of P's parent */
+	pid_t			 ident_ppid;	/* which */
 
 	/* why it is where it is (deputy-why.c) */
 	char			 history[DEPUTY_HISTORY][160];
@@ -177,6 +179,9 @@ int	 deputy_files_answer(struct deputy *d, const uint8_t *body,
 	    size_t len, char **cause);
 void	 deputy_files_forget(struct deputy *d);
 int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
+
+/* deputy-ident.c */
+int	 deputy_ident_send(struct deputy *d, char **cause);
 
 /* deputy-ckpt.c */
 void	 deputy_ckpt_init(struct deputy *d);
@@ -323,5 +328,7 @@ int	 guest_ckpt(struct guest *g, uint64_t broken);
 void	 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents);
 void	 guest_serve_file(struct guest *g, const uint8_t *body, size_t len);
 void	 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len);
+void	 guest_serve_identity(struct guest *g, const uint8_t *body,
+	    size_t len);
 
 #endif

@@ -473,3 +473,16 @@ home_again(const struct home_call *hc)
 	}
 	return 0;
 }
+
+/*
+ * Is hc about the process's identity (a getpid, a setuid...)? Its reply
+ * then follows the identity as it is after the call (SES_IDENTITY), which
+ * the guest answers such calls from until one may change it again.
+ */
+int
+home_ident(const struct home_call *hc)
+{
+	const struct table_entry	*e = table_lookup(hc->nr);
+
+	return e != NULL && e->ident != TI_NONE;
+}

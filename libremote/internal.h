@@ -105,6 +105,13 @@ struct table_rule {
 	size_t			 nsubs;
 };
 
+/* What a call has to do with the process's identity (ident.c). */
+enum table_ident {
+	TI_NONE = 0,
+	TI_READ,	/* answered from the identity the home sent */
+	TI_CHANGE,	/* may change it: the home sends it again */
+};
+
 struct table_entry {
 	int			 nr;
 	const char		*name;
@@ -114,6 +121,7 @@ struct table_entry {
 	/* for values the rule does not list; `self` is the home pid */
 	enum rmt_class		(*classify)(const uint64_t *a, pid_t self);
 	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
+	uint8_t			 ident;		/* enum table_ident */
 	const char		*why;	/* when it goes home, for logs */
 };
 
@@ -207,6 +215,16 @@ struct emulate {
 long	 emulate_call(struct emulate *e, pid_t tid, int nr,
 	    const uint64_t *args);
 
+/* ident.c */
+struct ident {
+	int		 valid;
+	struct remote_ident id;
+};
+void	 ident_set(struct ident *c, const struct remote_ident *id);
+void	 ident_clear(struct ident *c);
+int	 ident_answer(const struct ident *c, pid_t tid, pid_t main_tid,
+	    int nr, const uint64_t *args, long *rv);
+
 
 /* remote.c */
 struct remote_stats {
@@ -217,12 +235,14 @@ struct remote_stats {
 	uint64_t	 restarted;	/* sent home again */
 	uint64_t	 faults;	/* outputs R's memory refused */
 	uint64_t	 mapped;	/* file mappings handed to the caller */
+	uint64_t	 ident;		/* identity answered here */
 };
 struct remote_pending;
 struct remote {
 	int		 listener;
 	pid_t		 pid;		/* R */
 	struct emulate	 emu;
+	struct ident	 ident;		/* the home's, as it last said */
 	int		 sync_wakeup;	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
 	uint64_t	 seq;
 	struct remote_pending *pending;	/* forwarded, not yet answered */

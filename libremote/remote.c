@@ -97,6 +97,7 @@ remote_free(struct remote *g)
 		free(g->pending[i].msg);
 	}
 	free(g->pending);
+	ident_clear(&g->ident);
 	free(g->notif);
 	free(g->resp);
 	free(g);
@@ -127,6 +128,37 @@ remote_home(struct remote *g, struct remote_event *ev, const char *why)
 	ev->kind = REMOTE_HOME;
 	ev->why = why;
 	g->stats.home++;
+}
+
+/*
+ * A call about the process's identity: answered here from what the home
+ * said, if it is known (1, ev says REMOTE_ANSWERED; -1 with *cause if the
+ * listener failed), or to go home (0). One that may change it makes the
+ * identity unknown until the home says it again, before its answer.
+ */
+static int
+remote_ident(struct remote *g, const struct seccomp_notif *n,
+    const struct table_call *tc, const uint64_t *args,
+    struct remote_event *ev, char **cause)
+{
+	long	rv;
+
+	if (tc->entry == NULL || tc->entry->ident == TI_NONE)
+		return 0;
+	if (tc->entry->ident == TI_CHANGE) {
+		g->ident.valid = 0;
+		return 0;
+	}
+	/* a pointer it writes through is R's only while R waits here */
+	if (!g->ident.valid || ioctl(g->listener,
+	    SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) != 0 ||
+	    !ident_answer(&g->ident, n->pid, g->pid, n->data.nr, args, &rv))
+		return 0;
+	if (remote_answer(g, n->id, rv, cause) == -1)
+		return -1;
+	ev->kind = REMOTE_ANSWERED;
+	g->stats.ident++;
+	return 1;
 }
 
 /*
@@ -193,6 +225,8 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	case RMT_FORWARD:
 		break;
 	}
+	if (remote_ident(g, n, &tc, args, ev, cause) != 0)
+		return ev->kind == REMOTE_ANSWERED ? 0 : -1;
 
 	switch (marshal_call(n->pid, &tc, args, &call, &why, cause)) {
 	case MARSHAL_OK:
@@ -492,6 +526,16 @@ int
 remote_listener(const struct remote *g)
 {
 	return g->listener;
+}
+
+/*
+ * The process's identity at home, as the home says it now: the guest
+ * answers calls about it from this until one may change it.
+ */
+void
+remote_set_ident(struct remote *g, const struct remote_ident *id)
+{
+	ident_set(&g->ident, id);
 }
 
 /*

@@ -13,6 +13,8 @@
  *   filter.c		  R's seccomp filter, built from the table
  *   marshal.c		  reading a call's memory out of R into a description
  *   emulate.c		  CPU-time clocks continued from what was used before
+ *   ident.c		  getpid, getuid and the like answered from the
+ *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
  *			  RemoteCall out; RemoteReply in, R's memory written,
  *			  answered
@@ -60,6 +62,18 @@ struct emulate_base {
 	uint64_t	 maxrss_kb;
 };
 
+/* ident.c: the process's identity at home, as the home says it */
+struct remote_ident {
+	pid_t		 pid;
+	pid_t		 ppid;
+	pid_t		 pgrp;
+	pid_t		 sid;
+	uint32_t	 uid[4];	/* real, effective, saved, fs */
+	uint32_t	 gid[4];
+	uint32_t	*groups;	/* supplementary */
+	size_t		 ngroups;
+};
+
 /* remote.c */
 struct remote;
 enum remote_event_kind {
@@ -93,6 +107,8 @@ void		 remote_forget(struct remote *g, uint64_t seq);
 int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 		    int woken, struct remote_event *ev, char **cause);
 int		 remote_listener(const struct remote *g);
+void		 remote_set_ident(struct remote *g,
+		    const struct remote_ident *id);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
 
@@ -120,5 +136,6 @@ int		 home_reply(const struct home_call *hc, long ret,
 void		 home_free(struct home_call *hc);
 int		 home_timed(const struct home_call *hc);
 int		 home_again(const struct home_call *hc);
+int		 home_ident(const struct home_call *hc);
 
 #endif
