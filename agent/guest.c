@@ -178,6 +178,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	struct guest	*g = w->data;
 	Osm__SesExit	 e = OSM__SES_EXIT__INIT;
 	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
+	static const struct remote_stats none;
+	const struct remote_stats *st;
 	int		 status;
 
 	while (waitpid(g->pid, &status, WNOHANG | WUNTRACED |
@@ -198,8 +200,14 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		e.core = e.signaled && WCOREDUMP(status);
 		guest_cpu(g, &e.cpu_user_ns, &e.cpu_sys_ns);
 		guest_ses_send(g, OSM__SES_KIND__SES_EXIT, &e.base);
-		log_info("%s ended: %s %d", g->conn.who,
-		    e.signaled ? "signal" : "status", e.status);
+		st = g->remote != NULL ? remote_stats(g->remote) : &none;
+		log_info("%s ended: %s %d; calls %llu sent home, %llu CPU "
+		    "clocks and %llu identity answered here, %llu mappings",
+		    g->conn.who, e.signaled ? "signal" : "status", e.status,
+		    (unsigned long long)st->forwarded,
+		    (unsigned long long)st->emulated,
+		    (unsigned long long)st->ident,
+		    (unsigned long long)st->mapped);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
 	}

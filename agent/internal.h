@@ -248,6 +248,16 @@ struct guest_map {
 	struct guest_file *f;		/* NULL: its description not in yet */
 };
 
+/* The clock stub in R (guest-stub.c). */
+struct guest_stub {
+	uint64_t	 start;		/* its page in R; 0: none */
+	uint64_t	 tramp;		/* the displaced instructions */
+	uint64_t	 fn;		/* R's vDSO's clock_gettime */
+	size_t		 displaced;	/* bytes of it */
+	uint8_t		 orig[16];	/* as they were */
+	struct mig_hidden hidden;	/* for dumps of R */
+};
+
 struct guest {
 	Osm__GuestStart		*gs;
 	Osm__ProcState		 state;	/* as mosd is told */
@@ -274,6 +284,7 @@ struct guest {
 	struct mig_stand_in	*stand_ins;	/* for dumps of R */
 	uint64_t		 ask_seq;
 	struct guest_map	 map;
+	struct guest_stub	 stub;
 };
 
 /* guest-ses.c */
@@ -285,6 +296,11 @@ int	 guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
 	    size_t len);
 int	 guest_ses_send(struct guest *g, uint16_t kind,
 	    const struct ProtobufCMessage *msg);
+
+/* guest-stub.c */
+int	 guest_stub_install(struct guest *g, struct mig_task *t,
+	    char **cause);
+void	 guest_stub_hide(struct guest *g, struct mig_task *t);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

@@ -149,6 +149,8 @@ extern const struct table_rule request_ioctl, request_fcntl, request_prctl;
 extern const struct table_rule request_clocks, request_self;
 extern const struct table_rule request_mmap;
 enum rmt_class request_clock_class(const uint64_t *a, pid_t self);
+enum rmt_class request_clock_gettime_class(const uint64_t *a, pid_t self);
+int	 request_clock_stub(const uint64_t *a);
 enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
 enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
@@ -227,16 +229,6 @@ int	 ident_answer(const struct ident *c, pid_t tid, pid_t main_tid,
 
 
 /* remote.c */
-struct remote_stats {
-	uint64_t	 forwarded;
-	uint64_t	 emulated;
-	uint64_t	 home;
-	uint64_t	 gone;		/* answers for a call R left */
-	uint64_t	 restarted;	/* sent home again */
-	uint64_t	 faults;	/* outputs R's memory refused */
-	uint64_t	 mapped;	/* file mappings handed to the caller */
-	uint64_t	 ident;		/* identity answered here */
-};
 struct remote_pending;
 struct remote {
 	int		 listener;

@@ -528,6 +528,12 @@ remote_listener(const struct remote *g)
 	return g->listener;
 }
 
+const struct remote_stats *
+remote_stats(const struct remote *g)
+{
+	return &g->stats;
+}
+
 /*
  * The process's identity at home, as the home says it now: the guest
  * answers calls about it from this until one may change it.

@@ -42,6 +42,15 @@
 #define RMT_CALL_MAX	(64U << 20)	/* bytes in the regions of one call */
 #define RMT_IO_MAX	(8U << 20)	/* longer reads and writes are cut */
 #define RMT_MSG_MAX	(RMT_CALL_MAX + (1U << 20))	/* a packed message */
+/*
+ * The high half of clock_gettime's clock id (an int to the kernel, which
+ * ignores it) with which the guest's clock stub in R reads R's own CPU
+ * clocks, CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID: the filter
+ * lets those run (agent/guest-stub.c). Anything else R could read with it
+ * is what R may read anyway: its own clocks, without the time it used
+ * before it came.
+ */
+#define RMT_CLOCK_MAGIC	0x6f736d31U	/* "osm1" */
 
 /* filter.c */
 int	 filter_build(struct sock_fprog *prog, char **cause);
@@ -76,6 +85,17 @@ struct remote_ident {
 
 /* remote.c */
 struct remote;
+/* What became of R's notified calls. */
+struct remote_stats {
+	uint64_t	 forwarded;
+	uint64_t	 emulated;	/* CPU clocks answered by the guest */
+	uint64_t	 home;
+	uint64_t	 gone;		/* answers for a call R left */
+	uint64_t	 restarted;	/* sent home again */
+	uint64_t	 faults;	/* outputs R's memory refused */
+	uint64_t	 mapped;	/* file mappings handed to the caller */
+	uint64_t	 ident;		/* identity answered here */
+};
 enum remote_event_kind {
 	REMOTE_NONE,		/* nothing: R left the call */
 	REMOTE_ANSWERED,		/* R has its answer */
@@ -109,6 +129,7 @@ int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 int		 remote_listener(const struct remote *g);
 void		 remote_set_ident(struct remote *g,
 		    const struct remote_ident *id);
+const struct remote_stats *remote_stats(const struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
 

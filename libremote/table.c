@@ -93,7 +93,7 @@ static const struct table_entry table[] = {
 	{ SYS(clock_nanosleep, HOME), .rule = &request_clocks,
 	    .why = "sleep on a CPU-time clock" },
 	{ SYS(clock_gettime, FWD), .args = { V, OUT(TS) },
-	    .rule = &request_clocks, .classify = request_clock_class },
+	    .rule = &request_clocks, .classify = request_clock_gettime_class },
 	{ SYS(clock_getres, FWD), .args = { V, OUT(TS) },
 	    .rule = &request_clocks, .classify = request_clock_class },
 	{ SYS(gettimeofday, LOCAL) },
