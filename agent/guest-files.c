@@ -368,6 +368,7 @@ guest_files_stand_in(struct guest *g, struct mig_task *t)
 	size_t	i;
 
 	guest_stub_hide(g, t);
+	guest_ses_settle(g);
 	g->stand_ins = xreallocarray(g->stand_ins, g->nfiles + 1,
 	    sizeof *g->stand_ins);
 	for (i = 0; i < g->nfiles; i++) {

@@ -165,9 +165,13 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
+	guest_ses_out(g, 0);
 	switch (ev.kind) {
 	case REMOTE_FORWARD:
 		serve_call(g, &ev);
+		guest_ses_out(g, 1);
+		break;
+	case REMOTE_WAITING:
 		break;
 	case REMOTE_MAP:
 		serve_map(g, &ev);
@@ -176,6 +180,7 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		guest_move_want_home(g, ev.why);
 		break;
 	case REMOTE_ANSWERED:
+		guest_ses_out(g, 1);
 		break;
 	case REMOTE_NONE:
 		/*
@@ -218,6 +223,31 @@ guest_serve_identity(struct guest *g, const uint8_t *body, size_t len)
 	osm__ses_identity__free_unpacked(m, NULL);
 }
 
+/* What a descriptor of R's is at home (SES_FD_INFO). */
+void
+guest_serve_fd_info(struct guest *g, const uint8_t *body, size_t len)
+{
+	char	*cause = NULL;
+
+	if (remote_fd_info(g->remote, body, len, &cause) == -1)
+		guest_ses_fail(g, cause);
+}
+
+/* Bytes read ahead for R's read (SES_READ_DATA). */
+void
+guest_serve_read_data(struct guest *g, const uint8_t *body, size_t len)
+{
+	struct remote_event	 ev;
+	char			*cause = NULL;
+
+	if (remote_read_data(g->remote, body, len, &ev, &cause) == -1)
+		guest_ses_fail(g, cause);
+	guest_ses_out(g, 0);
+	if (ev.kind == REMOTE_FORWARD)
+		serve_call(g, &ev);
+	guest_ses_out(g, 1);
+}
+
 /* The home's answer to R's call (SES_REPLY). */
 void
 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)
@@ -228,6 +258,13 @@ guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)
 	char			*cause = NULL;
 	int			 interrupted = 0, woken = 0, i;
 
+	/* a write behind, or an offset owed: no call of R's waits for it */
+	switch (remote_reply_behind(g->remote, body, len, &cause)) {
+	case -1:
+		guest_ses_fail(g, cause);
+	case 1:
+		return;
+	}
 	if (g->nheld > 0 &&
 	    (r = osm__remote_reply__unpack(NULL, len, body)) != NULL) {
 		interrupted = r->ret <= -512 && r->ret >= -516;
@@ -270,6 +307,7 @@ guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)
 	if (ev.kind == REMOTE_FORWARD) {
 		if (guest_ckpt(g, ev.seq) == -1)
 			serve_call(g, &ev);
+		guest_ses_out(g, 1);
 		guest_signal_deliver_unblocked(g, keep);
 		return;
 	}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "proto/migrate.pb-c.h"
 
 /* The agent is done: R is gone or lives at home now. */
 void
@@ -56,4 +57,51 @@ guest_ses_send(struct guest *g, uint16_t kind,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * What libremote left to send home besides a call (remote_out): those
+ * that go before the call sent now (post 0), or all (post 1). A write
+ * behind, an offset owed, a question about a descriptor, a read ahead.
+ */
+void
+guest_ses_out(struct guest *g, int post)
+{
+	enum remote_out	 kind;
+	uint8_t		*msg;
+	size_t		 len;
+	uint16_t	 ses;
+	int		 rc;
+
+	if (g->remote == NULL)
+		return;
+	while (remote_out(g->remote, post, &kind, &msg, &len)) {
+		switch (kind) {
+		case REMOTE_OUT_CALL:
+			ses = OSM__SES_KIND__SES_CALL;
+			break;
+		case REMOTE_OUT_FD_ASK:
+			ses = OSM__SES_KIND__SES_FD_ASK;
+			break;
+		case REMOTE_OUT_READ:
+			ses = OSM__SES_KIND__SES_READ;
+			break;
+		default:
+			fatalx("remote_out kind %d", kind);
+		}
+		rc = guest_ses_send_raw(g, ses, msg, len);
+		free(msg);
+		if (rc == -1)
+			guest_ses_fail(g, "the home went away");
+	}
+}
+
+/* Before a dump of R or its end: what R owes the home's offsets, sent. */
+void
+guest_ses_settle(struct guest *g)
+{
+	if (g->remote == NULL)
+		return;
+	remote_settle(g->remote);
+	guest_ses_out(g, 1);
 }

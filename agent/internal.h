@@ -131,6 +131,16 @@ struct deputy {
 	size_t			 nmapped;
 	ev_io			 ident_ev;	/* a pidfd of P's parent */
 	pid_t			 ident_ppid;	/* which */
+	struct deputy_msg {			/* the copy's, in their turn */
+		uint16_t	 kind;
+		uint8_t		*body;
+		size_t		 len;
+	}			*queue;
+	size_t			 nqueue;
+	uint64_t		 cancel_seq;	/* a call queued, to break off */
+	int			 io_fd;		/* ours of a file of P's, > 0 */
+	int			 io_fdnum;	/* P's descriptor */
+	uint64_t		 io_dev, io_ino;
 
 	/* why it is where it is (deputy-why.c) */
 	char			 history[DEPUTY_HISTORY][160];
@@ -180,6 +190,13 @@ int	 deputy_files_answer(struct deputy *d, const uint8_t *body,
 void	 deputy_files_forget(struct deputy *d);
 int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
+/* deputy-io.c */
+int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+void	 deputy_io_close(struct deputy *d);
+
 /* deputy-ident.c */
 int	 deputy_ident_send(struct deputy *d, char **cause);
 
@@ -195,6 +212,13 @@ int	 deputy_ckpt_recover(struct deputy *d);
 
 /* deputy-serve.c */
 void	 deputy_serve_done(struct deputy *d);
+void	 deputy_serve_enqueue(struct deputy *d, uint16_t kind,
+	    const uint8_t *body, size_t len);
+int	 deputy_serve_dequeue(struct deputy *d, uint16_t *kind,
+	    uint8_t **body, size_t *len);
+void	 deputy_serve_clear(struct deputy *d);
+int	 deputy_serve_behind(const uint8_t *body, size_t len);
+int	 deputy_serve_wait(struct deputy *d, char **cause);
 int	 deputy_serve_flush(struct deputy *d, char **cause);
 int	 deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
@@ -220,6 +244,7 @@ int	 deputy_away_move(struct deputy *d, uint32_t node, int stopped,
 void	 deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents);
 void	 deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w,
 	    int revents);
+void	 deputy_away_drain(struct deputy *d);
 
 /* --- the guest agent ------------------------------------------------- */
 
@@ -296,6 +321,8 @@ int	 guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
 	    size_t len);
 int	 guest_ses_send(struct guest *g, uint16_t kind,
 	    const struct ProtobufCMessage *msg);
+void	 guest_ses_out(struct guest *g, int post);
+void	 guest_ses_settle(struct guest *g);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,
@@ -345,6 +372,10 @@ void	 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents);
 void	 guest_serve_file(struct guest *g, const uint8_t *body, size_t len);
 void	 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len);
 void	 guest_serve_identity(struct guest *g, const uint8_t *body,
+	    size_t len);
+void	 guest_serve_fd_info(struct guest *g, const uint8_t *body,
+	    size_t len);
+void	 guest_serve_read_data(struct guest *g, const uint8_t *body,
 	    size_t len);
 
 #endif

@@ -280,6 +280,7 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 	hc->call = c;
 	hc->seq = c->seq;
 	hc->nr = c->nr;
+	hc->behind = c->behind;
 	hc->name = "unknown";
 	if (c->n_args != 6) {
 		home_fail(hc, cause, "%zu arguments", c->n_args);

@@ -13,6 +13,7 @@
  *   filter.c		  R's seccomp filter, built from the table
  *   marshal.c		  reading a call's memory out of R into a description
  *   emulate.c		  CPU-time clocks continued from what was used before
+ *   fileio.c		  regular files: reads ahead, writes behind
  *   ident.c		  getpid, getuid and the like answered from the
  *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
@@ -95,12 +96,23 @@ struct remote_stats {
 	uint64_t	 faults;	/* outputs R's memory refused */
 	uint64_t	 mapped;	/* file mappings handed to the caller */
 	uint64_t	 ident;		/* identity answered here */
+	uint64_t	 behind;	/* calls sent behind (fileio.c) */
+	uint64_t	 served;	/* reads served from windows */
+	uint64_t	 fetches;	/* windows read at home */
+	uint64_t	 behind_errors;	/* writes behind that failed */
+};
+/* Messages for home besides the call of a REMOTE_FORWARD (remote_out). */
+enum remote_out {
+	REMOTE_OUT_CALL = 1,	/* a RemoteCall, written behind */
+	REMOTE_OUT_FD_ASK,	/* a RemoteFdAsk */
+	REMOTE_OUT_READ,	/* a RemoteRead */
 };
 enum remote_event_kind {
 	REMOTE_NONE,		/* nothing: R left the call */
 	REMOTE_ANSWERED,		/* R has its answer */
 	REMOTE_FORWARD,		/* send msg home, then remote_reply */
 	REMOTE_HOME,		/* bring R home; the call stays pending */
+	REMOTE_WAITING,		/* R waits for bytes read ahead (remote_out) */
 	REMOTE_MAP,		/* a file mapping: args say which; the caller
 				   makes it (remote_map) or brings R home */
 };
@@ -129,7 +141,17 @@ int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 int		 remote_listener(const struct remote *g);
 void		 remote_set_ident(struct remote *g,
 		    const struct remote_ident *id);
-const struct remote_stats *remote_stats(const struct remote *g);
+const struct remote_stats *remote_stats(struct remote *g);
+int		 remote_out(struct remote *g, int post, enum remote_out *kind,
+		    uint8_t **msg, size_t *len);
+int		 remote_reply_behind(struct remote *g, const uint8_t *msg,
+		    size_t len, char **cause);
+int		 remote_fd_info(struct remote *g, const uint8_t *msg,
+		    size_t len, char **cause);
+int		 remote_read_data(struct remote *g, const uint8_t *msg,
+		    size_t len, struct remote_event *ev, char **cause);
+void		 remote_settle(struct remote *g);
+void		 remote_strict(struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
 
@@ -137,6 +159,7 @@ int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 struct home_call {
 	uint64_t	 seq;
 	int		 nr;
+	int		 behind;	/* R has had its answer: run it whole */
 	const char	*name;
 	size_t		 span;		/* scratch bytes the call needs */
 	uint64_t	 args[6];	/* registers, after home_layout */
