@@ -7,9 +7,13 @@
  * Bytes are read through the deputy's own descriptor of the file, opened
  * by /proc/P/fd/N (as mappings are, deputy-files.c): P's file offset does
  * not move, and P is not woken. The deputy runs as P's owner; a file it
- * cannot open that way is read as before, by R's own reads.
+ * cannot open that way is read as before, by R's own reads. A pwrite64
+ * written behind (R's writes at a known offset are sent so) is made the
+ * same way, through the deputy's own descriptor, unless P's is O_APPEND
+ * (where Linux appends a pwrite): it changes the file as P's would.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,6 +140,73 @@ deputy_io_close(struct deputy *d)
 	if (d->io_fd > 0)
 		close(d->io_fd);
 	d->io_fd = 0;		/* none: the deputy's 0 is /dev/null */
+	if (d->io_wfd > 0)
+		close(d->io_wfd);
+	d->io_wfd = 0;
+}
+
+/* Our descriptor to write P's fd's file with, or -1 (P's makes it). */
+static int
+io_wopen(struct deputy *d, int fd)
+{
+	struct stat	 st, ours;
+	char		 path[64];
+	unsigned int	 flags = 0;
+	uint64_t	 pos;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, fd);
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
+		return -1;
+	if (d->io_wfd > 0 && d->io_wfdnum == fd && d->io_wdev == st.st_dev &&
+	    d->io_wino == st.st_ino)
+		return d->io_wfd;
+	if (d->io_wfd > 0)
+		close(d->io_wfd);
+	d->io_wfd = 0;
+	if (io_fdinfo(d->pid, fd, &pos, &flags) == -1 ||
+	    (flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)) != 0 ||
+	    (flags & O_ACCMODE) == O_RDONLY)
+		return -1;
+	if ((d->io_wfd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+		d->io_wfd = 0;
+		return -1;
+	}
+	if (fstat(d->io_wfd, &ours) == -1 || ours.st_dev != st.st_dev ||
+	    ours.st_ino != st.st_ino) {
+		close(d->io_wfd);
+		d->io_wfd = 0;
+		return -1;
+	}
+	d->io_wfdnum = fd;
+	d->io_wdev = st.st_dev;
+	d->io_wino = st.st_ino;
+	return d->io_wfd;
+}
+
+/*
+ * A pwrite64 written behind (hc), made here through our descriptor of the
+ * file, its reply sent: 1; 0 if P must make it; -1 if the session broke.
+ */
+int
+deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
+{
+	const Osm__RemoteCall	*c = hc->call;
+	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
+	ssize_t			 n;
+	int			 fd;
+
+	if (!hc->behind || hc->nr != SYS_pwrite64 || c->n_regions != 1 ||
+	    !c->regions[0]->has_data || c->args[3] > INT64_MAX ||
+	    (fd = io_wopen(d, (int)c->args[0])) == -1)
+		return 0;
+	n = pwrite(fd, c->regions[0]->data.data, c->regions[0]->data.len,
+	    (off_t)c->args[3]);
+	r.seq = hc->seq;
+	r.ret = n == -1 ? -errno : n;
+	log_debug("process %d: pwrite64 = %lld (behind, by the deputy)",
+	    (int)d->pid, (long long)r.ret);
+	return session_send_msg(&d->ses, OSM__SES_KIND__SES_REPLY, &r.base,
+	    cause) == -1 ? -1 : 1;
 }
 
 /* Bytes of P's file read ahead (SES_READ): answered SES_READ_DATA. */

@@ -16,6 +16,7 @@
  * loses it (deputy-away.c).
  */
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -187,6 +188,16 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	}
 	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
 	    d->call->span);
+	/* a flag a write through our own descriptor must follow */
+	if (d->call->nr == SYS_fcntl || d->call->nr == SYS_close)
+		deputy_io_close(d);
+	switch (deputy_io_write(d, d->call, cause)) {
+	case -1:
+		return -1;
+	case 1:
+		deputy_serve_done(d);	/* made here, P not woken */
+		return 0;
+	}
 	husk_scratch(&d->husk, &base, &room);
 	if (d->call->span > room && (husk_hold(&d->husk, cause) == -1 ||
 	    husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,

@@ -141,6 +141,9 @@ struct deputy {
 	int			 io_fd;		/* ours of a file of P's, > 0 */
 	int			 io_fdnum;	/* P's descriptor */
 	uint64_t		 io_dev, io_ino;
+	int			 io_wfd;	/* to write it with, > 0 */
+	int			 io_wfdnum;
+	uint64_t		 io_wdev, io_wino;
 
 	/* why it is where it is (deputy-why.c) */
 	char			 history[DEPUTY_HISTORY][160];
@@ -196,6 +199,8 @@ int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 void	 deputy_io_close(struct deputy *d);
+int	 deputy_io_write(struct deputy *d, const struct home_call *hc,
+	    char **cause);
 
 /* deputy-ident.c */
 int	 deputy_ident_send(struct deputy *d, char **cause);
