@@ -243,6 +243,7 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 			return -1;
 		}
 	}
+	deputy_io_close(d);	/* our duplicates of P's files */
 	if (deputy_move_arrive_home(d, cause) == 0)
 		return 0;
 lost:

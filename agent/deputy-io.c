@@ -1,20 +1,22 @@
 /*
  * Regular files for the copy away, at home (libremote/fileio.c has the
- * guest's side): what one of P's descriptors is (RemoteFdAsk), and bytes
- * read ahead of R's reads (RemoteRead). Both come in their turn after the
- * calls R sent before them, so that what they say follows those calls.
+ * guest's side): what one of P's descriptors is (RemoteFdAsk), bytes read
+ * ahead of R's reads (RemoteRead), and the calls written behind (a write,
+ * a pwrite64, an lseek of the offset R owes). All come in their turn after
+ * the calls R sent before them, so that what they say follows those calls.
  *
- * Bytes are read through the deputy's own descriptor of the file, opened
- * by /proc/P/fd/N (as mappings are, deputy-files.c): P's file offset does
- * not move, and P is not woken. The deputy runs as P's owner; a file it
- * cannot open that way is read as before, by R's own reads. A pwrite64
- * written behind (R's writes at a known offset are sent so) is made the
- * same way, through the deputy's own descriptor, unless P's is O_APPEND
- * (where Linux appends a pwrite): it changes the file as P's would.
+ * The deputy makes them itself, on a duplicate of P's descriptor
+ * (pidfd_getfd: the same open file, its offset and flags shared, as a
+ * dup(2) shares them), so P is not woken: the call does to the file and
+ * its offset what P's would. Not when P has a file size limit of its own
+ * (RLIMIT_FSIZE: its writes would be held to it, ours not): P makes
+ * those.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +27,8 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 #include "proto/remote.pb-c.h"
+
+#define KCMP_FILE	0
 
 #define IO_READ_MAX	(4U << 20)	/* as the guest takes at once */
 
@@ -60,6 +64,57 @@ io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
 	return seen == 3 ? 0 : -1;
 }
 
+/* Are P's fd and ours the same open file? */
+static int
+io_same(pid_t pid, int fd, int ours)
+{
+	return syscall(SYS_kcmp, pid, getpid(), KCMP_FILE, fd, ours) == 0;
+}
+
+/* Our duplicate of P's descriptor fd (the same open file), or -1. */
+static int
+io_dup(struct deputy *d, int fd)
+{
+	if (d->io_fd > 0 && d->io_fdnum == fd && io_same(d->pid, fd, d->io_fd))
+		return d->io_fd;
+	if (d->io_fd > 0)
+		close(d->io_fd);
+	d->io_fd = 0;
+	if (d->io_pidfd <= 0 &&
+	    (d->io_pidfd = syscall(SYS_pidfd_open, d->pid, 0)) <= 0) {
+		d->io_pidfd = 0;
+		return -1;
+	}
+	if ((d->io_fd = syscall(SYS_pidfd_getfd, d->io_pidfd, fd, 0)) <= 0) {
+		d->io_fd = 0;
+		return -1;
+	}
+	d->io_fdnum = fd;
+	return d->io_fd;
+}
+
+/* Is fd the same open file as another of P's descriptors? */
+static int
+io_shared(pid_t pid, int fd)
+{
+	char		 path[64];
+	struct dirent	*de;
+	DIR		*dir;
+	int		 other, shared = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if ((dir = opendir(path)) == NULL)
+		return 1;
+	while (!shared && (de = readdir(dir)) != NULL) {
+		other = atoi(de->d_name);
+		if (de->d_name[0] != '.' && other != fd &&
+		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) == 0)
+			shared = 1;
+	}
+	closedir(dir);
+	return shared;
+}
+
 /* What P's descriptor is now (SES_FD_ASK): answered SES_FD_INFO. */
 int
 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
@@ -92,6 +147,8 @@ deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 		m.behind = (flags & O_ACCMODE) != O_RDONLY &&
 		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
 		m.append = (flags & O_APPEND) != 0;
+		m.has_shared = 1;
+		m.shared = io_shared(d->pid, a->fd);
 		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
 		m.has_mtime_ns = m.has_ctime_ns = 1;
 		m.dev = st.st_dev;
@@ -107,104 +164,56 @@ deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 	return rc;
 }
 
-/* Our descriptor of P's fd, the file (dev, ino): -1 if not that file. */
-static int
-io_open(struct deputy *d, int fd, uint64_t dev, uint64_t ino)
-{
-	struct stat	st;
-	char		path[64];
-
-	if (d->io_fd > 0 && d->io_fdnum == fd && d->io_dev == dev &&
-	    d->io_ino == ino)
-		return d->io_fd;
-	deputy_io_close(d);
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, fd);
-	if ((d->io_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		d->io_fd = 0;
-		return -1;
-	}
-	if (fstat(d->io_fd, &st) == -1 || st.st_dev != dev ||
-	    st.st_ino != ino) {
-		deputy_io_close(d);
-		return -1;
-	}
-	d->io_fdnum = fd;
-	d->io_dev = dev;
-	d->io_ino = ino;
-	return d->io_fd;
-}
-
 void
 deputy_io_close(struct deputy *d)
 {
 	if (d->io_fd > 0)
 		close(d->io_fd);
 	d->io_fd = 0;		/* none: the deputy's 0 is /dev/null */
-	if (d->io_wfd > 0)
-		close(d->io_wfd);
-	d->io_wfd = 0;
-}
-
-/* Our descriptor to write P's fd's file with, or -1 (P's makes it). */
-static int
-io_wopen(struct deputy *d, int fd)
-{
-	struct stat	 st, ours;
-	char		 path[64];
-	unsigned int	 flags = 0;
-	uint64_t	 pos;
-
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, fd);
-	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
-		return -1;
-	if (d->io_wfd > 0 && d->io_wfdnum == fd && d->io_wdev == st.st_dev &&
-	    d->io_wino == st.st_ino)
-		return d->io_wfd;
-	if (d->io_wfd > 0)
-		close(d->io_wfd);
-	d->io_wfd = 0;
-	if (io_fdinfo(d->pid, fd, &pos, &flags) == -1 ||
-	    (flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)) != 0 ||
-	    (flags & O_ACCMODE) == O_RDONLY)
-		return -1;
-	if ((d->io_wfd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		d->io_wfd = 0;
-		return -1;
-	}
-	if (fstat(d->io_wfd, &ours) == -1 || ours.st_dev != st.st_dev ||
-	    ours.st_ino != st.st_ino) {
-		close(d->io_wfd);
-		d->io_wfd = 0;
-		return -1;
-	}
-	d->io_wfdnum = fd;
-	d->io_wdev = st.st_dev;
-	d->io_wino = st.st_ino;
-	return d->io_wfd;
+	if (d->io_pidfd > 0)
+		close(d->io_pidfd);
+	d->io_pidfd = 0;
 }
 
 /*
- * A pwrite64 written behind (hc), made here through our descriptor of the
- * file, its reply sent: 1; 0 if P must make it; -1 if the session broke.
+ * A call written behind (hc: write, pwrite64, lseek), made here on our
+ * duplicate of P's descriptor, its reply sent: 1; 0 if P must make it; -1
+ * if the session broke.
  */
 int
 deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 {
 	const Osm__RemoteCall	*c = hc->call;
 	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
-	ssize_t			 n;
+	struct rlimit		 fsize;
 	int			 fd;
 
-	if (!hc->behind || hc->nr != SYS_pwrite64 || c->n_regions != 1 ||
-	    !c->regions[0]->has_data || c->args[3] > INT64_MAX ||
-	    (fd = io_wopen(d, (int)c->args[0])) == -1)
+	if (!hc->behind || (hc->nr != SYS_lseek && (c->n_regions != 1 ||
+	    !c->regions[0]->has_data)) ||
+	    (hc->nr != SYS_write && hc->nr != SYS_pwrite64 &&
+	    hc->nr != SYS_lseek) || c->args[3] > INT64_MAX ||
+	    prlimit(d->pid, RLIMIT_FSIZE, NULL, &fsize) == -1 ||
+	    fsize.rlim_cur != RLIM_INFINITY ||
+	    (fd = io_dup(d, (int)c->args[0])) == -1)
 		return 0;
-	n = pwrite(fd, c->regions[0]->data.data, c->regions[0]->data.len,
-	    (off_t)c->args[3]);
+	switch (hc->nr) {
+	case SYS_write:
+		r.ret = write(fd, c->regions[0]->data.data,
+		    c->regions[0]->data.len);
+		break;
+	case SYS_pwrite64:
+		r.ret = pwrite(fd, c->regions[0]->data.data,
+		    c->regions[0]->data.len, (off_t)c->args[3]);
+		break;
+	default:
+		r.ret = lseek(fd, (off_t)c->args[1], (int)c->args[2]);
+		break;
+	}
+	if (r.ret == -1)
+		r.ret = -errno;
 	r.seq = hc->seq;
-	r.ret = n == -1 ? -errno : n;
-	log_debug("process %d: pwrite64 = %lld (behind, by the deputy)",
-	    (int)d->pid, (long long)r.ret);
+	log_debug("process %d: %s = %lld (behind, by the deputy)",
+	    (int)d->pid, hc->name, (long long)r.ret);
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_REPLY, &r.base,
 	    cause) == -1 ? -1 : 1;
 }
@@ -231,7 +240,8 @@ deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 		xasprintf(cause, "a read ahead of %u bytes", r->length);
 		return -1;
 	}
-	if ((fd = io_open(d, r->fd, r->dev, r->ino)) == -1) {
+	if ((fd = io_dup(d, r->fd)) == -1 || fstat(fd, &st) == -1 ||
+	    st.st_dev != r->dev || st.st_ino != r->ino) {
 		m.has_error = 1;
 		m.error = EBADF;
 	} else {

@@ -188,9 +188,6 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	}
 	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
 	    d->call->span);
-	/* a flag a write through our own descriptor must follow */
-	if (d->call->nr == SYS_fcntl || d->call->nr == SYS_close)
-		deputy_io_close(d);
 	switch (deputy_io_write(d, d->call, cause)) {
 	case -1:
 		return -1;

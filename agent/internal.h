@@ -138,12 +138,9 @@ struct deputy {
 	}			*queue;
 	size_t			 nqueue;
 	uint64_t		 cancel_seq;	/* a call queued, to break off */
-	int			 io_fd;		/* ours of a file of P's, > 0 */
+	int			 io_pidfd;	/* P's, > 0 (deputy-io.c) */
+	int			 io_fd;		/* a duplicate of P's, > 0 */
 	int			 io_fdnum;	/* P's descriptor */
-	uint64_t		 io_dev, io_ino;
-	int			 io_wfd;	/* to write it with, > 0 */
-	int			 io_wfdnum;
-	uint64_t		 io_wdev, io_wino;
 
 	/* why it is where it is (deputy-why.c) */
 	char			 history[DEPUTY_HISTORY][160];

@@ -356,7 +356,6 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	int		 fd = (int)args[0];
 	size_t		 len;
 
-	f->as_pwrite = 0;
 	if (f->off)
 		return FIO_PASS;
 	if (fio_is_fd_call(nr))
@@ -423,9 +422,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		e->pos_known = 0;
 		return FIO_PASS;
 	}
-	/* a write behind at a known offset owes the offset nothing yet */
-	if (!((nr == SYS_pwrite64 || (nr == SYS_write && e->pos_known &&
-	    !e->append)) && e->behind))
+	if (nr != SYS_pwrite64)
 		fio_settle_seek(f, e, seq);
 	if (nr == SYS_close) {
 		fio_forget(f, e);
@@ -434,21 +431,8 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (nr == SYS_write || nr == SYS_pwrite64 || nr == SYS_writev ||
 	    nr == SYS_ftruncate || nr == SYS_fallocate)
 		fio_drop_file(f, 0, e->dev, e->ino);
-	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
-		/*
-		 * A write at R's known offset goes as a pwrite64 there, the
-		 * offset owed as for reads: the home can make it without
-		 * waking P (agent/deputy-io.c).
-		 */
-		if (nr == SYS_write && e->pos_known && !e->append) {
-			len = args[2] > RMT_IO_MAX ? RMT_IO_MAX : args[2];
-			args[3] = e->pos;
-			e->pos += len;
-			e->seek += len;
-			f->as_pwrite = 1;
-		}
+	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind)
 		return FIO_BEHIND;
-	}
 	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
 	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
 		e->pos_known = 0;
@@ -534,7 +518,8 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
 		return;
 	}
 	e->state = FIO_KNOWN;
-	e->readable = m->readable;
+	/* its offset moved by another descriptor too: no offset of ours */
+	e->readable = m->readable && !m->shared;
 	e->behind = m->behind;
 	e->append = m->append;
 	e->dev = m->dev;

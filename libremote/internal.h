@@ -256,7 +256,6 @@ struct fio_behind {
 };
 struct fio {
 	int		 off;		/* strict: every call as it is */
-	int		 as_pwrite;	/* FIO_BEHIND: a write made pwrite64 */
 	struct fio_fd	*fds;
 	size_t		 nfds;
 	struct fio_msg	*out;

@@ -297,8 +297,6 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	case FIO_PASS:
 		break;
 	case FIO_BEHIND:
-		if (g->fio.as_pwrite)
-			table_resolve(SYS_pwrite64, args, g->emu.home_pid, &tc);
 		return remote_forward(g, n->id, n->pid, &tc, args, 1, ev,
 		    cause);
 	case FIO_ANSWER:

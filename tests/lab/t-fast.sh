@@ -126,4 +126,14 @@ wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q ' [1-9][0-9]* reads from
 lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 dd bs=777 count=3 of=/dev/null \
     2>/dev/null; cat > rest.out; } < home.dat' sh "$D" || fail "offset: dd"
 tail -c +2332 "$D/home.dat" | cmp -s - "$D/rest.out" || fail "offset: cat did not go on at byte 2331"
+# Standard output and error the same open file (2>&1): writes behind
+# keep its one offset, as at home (the deputy writes on P's own open file).
+P='for (1..500) { syswrite STDOUT, "out $_\n"; syswrite STDERR, "err $_\n" }'
+lab_exec 1 sh -c 'cd "$1" && perl -e "$2" > both.home 2>&1 &&
+    OSM_DEPUTY_LOG=$1/both.log OSM_DEPUTY_DEBUG=1 mosrun -L -r 2 perl -e "$2" \
+    > both.away 2>&1' sh "$D" "$P" || fail "2>&1: perl failed"
+grep -v '^mosrun: ' "$D/both.away" | cmp -s "$D/both.home" - ||
+    fail "2>&1: the output away differs"
+n=$(grep -c 'write = .* (behind, by the deputy)' "$D/both.log")
+[ "$n" -ge 900 ] || fail "2>&1: $n writes behind made by the deputy"
 echo "files: $(cat "$D/wa.out"), $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out"); stale: $(tail -1 "$D/ws.out")"
