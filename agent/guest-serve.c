@@ -163,6 +163,9 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
+	/* the owner's policy may want every file call as it is */
+	if (g->gs->strict_files)
+		remote_strict(g->remote);
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
 	guest_ses_out(g, 0);

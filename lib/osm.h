@@ -242,6 +242,8 @@ struct policy_rule {			/* for a user, a group, the default */
 	struct policy_nodes nodes;	/* where its processes may run */
 	uint32_t	 max_away;	/* processes away at once */
 	int		 automatic;	/* the balancer may move them */
+	int		 strict_files;	/* files strict: no read ahead, no
+					   write behind away (mosrun -s) */
 };
 enum policy_who_kind { POLICY_USER, POLICY_GROUP, POLICY_ANYONE };
 struct policy_who {

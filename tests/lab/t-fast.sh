@@ -131,9 +131,21 @@ tail -c +2332 "$D/home.dat" | cmp -s - "$D/rest.out" || fail "offset: cat did no
 P='for (1..500) { syswrite STDOUT, "out $_\n"; syswrite STDERR, "err $_\n" }'
 lab_exec 1 sh -c 'cd "$1" && perl -e "$2" > both.home 2>&1 &&
     OSM_DEPUTY_LOG=$1/both.log OSM_DEPUTY_DEBUG=1 mosrun -L -r 2 perl -e "$2" \
-    > both.away 2>&1' sh "$D" "$P" || fail "2>&1: perl failed"
+    > both.away 2>&1' sh "$D" "$P" || fail "2>&1: perl failed: $(tail -3 "$D/both.away")"
 grep -v '^mosrun: ' "$D/both.away" | cmp -s "$D/both.home" - ||
     fail "2>&1: the output away differs"
 n=$(grep -c 'write = .* (behind, by the deputy)' "$D/both.log")
 [ "$n" -ge 900 ] || fail "2>&1: $n writes behind made by the deputy"
 echo "files: $(cat "$D/wa.out"), $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out"); stale: $(tail -1 "$D/ws.out")"
+
+# "files strict" in its owner's policy: every write goes home as it is.
+printf 'default files strict\n' > "$(lab_dir)/policy.conf"
+kill -HUP "$(cat "$(lab_dir)/node2/mosd.pid")"
+wait_for 5 grep -q "reload: .*policy $(lab_dir)/policy.conf" "$L2" ||
+    fail "strict: node 2 did not take the policy"
+lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write strict.dat 200 \
+    > wst.out 2>&1' sh "$D" "$F" || fail "strict: $(cat "$D/wst.out")"
+grep -q '^wrote 200 of 200$' "$D/wst.out" || fail "strict: $(cat "$D/wst.out")"
+wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q '(0 behind).* 0 reads from 0'" ||
+    fail "strict: written behind: $(grep ended "$L2" | tail -1)"
+echo "strict: $(grep ended "$L2" | tail -1 | sed 's/.*ended: //')"

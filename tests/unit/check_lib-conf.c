@@ -143,7 +143,8 @@ policy_dump_rule(char **out, const char *what, const struct policy_rule *r)
 	appendf(out, "%s nodes ", what);
 	policy_dump_nodes(out, &r->nodes);
 	policy_dump_limit(out, "away", r->max_away);
-	appendf(out, " auto %s\n", r->automatic ? "yes" : "no");
+	appendf(out, " auto %s files %s\n", r->automatic ? "yes" : "no",
+	    r->strict_files ? "strict" : "fast");
 }
 
 static void
