@@ -186,6 +186,8 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 	const Osm__RemoteCall	*c = hc->call;
 	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
 	struct rlimit		 fsize;
+	size_t			 done;
+	ssize_t			 n = 0;
 	int			 fd;
 
 	if (!hc->behind || (hc->nr != SYS_lseek && (c->n_regions != 1 ||
@@ -196,21 +198,28 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 	    fsize.rlim_cur != RLIM_INFINITY ||
 	    (fd = io_dup(d, (int)c->args[0])) == -1)
 		return 0;
-	switch (hc->nr) {
-	case SYS_write:
-		r.ret = write(fd, c->regions[0]->data.data,
-		    c->regions[0]->data.len);
-		break;
-	case SYS_pwrite64:
-		r.ret = pwrite(fd, c->regions[0]->data.data,
-		    c->regions[0]->data.len, (off_t)c->args[3]);
-		break;
-	default:
+	/*
+	 * R has had its answer: what a short write leaves is written on, so
+	 * that the reply says all, or why not (ENOSPC), as the next write of
+	 * a native process would have told it.
+	 */
+	if (hc->nr == SYS_lseek) {
 		r.ret = lseek(fd, (off_t)c->args[1], (int)c->args[2]);
-		break;
+		if (r.ret == -1)
+			r.ret = -errno;
+	} else {
+		for (done = 0; done < c->regions[0]->data.len; done += n) {
+			n = hc->nr == SYS_write ? write(fd,
+			    c->regions[0]->data.data + done,
+			    c->regions[0]->data.len - done) : pwrite(fd,
+			    c->regions[0]->data.data + done,
+			    c->regions[0]->data.len - done,
+			    (off_t)(c->args[3] + done));
+			if (n <= 0)
+				break;
+		}
+		r.ret = n == -1 ? -errno : (int64_t)done;
 	}
-	if (r.ret == -1)
-		r.ret = -errno;
 	r.seq = hc->seq;
 	log_debug("process %d: %s = %lld (behind, by the deputy)",
 	    (int)d->pid, hc->name, (long long)r.ret);

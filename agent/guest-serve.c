@@ -16,6 +16,7 @@
 #include "proto/remote.pb-c.h"
 
 #define SERVE_MAP_MAX	(1ULL << 30)	/* bytes of one mapping had from home */
+#define SERVE_FLUSH	0.002		/* s: writes gathered wait no longer */
 
 /* Send R's call home; the answer comes in guest_serve_reply. */
 static void
@@ -154,6 +155,27 @@ guest_serve_file(struct guest *g, const uint8_t *body, size_t len)
 
 /* --- notifications and replies ---------------------------------------- */
 
+/* Writes behind gathered, and no call of R's since: they go home now. */
+static void
+serve_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct guest	*g = w->data;
+
+	remote_flush(g->remote);
+	guest_ses_out(g, 1);
+}
+
+/* Writes gathered wait a moment for the next (SERVE_FLUSH seconds). */
+static void
+serve_flush_later(struct guest *g)
+{
+	if (!remote_batched(g->remote) || ev_is_active(&g->flush))
+		return;
+	ev_timer_init(&g->flush, serve_flush_cb, SERVE_FLUSH, 0);
+	g->flush.data = g;
+	ev_timer_start(g->loop, &g->flush);
+}
+
 /* R's filter notified a call. */
 void
 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -184,6 +206,7 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		break;
 	case REMOTE_ANSWERED:
 		guest_ses_out(g, 1);
+		serve_flush_later(g);
 		break;
 	case REMOTE_NONE:
 		/*

@@ -312,6 +312,7 @@ struct guest {
 	uint64_t		 ask_seq;
 	struct guest_map	 map;
 	struct guest_stub	 stub;
+	ev_timer		 flush;		/* writes gathered go home */
 };
 
 /* guest-ses.c */

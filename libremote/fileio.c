@@ -39,6 +39,11 @@
 #define FIO_WIN_MIN	(128U << 10)	/* the first window of a stream */
 #define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
 #define FIO_FRESH_NS	1000000000ULL	/* a window older is read again */
+#define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
+#define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
+
+static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
+		    int64_t);
 
 static uint64_t
 fio_now(void)
@@ -113,6 +118,7 @@ fio_free(struct fio *f)
 		free(f->out[i].msg);
 	free(f->out);
 	free(f->behind);
+	free(f->buf);
 	memset(f, 0, sizeof *f);
 }
 
@@ -188,12 +194,107 @@ fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
 	e->seek = 0;
 }
 
+/*
+ * The writes gathered go home, as one write or pwrite64 behind: before
+ * any call but the next of them and a read served from another file's
+ * window, before a dump of R and its end, and a moment after the last
+ * (the agent's timer), so that the home has them promptly.
+ */
+void
+fio_flush(struct fio *f, uint64_t *seq)
+{
+	struct rmt_region	 reg;
+	struct rmt_reloc	 rel;
+	struct rmt_call		 c;
+	uint8_t			*msg;
+	size_t			 len;
+
+	if (f->blen == 0)
+		return;
+	memset(&c, 0, sizeof c);
+	memset(&reg, 0, sizeof reg);
+	memset(&rel, 0, sizeof rel);
+	reg.size = f->blen;
+	reg.dir = RMT_IN;
+	reg.data = f->buf;
+	rel.target = 0;
+	rel.arg = 1;
+	c.seq = ++*seq;
+	c.nr = f->bnr;
+	c.name = f->bnr == SYS_write ? "write" : "pwrite64";
+	c.args[0] = f->bfd;
+	c.args[2] = f->blen;
+	c.args[3] = f->boff;
+	c.regions = &reg;
+	c.nregions = 1;
+	c.relocs = &rel;
+	c.nrelocs = 1;
+	c.total = f->blen;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);	/* which frees the region's bytes */
+	f->buf = NULL;
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, f->bfd, f->blen);
+	f->stats_behind++;
+	f->blen = 0;
+}
+
+/* Are writes gathered, for the agent's timer? */
+int
+fio_batched(const struct fio *f)
+{
+	return f->blen > 0;
+}
+
+/*
+ * R's write (or pwrite64) of len bytes at buf, on e, gathered with those
+ * before it: 1 (its answer *rv), or 0 if it goes as it is.
+ */
+static int
+fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
+    const uint64_t *args, uint64_t *seq, long *rv)
+{
+	struct iovec	local, remote;
+	size_t		len = args[2];
+
+	if (len == 0 || len > FIO_BATCH_ONE) {
+		fio_flush(f, seq);	/* it goes after those before it */
+		return 0;
+	}
+	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != nr ||
+	    (nr == SYS_pwrite64 && args[3] != f->boff + f->blen) ||
+	    f->blen + len > FIO_BATCH))
+		fio_flush(f, seq);
+	if (f->buf == NULL)
+		f->buf = xmalloc(FIO_BATCH);
+	local.iov_base = f->buf + f->blen;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)args[1];
+	remote.iov_len = len;
+	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		fio_flush(f, seq);	/* home says EFAULT, or what it says */
+		return 0;
+	}
+	if (f->blen == 0) {
+		f->bnr = nr;
+		f->bfd = e->fd;
+		f->bdev = e->dev;
+		f->bino = e->ino;
+		f->boff = args[3];
+	}
+	f->blen += len;
+	*rv = len;
+	return 1;
+}
+
 /* Every offset owed goes home: before a call that may show them. */
 void
 fio_settle(struct fio *f, uint64_t *seq)
 {
 	size_t	i;
 
+	fio_flush(f, seq);
 	for (i = 0; i < f->nfds; i++)
 		fio_settle_seek(f, &f->fds[i], seq);
 }
@@ -361,6 +462,15 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (fio_is_fd_call(nr))
 		e = fio_find(f, fd);
 	/*
+	 * Writes gathered go before anything else, but the next of them
+	 * and a read of another file (served or fetched ahead: a read of
+	 * the same file must see them).
+	 */
+	if (f->blen > 0 && !(e != NULL && e->state == FIO_KNOWN &&
+	    (((nr == SYS_write || nr == SYS_pwrite64) && e->fd == f->bfd) ||
+	    (nr == SYS_read && (e->dev != f->bdev || e->ino != f->bino)))))
+		fio_flush(f, seq);
+	/*
 	 * R sees what it wrote: a call that may change a file drops every
 	 * window, but for a call on a known descriptor (a regular file's
 	 * drops that file's below; a pipe's, a socket's, a terminal's change
@@ -431,12 +541,29 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (nr == SYS_write || nr == SYS_pwrite64 || nr == SYS_writev ||
 	    nr == SYS_ftruncate || nr == SYS_fallocate)
 		fio_drop_file(f, 0, e->dev, e->ino);
-	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind)
+	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
+		if (fio_gather(f, e, tid, nr, args, seq, rv)) {
+			fio_sent_behind_pos(f, e, nr, *rv);
+			return FIO_ANSWER;
+		}
 		return FIO_BEHIND;
+	}
 	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
 	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
 		e->pos_known = 0;
 	return FIO_PASS;
+}
+
+/* R's offset after a write behind of n bytes. */
+static void
+fio_sent_behind_pos(struct fio *f, struct fio_fd *e, int nr, int64_t n)
+{
+	if (e == NULL || nr == SYS_pwrite64)
+		return;
+	if (e->pos_known && !e->append)
+		e->pos += n;
+	else
+		e->pos_known = 0;
 }
 
 /* A call sent behind (seq), answered expect bytes. */
@@ -444,14 +571,9 @@ void
 fio_sent_behind(struct fio *f, uint64_t seq, int nr, const uint64_t *args,
     int64_t expect)
 {
-	struct fio_fd	*e = fio_find(f, (int)args[0]);
-
 	fio_behind_add(f, seq, (int)args[0], expect);
 	f->stats_behind++;
-	if (e != NULL && nr != SYS_pwrite64 && e->pos_known && !e->append)
-		e->pos += expect;
-	else if (e != NULL && nr != SYS_pwrite64)
-		e->pos_known = 0;
+	fio_sent_behind_pos(f, fio_find(f, (int)args[0]), nr, expect);
 }
 
 /*

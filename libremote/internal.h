@@ -270,6 +270,14 @@ struct fio {
 	size_t		 wait_len;
 	uint64_t	 wait_seq;
 	uint64_t	 wait_args[6];
+	/* writes behind gathered into one (fio_batch): a write, or a
+	   pwrite64 at boff, of blen bytes on bfd's file */
+	int		 bnr;
+	int		 bfd;
+	uint64_t	 bdev, bino;
+	uint64_t	 boff;
+	uint8_t		*buf;
+	size_t		 blen;
 	uint64_t	 stats_behind;
 	uint64_t	 stats_served;
 	uint64_t	 stats_fetches;
@@ -289,6 +297,8 @@ void	 fio_push(struct fio *f, int kind, int post, uint8_t *msg,
 int	 fio_out(struct fio *f, int post, int *kind, uint8_t **msg,
 	    size_t *len);
 void	 fio_settle(struct fio *f, uint64_t *seq);
+void	 fio_flush(struct fio *f, uint64_t *seq);
+int	 fio_batched(const struct fio *f);
 enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
 	    uint64_t *args, uint64_t *seq, long *rv);
 void	 fio_sent_behind(struct fio *f, uint64_t seq, int nr,

@@ -610,6 +610,23 @@ remote_settle(struct remote *g)
 	fio_settle(&g->fio, &g->seq);
 }
 
+/*
+ * Writes behind gathered wait for the next call: 1 if some do, and the
+ * agent should send them a moment later (remote_flush) if none comes.
+ */
+int
+remote_batched(const struct remote *g)
+{
+	return fio_batched(&g->fio);
+}
+
+/* Writes gathered go home (remote_out). */
+void
+remote_flush(struct remote *g)
+{
+	fio_flush(&g->fio, &g->seq);
+}
+
 /* Every call goes home as it is and waits for its answer (mosrun -s). */
 void
 remote_strict(struct remote *g)

@@ -151,6 +151,8 @@ int		 remote_fd_info(struct remote *g, const uint8_t *msg,
 int		 remote_read_data(struct remote *g, const uint8_t *msg,
 		    size_t len, struct remote_event *ev, char **cause);
 void		 remote_settle(struct remote *g);
+int		 remote_batched(const struct remote *g);
+void		 remote_flush(struct remote *g);
 void		 remote_strict(struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
