@@ -97,7 +97,8 @@ check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
 check_migrate_LDLIBS = $(CRYPTO_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
-check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o
+check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
+		    $(OBJ)/tests/unit/check_remote-fileio.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS)

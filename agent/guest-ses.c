@@ -3,12 +3,16 @@
  * fails only when the home is gone or the link is cut off; then the copy
  * R is of no use to anyone, and the agent ends with it (guest_ses_fail).
  */
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
+
+#define SES_LINGER	15000	/* ms the home has to take R's end */
 
 /* The agent is done: R is gone or lives at home now. */
 void
@@ -93,6 +97,30 @@ guest_ses_out(struct guest *g, int post)
 		free(msg);
 		if (rc == -1)
 			guest_ses_fail(g, "the home went away");
+	}
+}
+
+/*
+ * R ended and the home was told: wait until the home hangs up (at most
+ * SES_LINGER ms), so that what it runs after R's writes behind, and
+ * replies to, finds the session open; what it sends is of no use now.
+ */
+void
+guest_ses_linger(struct guest *g)
+{
+	struct pollfd	 p = { .fd = g->ses.fd, .events = POLLIN };
+	uint8_t		 buf[16384];
+	uint64_t	 end = now_ms() + SES_LINGER;
+	ssize_t		 n;
+
+	while (g->ses.fd != -1 && now_ms() < end) {
+		if (poll(&p, 1, 100) == -1 && errno != EINTR)
+			return;
+		if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+			continue;
+		if ((n = read(g->ses.fd, buf, sizeof buf)) == 0 ||
+		    (n == -1 && errno != EINTR && errno != EAGAIN))
+			return;
 	}
 }
 

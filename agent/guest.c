@@ -222,6 +222,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		    (unsigned long long)st->served,
 		    (unsigned long long)st->fetches,
 		    (unsigned long long)st->mapped);
+		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
 	}

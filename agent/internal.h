@@ -326,6 +326,7 @@ int	 guest_ses_send(struct guest *g, uint16_t kind,
 	    const struct ProtobufCMessage *msg);
 void	 guest_ses_out(struct guest *g, int post);
 void	 guest_ses_settle(struct guest *g);
+void	 guest_ses_linger(struct guest *g);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,

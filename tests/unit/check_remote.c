@@ -693,6 +693,7 @@ remote_suite(void)
 	suite_add_tcase(s, tc);
 
 	check_remote_hostile(s);
+	check_remote_fileio(s);
 	return s;
 }
 
