@@ -403,6 +403,34 @@ fio_harmless(int nr, const uint64_t *a)
 	return 0;
 }
 
+/*
+ * dup2 and dup3 close their target, close_range its range: what R owed
+ * those descriptors' offsets is paid first, and they are forgotten (a
+ * new descriptor only ever takes a free number).
+ */
+static void
+fio_replaced(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
+{
+	uint64_t	lo, hi;
+	size_t		i;
+
+	if (nr == SYS_dup2 || nr == SYS_dup3)
+		lo = hi = (uint32_t)args[1];
+	else if (nr == SYS_close_range) {
+		lo = (uint32_t)args[0];
+		hi = (uint32_t)args[1];
+	} else
+		return;
+	fio_flush(f, seq);
+	for (i = 0; i < f->nfds; i++) {
+		if ((uint64_t)f->fds[i].fd >= lo &&
+		    (uint64_t)f->fds[i].fd <= hi) {
+			fio_settle_seek(f, &f->fds[i], seq);
+			fio_forget(f, &f->fds[i--]);
+		}
+	}
+}
+
 /* Write len bytes of e's window at pos into R's buffer and take them. */
 static long
 fio_serve(struct fio_fd *e, pid_t tid, uint64_t buf, size_t len)
@@ -459,6 +487,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 
 	if (f->off)
 		return FIO_PASS;
+	fio_replaced(f, nr, args, seq);
 	if (fio_is_fd_call(nr))
 		e = fio_find(f, fd);
 	/*

@@ -283,6 +283,8 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		g->stats.emulated++;
 		return 0;
 	case RMT_MAP:
+		/* the file's bytes as R wrote them: its writes gathered first */
+		fio_flush(&g->fio, &g->seq);
 		ev->kind = REMOTE_MAP;
 		memcpy(ev->args, args, sizeof ev->args);
 		g->stats.mapped++;

@@ -159,6 +159,19 @@ START_TEST(test_fileio)
 	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fsync, args, &seq, &rv),
 	    FIO_PASS);
 
+	/* dup2 onto fd 5: another file now, asked about again */
+	uint64_t d2[6] = { 3, 5 };
+	memcpy(args, d2, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_dup2, args, &seq, &rv),
+	    FIO_PASS);
+	drain(&f, kinds, 16, NULL);
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 15, SYS_read, args, &seq, &rv),
+	    FIO_PASS);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], REMOTE_OUT_FD_ASK);
+
 	/* strict: everything as it is */
 	f.off = 1;
 	memcpy(args, r1, sizeof args);
