@@ -97,21 +97,30 @@ served=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
 
 # A full file system at home (a small tmpfs in node 1): the failure of a
 # write behind is told on a later call, and the file holds the blocks in
-# order, each once (files checks it, reading it back).
-mkdir -p "$D/full"
+# order, each once (files checks it, reading it back), as many as the
+# same program writes at home on a file system of the same size: none
+# lost, none twice.
+mkdir -p "$D/full" "$D/fullh"
 lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/full" || fail "no tmpfs"
+lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/fullh" || fail "no tmpfs"
+lab_exec 1 sh -c 'cd "$1" && "$2" write fullh/f 200 > wfh.out 2>&1' \
+    sh "$D" "$F" || fail "files full at home: $(cat "$D/wfh.out")"
 lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write full/f 200 > wf.out 2>&1' \
     sh "$D" "$F" || fail "files full: $(cat "$D/wf.out")"
 grep -q -e '^error on write [0-9]*: No space left on device' \
     -e '^error on fsync: No space left on device' \
     -e '^error on close: No space left on device' "$D/wf.out" ||
     fail "files full: no error told: $(cat "$D/wf.out")"
-grep -q '^wrote [1-9][0-9]* of 200' "$D/wf.out" || fail "files full: $(cat "$D/wf.out")"
+m=$(sed -n 's/^wrote \([0-9]*\) of 200$/\1/p' "$D/wfh.out")
+[ -n "$m" ] && [ "$m" -gt 0 ] || fail "files full at home: $(cat "$D/wfh.out")"
+grep -q "^wrote $m of 200\$" "$D/wf.out" ||
+    fail "files full: not the $m blocks written at home: $(cat "$D/wf.out")"
 grep "ended" "$L2" | tail -1 | grep -q '([1-9][0-9]* behind)' ||
     fail "files full: nothing written behind"
 
-# Read ahead, then rewritten at home by another process: what R reads
-# more than a second later, and what it opens again, is the new content.
+# Read ahead, then rewritten at home by another process: what R opens
+# again at once (close-to-open), and what it reads on the old descriptor
+# more than a second later, is the new content.
 head -c 65536 /dev/zero | tr '\0' a > "$D/st.dat"
 rm -f "$D/st.dat.go"
 lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" stale st.dat > ws.out 2>&1 & }' \
@@ -139,7 +148,7 @@ grep -v '^mosrun: ' "$D/both.away" | cmp -s "$D/both.home" - ||
     fail "2>&1: the output away differs"
 n=$(grep -c 'write = .* (behind, by the deputy)' "$D/both.log")
 [ "$n" -ge 900 ] || fail "2>&1: $n writes behind made by the deputy"
-echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out"); stale: $(tail -1 "$D/ws.out")"
+echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out")(at home $m); stale: $(tail -1 "$D/ws.out")"
 
 # "files strict" in its owner's policy: every write goes home as it is.
 printf 'default files strict\n' > "$(lab_dir)/policy.conf"

@@ -7,9 +7,11 @@
  *			  Prints "wrote M of N" and, if a call failed, "error
  *			  on CALL: ERRNO" (write K, fsync or close).
  *   files stale PATH     reads 8 KiB of PATH, says "read", waits for
- *			  PATH.go, then after 1.2 s reads on and opens PATH
- *			  again: both must show what PATH holds now (its first
- *			  byte rewritten at home meanwhile). Prints "fresh".
+ *			  PATH.go (its bytes rewritten at home meanwhile),
+ *			  opens PATH again at once (close-to-open: what a new
+ *			  descriptor reads must be the new bytes), then after
+ *			  1.2 s reads on the first descriptor: the new bytes
+ *			  too. Prints "fresh X" (what both read) or "stale".
  *
  * Exits 0, or 1 with what went wrong.
  */
@@ -96,18 +98,18 @@ do_stale(const char *path)
 	fflush(stdout);
 	while (access(go, F_OK) != 0)
 		usleep(20000);
+	if ((fd2 = open(path, O_RDONLY)) == -1 || read(fd2, &now, 1) != 1) {
+		perror(path);
+		return 1;
+	}
 	usleep(1200000);
 	if (read(fd, b, BLOCK) != BLOCK) {
 		perror(path);
 		return 1;
 	}
-	if ((fd2 = open(path, O_RDONLY)) == -1 || read(fd2, &now, 1) != 1) {
-		perror(path);
-		return 1;
-	}
 	if (b[0] != now) {
-		printf("stale: read %c after 1.2 s, the file has %c\n", b[0],
-		    now);
+		printf("stale: read %c after 1.2 s, %c opened again at once\n",
+		    b[0], now);
 		return 1;
 	}
 	printf("fresh %c\n", now);
