@@ -34,6 +34,7 @@
 #include "migrate/migrate.h"
 #include "proto/migrate.pb-c.h"
 #include "proto/remote.pb-c.h"
+#include "proto/remote.pb-c.h"
 
 #define FUZZ_FLIP	0xfe
 #define FUZZ_FLIPS	8
@@ -68,6 +69,9 @@ static const struct {
 	{ OSM__SES_KIND__SES_COME_HOME, &osm__ses_replaced__descriptor },
 	{ OSM__SES_KIND__SES_FILE_ASK, &osm__ses_file_ask__descriptor },
 	{ OSM__SES_KIND__SES_FILE_ANSWER, &osm__ses_file_answer__descriptor },
+	{ OSM__SES_KIND__SES_IDENTITY, &osm__ses_identity__descriptor },
+	{ OSM__SES_KIND__SES_FD_ASK, &osm__remote_fd_ask__descriptor },
+	{ OSM__SES_KIND__SES_READ, &osm__remote_read__descriptor },
 };
 
 void
@@ -99,8 +103,22 @@ decode(uint16_t kind, const uint8_t *body, size_t len)
 			fuzz_assert(cause != NULL);
 		home_free(hc);
 	} else if (kind == OSM__SES_KIND__SES_REPLY) {
+		/* no call behind: not one of those, or malformed */
+		if (remote_reply_behind(guest, body, len, &cause) == -1)
+			fuzz_assert(cause != NULL);
+		free(cause);
+		cause = NULL;
 		fuzz_assert(remote_reply(guest, body, len, -1, &ev, &cause) ==
 		    -1 && cause != NULL);
+	} else if (kind == OSM__SES_KIND__SES_FD_INFO) {
+		if (remote_fd_info(guest, body, len, &cause) == -1)
+			fuzz_assert(cause != NULL);
+	} else if (kind == OSM__SES_KIND__SES_READ_DATA) {
+		/* no read waits: dropped, or refused */
+		if (remote_read_data(guest, body, len, &ev, &cause) == -1)
+			fuzz_assert(cause != NULL);
+		else
+			fuzz_assert(ev.kind == REMOTE_NONE);
 	}
 	free(cause);
 	for (i = 0; i < nitems(session_msgs); i++) {
