@@ -451,6 +451,9 @@ broker_guest(struct link *l, const Osm__MigOffer *o, char **why)
 	g->owner_uid = o->uid;
 	snprintf(g->user, sizeof g->user, "%s", o->user);
 	snprintf(g->command, sizeof g->command, "%s", o->command);
+	/* The policy is ours, not the parent's: what it says goes along. */
+	g->strict_files = policy_rule(m->policy, o->user,
+	    (const char *const *)o->groups, o->n_groups)->strict_files;
 	session_derive(&m->key, o->nonce.data, l->nonce, o->home,
 	    m->conf->self, SESSION_REMOTE, g->key);
 	if (privsep_ask(m, PRIVMSG_GUEST, g, sizeof *g, l->fd,

@@ -125,6 +125,8 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	gs.command = (char *)g->command;
 	gs.guest_uid = m->conf->guest_uid_first + slot;
 	gs.socket = m->conf->socket_path;
+	gs.has_strict_files = 1;
+	gs.strict_files = g->strict_files;
 	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
 		*why = xstrdup("offer too large");
 		return -1;

@@ -240,6 +240,11 @@ privmsg_check_guest(const struct privmsg *msg,
 		xasprintf(why, "guest: the command %s", bad);
 		return -1;
 	}
+	if (out->strict_files > 1) {
+		xasprintf(why, "guest: strict_files is %u, not 0 or 1",
+		    out->strict_files);
+		return -1;
+	}
 	return 0;
 }
 

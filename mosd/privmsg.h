@@ -48,6 +48,7 @@ struct privmsg_guest {			/* an offer the broker accepted */
 	uint8_t		key[SESSION_KEY_LEN];	/* the guest's keys */
 	char		user[PRIVMSG_USER_MAX + 1];	/* NUL-terminated */
 	char		command[PRIVMSG_COMMAND_MAX + 1];
+	uint8_t		strict_files;	/* 0 or 1: the policy's, for user */
 };
 
 #define PRIVMSG_TOKEN_MAX	255

@@ -124,6 +124,11 @@ START_TEST(test_privmsg_guest)
 	g = good_guest();
 	memset(g.command, 'c', sizeof g.command);
 	refused(&g, sizeof g, tcp, "command is not NUL-terminated");
+	g = good_guest();
+	g.strict_files = 2;
+	refused(&g, sizeof g, tcp, "strict_files is 2, not 0 or 1");
+	g.strict_files = 1;
+	ck_assert_int_eq(check_sent(&g, sizeof g, tcp, &why), 0);
 	close(tcp);
 	close(p[0]);
 	close(p[1]);
