@@ -12,6 +12,7 @@
  * process that may not read root's files), and stops the network process
  * on SIGTERM. If the network process ends, so does mosd.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -25,7 +26,7 @@
 #include "mosd.h"
 
 #define PARENT_BATCH		64	/* records taken per wakeup */
-#define PARENT_STOP_WAIT	10.0	/* seconds before SIGKILL */
+#define PARENT_STOP_WAIT	10.0	/* seconds, then we exit anyway */
 #define PARENT_TOKEN_MIN	16
 
 struct parent {
@@ -252,9 +253,10 @@ parent_kill_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct parent	*pp = w->data;
 
-	log_warnx("the network process %d did not stop in %.0f s: killing it",
-	    (int)pp->net, PARENT_STOP_WAIT);
-	kill(pp->net, SIGKILL);
+	/* No signal of ours reaches it; our end does (PR_SET_PDEATHSIG). */
+	log_warnx("the network process %d did not stop in %.0f s: leaving it "
+	    "to be killed as we exit", (int)pp->net, PARENT_STOP_WAIT);
+	ev_break(loop, EVBREAK_ALL);
 }
 
 static void
@@ -266,7 +268,12 @@ parent_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		return;
 	log_info("signal %d: stopping", w->signum);
 	pp->stopping = 1;
-	kill(pp->net, SIGTERM);
+	/*
+	 * A record, not a signal: the network process is another uid's and
+	 * we have no CAP_KILL. If the channel is full, its end reads EOF.
+	 */
+	if (privmsg_send(pp->fd, PRIVMSG_STOP, 0, NULL, 0, NULL, 0) == -1)
+		shutdown(pp->fd, SHUT_WR);
 	ev_timer_start(loop, &pp->kill_timer);
 }
 

@@ -19,6 +19,7 @@ static const char *const privmsg_names[] = {
 	[PRIVMSG_TOKEN] = "token",
 	[PRIVMSG_ANSWER] = "answer",
 	[PRIVMSG_RELOAD] = "reload",
+	[PRIVMSG_STOP] = "stop",
 };
 
 const char *

@@ -32,6 +32,9 @@ enum privmsg_type {
 	PRIVMSG_ANSWER = 3,
 	/* parent -> net: SIGHUP; cluster.conf and policy.conf (if any) */
 	PRIVMSG_RELOAD = 4,
+	/* parent -> net: SIGTERM or SIGINT; no body (no signal of the
+	 * parent's reaches another uid's process: it has no CAP_KILL) */
+	PRIVMSG_STOP = 5,
 };
 
 struct privmsg_hdr {

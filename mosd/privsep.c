@@ -154,6 +154,12 @@ privsep_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 			reload_apply(m, msg.fds[0], msg.nfds > 1 ?
 			    msg.fds[1] : -1);
 			msg.nfds = 0;
+		} else if (msg.hdr.type == PRIVMSG_STOP) {
+			log_info("the privileged process asks to stop");
+			privmsg_close_fds(&msg);
+			ev_io_stop(loop, w);
+			ev_break(loop, EVBREAK_ALL);
+			return;
 		} else
 			log_limited_warnx(&privsep_log, 0, "from the privileged "
 			    "process: an unexpected record of type %u",

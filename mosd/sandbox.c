@@ -228,7 +228,7 @@ sandbox_enter(struct mosd *m, pid_t parent, char **cause)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
 	    prctl(PR_SET_DUMPABLE, SANDBOX_SANITIZED, 0, 0, 0) == -1 ||
-	    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
 	    prctl(PR_SET_NAME, "mosd-net", 0, 0, 0) == -1) {
 		xasprintf(cause, "prctl: %s", strerror(errno));
 		return -1;

@@ -10,7 +10,8 @@
 # every malformed record the network process could send it, naming what
 # is wrong, and still serves a good one (tests/lab/privsep.py); mosd goes
 # on as before. A SIGHUP hands over a policy only root can read, which
-# then applies; one the parent cannot open changes nothing.
+# then applies; one the parent cannot open changes nothing. SIGTERM to
+# the parent stops both processes at once.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 POL=$(lab_dir)/policy.conf
@@ -142,6 +143,25 @@ expect 1 "may not run on node 2" lab_exec 1 setpriv --reuid 65534 \
     --regid 65534 --clear-groups mosmigrate "$pid" 2
 lab_exec 1 kill "$pid"
 wait "$job"
+
+# SIGTERM stops both at once: the parent, which may not signal the
+# network process (another uid's; it has no CAP_KILL), asks it on the
+# channel.
+alive() {
+	_s=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$_s" ] && [ "$_s" != Z ]
+}
+stopped() {
+	! alive "$parent" && ! alive "$net"
+}
+net=$(mosd_net 1)
+t0=$(_ms)
+kill -TERM "$parent"
+wait_for 5 stopped ||
+    fail "mosd did not stop within 5 s of SIGTERM: $(tail -2 "$LOG")"
+grep -q "the privileged process asks to stop" "$LOG" ||
+    fail "the network process was not asked to stop: $(tail -2 "$LOG")"
+echo "SIGTERM: both processes gone in $(($(_ms) - t0)) ms"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
