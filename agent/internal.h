@@ -191,6 +191,7 @@ void	 deputy_files_forget(struct deputy *d);
 int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
 /* deputy-io.c */
+int	 deputy_io_opened(struct deputy *d, int fd, char **cause);
 int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
@@ -313,6 +314,7 @@ struct guest {
 	struct guest_map	 map;
 	struct guest_stub	 stub;
 	ev_timer		 flush;		/* writes gathered go home */
+	int			 opener;	/* guest-open.c's socket, or -1 */
 };
 
 /* guest-ses.c */
@@ -327,6 +329,10 @@ int	 guest_ses_send(struct guest *g, uint16_t kind,
 void	 guest_ses_out(struct guest *g, int post);
 void	 guest_ses_settle(struct guest *g);
 void	 guest_ses_linger(struct guest *g);
+
+/* guest-open.c */
+int	 guest_open_start(const Osm__GuestStart *gs, char **cause);
+int	 guest_open(void *arg, const char *path, int flags, char **cause);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,

@@ -17,7 +17,8 @@
 #define OSM_CONF_PATH		"/etc/osmosis/cluster.conf"
 #define OSM_PORT		4750
 #define OSM_MAX_NODES		65535
-#define OSM_GUEST_START_MAX	4096	/* mosd to mosd-guest, bytes */
+#define OSM_GUEST_START_MAX	(48U << 10) /* mosd to mosd-guest, bytes (32
+					   shared paths of 1 KiB) */
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 

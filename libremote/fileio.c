@@ -168,30 +168,48 @@ fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect)
 	f->nbehind++;
 }
 
-/* The home's offset of e moves by what R took from windows. */
-static void
-fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
+/* An lseek of fd (to off, by whence) written behind, before the call. */
+void
+fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
+    uint64_t *seq)
 {
 	struct rmt_call	 c;
 	uint8_t		*msg;
 	size_t		 len;
 
-	if (e->seek == 0)
-		return;
 	memset(&c, 0, sizeof c);
 	c.seq = ++*seq;
 	c.nr = SYS_lseek;
 	c.name = "lseek";
-	c.args[0] = e->fd;
-	c.args[1] = e->seek;
-	c.args[2] = SEEK_CUR;
+	c.args[0] = fd;
+	c.args[1] = (uint64_t)off;
+	c.args[2] = whence;
 	c.trim_unit = 1;
 	c.behind = 1;
 	marshal_pack(&c, &msg, &len);
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, e->fd, -1);
+	fio_behind_add(f, c.seq, fd, -1);
 	f->stats_behind++;
+}
+
+/* The home's offset of e moves by what R took from windows. */
+static void
+fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
+{
+	if (e->seek == 0)
+		return;
+	fio_lseek_behind(f, e->fd, (int64_t)e->seek, SEEK_CUR, seq);
 	e->seek = 0;
+}
+
+/*
+ * A file written some other way (through a descriptor opened where R
+ * runs): its windows are stale.
+ */
+void
+fio_changed(struct fio *f, uint64_t dev, uint64_t ino)
+{
+	fio_drop_file(f, 0, dev, ino);
 }
 
 /*
