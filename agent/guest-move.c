@@ -116,7 +116,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	if (g->opener != -1)
 		remote_shared(g->remote, g->gs->shared, g->gs->n_shared,
-		    guest_open, g);
+		    guest_open, guest_open_stat, g);
 	/* R's CPU clocks answered in R; if not, by us (guest-stub.c) */
 	if (guest_stub_install(g, t, &why) == -1) {
 		log_info("%s: CPU clocks answered by the guest: %s",

@@ -12,9 +12,10 @@
  * open in the shared file system, and nothing of this node's own. Root's
  * processes get no opener: root's rights here would be this node's.
  *
- * It serves the guest agent alone, over a socket pair: a request is the
- * flags (4 bytes) and the path; the answer 4 bytes of errno, 0 with the
- * descriptor. It ends when the agent does.
+ * It serves the guest agent alone, over a socket pair: a request is what
+ * to do (4 bytes: open, or stat), the flags (4 bytes: open's, or
+ * AT_SYMLINK_NOFOLLOW) and the path; the answer 4 bytes of errno, 0 with
+ * the descriptor, or with the struct stat. It ends when the agent does.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -35,6 +36,8 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 
+#define OPEN_OPEN	0	/* what a request asks */
+#define OPEN_STAT	1
 #define OPEN_NOGROUP	65534
 #define OPEN_TIMEOUT	10000	/* ms an open may take (NFS) */
 #define OPEN_FLAGS	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | \
@@ -69,22 +72,26 @@ open_become(uid_t uid)
 	return 0;
 }
 
-/* Send errno err, and fd if err is 0. */
+/* Send errno err, and fd if err is 0 (and st, if not NULL, instead). */
 static void
-open_answer(int s, int err, int fd)
+open_answer(int s, int err, int fd, const struct stat *st)
 {
 	struct msghdr	 msg;
-	struct iovec	 iov;
+	struct iovec	 iov[2];
 	char		 ctl[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr	*cm;
 	int32_t		 e = err;
 
 	memset(&msg, 0, sizeof msg);
-	iov.iov_base = &e;
-	iov.iov_len = sizeof e;
-	msg.msg_iov = &iov;
+	iov[0].iov_base = &e;
+	iov[0].iov_len = sizeof e;
+	msg.msg_iov = iov;
 	msg.msg_iovlen = 1;
-	if (err == 0) {
+	if (err == 0 && st != NULL) {
+		iov[1].iov_base = (void *)st;
+		iov[1].iov_len = sizeof *st;
+		msg.msg_iovlen = 2;
+	} else if (err == 0) {
 		memset(ctl, 0, sizeof ctl);
 		msg.msg_control = ctl;
 		msg.msg_controllen = sizeof ctl;
@@ -97,21 +104,30 @@ open_answer(int s, int err, int fd)
 	sendmsg(s, &msg, MSG_NOSIGNAL);
 }
 
-/* Open req (flags, then the path) beneath its shared path: fd or -errno. */
+/*
+ * Open req's path beneath its shared path, with req's flags (a stat's:
+ * O_PATH, and O_NOFOLLOW for AT_SYMLINK_NOFOLLOW): fd or -errno.
+ */
 static int
 open_one(char **paths, const int *roots, size_t n, const char *req,
     size_t len)
 {
 	struct open_how	 how;
-	const char	*path = req + 4, *rel;
+	const char	*path = req + 8, *rel;
 	size_t		 i, best = n, plen = 0;
-	int32_t		 flags;
+	int32_t		 op, flags;
 	int		 fd;
 
-	if (len < 6 || req[len - 1] != '\0')
+	if (len < 10 || req[len - 1] != '\0')
 		return -EINVAL;
-	memcpy(&flags, req, 4);
-	if ((flags & ~OPEN_FLAGS) != 0)
+	memcpy(&op, req, 4);
+	memcpy(&flags, req + 4, 4);
+	if (op == OPEN_STAT) {
+		if ((flags & ~AT_SYMLINK_NOFOLLOW) != 0)
+			return -EINVAL;
+		flags = O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ?
+		    O_NOFOLLOW : 0);
+	} else if (op != OPEN_OPEN || (flags & ~OPEN_FLAGS) != 0)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		if (roots[i] == -1 || !conf_is_shared(&paths[i], 1, path) ||
@@ -140,10 +156,12 @@ open_one(char **paths, const int *roots, size_t n, const char *req,
 static void __attribute__((noreturn))
 open_serve(int s, const Osm__GuestStart *gs)
 {
-	char	 req[4 + OSM_SHARED_PATH_MAX + PATH_MAX];
-	int	*roots, fd;
-	ssize_t	 n;
-	size_t	 i;
+	char		 req[8 + OSM_SHARED_PATH_MAX + PATH_MAX];
+	struct stat	 st;
+	int		*roots, fd, err;
+	int32_t		 op;
+	ssize_t		 n;
+	size_t		 i;
 
 	if (open_become(gs->owner_uid) == -1)
 		_exit(1);
@@ -153,7 +171,12 @@ open_serve(int s, const Osm__GuestStart *gs)
 		    O_CLOEXEC);
 	while ((n = recv(s, req, sizeof req, 0)) > 0) {
 		fd = open_one(gs->shared, roots, gs->n_shared, req, n);
-		open_answer(s, fd < 0 ? -fd : 0, fd);
+		memcpy(&op, req, sizeof op);
+		if (fd >= 0 && op == OPEN_STAT) {
+			err = fstat(fd, &st) == -1 ? errno : 0;
+			open_answer(s, err, -1, &st);
+		} else
+			open_answer(s, fd < 0 ? -fd : 0, fd, NULL);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -201,28 +224,32 @@ guest_open_start(const Osm__GuestStart *gs, char **cause)
 }
 
 /*
- * Open path with flags through the opener (remote_opener): a descriptor,
- * or -1 with *cause.
+ * Ask the opener (op, flags, path): its descriptor into *fd, or the stat
+ * into *st; 0, or -1 with *cause (errno in *err, 0 if the opener failed).
  */
-int
-guest_open(void *arg, const char *path, int flags, char **cause)
+static int
+open_ask(struct guest *g, int32_t op, int flags, const char *path, int *fd,
+    struct stat *st, int *err, char **cause)
 {
-	struct guest	*g = arg;
 	struct msghdr	 msg;
-	struct iovec	 iov[2];
+	struct iovec	 iov[3];
 	struct pollfd	 pfd;
 	char		 ctl[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr	*cm;
-	int32_t		 f = flags, err;
-	int		 fd = -1;
+	int32_t		 f = flags, e;
+	ssize_t		 n;
 
-	iov[0].iov_base = &f;
-	iov[0].iov_len = sizeof f;
-	iov[1].iov_base = (void *)path;
-	iov[1].iov_len = strlen(path) + 1;
+	*fd = -1;
+	*err = 0;
+	iov[0].iov_base = &op;
+	iov[0].iov_len = sizeof op;
+	iov[1].iov_base = &f;
+	iov[1].iov_len = sizeof f;
+	iov[2].iov_base = (void *)path;
+	iov[2].iov_len = strlen(path) + 1;
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = iov;
-	msg.msg_iovlen = 2;
+	msg.msg_iovlen = 3;
 	if (sendmsg(g->opener, &msg, MSG_NOSIGNAL) == -1) {
 		xasprintf(cause, "opener: %s", strerror(errno));
 		return -1;
@@ -234,26 +261,65 @@ guest_open(void *arg, const char *path, int flags, char **cause)
 		return -1;
 	}
 	memset(&msg, 0, sizeof msg);
-	iov[0].iov_base = &err;
-	iov[0].iov_len = sizeof err;
+	iov[0].iov_base = &e;
+	iov[0].iov_len = sizeof e;
+	iov[1].iov_base = st;
+	iov[1].iov_len = st != NULL ? sizeof *st : 0;
 	msg.msg_iov = iov;
-	msg.msg_iovlen = 1;
+	msg.msg_iovlen = 2;
 	msg.msg_control = ctl;
 	msg.msg_controllen = sizeof ctl;
-	if (recvmsg(g->opener, &msg, MSG_CMSG_CLOEXEC) != sizeof err) {
+	if ((n = recvmsg(g->opener, &msg, MSG_CMSG_CLOEXEC)) <
+	    (ssize_t)sizeof e) {
 		xasprintf(cause, "opener: gone");
 		return -1;
 	}
 	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type ==
 		    SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-	if (err != 0 || fd == -1) {
-		if (fd != -1)
-			close(fd);
-		xasprintf(cause, "%s: %s", path, strerror(err != 0 ? err :
-		    EBADMSG));
+			memcpy(fd, CMSG_DATA(cm), sizeof *fd);
+	if (e == 0 && ((st == NULL && *fd == -1) || (st != NULL &&
+	    n != (ssize_t)(sizeof e + sizeof *st))))
+		e = EBADMSG;
+	if (e != 0) {
+		if (*fd != -1)
+			close(*fd);
+		*fd = -1;
+		*err = e;
+		xasprintf(cause, "%s: %s", path, strerror(e));
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Open path with flags through the opener (remote_opener): a descriptor,
+ * or -1 with *cause.
+ */
+int
+guest_open(void *arg, const char *path, int flags, char **cause)
+{
+	int	fd, err;
+
+	if (open_ask(arg, OPEN_OPEN, flags, path, &fd, NULL, &err,
+	    cause) == -1)
+		return -1;
 	return fd;
+}
+
+/*
+ * Stat path through the opener (remote_stater), following a last link
+ * unless nofollow: 0, or -errno (-EAGAIN: ask the home).
+ */
+int
+guest_open_stat(void *arg, const char *path, int nofollow, struct stat *st)
+{
+	char	*cause = NULL;
+	int	 fd, err;
+
+	if (open_ask(arg, OPEN_STAT, nofollow ? AT_SYMLINK_NOFOLLOW : 0, path,
+	    &fd, st, &err, &cause) == 0)
+		return 0;
+	free(cause);
+	return err != 0 ? -err : -EAGAIN;
 }

@@ -333,6 +333,8 @@ void	 guest_ses_linger(struct guest *g);
 /* guest-open.c */
 int	 guest_open_start(const Osm__GuestStart *gs, char **cause);
 int	 guest_open(void *arg, const char *path, int flags, char **cause);
+int	 guest_open_stat(void *arg, const char *path, int nofollow,
+	    struct stat *st);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,

@@ -192,6 +192,30 @@ fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
 	f->stats_behind++;
 }
 
+/*
+ * A close of fd written behind (one opened where R runs, whose home
+ * descriptor had no writes to fail): its failure is nobody's.
+ */
+void
+fio_close_behind(struct fio *f, int fd, uint64_t *seq)
+{
+	struct rmt_call	 c;
+	uint8_t		*msg;
+	size_t		 len;
+
+	memset(&c, 0, sizeof c);
+	c.seq = ++*seq;
+	c.nr = SYS_close;
+	c.name = "close";
+	c.args[0] = fd;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, -1, -1);
+	f->stats_behind++;
+}
+
 /* The home's offset of e moves by what R took from windows. */
 static void
 fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)

@@ -302,6 +302,7 @@ void	 fio_flush(struct fio *f, uint64_t *seq);
 void	 fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
 	    uint64_t *seq);
 void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
+void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 int	 fio_batched(const struct fio *f);
 enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
 	    uint64_t *args, uint64_t *seq, long *rv);
@@ -333,10 +334,17 @@ struct shared_fd {
 	uint64_t	 dev, ino;	/* at home */
 	uint64_t	 home_off;	/* the home's descriptor's offset */
 };
+struct shared_root {
+	int		 proven;	/* a file of it was the home's */
+	uint64_t	 dev;		/* its device here */
+	uint64_t	 home_dev;	/* and at home */
+};
 struct shared {
 	char		**paths;	/* the node's shared paths */
 	size_t		 npaths;
+	struct shared_root *roots;	/* one for each path */
 	remote_opener	 opener;
+	remote_stater	 stater;
 	void		*arg;
 	struct shared_fd *fds;		/* R's descriptors opened here */
 	size_t		 nfds;

@@ -159,11 +159,17 @@ void		 remote_flush(struct remote *g);
 void		 remote_strict(struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
-/* The opener of files under shared paths: a descriptor, or -1. */
+/*
+ * The opener of files under shared paths: a descriptor, or -1; and its
+ * stat of one: 0, or -errno (-EAGAIN: it could not say).
+ */
+struct stat;
 typedef int	(*remote_opener)(void *arg, const char *path, int flags,
 		    char **cause);
+typedef int	(*remote_stater)(void *arg, const char *path, int nofollow,
+		    struct stat *st);
 void		 remote_shared(struct remote *g, char **paths, size_t npaths,
-		    remote_opener opener, void *arg);
+		    remote_opener opener, remote_stater stater, void *arg);
 
 /* home.c */
 struct home_call {

@@ -36,13 +36,16 @@
 
 void
 remote_shared(struct remote *g, char **paths, size_t npaths,
-    remote_opener opener, void *arg)
+    remote_opener opener, remote_stater stater, void *arg)
 {
 	struct shared	*s = &g->shared;
 
 	s->paths = paths;
 	s->npaths = npaths;
+	free(s->roots);
+	s->roots = xcalloc(npaths > 0 ? npaths : 1, sizeof *s->roots);
 	s->opener = opener;
+	s->stater = stater;
 	s->arg = arg;
 	if (s->null <= 0)
 		s->null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -56,6 +59,7 @@ shared_free(struct shared *s)
 	for (i = 0; i < s->nfds; i++)
 		close(s->fds[i].ours);
 	free(s->fds);
+	free(s->roots);
 	if (s->info != NULL)
 		osm__remote_fd_info__free_unpacked(s->info, NULL);
 	if (s->null > 0)
@@ -160,6 +164,101 @@ shared_empty_path(pid_t tid, uint64_t addr)
 	    c == '\0';
 }
 
+static int	shared_answer(struct remote *, uint64_t, int64_t, int,
+		    char **);
+
+/* The shared path path is under (the longest), or -1. */
+static int
+shared_root(const struct shared *s, const char *path)
+{
+	size_t	i, len, best = 0;
+	int	r = -1;
+
+	for (i = 0; i < s->npaths; i++) {
+		len = strlen(s->paths[i]);
+		if (len > best && conf_is_shared(&s->paths[i], 1, path)) {
+			best = len;
+			r = (int)i;
+		}
+	}
+	return r;
+}
+
+/* R's path at addr, into buf (PATH_MAX): 0, or -1 (a fault, too long). */
+static int
+shared_path(pid_t tid, uint64_t addr, char *buf)
+{
+	struct iovec	 local, remote;
+	size_t		 got = 0, chunk;
+	ssize_t		 n;
+
+	while (got < PATH_MAX) {
+		chunk = 4096 - ((addr + got) & 4095);
+		if (chunk > PATH_MAX - got)
+			chunk = PATH_MAX - got;
+		local.iov_base = buf + got;
+		local.iov_len = chunk;
+		remote.iov_base = (void *)(uintptr_t)(addr + got);
+		remote.iov_len = chunk;
+		if ((n = process_vm_readv(tid, &local, 1, &remote, 1, 0)) <= 0)
+			return -1;
+		if (memchr(buf + got, '\0', n) != NULL)
+			return 0;
+		got += n;
+	}
+	return -1;
+}
+
+/*
+ * R's stat, lstat or newfstatat of an absolute path under a shared path
+ * that a file opened here proved the same file system: answered here by
+ * the opener (the owner's rights, beneath the path), with the home's
+ * device number; 1 answered (ev), 0 it goes home, -1 the listener failed.
+ * What the opener cannot say (a link out of the path) goes home.
+ */
+static int
+shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
+    const uint64_t *args, struct remote_event *ev, char **cause)
+{
+	struct shared	*s = &g->shared;
+	struct stat	 st;
+	struct iovec	 local, remote;
+	char		 path[PATH_MAX];
+	uint64_t	 addr = args[0], buf = args[1];
+	int		 nofollow = nr == SYS_lstat, r;
+	long		 rv;
+
+	if (nr == SYS_newfstatat) {
+		if ((args[3] & ~(uint64_t)AT_SYMLINK_NOFOLLOW) != 0 ||
+		    (int)args[0] != AT_FDCWD)
+			return 0;
+		addr = args[1];
+		buf = args[2];
+		nofollow = (args[3] & AT_SYMLINK_NOFOLLOW) != 0;
+	}
+	if (s->stater == NULL || shared_path(tid, addr, path) == -1 ||
+	    path[0] != '/' || (r = shared_root(s, path)) == -1 ||
+	    !s->roots[r].proven)
+		return 0;
+	rv = s->stater(s->arg, path, nofollow, &st);
+	if (rv == 0) {
+		if (st.st_dev != s->roots[r].dev)
+			return 0;
+		st.st_dev = s->roots[r].home_dev;
+		local.iov_base = &st;
+		local.iov_len = sizeof st;
+		remote.iov_base = (void *)(uintptr_t)buf;
+		remote.iov_len = sizeof st;
+		if (process_vm_writev(tid, &local, 1, &remote, 1, 0) !=
+		    sizeof st)
+			rv = -EFAULT;
+	} else if (rv != -ENOENT && rv != -ENOTDIR && rv != -EACCES)
+		return 0;
+	s->stats_local++;
+	ev->kind = REMOTE_ANSWERED;
+	return shared_answer(g, id, rv, 0, cause) == -1 ? -1 : 1;
+}
+
 /* Calls on a descriptor of ours that R makes itself, here. */
 static int
 shared_runs_here(int nr, const uint64_t *args)
@@ -248,7 +347,11 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 	struct shared_fd	*e;
 	uint64_t		 i, last;
 	long			 rv;
+	int			 fd;
 
+	if (!map && (nr == SYS_stat || nr == SYS_lstat ||
+	    (nr == SYS_newfstatat && (int)args[0] == AT_FDCWD)))
+		return shared_stat(g, id, tid, nr, args, ev, cause);
 	if (s->nfds == 0)
 		return 0;
 	if (map) {
@@ -278,9 +381,18 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 		shared_close(g, id, e);
 	if ((e = shared_find(s, args[0])) == NULL)
 		return 0;
+	/*
+	 * A close: ours goes, the home's goes behind (no write went through
+	 * it to fail), and R has its answer now.
+	 */
 	if (nr == SYS_close) {
-		shared_close(g, id, e);
-		return 0;
+		fd = e->fd;
+		if (shared_close(g, id, e) == -1)
+			return 0;
+		fio_close_behind(&g->fio, fd, &g->seq);
+		s->stats_local++;
+		ev->kind = REMOTE_ANSWERED;
+		return shared_answer(g, id, 0, 0, cause) == -1 ? -1 : 1;
 	}
 	rv = 1;
 	if (nr == SYS_fstat)
@@ -424,7 +536,7 @@ shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 	struct shared_fd		*e;
 	struct stat			 st;
 	char				*cause = NULL;
-	int				 ours;
+	int				 ours, r;
 
 	/* a directory (sqlite's, for its fsync) or a device stays home's */
 	if (m == NULL || m->fd != fd || !m->regular || m->path == NULL ||
@@ -464,4 +576,10 @@ shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 	e->ino = m->ino;
 	e->home_off = m->pos;
 	s->stats_opened++;
+	/* its shared path is the same file system here as at home */
+	if ((r = shared_root(s, m->path)) != -1) {
+		s->roots[r].proven = 1;
+		s->roots[r].dev = st.st_dev;
+		s->roots[r].home_dev = m->dev;
+	}
 }
