@@ -156,6 +156,20 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			name[n] = '\0';
 			m.path = name;
 		}
+	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
+	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (n = readlink(path, name, sizeof name - 1)) > 0) {
+		/* an open's directory (sqlite3's, for an fsync of it) */
+		name[n] = '\0';
+		m.path = name;
+		m.has_directory = m.has_dev = m.has_ino = m.has_size = 1;
+		m.has_mtime_ns = m.has_ctime_ns = 1;
+		m.directory = 1;
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+		m.size = st.st_size;
+		m.mtime_ns = io_ns(&st.st_mtim);
+		m.ctime_ns = io_ns(&st.st_ctim);
 	}
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_FD_INFO, &m.base,
 	    cause);

@@ -538,9 +538,9 @@ shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 	char				*cause = NULL;
 	int				 ours, r;
 
-	/* a directory (sqlite's, for its fsync) or a device stays home's */
-	if (m == NULL || m->fd != fd || !m->regular || m->path == NULL ||
-	    !conf_is_shared(s->paths, s->npaths, m->path))
+	/* a device, a pipe stays home's */
+	if (m == NULL || m->fd != fd || (!m->regular && !m->directory) ||
+	    m->path == NULL || !conf_is_shared(s->paths, s->npaths, m->path))
 		return;
 	if ((ours = s->opener(s->arg, m->path, flags & ~O_CLOEXEC,
 	    &cause)) == -1) {
@@ -549,11 +549,12 @@ shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 		return;
 	}
 	/* the same file, not one of the same name: a shared file system */
-	if (fstat(ours, &st) == -1 || !S_ISREG(st.st_mode) ||
+	if (fstat(ours, &st) == -1 ||
+	    !(m->directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) ||
 	    st.st_ino != m->ino || (uint64_t)st.st_size != m->size ||
 	    shared_ns(&st.st_mtim) != m->mtime_ns ||
 	    shared_ns(&st.st_ctim) != m->ctime_ns ||
-	    lseek(ours, (off_t)m->pos, SEEK_SET) == -1) {
+	    (!m->directory && lseek(ours, (off_t)m->pos, SEEK_SET) == -1)) {
 		close(ours);
 		s->stats_refused++;
 		return;
