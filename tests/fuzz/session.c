@@ -16,7 +16,8 @@
  * as the guest agent would (session_send under the guest's keys) as the
  * next message, of kind op >> 1; op 0xfe (FUZZ_FLIP) flips the byte of
  * what is in the stream so far at the offset its first two bytes give
- * (modulo); any other op's bytes go into the stream as they are. The
+ * (modulo; a byte flipped once is not flipped again, which could undo
+ * it); any other op's bytes go into the stream as they are. The
  * receiver has the home's keys. Every refusal has a cause, and outside
  * image mode no message taken covers a flipped byte.
  */
@@ -175,10 +176,15 @@ flip(int fd, const uint8_t *p, size_t len, struct flips *f)
 	off_t	end = lseek(fd, 0, SEEK_CUR);
 	uint8_t	c;
 	size_t	off;
+	int	i;
 
 	if (len < 2 || end <= 0 || f->n == FUZZ_FLIPS)
 		return;
 	off = (p[0] << 8 | p[1]) % end;
+	/* A second flip of a byte could put it back as it was. */
+	for (i = 0; i < f->n; i++)
+		if (f->off[i] == off)
+			return;
 	if (pread(fd, &c, 1, off) != 1)
 		fatal("memfd");
 	c ^= len > 2 && p[2] != 0 ? p[2] : 1;
