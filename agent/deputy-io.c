@@ -122,6 +122,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	Osm__RemoteFdInfo	 m = OSM__REMOTE_FD_INFO__INIT;
 	struct stat		 st;
 	char			 path[64], name[PATH_MAX];
+	struct statx		 stx;
 	unsigned int		 flags = 0;
 	uint64_t		 pos = 0;
 	ssize_t			 n;
@@ -151,10 +152,18 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		m.size = st.st_size;
 		m.mtime_ns = io_ns(&st.st_mtim);
 		m.ctime_ns = io_ns(&st.st_ctim);
-		/* an open's: the file it is, for the guest to open it too */
-		if (seq == 0 && (n = readlink(path, name, sizeof name - 1)) > 0) {
+		/* the file it is, for the guest to open it too if shared */
+		if ((n = readlink(path, name, sizeof name - 1)) > 0) {
 			name[n] = '\0';
 			m.path = name;
+		}
+		m.has_flags = 1;
+		m.flags = flags;
+		if (statx(AT_FDCWD, path, 0, STATX_BTIME, &stx) == 0 &&
+		    (stx.stx_mask & STATX_BTIME)) {
+			m.has_btime_ns = 1;
+			m.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL +
+			    stx.stx_btime.tv_nsec;
 		}
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&

@@ -226,6 +226,16 @@ fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
 	e->seek = 0;
 }
 
+/* Forget fd: R's calls on it are no longer ours (shared.c has it). */
+void
+fio_drop_fd(struct fio *f, int fd)
+{
+	struct fio_fd	*e;
+
+	if ((e = fio_find(f, fd)) != NULL)
+		fio_forget(f, e);
+}
+
 /*
  * A file written some other way (through a descriptor opened where R
  * runs): its windows are stale.
@@ -554,7 +564,8 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		/* another call may show an offset owed: pay them first */
 		fio_settle(f, seq);
 		if (e == NULL && (nr == SYS_read || nr == SYS_write ||
-		    nr == SYS_pwrite64 || nr == SYS_writev)) {
+		    nr == SYS_pwrite64 || nr == SYS_writev ||
+		    nr == SYS_pread64)) {
 			e = fio_add(f, fd);
 			fio_ask(f, e, seq);
 		}

@@ -303,6 +303,7 @@ void	 fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
 	    uint64_t *seq);
 void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
+void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
 enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
 	    uint64_t *args, uint64_t *seq, long *rv);
@@ -368,6 +369,9 @@ void	 shared_dup(struct remote *g, uint64_t id, int from, int flags,
 void	 shared_info(struct shared *s, struct Osm__RemoteFdInfo *m);
 void	 shared_opened(struct remote *g, uint64_t id, int flags,
 	    int64_t fd);
+int	 shared_adopt(struct remote *g, const struct Osm__RemoteFdInfo *m,
+	    uint64_t id);
+void	 shared_adopted(struct remote *g, int nr, int fd, int64_t ret);
 
 /* remote.c */
 struct remote_pending;

@@ -49,6 +49,7 @@ struct remote_pending {
 	int		 open;	/* an open, maybe under a shared path */
 	int		 flags;		/* to open it here with */
 	int		 dup_of;	/* a dup of a descriptor opened here */
+	int		 adopted;	/* its descriptor opened here meanwhile */
 };
 
 struct remote *
@@ -221,6 +222,7 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	p->id = id;
 	p->tid = tid;
 	p->flags = 0;
+	p->adopted = 0;
 	p->open = shared_want(g, &call, &p->flags, &p->dup_of) &&
 	    p->dup_of == -1;
 	p->call = call;
@@ -578,6 +580,8 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 		shared_opened(g, p->id, p->flags, ret);
 	if (p->dup_of >= 0 && ret >= 0)
 		shared_dup(g, p->id, p->dup_of, p->flags, ret);
+	if (p->adopted)
+		shared_adopted(g, p->call.nr, (int)p->call.args[0], ret);
 	if (ret == -EFAULT && r->ret != -EFAULT)
 		g->stats.faults++;
 	if ((rv = remote_answer(g, p->id, ret, cause)) == 1)
@@ -690,6 +694,7 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
     char **cause)
 {
 	Osm__RemoteFdInfo	*m;
+	size_t			 i;
 
 	if ((m = osm__remote_fd_info__unpack(NULL, len, msg)) == NULL) {
 		xasprintf(cause, "malformed descriptor answer");
@@ -698,6 +703,20 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
 	/* seq 0: what an open under a shared path gave, before its reply */
 	if (m->seq == 0) {
 		shared_info(&g->shared, m);
+		return 0;
+	}
+	/*
+	 * A file under a shared path, known to R before it came (or opened
+	 * on an earlier node): opened here too, put into R while the call
+	 * that asked waits at home.
+	 */
+	for (i = 0; i < g->npending; i++) {
+		if (g->pending[i].call.args[0] != (uint64_t)m->fd ||
+		    !shared_adopt(g, m, g->pending[i].id))
+			continue;
+		g->pending[i].adopted = 1;
+		fio_drop_fd(&g->fio, m->fd);
+		osm__remote_fd_info__free_unpacked(m, NULL);
 		return 0;
 	}
 	fio_info(&g->fio, m);

@@ -520,18 +520,29 @@ shared_ns(const struct timespec *ts)
 	return ts->tv_sec * 1000000000ULL + ts->tv_nsec;
 }
 
+/* The birth time of fd's file, or 0 where the file system keeps none. */
+static uint64_t
+shared_btime(int fd)
+{
+	struct statx	stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) == -1 ||
+	    !(stx.stx_mask & STATX_BTIME))
+		return 0;
+	return stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
+}
+
 /*
- * R's open (flags, as here) returned fd at home, notification id still
- * waiting: if the home's file is under a shared path of this node, the
- * same file opened here goes into R at that number, once it is proved the
- * one the home opened. Otherwise R's descriptor stays the home's, its
- * calls going home as before.
+ * Open here the file the home described (m) and put it into R at m's
+ * number, through notification id: 1, or 0 if it is not provably the
+ * same file here (or anything failed) and R's descriptor stays the
+ * home's.
  */
-void
-shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
+static int
+shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
+    uint64_t id)
 {
 	struct shared			*s = &g->shared;
-	const Osm__RemoteFdInfo		*m = s->info;
 	struct seccomp_notif_addfd	 add;
 	struct shared_fd		*e;
 	struct stat			 st;
@@ -539,39 +550,47 @@ shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 	int				 ours, r;
 
 	/* a device, a pipe stays home's */
-	if (m == NULL || m->fd != fd || (!m->regular && !m->directory) ||
-	    m->path == NULL || !conf_is_shared(s->paths, s->npaths, m->path))
-		return;
+	if ((!m->regular && !m->directory) || m->path == NULL ||
+	    !conf_is_shared(s->paths, s->npaths, m->path) ||
+	    shared_find(s, m->fd) != NULL)
+		return 0;
 	if ((ours = s->opener(s->arg, m->path, flags & ~O_CLOEXEC,
 	    &cause)) == -1) {
 		free(cause);
 		s->stats_refused++;
-		return;
+		return 0;
 	}
-	/* the same file, not one of the same name: a shared file system */
+	/*
+	 * The same file, not one of the same name: a shared file system.
+	 * Its inode and birth time, which a write does not change (the
+	 * call that asked may have run at home meanwhile); where there is
+	 * no birth time, its size and times as the home said.
+	 */
 	if (fstat(ours, &st) == -1 ||
 	    !(m->directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) ||
-	    st.st_ino != m->ino || (uint64_t)st.st_size != m->size ||
+	    st.st_ino != m->ino ||
+	    (m->has_btime_ns ? shared_btime(ours) != m->btime_ns :
+	    ((uint64_t)st.st_size != m->size ||
 	    shared_ns(&st.st_mtim) != m->mtime_ns ||
-	    shared_ns(&st.st_ctim) != m->ctime_ns ||
+	    shared_ns(&st.st_ctim) != m->ctime_ns)) ||
 	    (!m->directory && lseek(ours, (off_t)m->pos, SEEK_SET) == -1)) {
 		close(ours);
 		s->stats_refused++;
-		return;
+		return 0;
 	}
 	memset(&add, 0, sizeof add);
 	add.id = id;
 	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
 	add.srcfd = ours;
-	add.newfd = (uint32_t)fd;
+	add.newfd = (uint32_t)m->fd;
 	add.newfd_flags = flags & O_CLOEXEC;
 	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1) {
 		close(ours);
-		return;
+		return 0;
 	}
 	s->fds = xreallocarray(s->fds, s->nfds + 1, sizeof *s->fds);
 	e = &s->fds[s->nfds++];
-	e->fd = (int)fd;
+	e->fd = m->fd;
 	e->ours = ours;
 	e->dev = m->dev;
 	e->ino = m->ino;
@@ -582,5 +601,65 @@ shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 		s->roots[r].proven = 1;
 		s->roots[r].dev = st.st_dev;
 		s->roots[r].home_dev = m->dev;
+	}
+	return 1;
+}
+
+/*
+ * R's open (flags, as here) returned fd at home, notification id still
+ * waiting: if the home's file is under a shared path of this node, the
+ * same file opened here goes into R at that number, once it is proved the
+ * one the home opened. Otherwise R's descriptor stays the home's, its
+ * calls going home as before.
+ */
+void
+shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
+{
+	const Osm__RemoteFdInfo	*m = g->shared.info;
+
+	if (m != NULL && m->fd == fd)
+		shared_install(g, m, flags, id);
+}
+
+/* The open flags a descriptor of P's is opened here with. */
+#define SHARED_ADOPT_FLAGS	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | \
+				 O_SYNC | O_DIRECT | O_NOATIME | O_CLOEXEC)
+
+/*
+ * The home's answer about a descriptor R had before it came here (m),
+ * asked for by R's first call on it, which waits at home as notification
+ * id: under a shared path, the same file is opened here and put into R
+ * (1); the caller then tells shared_adopted that call's result.
+ */
+int
+shared_adopt(struct remote *g, const Osm__RemoteFdInfo *m, uint64_t id)
+{
+	struct shared	*s = &g->shared;
+
+	/*
+	 * Not one P shares with another of its descriptors (2>&1): ours
+	 * would be another open file, of an offset of its own.
+	 */
+	if (s->opener == NULL || s->npaths == 0 || g->fio.off ||
+	    !m->has_flags || !m->regular || m->shared)
+		return 0;
+	return shared_install(g, m, (int)(m->flags & SHARED_ADOPT_FLAGS), id);
+}
+
+/*
+ * The call that asked about fd, adopted meanwhile, returned ret at home,
+ * on the home's descriptor: the offset here follows the home's.
+ */
+void
+shared_adopted(struct remote *g, int nr, int fd, int64_t ret)
+{
+	struct shared_fd	*e;
+	off_t			 off;
+
+	if ((e = shared_find(&g->shared, fd)) == NULL || ret < 0)
+		return;
+	if (nr == SYS_read || nr == SYS_write || nr == SYS_writev) {
+		if ((off = lseek(e->ours, (off_t)ret, SEEK_CUR)) != -1)
+			e->home_off = off;
 	}
 }

@@ -107,3 +107,47 @@ wait_for 10 grep -q "guest $pid@1 .*goes home" "$L2" || fail "lines: not sent ho
 n=$(grep -c ': write = ' "$S/lines.log")
 [ "$n" -le 2 ] || fail "lines: $n writes sent home"
 echo "lines: 400 in order, brought home midway, $n writes sent home"
+
+# --- a descriptor opened at home, then the move --------------------------
+# Opened and written at home, moved to node 2 midway: there the same
+# file is opened and written (its first call there asks what it is), at
+# the home's offset; the file holds every line once, in order.
+cat > "$S/later.py" <<'EOF'
+import os, sys, time
+with open(sys.argv[1], 'w') as f:
+    for i in range(1, 401):
+        f.write('line %d\n' % i)
+        f.flush()
+        if i == 100:
+            print('ready', flush=True)
+            while not os.path.exists(sys.argv[1] + '.go'):
+                time.sleep(0.01)
+print('done', flush=True)
+EOF
+as sh -c 'cd "$1" && { mosrun -L python3 later.py later.txt > later.out 2>&1 & }' \
+    sh "$S" || fail "later: not started"
+wait_for 30 grep -q ready "$S/later.out" || fail "later: $(cat "$S/later.out")"
+pid=$(pid_of python3)
+lab_exec 1 mosmigrate "$pid" 2 > "$S/mig.out" 2>&1 ||
+    fail "later: not moved: $(cat "$S/mig.out")"
+[ "$(where "$pid")" = 2 ] || fail "later: not on node 2"
+touch "$S/later.txt.go"
+wait_for 30 grep -q done "$S/later.out" || fail "later: $(cat "$S/later.out")"
+seq 1 400 | sed 's/^/line /' | cmp -s - "$S/later.txt" ||
+    fail "later: the file is not lines 1 to 400: $(sed -n '99,102p' "$S/later.txt")"
+wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" || fail "later: no end on node 2"
+line=$(grep "guest $pid@1 .*ended" "$L2")
+opened=$(echo "$line" | sed -n 's/.* \([0-9]*\) files opened here.*/\1/p')
+here=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls on them here.*/\1/p')
+[ "${opened:-0}" -ge 1 ] && [ "${here:-0}" -ge 290 ] ||
+    fail "later: the file was not written on node 2: $line"
+echo "later: 400 in order, lines 101 to 400 written on node 2 ($here calls there)"
+# Standard output and error one open file on the shared path (2>&1): the
+# same bytes as at home (not two files of two offsets on node 2).
+P='for (1..300) { syswrite STDOUT, "out $_\n"; syswrite STDERR, "err $_\n" }'
+as sh -c 'cd "$1" && perl -e "$2" > both.home 2>&1 &&
+    mosrun -L -r 2 perl -e "$2" > both.away 2>&1' sh "$S" "$P" ||
+    fail "2>&1: $(tail -3 "$S/both.away")"
+grep -v '^mosrun: ' "$S/both.away" | cmp -s "$S/both.home" - ||
+    fail "2>&1: the output away differs"
+echo "2>&1: the same output as at home"
