@@ -202,7 +202,8 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
-		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper
+		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
+		   $(OBJ)/tests/mosrun/livewriter
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)

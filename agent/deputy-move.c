@@ -23,18 +23,98 @@
 #define MOVE_TIMEOUT		60	/* seconds for a move to finish */
 #define MOVE_SCRATCH_MIN	(256UL << 10)
 
+/* A move out: stop-and-copy, or live (the process runs meanwhile). */
+struct move_out {
+	struct deputy	*d;
+	struct mig_live	 lv;		/* track NULL: stop-and-copy */
+	struct mig_stats st;
+};
+
+/* The rounds are over: P held for the last pages (d->task). */
+static struct mig_task *
+move_freeze(void *arg, char **cause)
+{
+	struct deputy	*d = arg;
+
+	if (deputy_hold(d, 0, cause) == -1)
+		return NULL;
+	return d->task;
+}
+
 static int
 move_dump_fn(int fd, void *arg, char **cause)
 {
-	return mig_dump(arg, fd, MIG_CONTEXT, NULL, cause);
+	struct move_out	*m = arg;
+
+	if (m->lv.track == NULL)
+		return mig_dump(m->d->task, fd, MIG_CONTEXT, &m->st, cause);
+	return mig_dump_live(&m->lv, fd, MIG_CONTEXT, &m->st, cause);
 }
+
+/*
+ * Track P's writes for a live move, and let it run until the rounds are
+ * over; without tracking (P stopped where it must stay, or no
+ * userfaultfd) the move stops and copies.
+ */
+static void
+move_live(struct deputy *d, struct move_out *m, int stopped)
+{
+	char	*why = NULL;
+
+	m->d = d;
+	m->lv.freeze = move_freeze;
+	m->lv.arg = d;
+	if (stopped || d->o->move_mode == DEPUTY_MOVE_STOP)
+		return;
+	if ((m->lv.track = mig_track_new(d->task, &why)) == NULL) {
+		log_warnx("process %d (%s): no live move, it stops for the "
+		    "whole copy: %s", (int)d->pid, d->command, why);
+		free(why);
+		return;
+	}
+	deputy_hold_resume(d);
+}
+
+/* The rounds and the freeze, in the deputy's log. */
+static void
+move_log(struct deputy *d, const struct move_out *m, uint32_t node)
+{
+	const struct mig_live	*lv = &m->lv;
+	char			 rounds[256];
+	size_t			 off = 0;
+	uint32_t		 i;
+
+	if (lv->track == NULL) {
+		log_info("process %d (%s) to node %u: stopped for the copy, "
+		    "%llu pages, %llu bytes, frozen %.1f ms", (int)d->pid,
+		    d->command, node, (unsigned long long)m->st.pages,
+		    (unsigned long long)m->st.bytes, m->st.frozen_us / 1000.0);
+		return;
+	}
+	rounds[0] = '\0';
+	for (i = 0; i < lv->rounds && off < sizeof rounds - 24; i++)
+		off += snprintf(rounds + off, sizeof rounds - off, "%s%llu",
+		    i > 0 ? " " : "", (unsigned long long)lv->round_pages[i]);
+	log_info("process %d (%s) to node %u: live, %u rounds of %s pages "
+	    "in %.1f ms (%s), then frozen %.1f ms for %llu pages; %llu bytes "
+	    "in %.1f ms", (int)d->pid, d->command, node, lv->rounds, rounds,
+	    (lv->total_us - lv->freeze_us) / 1000.0, lv->stop_why,
+	    lv->freeze_us / 1000.0, (unsigned long long)lv->final_pages,
+	    (unsigned long long)lv->bytes, lv->total_us / 1000.0);
+}
+
+struct move_home {
+	struct mig_task	*t;
+	struct mig_stats st;
+};
 
 static int
 move_restore_fn(int fd, void *arg, char **cause)
 {
-	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT };
+	struct mig_restore_opts	 opts = { .flags = MIG_CONTEXT };
+	struct move_home	*m = arg;
 
-	return mig_restore(arg, fd, &opts, NULL, cause);
+	return mig_restore(m->t, fd, &opts, &m->st, cause);
 }
 
 /*
@@ -187,8 +267,10 @@ int
 deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
 	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
+	struct move_out	 m;
 	int		 rc;
 
+	memset(&m, 0, sizeof m);
 	if (deputy_hold(d, stopped, cause) == -1)
 		return -1;
 	setup.pid = d->pid;
@@ -201,19 +283,25 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 		return -1;
 	}
 	deputy_files_setup(d, &setup);
+	move_live(d, &m, stopped);
 	rc = move_open(d, node, cause) == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
 	    cause) == -1 || move_files(d, node, cause) == -1 ||
 	    session_send_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_dump_fn, d->task, cause) == -1 ||
+	    OSM__SES_KIND__SES_IMAGE_END, move_dump_fn, &m, cause) == -1 ||
 	    move_arrived(d, node, cause) == -1 ? -1 : 0;
 	deputy_files_setup_free(&setup);
 	deputy_files_clear(d);
+	/* Closed, our userfaultfd leaves P's memory as it was. */
+	mig_track_free(m.lv.track);
 	if (rc == -1) {
 		deputy_move_close(d);
-		deputy_hold_resume(d);
+		/* Still running if the rounds had not ended. */
+		if (d->state == DEPUTY_HELD)
+			deputy_hold_resume(d);
 		return -1;
 	}
+	move_log(d, &m, node);
 
 	/* Arrived: only now may P's memory go. */
 	d->state = DEPUTY_AWAY;
@@ -249,19 +337,27 @@ deputy_move_home(struct deputy *d)
 int
 deputy_move_arrive_home(struct deputy *d, char **cause)
 {
+	struct move_home	m;
+	uint64_t		t0 = now_us();
+
 	ev_io_stop(d->loop, &d->ses_ev);
 	ev_timer_stop(d->loop, &d->ses_timer);
 	/* Whatever P was doing for R is moot: R's state comes whole. */
 	deputy_serve_done(d);
+	memset(&m, 0, sizeof m);
+	m.t = d->task;
 	if (husk_hold(&d->husk, cause) == -1 ||
 	    session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, d->task,
+	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &m,
 	    cause) == -1) {
 		deputy_move_close(d);
 		return -1;
 	}
 	deputy_move_close(d);
-	log_info("process %d (%s) is home", (int)d->pid, d->command);
+	log_info("process %d (%s) is home: %u rounds, %llu pages, %llu "
+	    "bytes in %.1f ms", (int)d->pid, d->command, m.st.rounds,
+	    (unsigned long long)m.st.pages, (unsigned long long)m.st.bytes,
+	    (now_us() - t0) / 1000.0);
 	deputy_move_home(d);
 	return 0;
 }

@@ -262,6 +262,7 @@ struct guest {
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 has_mask;	/* the call at home: a wait */
 	uint64_t		 mask;		/* with R's mask for it */
 	struct guest_file	**files;	/* R maps */

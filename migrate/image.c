@@ -31,6 +31,7 @@ static const char *img_names[] = {
 	[OSM__IMG_RECORD__BODY_MM] = "memory map",
 	[OSM__IMG_RECORD__BODY_PAGES] = "pages",
 	[OSM__IMG_RECORD__BODY_SEAL] = "seal",
+	[OSM__IMG_RECORD__BODY_ROUND] = "round",
 };
 
 void
@@ -38,6 +39,13 @@ img_init(struct img *img, int fd)
 {
 	memset(img, 0, sizeof *img);
 	img->fd = fd;
+	runs_init(&img->held);
+}
+
+void
+img_free(struct img *img)
+{
+	runs_free(&img->held);
 }
 
 static int
@@ -160,6 +168,7 @@ img_write_seal(struct img *img, int last, char **cause)
 	seal.crc = img->crc;
 	seal.records = img->records;
 	seal.kind = last ? OSM__IMG_SEAL_KIND__SEAL_END :
+	    img->end_seal != 0 ? (Osm__ImgSealKind)img->end_seal :
 	    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION;
 	rec.body_case = OSM__IMG_RECORD__BODY_SEAL;
 	rec.seal = &seal;
@@ -202,11 +211,13 @@ img_read_preamble(struct img *img, char **cause)
 		    "0x%08x", ntohl(pre[0]));
 		return -1;
 	}
-	if (ntohl(pre[1]) != MIG_VERSION) {
+	if (ntohl(pre[1]) < MIG_VERSION_MIN || ntohl(pre[1]) > MIG_VERSION) {
 		xasprintf(cause, "image format version %u, this build reads "
-		    "version %u", ntohl(pre[1]), MIG_VERSION);
+		    "versions %u to %u", ntohl(pre[1]), MIG_VERSION_MIN,
+		    MIG_VERSION);
 		return -1;
 	}
+	img->version = ntohl(pre[1]);
 	img->crc = crc32c(0, pre, sizeof pre);
 	return 0;
 }
@@ -285,7 +296,8 @@ img_read(struct img *img, char **cause)
 	if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL) {
 		seal = rec->seal;
 		if (seal->kind != OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION &&
-		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_END) {
+		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_END &&
+		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_ROUND) {
 			xasprintf(cause, "image corrupted: seal of unknown "
 			    "kind %d", seal->kind);
 			goto fail;
@@ -343,6 +355,53 @@ img_read_raw(struct img *img, void *buf, size_t len, char **cause)
 	return 0;
 }
 
+/*
+ * A round of a live dump, before the description: its layout checked as
+ * a description's is, what it keeps against what the rounds before left,
+ * then its pages, which the restore's round_fn writes into the target or
+ * which are read and checked here, up to the round's seal.
+ */
+static int
+img_round(struct img *img, const Osm__ImgRound *round, char **cause)
+{
+	Osm__ImgRecord	*rec = NULL;
+	struct img_pages cur;
+	uint64_t	*counts;
+	uint8_t		*buf;
+	int		 more, rc = -1;
+
+	if (img->version < 2 || round->round != img->rounds + 1) {
+		xasprintf(cause, "image corrupted: round %u where %s belongs",
+		    round->round, img->version < 2 ? "no round" : "the next");
+		return -1;
+	}
+	if (mm_check(round->mm, cause) == -1 ||
+	    runs_check_kept(&img->held, round->mm, cause) == -1)
+		return -1;
+	img->rounds++;
+	img->end_seal = OSM__IMG_SEAL_KIND__SEAL_ROUND;
+	if (img->round_fn != NULL) {
+		rc = img->round_fn(img->round_arg, img, round, cause);
+		goto out;
+	}
+	counts = xcalloc(round->mm->n_vmas + 1, sizeof *counts);
+	buf = xmalloc(MIG_PAGES_MAX);
+	img_pages_init(&cur, round->mm);
+	while ((more = img_pages_next(img, &cur, counts, buf, &rec,
+	    cause)) == 1) {
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = NULL;
+	}
+	free(buf);
+	free(counts);
+	rc = more;
+out:
+	img->end_seal = 0;
+	if (rc == 0)
+		runs_hold(&img->held, round->mm);
+	return rc;
+}
+
 static const Osm__ImgRecord__BodyCase img_meta_order[] = {
 	OSM__IMG_RECORD__BODY_HEADER,
 	OSM__IMG_RECORD__BODY_TASK,
@@ -365,8 +424,19 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	memset(mi, 0, sizeof *mi);
 	if (img_read_preamble(img, cause) == -1)
 		return -1;
+	/* A live dump's rounds come first. */
+	while ((rec = img_read(img, cause)) != NULL &&
+	    rec->body_case == OSM__IMG_RECORD__BODY_ROUND) {
+		if (img_round(img, rec->round, cause) == -1) {
+			osm__img_record__free_unpacked(rec, NULL);
+			return -1;
+		}
+		osm__img_record__free_unpacked(rec, NULL);
+	}
+	if (rec == NULL)
+		return -1;
 	for (i = 0; i <= nitems(img_meta_order); i++) {
-		if ((rec = img_read(img, cause)) == NULL)
+		if (i > 0 && (rec = img_read(img, cause)) == NULL)
 			goto fail;
 		if (i == nitems(img_meta_order)) {
 			if (rec->body_case != OSM__IMG_RECORD__BODY_SEAL ||
@@ -399,7 +469,8 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	    regs_check(NULL, mi->regs, cause) == -1 ||
 	    sig_check(mi->sig, cause) == -1 ||
 	    files_check(mi->files, NULL, cause) == -1 ||
-	    mm_check(mi->mm, cause) == -1)
+	    mm_check(mi->mm, cause) == -1 ||
+	    runs_check_kept(&img->held, mi->mm, cause) == -1)
 		goto fail;
 	mi->vma_pages = xcalloc(mi->mm->n_vmas + 1, sizeof *mi->vma_pages);
 	return 0;
@@ -511,7 +582,8 @@ img_pages_next(struct img *img, struct img_pages *cur, uint64_t *counts,
 	if ((r = img_read(img, cause)) == NULL)
 		return -1;
 	if (r->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-	    r->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
+	    (int)r->seal->kind == (img->end_seal != 0 ? img->end_seal :
+	    OSM__IMG_SEAL_KIND__SEAL_END)) {
 		osm__img_record__free_unpacked(r, NULL);
 		return img_pages_done(cur, counts, cause) == -1 ? -1 : 0;
 	}
@@ -546,8 +618,10 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 	int		 rc = -1, more;
 
 	img_init(&img, fd);
-	if (img_read_meta(&img, mi, cause) == -1)
+	if (img_read_meta(&img, mi, cause) == -1) {
+		img_free(&img);
 		return -1;
+	}
 	buf = xmalloc(MIG_PAGES_MAX);
 	img_pages_init(&cur, mi->mm);
 	while ((more = img_pages_next(&img, &cur, mi->vma_pages, buf, &rec,
@@ -568,11 +642,13 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 		goto out;
 	}
 	mi->bytes = img.bytes;
+	mi->rounds = img.rounds;
 	rc = 0;
 out:
 	if (rec != NULL)
 		osm__img_record__free_unpacked(rec, NULL);
 	free(buf);
+	img_free(&img);
 	if (rc == -1)
 		mig_image_free(mi);
 	return rc;

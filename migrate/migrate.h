@@ -42,7 +42,8 @@ struct sock_fprog;
 
 /* The image: 8-byte preamble, then stream records (docs/IMAGE.md). */
 #define MIG_MAGIC		0x4f534d43U	/* "OSMC" */
-#define MIG_VERSION		1
+#define MIG_VERSION		2	/* 2: rounds of a live dump */
+#define MIG_VERSION_MIN		1
 #define MIG_META_MAX		(16U << 20)	/* one descriptive record */
 #define MIG_PAGES_MAX		(8U << 20)	/* raw record of pages, at most */
 #define MIG_BATCH		(1U << 20)	/* what a dump puts in one */
@@ -60,6 +61,7 @@ struct mig_stats {
 	uint64_t	 pages;		/* pages carried */
 	uint64_t	 bytes;		/* image bytes */
 	uint64_t	 mem_us;	/* time spent moving pages */
+	uint32_t	 rounds;	/* restore: rounds of a live dump */
 };
 
 struct mig_fd_override {
@@ -136,6 +138,7 @@ struct mig_image {
 	Osm__ImgMm	*mm;
 	uint64_t	*vma_pages;	/* pages found in the image, per vma */
 	uint64_t	 bytes;		/* whole image */
+	uint32_t	 rounds;	/* of a live dump, before the description */
 };
 
 typedef unsigned long sysargs[6];
@@ -194,6 +197,47 @@ int		 mig_dump_husk(struct mig_task *t, int ctx, int fd,
 /* restore.c */
 int		 mig_restore(struct mig_task *t, int fd,
 		    const struct mig_restore_opts *opts,
+		    struct mig_stats *stats, char **cause);
+
+/*
+ * track.c, precopy.c: a live dump. The process's writes are tracked with
+ * a userfaultfd in write-protect mode (UFFD_FEATURE_WP_ASYNC) and the
+ * PAGEMAP_SCAN ioctl: the userfaultfd is made inside the process (held:
+ * mig_track_new; or by whoever made it, mig_track_fd), everything else
+ * is done from outside. mig_dump_live then sends its memory in rounds
+ * while it runs, each round what it wrote during the one before, until
+ * that no longer shrinks or the rest fits in a short freeze; then it
+ * calls freeze, which stops the process and gives it held, and writes
+ * the description and the last pages as mig_dump does. The image is one
+ * stream, restored by mig_restore as any other (docs/IMAGE.md, "Rounds").
+ */
+struct mig_track;
+#define MIG_ROUNDS_MAX		32
+struct mig_live {
+	struct mig_track *track;
+	struct mig_task	*(*freeze)(void *arg, char **cause);
+	void		*arg;
+	int		 rounds_max;	/* 0: MIG_ROUNDS_MAX; 1: one round */
+	uint64_t	 freeze_bytes;	/* what may be left for the freeze;
+					   0: 20 ms worth at the rate seen */
+	const struct mig_stand_in *stand_ins;	/* as mig_stand_ins */
+	size_t		 nstand_ins;
+	/* out */
+	struct mig_task	*t;		/* held, from freeze */
+	uint32_t	 rounds;	/* rounds sent while it ran */
+	uint64_t	 round_pages[MIG_ROUNDS_MAX];
+	uint64_t	 round_us[MIG_ROUNDS_MAX];
+	uint64_t	 final_pages;	/* sent while frozen */
+	uint64_t	 freeze_us;	/* freeze called to the final seal */
+	uint64_t	 total_us;
+	uint64_t	 bytes;
+	const char	*stop_why;	/* why the rounds ended */
+};
+int		 mig_track_uffd(struct mig_task *t, char **cause);
+struct mig_track *mig_track_new(struct mig_task *t, char **cause);
+struct mig_track *mig_track_fd(pid_t pid, int uffd);
+void		 mig_track_free(struct mig_track *k);
+int		 mig_dump_live(struct mig_live *lv, int fd, int flags,
 		    struct mig_stats *stats, char **cause);
 
 /* image.c */

@@ -23,6 +23,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 {
 	struct mig_image mi;
 	struct img	 img;
+	struct rounds	 rd = { .t = t, .st = st };
 	struct mig_pin	 pin = { .pinned = 0 };
 	int		 rc = -1, flags = o != NULL ? o->flags : 0;
 	int		 context = flags & MIG_CONTEXT;
@@ -30,6 +31,9 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	if (st != NULL)
 		memset(st, 0, sizeof *st);
 	img_init(&img, fd);
+	/* A live dump's rounds change the target before the description. */
+	img.round_fn = rounds_apply;
+	img.round_arg = &rd;
 	if (img_read_meta(&img, &mi, cause) == -1)
 		goto fail;
 	if ((!context && (core_check_local(mi.task, cause) == -1 ||
@@ -41,13 +45,15 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 
 	/* From here on the target changes. */
 	mig_pin(t, &pin);
-	if (rseq_unregister(t, cause) == -1 ||
+	if ((img.rounds == 0 && (rseq_unregister(t, cause) == -1 ||
 	    mm_restore_clear(t, mi.mm, cause) == -1 ||
 	    core_restore_identity(t, mi.task, flags, cause) == -1 ||
-	    mm_restore_map(t, mi.mm, o, cause) == -1 ||
+	    mm_restore_map(t, mi.mm, o, cause) == -1)) ||
+	    (img.rounds > 0 && rounds_final(&rd, &img, mi.mm, mi.task, o,
+	    flags, cause) == -1) ||
 	    (!context && files_restore(t, mi.files, o, cause) == -1) ||
 	    pages_restore(t, mi.mm, &img, st, cause) == -1 ||
-	    mm_restore_prot(t, mi.mm, cause) == -1 ||
+	    rounds_prot(t, mi.mm, cause) == -1 ||
 	    core_restore(t, mi.header, mi.task, flags, cause) == -1 ||
 	    sig_restore(t, mi.sig, flags, cause) == -1)
 		goto out;
@@ -66,6 +72,7 @@ out:
 	mig_unpin(t, &pin);
 	mig_image_free(&mi);
 fail:
+	img_free(&img);
 	if (rc == -1 && t->spawned && !t->dead) {
 		kill(t->pid, SIGKILL);
 		while (waitpid(t->pid, NULL, __WALL) == -1 && errno == EINTR)

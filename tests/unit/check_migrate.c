@@ -167,9 +167,9 @@ START_TEST(test_foreign)
 	ck_assert_ptr_nonnull(strstr(cause, "not a checkpoint image"));
 	free(cause);
 	b.data[0] = 'O';
-	b.data[7] = 2;
+	b.data[7] = MIG_VERSION + 1;
 	cause = load(b.data, b.len, &mi);
-	ck_assert_ptr_nonnull(strstr(cause, "format version 2"));
+	ck_assert_ptr_nonnull(strstr(cause, "format version 3"));
 	free(cause);
 	cause = load((const uint8_t *)"#!/bin/sh\n", 10, &mi);
 	ck_assert_ptr_nonnull(strstr(cause, "bad magic"));
