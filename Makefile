@@ -28,12 +28,15 @@ PROTOC_C	?= protoc-c
 PROTOBUF_LIBS	 = -lprotobuf-c
 CURSES_LIBS	 = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+JSON_LIBS	 = -ljansson
+WEB_LIBS	 = -lmicrohttpd
 
 # Debian packages for building, testing and the lab.
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
-		   python3 man-db clang
+		   python3 man-db clang libjansson-dev libmicrohttpd-dev \
+		   curl chromium
 
 # --- sources -------------------------------------------------------------
 
@@ -78,8 +81,13 @@ UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
-check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
+		   $(OBJ)/tests/unit/check_lib-json.o \
+		   $(OBJ)/tests/unit/check_lib-log.o
+check_lib_LDLIBS = $(JSON_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
+		   $(OBJ)/tests/unit/check_mosd-quota.o
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
@@ -122,15 +130,30 @@ $(OBJ)/proto/%.pb-c.o: $(OBJ)/proto/%.pb-c.c
 $(LIBOSM): $(call obj,$(LIB_SRCS)) $(PROTO_C:.c=.o)
 	$(AR) rcs $@ $^
 
-$(LIBMOSD): $(call obj,$(MOSD_SRCS))
+$(LIBMOSD): $(call obj,$(MOSD_SRCS)) $(OBJ)/mosd/web-page.o
 	$(AR) rcs $@ $^
+
+# The web monitor's page, built into mosd as web_page[] (mosd/web-api.c).
+$(OBJ)/mosd/web-page.c: mosd/web-page.html
+	@mkdir -p $(@D)
+	{ echo '/* Made by make from mosd/web-page.html: do not edit. */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'extern const char web_page[];'; \
+	  echo 'extern const size_t web_page_len;'; \
+	  echo 'const char web_page[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; \
+	  echo 'const size_t web_page_len = sizeof web_page - 1;'; } > $@
+
+$(OBJ)/mosd/web-page.o: $(OBJ)/mosd/web-page.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBMIGRATE): $(call obj,$(MIGRATE_SRCS))
 	$(AR) rcs $@ $^
 
 $(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 	$(AR) rcs $@ $^
@@ -140,7 +163,8 @@ $(LIBAGENT): $(call obj,$(AGENT_SRCS))
 
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(WEB_LIBS) $(JSON_LIBS) \
+	    $(PROTOBUF_LIBS) -lm
 
 # The guest agent mosd starts for every process it takes (agent/guest.c).
 $(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
@@ -158,11 +182,11 @@ $(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
 
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(BIN)/mosps: $(call obj,$(call tool_srcs,mosps)) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -289,7 +313,7 @@ FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(LIB_SRCS)) $(FUZZ_PROTO_OBJS)
 FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
-FUZZ_LDLIBS	 = -lev -lcap $(PROTOBUF_LIBS) -lm -lpthread
+FUZZ_LDLIBS	 = -lev -lcap $(JSON_LIBS) $(PROTOBUF_LIBS) -lm -lpthread
 # A target links FUZZ_LIBS and FUZZ_LDLIBS unless it says less: the gossip
 # target drives the pure gossip core, which needs only lib/ and protobuf-c.
 fuzz_gossip_LIBS = $(call fuzz_obj,mosd/gossip.c) $(FUZZ_OBJ)/libosm.a

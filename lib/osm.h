@@ -29,6 +29,37 @@ void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A log site that a peer or a client can set off: LOG_LIMIT_BURST lines
+ * per key (a node, a uid) in each window, then a count of the rest, said
+ * when the window ends ("... and 124,976 more in the last 10 s"). Declare
+ * one static struct log_limit per site; a daemon calls log_limit_flush
+ * every second. Keys past LOG_LIMIT_KEYS - 1 at once share the last slot.
+ */
+#define LOG_LIMIT_BURST		5
+#define LOG_LIMIT_WINDOW_MS	10000
+#define LOG_LIMIT_KEYS		8
+#define LOG_LIMIT_OTHERS	UINT64_MAX
+struct log_limit_slot {
+	uint64_t	 key;
+	uint64_t	 start_ms;	/* the window began */
+	uint32_t	 logged;
+	uint64_t	 held;		/* counted, not written */
+	int		 pri;
+	int		 used;
+	char		 last[240];	/* the newest held back */
+};
+struct log_limit {
+	uint64_t		 window_ms;	/* 0: LOG_LIMIT_WINDOW_MS */
+	struct log_limit_slot	 slot[LOG_LIMIT_KEYS];
+	struct log_limit	*next;		/* on log.c's list once used */
+	int			 listed;
+};
+void	 log_limited_warnx(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limited_info(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limit_flush(void);
 void	 fatal(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 void	 fatalx(const char *fmt, ...)
@@ -201,6 +232,17 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 #define CONF_GUEST_UID_FIRST	60000
 #define CONF_GUEST_UID_LAST	60999
+/* What local users and other nodes may make mosd hold (RELIABILITY.md) */
+#define CONF_CLIENTS		256
+#define CONF_CLIENTS_PER_USER	16
+#define CONF_AGENTS_PER_USER	1024
+#define CONF_CLIENT_TIMEOUT_MS	10000
+#define CONF_CLIENT_OUTPUT	(64U << 10)
+#define CONF_USER_OUTPUT	(1U << 20)
+#define CONF_HANDSHAKES		64
+#define CONF_HANDSHAKES_PER_NODE 4
+#define CONF_HANDSHAKE_RATE	20
+#define CONF_HANDSHAKE_TIMEOUT_MS 5000
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -222,6 +264,21 @@ struct cluster_conf {
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
 	char		*policy_path;	/* policy.conf beside this file */
+	uint16_t	 web_port;	/* the web monitor's; 0: off */
+	char		 web_addr[64];	/* numeric, 127.0.0.1 unless given */
+	struct sockaddr_storage web_sa;
+	socklen_t	 web_salen;
+	char		*web_token_path; /* web.token beside this file */
+	uint32_t	 clients;	/* users' tool connections, together */
+	uint32_t	 clients_per_user;
+	uint32_t	 agents_per_user;	/* processes registered */
+	uint64_t	 client_timeout_ms;	/* neither asks nor reads */
+	uint64_t	 client_output;	/* unread reply bytes, a connection */
+	uint64_t	 user_output;	/* a uid's */
+	uint32_t	 handshakes;	/* incoming, under way at once */
+	uint32_t	 handshakes_per_node;
+	uint32_t	 handshake_rate;	/* new connections/s from a node */
+	uint64_t	 handshake_timeout_ms;
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
 void	 conf_free(struct cluster_conf *c);
@@ -306,6 +363,27 @@ struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, int *fd);
 void	 ctl_order_answer(int fd, struct Osm__CtlReply *reply);
 
 /* ctl-state.c */
+enum ctl_node_state {
+	CTL_NODE_UNKNOWN,	/* never heard of since this mosd started */
+	CTL_NODE_UP,
+	CTL_NODE_DOWN		/* heard of, silent past the timeout */
+};
 const char *ctl_state_name(int state);	/* Osm__ProcState; NULL: none */
+enum ctl_node_state ctl_node_state(int up, int known);
+const char *ctl_node_state_name(enum ctl_node_state state);
+const char *ctl_flag_name(size_t i, uint32_t *bit);
+char	*ctl_flags_text(uint32_t flags, const char *sep, const char *none);
+
+/*
+ * ctl-json.c: the JSON documents of control replies (jansson), the same
+ * for the tools' --json and mosd's web API. Each returns a new reference.
+ */
+struct json_t;
+struct json_t *ctl_json_status(const struct Osm__CtlReply *r);
+struct json_t *ctl_json_stats(const struct Osm__CtlReply *r);
+struct json_t *ctl_json_ps(const struct Osm__CtlReply *r, uint32_t pid);
+struct json_t *ctl_json_reply(const struct Osm__CtlReply *r);
+char	*ctl_json_text(struct json_t *doc);
+int	 ctl_json_print(FILE *f, struct json_t *doc);
 
 #endif

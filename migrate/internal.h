@@ -40,6 +40,8 @@ int	 task_wait(struct mig_task *t, int *status, char **cause);
 int	 task_steal(struct mig_task *t, char **cause);
 int	 task_sys_ok(struct mig_task *t, const char *name, long nr,
 	    const sysargs a);
+int	 task_aim(struct mig_task *t, long nr, const sysargs a, char **cause);
+int	 task_await(struct mig_task *t, char **cause);
 int	 task_write(struct mig_task *t, uint64_t addr, const void *buf,
 	    size_t len, char **cause);
 int	 task_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,

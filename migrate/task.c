@@ -88,32 +88,46 @@ task_steal(struct mig_task *t, char **cause)
 	return 0;
 }
 
-/*
- * Resume until the next syscall stop; group stops and interrupts are
- * stepped over, signals set aside.
- */
 static int
-task_step(struct mig_task *t, char **cause)
+task_cont(struct mig_task *t, char **cause)
+{
+	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
+		xasprintf(cause, "ptrace resume %d: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The task resumed, wait for its next syscall stop; group stops and
+ * interrupts are stepped over, signals set aside.
+ */
+int
+task_await(struct mig_task *t, char **cause)
 {
 	int	status;
 
 	for (;;) {
-		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
-			xasprintf(cause, "ptrace resume %d: %s", t->pid,
-			    strerror(errno));
-			return -1;
-		}
 		if (task_wait(t, &status, cause) == -1)
 			return -1;
-		if (!WIFSTOPPED(status))
-			continue;
-		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80))
 			return 0;
-		if ((status >> 16) != 0)
-			continue;
-		if (task_steal(t, cause) == -1)
+		if (WIFSTOPPED(status) && (status >> 16) == 0 &&
+		    task_steal(t, cause) == -1)
+			return -1;
+		if (task_cont(t, cause) == -1)
 			return -1;
 	}
+}
+
+/* Resume until the next syscall stop. */
+static int
+task_step(struct mig_task *t, char **cause)
+{
+	if (task_cont(t, cause) == -1)
+		return -1;
+	return task_await(t, cause);
 }
 
 static int
@@ -145,7 +159,7 @@ task_setregs(struct mig_task *t, const struct user_regs_struct *r,
  * be driven.
  */
 /* Point the stopped task at its syscall instruction with these registers. */
-static int
+int
 task_aim(struct mig_task *t, long nr, const sysargs a, char **cause)
 {
 	struct user_regs_struct	 r;
@@ -472,14 +486,15 @@ fail:
 
 /*
  * A fresh process to restore into: a child of ours that stops at once
- * under our trace with nothing open but 0-2. It dies with us.
+ * under our trace with nothing open but 0-2 (ours, or with bare
+ * /dev/null). It dies with us.
  */
-struct mig_task *
-mig_spawn(char **cause)
+static struct mig_task *
+task_spawn(int bare, char **cause)
 {
 	struct mig_task	*t;
 	pid_t		 pid;
-	int		 status;
+	int		 status, null;
 
 	if ((pid = fork()) == -1) {
 		xasprintf(cause, "fork: %s", strerror(errno));
@@ -488,6 +503,12 @@ mig_spawn(char **cause)
 	if (pid == 0) {
 		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == -1)
 			_exit(127);
+		if (bare) {
+			if ((null = open("/dev/null", O_RDWR)) == -1 ||
+			    dup2(null, 0) == -1 || dup2(null, 1) == -1 ||
+			    dup2(null, 2) == -1)
+				_exit(127);
+		}
 		syscall(SYS_close_range, 3, ~0U, 0);
 		raise(SIGSTOP);
 		_exit(127);
@@ -512,6 +533,22 @@ mig_spawn(char **cause)
 fail:
 	mig_kill(t);
 	return NULL;
+}
+
+struct mig_task *
+mig_spawn(char **cause)
+{
+	return task_spawn(0, cause);
+}
+
+/*
+ * The same, but holding nothing of ours: 0-2 are /dev/null. For a guest's
+ * R, whose descriptors are its home's (forwarded), never this node's.
+ */
+struct mig_task *
+mig_spawn_bare(char **cause)
+{
+	return task_spawn(1, cause);
 }
 
 /*

@@ -1,6 +1,7 @@
 /*
  * Check suite for lib/: hashing, keys, framing, streams, sessions, files
- * written whole; config and policy parsing are in check_lib-conf.c.
+ * written whole; config and policy parsing are in check_lib-conf.c, the
+ * JSON documents in check_lib-json.c.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -685,6 +686,8 @@ lib_suite(void)
 	suite_add_tcase(s, tc);
 
 	check_lib_conf(s);
+	check_lib_json(s);
+	check_lib_log(s);
 	return s;
 }
 
