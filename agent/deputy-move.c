@@ -59,13 +59,20 @@ move_dump_fn(int fd, void *arg, char **cause)
 static void
 move_live(struct deputy *d, struct move_out *m, int stopped)
 {
-	char	*why = NULL;
+	char		*why = NULL;
+	const char	*env;
 
 	m->d = d;
 	m->lv.freeze = move_freeze;
 	m->lv.arg = d;
-	if (stopped || d->o->move_mode == DEPUTY_MOVE_STOP)
+	if (stopped || d->move == OSM__MOVE_MODE__MOVE_STOP ||
+	    (d->move == OSM__MOVE_MODE__MOVE_DEFAULT &&
+	    d->o->move_mode == DEPUTY_MOVE_STOP))
 		return;
+	/* For tests: exactly that many rounds, whatever they achieve. */
+	if ((env = getenv("OSM_LIVE_ROUNDS")) != NULL &&
+	    (m->lv.rounds_min = m->lv.rounds_max = atoi(env)) > 0)
+		m->lv.freeze_bytes = 1;
 	if ((m->lv.track = mig_track_new(d->task, &why)) == NULL) {
 		log_warnx("process %d (%s): no live move, it stops for the "
 		    "whole copy: %s", (int)d->pid, d->command, why);
@@ -278,6 +285,8 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.gid = getgid();
 	proc_cpu_ns(d->pid, &setup.cpu_user_ns, &setup.cpu_sys_ns);
 	setup.command = d->command;
+	setup.has_stop_copy = setup.stop_copy =
+	    d->o->move_mode == DEPUTY_MOVE_STOP;
 	if (deputy_files_list(d, cause) == -1) {
 		deputy_hold_resume(d);
 		return -1;

@@ -152,6 +152,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		xasprintf(cause, "setup for another process");
 		return -1;
 	}
+	g->stop_copy = setup->has_stop_copy && setup->stop_copy;
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
 	if (guest_files_setup(g, setup, cause) == -1) {
@@ -178,7 +179,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	 * as the filter would send the call home. R's own use of userfaultfd
 	 * still goes home (libremote's table).
 	 */
-	if ((g->uffd = mig_track_uffd(t, &why)) == -1) {
+	if (!g->stop_copy && (g->uffd = mig_track_uffd(t, &why)) == -1) {
 		log_warnx("%s: its way home will stop it for the whole copy: "
 		    "%s", g->conn.who, why);
 		free(why);

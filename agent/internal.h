@@ -112,6 +112,7 @@ struct deputy {
 	ev_timer		 ses_timer;	/* silence on the session */
 	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
+	int			 move;		/* this order's MoveMode */
 	struct home_call	*call;		/* a forwarded call in P */
 	int			 nudged;	/* broken off for a checkpoint */
 	uint8_t			*held;		/* its reply, until signals */
@@ -263,6 +264,7 @@ struct guest {
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
 	int			 uffd;		/* R's, for live dumps; or -1 */
+	int			 stop_copy;	/* its moves stop and copy */
 	int			 has_mask;	/* the call at home: a wait */
 	uint64_t		 mask;		/* with R's mask for it */
 	struct guest_file	**files;	/* R maps */

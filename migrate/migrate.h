@@ -219,6 +219,7 @@ struct mig_live {
 	struct mig_task	*(*freeze)(void *arg, char **cause);
 	void		*arg;
 	int		 rounds_max;	/* 0: MIG_ROUNDS_MAX; 1: one round */
+	int		 rounds_min;	/* rounds before any other reason */
 	uint64_t	 freeze_bytes;	/* what may be left for the freeze;
 					   0: 20 ms worth at the rate seen */
 	const struct mig_stand_in *stand_ins;	/* as mig_stand_ins */

@@ -32,13 +32,17 @@ dump_freeze(void *arg, char **cause)
  * On failure it goes on as if nothing happened.
  */
 static int
-dump_live(struct mig_task *t, struct mig_live *lv, int fd,
+dump_live(struct mig_task *t, struct mig_live *lv, int rounds, int fd,
     struct mig_stats *st, char **cause)
 {
 	static pid_t	 pid;
 	int		 rc;
 
 	memset(lv, 0, sizeof *lv);
+	if (rounds > 0) {
+		lv->rounds_min = lv->rounds_max = rounds;
+		lv->freeze_bytes = 1;
+	}
 	pid = mig_pid(t);
 	if ((lv->track = mig_track_new(t, cause)) == NULL) {
 		mig_release(t, NULL);
@@ -78,11 +82,12 @@ moscr_live_report(const struct mig_live *lv)
 
 const struct moscr_cmd moscr_dump_cmd = {
 	.name = "dump",
-	.usage = "PID -o FILE [--leave-running] [--live] [-v]",
+	.usage = "PID -o FILE [--leave-running] [--live] [--rounds N] [-v]",
 	.help = "Checkpoint process PID into FILE ('-': standard output). "
 	    "The process is\n      killed once the image is complete, unless "
 	    "--leave-running.\n      --live: copy its memory while it runs, "
-	    "in rounds, and freeze it only\n      for the last pages.",
+	    "in rounds, and freeze it only\n      for the last pages; "
+	    "--rounds N: exactly N rounds (a test).",
 	.exec = moscr_dump,
 };
 
@@ -90,6 +95,7 @@ static const struct option dump_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "leave-running", no_argument, NULL, 'l' },
 	{ "live", no_argument, NULL, 'L' },
+	{ "rounds", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -105,6 +111,8 @@ moscr_dump(int argc, char **argv)
 	char			*cause = NULL;
 	uint64_t		 pid;
 	int			 c, leave = 0, verbose = 0, fd = -1, live = 0;
+	int			 rounds = 0;
+	uint64_t		 v;
 	struct mig_live		 lv;
 
 	if (moscr_help_wanted(argc, argv, &moscr_dump_cmd))
@@ -112,6 +120,15 @@ moscr_dump(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:lLv", dump_opts, NULL)) != -1) {
 		switch (c) {
 		case 'L':
+			live = 1;
+			break;
+		case 'r':
+			if (parse_uint(optarg, 1, MIG_ROUNDS_MAX, &v) == -1) {
+				moscr_err("--rounds: expected 1 to %d, found "
+				    "'%s'", MIG_ROUNDS_MAX, optarg);
+				return 2;
+			}
+			rounds = v;
 			live = 1;
 			break;
 		case 'o':
@@ -153,7 +170,7 @@ moscr_dump(int argc, char **argv)
 	if ((t = mig_seize(pid, &cause)) == NULL)
 		goto fail;
 	if (live) {
-		if (dump_live(t, &lv, fd, &st, &cause) == -1)
+		if (dump_live(t, &lv, rounds, fd, &st, &cause) == -1)
 			goto fail;
 		t = lv.t;
 	} else if (mig_dump(t, fd, 0, &st, &cause) == -1) {

@@ -31,6 +31,7 @@
 #define PRECOPY_FREEZE_US	20000	/* what the last pages may take */
 #define PRECOPY_SHRINK		0.9	/* a round must leave less than this */
 #define PRECOPY_NEAR_LINK	0.8	/* of the rate pages go out at */
+#define PRECOPY_TRIES		8	/* to read a layout that holds */
 
 struct precopy {
 	struct mig_live	*lv;
@@ -88,9 +89,17 @@ precopy_area(struct precopy *pc, int pagemap, const Osm__ImgVma *v, int last,
 			rc = 0;		/* it goes with the description */
 			goto out;
 		}
-		w.n = 0;
+		/*
+		 * Protect it, then send what has data: pages mremap moved
+		 * here kept their protection from where they were, and
+		 * would not show as written.
+		 */
 		if (track_scan(pagemap, v->start, v->end, TRACK_WRITTEN |
 		    TRACK_PROTECT | TRACK_CHECK, &w, cause) != 0)
+			goto out;
+		w.n = 0;
+		if (track_scan(pagemap, v->start, v->end, TRACK_PRESENT, &w,
+		    cause) == -1)
 			goto out;
 		runs_copy(&w, &fresh);
 		if (last) {
@@ -187,14 +196,27 @@ precopy_plan(struct precopy *pc, struct mm_dump *md, int last, char **cause)
 	md->runs = runs;
 	md->nruns = n;
 	runs = NULL;
-	md->mm.n_kept = pc->kept.n;
-	md->mm.kept = xcalloc(pc->kept.n + 1, sizeof *md->mm.kept);
-	for (i = 0; i < pc->kept.n; i++) {
-		md->mm.kept[i] = xmalloc(sizeof **md->mm.kept);
-		osm__img_extent__init(md->mm.kept[i]);
-		md->mm.kept[i]->addr = pc->kept.r[i].start;
-		md->mm.kept[i]->npages = (pc->kept.r[i].end -
-		    pc->kept.r[i].start) / MIG_PAGE;
+	/* Kept ranges, each inside one area (adjacent ones are merged). */
+	md->mm.n_kept = 0;
+	md->mm.kept = xcalloc(pc->kept.n + md->nvmas + 1,
+	    sizeof *md->mm.kept);
+	for (i = 0, j = 0; i < md->nvmas; i++) {
+		v = md->vmas[i];
+		for (; j < pc->kept.n && pc->kept.r[j].end <= v->start; j++)
+			;
+		for (r = j; runs_live(v) && r < pc->kept.n &&
+		    pc->kept.r[r].start < v->end; r++) {
+			uint64_t s = pc->kept.r[r].start, e = pc->kept.r[r].end;
+			Osm__ImgExtent *k;
+
+			s = s < v->start ? v->start : s;
+			e = e > v->end ? v->end : e;
+			k = xmalloc(sizeof *k);
+			osm__img_extent__init(k);
+			k->addr = s;
+			k->npages = (e - s) / MIG_PAGE;
+			md->mm.kept[md->mm.n_kept++] = k;
+		}
 	}
 	rc = 0;
 out:
@@ -240,17 +262,25 @@ precopy_read(pid_t pid, int mem, const struct iovec *remote, size_t n,
     uint8_t *buf, size_t len)
 {
 	struct iovec	local = { buf, len };
-	size_t		i;
+	uint64_t	addr;
+	size_t		i, off, left;
 	ssize_t		r;
 
 	if (process_vm_readv(pid, &local, 1, remote, n, 0) == (ssize_t)len)
 		return;
+	/* Page by page past what cannot be read: the rest still can. */
 	for (i = 0; i < n; i++) {
-		r = pread(mem, buf, remote[i].iov_len,
-		    (uintptr_t)remote[i].iov_base);
-		if (r != (ssize_t)remote[i].iov_len)
-			memset(buf + (r > 0 ? r : 0), 0, remote[i].iov_len -
-			    (r > 0 ? r : 0));
+		addr = (uintptr_t)remote[i].iov_base;
+		for (off = 0; off < remote[i].iov_len;) {
+			left = remote[i].iov_len - off;
+			r = pread(mem, buf + off, left, addr + off);
+			if (r >= (ssize_t)MIG_PAGE) {
+				off += r & ~(MIG_PAGE - 1);
+				continue;
+			}
+			memset(buf + off, 0, MIG_PAGE);
+			off += MIG_PAGE;
+		}
 		buf += remote[i].iov_len;
 	}
 }
@@ -319,10 +349,26 @@ precopy_round(struct precopy *pc, struct img *img, int flags, uint32_t n,
 	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
 	Osm__ImgRound	 round = OSM__IMG_ROUND__INIT;
 	struct mm_dump	 md;
-	int		 rc = -1;
+	char		*why = NULL;
+	int		 rc = -1, tries = 0;
 
-	if (mm_dump_layout(&pc->tk, &md, flags, cause) == -1)
-		return -1;
+	/*
+	 * Read while the process maps and unmaps, the layout may be torn
+	 * (two areas overlapping): read it again.
+	 */
+	for (;;) {
+		if (mm_dump_layout(&pc->tk, &md, flags, cause) == -1)
+			return -1;
+		if (mm_check(&md.mm, &why) == 0)
+			break;
+		mm_dump_free(&md);
+		if (++tries == PRECOPY_TRIES) {
+			*cause = why;
+			return -1;
+		}
+		free(why);
+		why = NULL;
+	}
 	if (precopy_plan(pc, &md, 0, cause) == -1)
 		goto out;
 	round.round = n;
@@ -409,10 +455,12 @@ precopy_enough(struct precopy *pc, uint32_t n, uint64_t sent, uint64_t us,
 	    pc->rate / 1000 * PRECOPY_FREEZE_US / 1000;
 	max = lv->rounds_max > 0 && lv->rounds_max < MIG_ROUNDS_MAX ?
 	    lv->rounds_max : MIG_ROUNDS_MAX;
-	if (dirty <= budget)
-		return "the rest fits in the freeze";
 	if (n >= max)
 		return "the last round allowed";
+	if (n < (uint32_t)lv->rounds_min)
+		return NULL;
+	if (dirty <= budget)
+		return "the rest fits in the freeze";
 	if (n > 1 && dirty >= last_dirty * PRECOPY_SHRINK)
 		return "a round no longer shrinks what is written";
 	if (us > 0 && pc->rate > 0 &&

@@ -46,6 +46,7 @@ static struct churn	 ch[NCHURN];
 static uint8_t		*brk0;
 static size_t		 brk_len;
 static uint64_t		 brk_seed;
+static char		 outbuf[4096];
 
 static void
 on_usr1(int sig)
@@ -207,15 +208,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: livewriter MIB RATE [churn]\n");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* No malloc: the churn moves the break under the heap's feet. */
+	setvbuf(stdout, outbuf, _IOLBF, sizeof outbuf);
 	npages = strtoull(argv[1], NULL, 10) * (1024 * 1024 / PAGE);
 	rate = strtod(argv[2], NULL);
 	churning = argc > 3 && strcmp(argv[3], "churn") == 0;
 	signal(SIGUSR1, on_usr1);
 	mem = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	gen = calloc(npages, sizeof *gen);
-	if (mem == MAP_FAILED || gen == NULL)
+	gen = mmap(NULL, npages * sizeof *gen, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED || gen == MAP_FAILED)
 		return 1;
 	for (i = 0; i < npages; i++)
 		page_fill(i);

@@ -1,0 +1,117 @@
+#!/bin/sh
+# Live moves (pre-copy). A process keeping 160 MiB in a known pattern and
+# rewriting it at 64 MiB/s is moved 1 -> 2 stopped for the copy, then
+# home, 1 -> 2 and home again live: its memory is exact after every move,
+# and the stall it measures itself in a live move is far below the
+# stop-and-copy one of the same run. A process that unmaps, maps, moves,
+# grows and drops its memory all the time is moved in five forced rounds
+# and home, exact. A process writing faster than a link shaped to
+# 200 Mbit/s moves anyway, stopped for the rest, exact.
+. "$(dirname "$0")/lib.sh"
+P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
+
+lab_up 2 --cpus 1 --mem 1024
+wait_cluster 2
+S=$(lab_dir)/share
+mkdir -p "$S"
+
+# start NAME ARGS...: livewriter ARGS under mosrun on node 1, its output
+# in $S/NAME, its deputy's log in $S/NAME.log; $pid, $job
+start() {
+	name=$1
+	shift
+	"$MOSLAB" exec 1 sh -c "OSM_DEPUTY_LOG=$S/$name.log \
+	    ${ROUNDS:+OSM_LIVE_ROUNDS=$ROUNDS} mosrun -L $P/livewriter $* \
+	    > $S/$name 2>&1 < /dev/null" &
+	job=$!
+	wait_for 20 grep -qx ready "$S/$name" || fail "$name: not ready"
+	pid=$(pid_of livewriter)
+	[ -n "$pid" ] || fail "$name: not in mosps"
+}
+# checked NAME N: more than N checks answered
+checked() {
+	[ "$(grep -c '^stall' "$S/$1")" -gt "$2" ]
+}
+# check NAME: ask for a check and the stall since the last; $stall in us
+check() {
+	_n=$(grep -c '^stall' "$S/$1")
+	lab_exec 1 kill -USR1 "$pid"
+	wait_for 30 checked "$1" "$_n" ||
+	    fail "$1: no answer to the check: $(tail -3 "$S/$1"; tail -3 "$S/$1.log")"
+	tail -2 "$S/$1" | grep -q '^check ok' ||
+	    fail "$1: memory not exact: $(tail -2 "$S/$1")"
+	stall=$(tail -1 "$S/$1" | sed -n 's/^stall \([0-9]*\) us$/\1/p')
+	[ -n "$stall" ] || fail "$1: no stall said: $(tail -1 "$S/$1")"
+}
+# move NAME NODE [OPTION]: and check where it is; on node 2 its guest
+# must really run there
+move() {
+	lab_exec 1 mosmigrate $3 "$pid" "$2" ||
+	    fail "$1: move to $2: $(tail -3 "$S/$1.log")"
+	_w=$(where "$pid")
+	case $2 in
+	home)	[ "$_w" = 1 ] || fail "$1: at $_w after the move home" ;;
+	*)	[ "$_w" = "$2" ] || fail "$1: at $_w after the move to $2"
+		[ -n "$(guest_pid livewriter 2)" ] ||
+		    fail "$1: no livewriter on node 2" ;;
+	esac
+}
+stop() {
+	lab_exec 1 kill -KILL "$pid"
+	wait "$job"
+}
+
+start big 160 64
+check big
+move big 2 --stop-copy
+check big
+still=$stall
+grep -q "to node 2: stopped for the copy" "$S/big.log" ||
+    fail "big: not stopped for the copy: $(tail -2 "$S/big.log")"
+move big home
+check big
+home1=$stall
+move big 2
+check big
+live=$stall
+grep -q "to node 2: live, [0-9]* rounds" "$S/big.log" ||
+    fail "big: not moved live: $(tail -2 "$S/big.log")"
+move big home
+check big
+home2=$stall
+echo "stalls: stop-and-copy $still us, live $live us, home $home1 and" \
+    "$home2 us"
+for s in $live $home1 $home2; do
+	[ $((s * 3)) -lt "$still" ] ||
+	    fail "big: a live stall of $s us against $still us stopped"
+done
+stop
+
+# The address space changing under the rounds.
+ROUNDS=5 start churn 24 16 churn
+check churn
+move churn 2
+check churn
+grep -q "to node 2: live, 5 rounds" "$S/churn.log" ||
+    fail "churn: not in 5 rounds: $(tail -2 "$S/churn.log")"
+move churn home
+check churn
+move churn 2
+check churn
+stop
+
+# Faster than the link: the rounds give up, the rest goes frozen.
+tc qdisc add dev "$MOSLAB_NAME-v2" root tbf rate 200mbit burst 256kb \
+    latency 100ms || fail "tc"
+start fast 48 96
+move fast 2
+check fast
+grep -E -q "live, [0-9]+ rounds .*(no longer shrinks|nearly as fast)" \
+    "$S/fast.log" || fail "fast: did not give up: $(tail -2 "$S/fast.log")"
+stop
+tc qdisc del dev "$MOSLAB_NAME-v2" root
+grep -h "to node 2:" "$S"/*.log
+
+"$MOSLAB" down || fail "moslab down"
+check_clean
+echo PASS
