@@ -108,24 +108,38 @@ int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
 int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
 int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 
-/* sha256.c */
-#define SHA256_LEN	32
-#define SHA256_BLOCK	64
-struct sha256 {
-	uint32_t	h[8];
-	uint64_t	total;
-	uint8_t		buf[SHA256_BLOCK];
-	size_t		used;
-};
-void	 sha256_init(struct sha256 *c);
-void	 sha256_update(struct sha256 *c, const void *data, size_t len);
-void	 sha256_final(struct sha256 *c, uint8_t out[SHA256_LEN]);
-void	 hmac_sha256(const uint8_t *key, size_t keylen, const void *data,
-	    size_t len, uint8_t out[SHA256_LEN]);
+/* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */
+#define CRYPTO_HMAC_LEN	32
+#define CRYPTO_HASH_LEN	32	/* SHA-256 */
+#define CRYPTO_KEY_LEN	32	/* AES-256 */
+#define CRYPTO_IV_LEN	12	/* GCM's 96 bits */
+#define CRYPTO_TAG_LEN	16
+struct crypto_aead;
+struct crypto_hash;
+struct crypto_hash *crypto_hash_new(void);
+void	 crypto_hash_update(struct crypto_hash *h, const void *data,
+	    size_t len);
+void	 crypto_hash_final(struct crypto_hash *h,
+	    uint8_t out[CRYPTO_HASH_LEN]);
+void	 crypto_hash_free(struct crypto_hash *h);
+void	 crypto_hmac(const uint8_t *key, size_t keylen, const void *data,
+	    size_t len, uint8_t out[CRYPTO_HMAC_LEN]);
+void	 crypto_hkdf(const uint8_t *salt, size_t saltlen, const uint8_t *ikm,
+	    size_t ikmlen, const uint8_t *info, size_t infolen, uint8_t *out,
+	    size_t outlen);
+struct crypto_aead *crypto_aead_new(const uint8_t key[CRYPTO_KEY_LEN],
+	    int encrypt);
+void	 crypto_aead_free(struct crypto_aead *a);
+void	 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
+	    const void *aad, size_t aadlen, const void *in, size_t len,
+	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);
+int	 crypto_open(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
+	    const void *aad, size_t aadlen, const uint8_t *in, size_t len,
+	    uint8_t *out, const uint8_t tag[CRYPTO_TAG_LEN]);
 int	 timingsafe_memcmp(const void *a, const void *b, size_t len);
 
 /* filehash.c */
-int	 file_sha256(int fd, uint64_t size, uint8_t out[SHA256_LEN],
+int	 file_sha256(int fd, uint64_t size, uint8_t out[CRYPTO_HASH_LEN],
 	    char **cause);
 
 /* key.c */
@@ -146,7 +160,7 @@ int	 key_generate(const char *path, char **cause);
 #define FRAME_MAGIC	0x4f534d47U	/* "OSMG" */
 #define FRAME_VERSION	1
 #define FRAME_HDR	12
-#define FRAME_MAC	SHA256_LEN
+#define FRAME_MAC	CRYPTO_HMAC_LEN
 #define FRAME_OVERHEAD	(FRAME_HDR + FRAME_MAC)
 enum frame_error {
 	FRAME_OK = 0,
@@ -167,13 +181,30 @@ enum frame_error frame_unpack(const uint8_t *buf, size_t n, size_t max,
 const char *frame_strerror(enum frame_error e);
 
 /* session.c */
-#define SESSION_KEY_LEN		SHA256_LEN
+/*
+ * A session's frames: magic, version, kind, length, the body encrypted
+ * with AES-256-GCM, the tag. SESSION_KEY_LEN bytes of keys per end, from
+ * session_derive: its sending key and IV prefix, then its receiving ones.
+ */
+#define SESSION_VERSION		2	/* 1: HMAC-SHA256, bodies in clear */
+#define SESSION_HDR		FRAME_HDR
+#define SESSION_OVERHEAD	(SESSION_HDR + CRYPTO_TAG_LEN)
 #define SESSION_NONCE_LEN	16
+#define SESSION_DIR_LEN		4	/* the IV's first part: who sends */
+#define SESSION_KEY_LEN		(2 * (CRYPTO_KEY_LEN + SESSION_DIR_LEN))
+enum session_side {
+	SESSION_HOME,			/* the deputy's end */
+	SESSION_REMOTE			/* the guest agent's */
+};
 struct session {
 	int			 fd;
-	struct cluster_key	 key;
-	uint64_t		 tx_seq;
+	struct crypto_aead	*tx;
+	struct crypto_aead	*rx;
+	uint8_t			 tx_dir[SESSION_DIR_LEN];
+	uint8_t			 rx_dir[SESSION_DIR_LEN];
+	uint64_t		 tx_seq;	/* in the IV, never sent */
 	uint64_t		 rx_seq;
+	int			 broken;	/* a frame was refused */
 	size_t			 max;		/* largest whole frame */
 	uint8_t			*in;
 	size_t			 inlen;
@@ -187,7 +218,7 @@ void	 session_init(struct session *s, int fd, const uint8_t *key,
 void	 session_free(struct session *s);
 void	 session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
 	    const uint8_t *nonce_remote, uint32_t home, uint32_t remote,
-	    uint8_t *out);
+	    enum session_side side, uint8_t *out);
 int	 session_send(struct session *s, uint16_t kind, const void *body,
 	    size_t len, char **cause);
 struct ProtobufCMessage;

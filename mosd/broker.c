@@ -7,9 +7,9 @@
  *	target -> home	MigAnswer	accepted with its nonce, or why not
  *
  * every message a frame under the cluster key, from the node's map address.
- * Both sides then derive the session key (lib/session.c); the target starts
- * a guest agent on the connection and the home passes it to the deputy.
- * The cluster key stays here.
+ * Both sides then derive the session's keys (lib/session.c), each those of
+ * its end; the target starts a guest agent on the connection and the home
+ * passes it to the deputy. The cluster key stays here.
  *
  * Anyone who can reach the port can open a connection, without the key:
  * what that may cost is bounded (docs/RELIABILITY.md). Only a node's
@@ -379,7 +379,7 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 	    rules_may_take(m, o, &why) == 0 &&
 	    getrandom(l->nonce, sizeof l->nonce, 0) == sizeof l->nonce) {
 		session_derive(&m->key, o->nonce.data, l->nonce, o->home,
-		    m->conf->self, key);
+		    m->conf->self, SESSION_REMOTE, key);
 		guests_spawn(m, l->fd, key, o, &why);
 		explicit_bzero(key, sizeof key);
 	} else if (why == NULL)
@@ -477,7 +477,7 @@ broker_answer(struct link *l, const uint8_t *body, size_t blen)
 		return;
 	}
 	session_derive(&m->key, l->nonce, a->nonce.data, m->conf->self,
-	    l->node, key);
+	    l->node, SESSION_HOME, key);
 	osm__mig_answer__free_unpacked(a, NULL);
 	if (!l->deputy->dead) {
 		/* The deputy blocks on it: give the socket back blocking. */
