@@ -73,7 +73,10 @@ move_live(struct deputy *d, struct move_out *m, int stopped)
 	if ((env = getenv("OSM_LIVE_ROUNDS")) != NULL &&
 	    (m->lv.rounds_min = m->lv.rounds_max = atoi(env)) > 0)
 		m->lv.freeze_bytes = 1;
-	if ((m->lv.track = mig_track_new(d->task, &why)) == NULL) {
+	/* One tracker for P: its checkpoints' own, if it has one. */
+	d->ckpt_delta = 0;
+	if ((m->lv.track = d->track) == NULL &&
+	    (m->lv.track = d->track = mig_track_new(d->task, &why)) == NULL) {
 		log_warnx("process %d (%s): no live move, it stops for the "
 		    "whole copy: %s", (int)d->pid, d->command, why);
 		free(why);
@@ -301,8 +304,6 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	    move_arrived(d, node, cause) == -1 ? -1 : 0;
 	deputy_files_setup_free(&setup);
 	deputy_files_clear(d);
-	/* Closed, our userfaultfd leaves P's memory as it was. */
-	mig_track_free(m.lv.track);
 	if (rc == -1) {
 		deputy_move_close(d);
 		/* Still running if the rounds had not ended. */
@@ -311,6 +312,9 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 		return -1;
 	}
 	move_log(d, &m, node);
+	/* Closed, our userfaultfd leaves P's memory as it was. */
+	mig_track_free(d->track);
+	d->track = NULL;
 
 	/* Arrived: only now may P's memory go. */
 	d->state = DEPUTY_AWAY;

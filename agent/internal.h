@@ -146,6 +146,13 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	struct mig_track	*track;		/* P's writes, at home */
+	int			 ckpt_delta;	/* the next may add to the last */
+	int			 ckpt_whole;	/* the one being written is */
+	uint32_t		 ckpt_crc;	/* the last one's final seal */
+	uint64_t		 ckpt_records;
+	unsigned		*ckpt_start;	/* FILE.N's chain starts at */
+	unsigned		 ckpt_gone;	/* FILE.1 to this are forgotten */
 };
 
 /* deputy-why.c */
@@ -186,7 +193,7 @@ void	 deputy_ckpt_home(struct deputy *d);
 int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    char **lost);
 void	 deputy_ckpt_ended(struct deputy *d);
-int	 deputy_ckpt_open_last(struct deputy *d, char **path, char **cause);
+int	 deputy_ckpt_last(struct deputy *d, char **path, char **cause);
 int	 deputy_ckpt_recover(struct deputy *d);
 
 /* deputy-serve.c */

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static const char *img_names[] = {
 	[OSM__IMG_RECORD__BODY_PAGES] = "pages",
 	[OSM__IMG_RECORD__BODY_SEAL] = "seal",
 	[OSM__IMG_RECORD__BODY_ROUND] = "round",
+	[OSM__IMG_RECORD__BODY_PARENT] = "parent",
 };
 
 void
@@ -46,6 +48,20 @@ void
 img_free(struct img *img)
 {
 	runs_free(&img->held);
+	free(img->parent);
+	img->parent = NULL;
+}
+
+/*
+ * Can the ranges an image keeps be checked? Not those of an incremental
+ * image read alone: they refer to the images before it.
+ */
+static int
+img_check_kept(struct img *img, const Osm__ImgMm *mm, char **cause)
+{
+	if (img->parent != NULL && !img->chained)
+		return 0;
+	return runs_check_kept(&img->held, mm, cause);
 }
 
 static int
@@ -167,6 +183,10 @@ img_write_seal(struct img *img, int last, char **cause)
 
 	seal.crc = img->crc;
 	seal.records = img->records;
+	if (last) {
+		img->end_crc = seal.crc;
+		img->end_records = seal.records;
+	}
 	seal.kind = last ? OSM__IMG_SEAL_KIND__SEAL_END :
 	    img->end_seal != 0 ? (Osm__ImgSealKind)img->end_seal :
 	    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION;
@@ -308,6 +328,10 @@ img_read(struct img *img, char **cause)
 			    (unsigned long long)img->records);
 			goto fail;
 		}
+		if (seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
+			img->end_crc = seal->crc;
+			img->end_records = seal->records;
+		}
 	}
 	if (rec->body_case == OSM__IMG_RECORD__BODY_PAGES) {
 		if (img_check_pages(img, rec->pages, cause) == -1)
@@ -376,7 +400,7 @@ img_round(struct img *img, const Osm__ImgRound *round, char **cause)
 		return -1;
 	}
 	if (mm_check(round->mm, cause) == -1 ||
-	    runs_check_kept(&img->held, round->mm, cause) == -1)
+	    img_check_kept(img, round->mm, cause) == -1)
 		return -1;
 	img->rounds++;
 	img->end_seal = OSM__IMG_SEAL_KIND__SEAL_ROUND;
@@ -424,14 +448,32 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	memset(mi, 0, sizeof *mi);
 	if (img_read_preamble(img, cause) == -1)
 		return -1;
+	/* An incremental image names the one before it, first. */
+	if ((rec = img_read(img, cause)) != NULL &&
+	    rec->body_case == OSM__IMG_RECORD__BODY_PARENT) {
+		if (img->version < 2 || rec->parent->name[0] == '\0' ||
+		    strchr(rec->parent->name, '/') != NULL) {
+			xasprintf(cause, "image corrupted: a parent named %s",
+			    img->version < 2 ? "in a version 1 image" :
+			    "by a path, or empty");
+			osm__img_record__free_unpacked(rec, NULL);
+			return -1;
+		}
+		img->parent = xstrdup(rec->parent->name);
+		img->parent_crc = rec->parent->crc;
+		img->parent_records = rec->parent->records;
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = img_read(img, cause);
+	}
 	/* A live dump's rounds come first. */
-	while ((rec = img_read(img, cause)) != NULL &&
+	while (rec != NULL &&
 	    rec->body_case == OSM__IMG_RECORD__BODY_ROUND) {
 		if (img_round(img, rec->round, cause) == -1) {
 			osm__img_record__free_unpacked(rec, NULL);
 			return -1;
 		}
 		osm__img_record__free_unpacked(rec, NULL);
+		rec = img_read(img, cause);
 	}
 	if (rec == NULL)
 		return -1;
@@ -470,7 +512,7 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	    sig_check(mi->sig, cause) == -1 ||
 	    files_check(mi->files, NULL, cause) == -1 ||
 	    mm_check(mi->mm, cause) == -1 ||
-	    runs_check_kept(&img->held, mi->mm, cause) == -1)
+	    img_check_kept(img, mi->mm, cause) == -1)
 		goto fail;
 	mi->vma_pages = xcalloc(mi->mm->n_vmas + 1, sizeof *mi->vma_pages);
 	return 0;
@@ -490,6 +532,7 @@ mig_image_free(struct mig_image *mi)
 			osm__img_record__free_unpacked(mi->rec[i], NULL);
 	}
 	free(mi->vma_pages);
+	free(mi->parent);
 	memset(mi, 0, sizeof *mi);
 }
 
@@ -643,6 +686,14 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 	}
 	mi->bytes = img.bytes;
 	mi->rounds = img.rounds;
+	if (img.parent != NULL) {
+		mi->parent = img.parent;
+		img.parent = NULL;
+		mi->parent_crc = img.parent_crc;
+		mi->parent_records = img.parent_records;
+	}
+	mi->end_crc = img.end_crc;
+	mi->end_records = img.end_records;
 	rc = 0;
 out:
 	if (rec != NULL)
@@ -651,5 +702,128 @@ out:
 	img_free(&img);
 	if (rc == -1)
 		mig_image_free(mi);
+	return rc;
+}
+
+/* The parent an image at fd names, or NULL; fd is rewound. */
+static int
+img_parent_of(int fd, char **name, char **cause)
+{
+	struct img	 img;
+	Osm__ImgRecord	*rec;
+	int		 rc = -1;
+
+	*name = NULL;
+	img_init(&img, fd);
+	if (img_read_preamble(&img, cause) == -1 ||
+	    (rec = img_read(&img, cause)) == NULL)
+		goto out;
+	if (rec->body_case == OSM__IMG_RECORD__BODY_PARENT)
+		*name = xstrdup(rec->parent->name);
+	osm__img_record__free_unpacked(rec, NULL);
+	rc = 0;
+out:
+	img_free(&img);
+	if (lseek(fd, 0, SEEK_SET) == -1 && rc == 0) {
+		xasprintf(cause, "rewind image: %s", strerror(errno));
+		free(*name);
+		*name = NULL;
+		rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * The images of the chain that ends at path, opened, oldest first, into
+ * fds (MIG_CHAIN_MAX of them); each parent is found beside its child.
+ */
+int
+mig_chain_open(const char *path, int *fds, size_t *n, char **cause)
+{
+	char	*cur = xstrdup(path), *name, *dir, *slash;
+	size_t	 i, k = 0;
+	int	 fd;
+
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		slash[1] = '\0';
+	else
+		dir[0] = '\0';
+	for (;;) {
+		if (k == MIG_CHAIN_MAX) {
+			xasprintf(cause, "%s: a chain of more than %d images",
+			    path, MIG_CHAIN_MAX);
+			goto fail;
+		}
+		if ((fd = open(cur, O_RDONLY | O_CLOEXEC)) == -1) {
+			xasprintf(cause, "%s: %s", cur, strerror(errno));
+			goto fail;
+		}
+		fds[k++] = fd;
+		if (img_parent_of(fd, &name, cause) == -1) {
+			char *c = *cause;
+
+			xasprintf(cause, "%s: %s", cur, c);
+			free(c);
+			goto fail;
+		}
+		if (name == NULL)
+			break;
+		free(cur);
+		xasprintf(&cur, "%s%s", dir, name);
+		free(name);
+	}
+	/* oldest first */
+	for (i = 0; i < k / 2; i++) {
+		fd = fds[i];
+		fds[i] = fds[k - 1 - i];
+		fds[k - 1 - i] = fd;
+	}
+	*n = k;
+	free(cur);
+	free(dir);
+	return 0;
+fail:
+	while (k > 0)
+		close(fds[--k]);
+	free(cur);
+	free(dir);
+	return -1;
+}
+
+/*
+ * Check a whole chain: each image whole, each naming the final seal of
+ * the one before.
+ */
+int
+mig_chain_load(const char *path, char **cause)
+{
+	struct mig_image mi;
+	int		 fds[MIG_CHAIN_MAX];
+	size_t		 n, i;
+	uint32_t	 crc = 0;
+	uint64_t	 records = 0;
+	int		 rc = -1;
+
+	if (mig_chain_open(path, fds, &n, cause) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (mig_image_load(fds[i], &mi, cause) == -1)
+			goto out;
+		if (i > 0 && (mi.parent_crc != crc ||
+		    mi.parent_records != records)) {
+			xasprintf(cause, "%s: the image it adds to (%s) is "
+			    "not the one it was made from", path, mi.parent);
+			mig_image_free(&mi);
+			goto out;
+		}
+		crc = mi.end_crc;
+		records = mi.end_records;
+		mig_image_free(&mi);
+	}
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		close(fds[i]);
 	return rc;
 }

@@ -132,6 +132,14 @@ struct img {
 	struct runs	 held;		/* what the rounds left the target */
 	img_round_fn	 round_fn;	/* NULL: rounds read and checked */
 	void		*round_arg;
+	char		*parent;	/* a chain's: the image before, or NULL */
+	uint32_t	 parent_crc;	/* and its final seal */
+	uint64_t	 parent_records;
+	int		 chained;	/* held is the chain's so far */
+	uint32_t	 prev_crc;	/* chained: the final seal before */
+	uint64_t	 prev_records;
+	uint32_t	 end_crc;	/* the final seal read */
+	uint64_t	 end_records;
 };
 void	 img_init(struct img *img, int fd);
 void	 img_free(struct img *img);
@@ -240,6 +248,9 @@ int	 rounds_final(struct rounds *rd, const struct img *img,
 	    const Osm__ImgMm *mm, const Osm__ImgTask *task,
 	    const struct mig_restore_opts *o, int flags, char **cause);
 int	 rounds_prot(struct mig_task *t, const Osm__ImgMm *mm, char **cause);
+int	 rounds_image(struct rounds *rd, struct img *img, char **cause);
+void	 rounds_next(struct img *img, int fd);
+int	 rounds_linked(struct img *img, char **cause);
 
 /* regs.c */
 int	 regs_dump(struct mig_task *t, Osm__ImgRegs *img, char **cause);

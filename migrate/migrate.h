@@ -139,6 +139,11 @@ struct mig_image {
 	uint64_t	*vma_pages;	/* pages found in the image, per vma */
 	uint64_t	 bytes;		/* whole image */
 	uint32_t	 rounds;	/* of a live dump, before the description */
+	char		*parent;	/* incremental: the image before */
+	uint32_t	 parent_crc;	/* and its final seal */
+	uint64_t	 parent_records;
+	uint32_t	 end_crc;	/* this image's final seal */
+	uint64_t	 end_records;
 };
 
 typedef unsigned long sysargs[6];
@@ -195,8 +200,16 @@ int		 mig_dump(struct mig_task *t, int fd, int flags,
 int		 mig_dump_husk(struct mig_task *t, int ctx, int fd,
 		    char **cause);
 
-/* restore.c */
+/*
+ * restore.c. mig_restore_chain restores an incremental checkpoint: the
+ * image at path and those it adds to (ImgParent, each beside the next),
+ * oldest first, into the state of the last.
+ */
+#define MIG_CHAIN_MAX		64
 int		 mig_restore(struct mig_task *t, int fd,
+		    const struct mig_restore_opts *opts,
+		    struct mig_stats *stats, char **cause);
+int		 mig_restore_chain(struct mig_task *t, const char *path,
 		    const struct mig_restore_opts *opts,
 		    struct mig_stats *stats, char **cause);
 
@@ -224,6 +237,14 @@ struct mig_live {
 					   0: 20 ms worth at the rate seen */
 	const struct mig_stand_in *stand_ins;	/* as mig_stand_ins */
 	size_t		 nstand_ins;
+	/*
+	 * An incremental image: what changed since the last image made with
+	 * this tracker, which is parent (its name, beside this one) and
+	 * ended with the seal parent_crc, parent_records. NULL: whole.
+	 */
+	const char	*parent;
+	uint32_t	 parent_crc;
+	uint64_t	 parent_records;
 	/* out */
 	struct mig_task	*t;		/* held, from freeze */
 	uint32_t	 rounds;	/* rounds sent while it ran */
@@ -234,6 +255,8 @@ struct mig_live {
 	uint64_t	 total_us;
 	uint64_t	 bytes;
 	const char	*stop_why;	/* why the rounds ended */
+	uint32_t	 end_crc;	/* the image's final seal */
+	uint64_t	 end_records;
 };
 int		 mig_track_uffd(struct mig_task *t, char **cause);
 struct mig_track *mig_track_new(struct mig_task *t, char **cause);
@@ -244,6 +267,9 @@ int		 mig_dump_live(struct mig_live *lv, int fd, int flags,
 
 /* image.c */
 int		 mig_image_load(int fd, struct mig_image *mi, char **cause);
+int		 mig_chain_open(const char *path, int *fds, size_t *n,
+		    char **cause);
+int		 mig_chain_load(const char *path, char **cause);
 void		 mig_image_free(struct mig_image *mi);
 
 #endif

@@ -86,8 +86,11 @@ precopy_area(struct precopy *pc, int pagemap, const Osm__ImgVma *v, int last,
 	if (r == 1) {
 		/* Not ours (yet): a new area, whose old copy must go. */
 		if (track_register(k, v->start, v->end) == -1) {
-			rc = 0;		/* it goes with the description */
-			goto out;
+			/* Not to be tracked: it goes whole when frozen. */
+			if (last && track_scan(pagemap, v->start, v->end,
+			    TRACK_PRESENT, &fresh, cause) == -1)
+				goto out;
+			goto add;
 		}
 		/*
 		 * Protect it, then send what has data: pages mremap moved
@@ -132,6 +135,7 @@ precopy_area(struct precopy *pc, int pagemap, const Osm__ImgVma *v, int last,
 			runs_copy(&tmp, &fresh);
 		}
 	}
+add:
 	runs_or(&pc->send, &fresh, &tmp);
 	runs_copy(&tmp, &pc->send);
 	rc = 0;
@@ -417,23 +421,17 @@ precopy_final(void *arg, struct mig_task *t, struct mm_dump *md,
     char **cause)
 {
 	struct precopy	*pc = arg;
-	struct runs	 area, tmp;
-	size_t		 i;
 
 	if (precopy_plan(pc, md, 1, cause) == -1)
 		return -1;
 	pc->lv->final_pages = runs_bytes(&pc->send) / MIG_PAGE;
-	/* For a next image on the same base: the target holds it all. */
-	runs_init(&area);
-	runs_init(&tmp);
-	for (i = 0; i < md->nvmas; i++) {
-		if (runs_live(md->vmas[i]))
-			runs_add(&area, md->vmas[i]->start, md->vmas[i]->end);
-	}
-	runs_copy(&area, &pc->k->held);
-	runs_copy(&pc->present, &pc->k->sent);
-	runs_free(&area);
-	runs_free(&tmp);
+	/*
+	 * For an image that adds to this one: a chain's restore takes this
+	 * one's pages as a round, and holds what a round would; the data it
+	 * holds is what has data here now.
+	 */
+	runs_hold(&pc->k->held, &md->mm);
+	runs_and(&pc->present, &pc->k->held, &pc->k->sent);
 	return 0;
 }
 
@@ -469,6 +467,20 @@ precopy_enough(struct precopy *pc, uint32_t n, uint64_t sent, uint64_t us,
 	return NULL;
 }
 
+static int
+precopy_parent(struct mig_live *lv, struct img *img, char **cause)
+{
+	Osm__ImgRecord	 rec = OSM__IMG_RECORD__INIT;
+	Osm__ImgParent	 parent = OSM__IMG_PARENT__INIT;
+
+	parent.name = (char *)lv->parent;
+	parent.crc = lv->parent_crc;
+	parent.records = lv->parent_records;
+	rec.body_case = OSM__IMG_RECORD__BODY_PARENT;
+	rec.parent = &parent;
+	return img_write(img, &rec, cause);
+}
+
 int
 mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
     char **cause)
@@ -490,12 +502,14 @@ mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	runs_init(&pc.send);
 	runs_init(&pc.kept);
 	runs_init(&pc.present);
-	track_reset(pc.k);
+	if (lv->parent == NULL)
+		track_reset(pc.k);
 	lv->t = NULL;
 	lv->rounds = 0;
 	lv->stop_why = NULL;
 	img_init(&img, fd);
-	if (img_write_preamble(&img, cause) == -1)
+	if (img_write_preamble(&img, cause) == -1 ||
+	    (lv->parent != NULL && precopy_parent(lv, &img, cause) == -1))
 		goto out;
 	while (lv->stop_why == NULL) {
 		r0 = now_us();
@@ -520,6 +534,8 @@ mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	lv->freeze_us = now_us() - r0;
 	lv->total_us = now_us() - t0;
 	lv->bytes = img.bytes;
+	lv->end_crc = img.end_crc;
+	lv->end_records = img.end_records;
 	rc = 0;
 out:
 	runs_free(&pc.send);

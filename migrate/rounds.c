@@ -11,11 +11,13 @@
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/osm.h"
 #include "internal.h"
@@ -156,12 +158,11 @@ rounds_map(struct mig_task *t, const Osm__ImgVma *v, const struct runs *kept,
 	return rc;
 }
 
-/* A round, image.c's round_fn: reshape the target, then the pages. */
-int
-rounds_apply(void *arg, struct img *img, const Osm__ImgRound *r,
+/* Reshape the target to the round r: what it keeps, what is new. */
+static int
+rounds_reshape(struct rounds *rd, struct img *img, const Osm__ImgRound *r,
     char **cause)
 {
-	struct rounds	*rd = arg;
 	struct mig_task	*t = rd->t;
 	const Osm__ImgMm *mm = r->mm;
 	struct runs	 kept;
@@ -187,12 +188,24 @@ rounds_apply(void *arg, struct img *img, const Osm__ImgRound *r,
 		    rounds_map(t, mm->vmas[i], &kept, cause) == -1)
 			goto out;
 	}
-	rc = pages_restore(t, mm, img, rd->st, cause);
 	if (rd->st != NULL)
 		rd->st->rounds++;
+	rc = 0;
 out:
 	runs_free(&kept);
 	return rc;
+}
+
+/* A round, image.c's round_fn: reshape the target, then the pages. */
+int
+rounds_apply(void *arg, struct img *img, const Osm__ImgRound *r,
+    char **cause)
+{
+	struct rounds	*rd = arg;
+
+	if (rounds_reshape(rd, img, r, cause) == -1)
+		return -1;
+	return pages_restore(rd->t, r->mm, img, rd->st, cause);
 }
 
 /*
@@ -294,4 +307,126 @@ rounds_prot(struct mig_task *t, const Osm__ImgMm *mm, char **cause)
 	rounds_mm_free(&all);
 	runs_free(&kept);
 	return rc;
+}
+
+/*
+ * The pages of an image that is not the last of its chain: those of the
+ * areas that go in rounds, as a round's; the others (mapped from files,
+ * shared) are the last image's to carry, and are read past.
+ */
+static int
+rounds_pages(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
+    struct mig_stats *st, char **cause)
+{
+	Osm__ImgRecord	*rec = NULL;
+	struct img_pages cur;
+	struct iovec	 local[MIG_EXTENTS_MAX], remote[MIG_EXTENTS_MAX];
+	uint64_t	*counts, addr, len, off;
+	uint8_t		*buf;
+	size_t		 i, j, n, v;
+	ssize_t		 w;
+	int		 rc = -1, more;
+
+	counts = xcalloc(mm->n_vmas + 1, sizeof *counts);
+	buf = xmalloc(MIG_PAGES_MAX);
+	img_pages_init(&cur, mm);
+	while ((more = img_pages_next(img, &cur, counts, buf, &rec,
+	    cause)) == 1) {
+		for (i = n = 0, off = len = 0, v = 0; i < rec->pages->n_extents;
+		    i++, off += len) {
+			addr = rec->pages->extents[i]->addr;
+			len = rec->pages->extents[i]->npages * MIG_PAGE;
+			for (j = v; j < mm->n_vmas && mm->vmas[j]->end <= addr;
+			    j++)
+				;
+			v = j;
+			if (j == mm->n_vmas || !runs_live(mm->vmas[j]))
+				continue;
+			local[n].iov_base = buf + off;
+			local[n].iov_len = len;
+			remote[n].iov_base = (void *)addr;
+			remote[n++].iov_len = len;
+		}
+		for (i = 0, len = 0; i < n; i++)
+			len += local[i].iov_len;
+		if (n > 0 && (w = process_vm_writev(t->pid, local, n, remote,
+		    n, 0)) != (ssize_t)len) {
+			xasprintf(cause, "write pages into process %d: %s",
+			    (int)t->pid, w == -1 ? strerror(errno) :
+			    "short write");
+			goto out;
+		}
+		if (st != NULL)
+			st->pages += len / MIG_PAGE;
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = NULL;
+	}
+	rc = more;
+out:
+	if (rec != NULL)
+		osm__img_record__free_unpacked(rec, NULL);
+	free(buf);
+	free(counts);
+	return rc;
+}
+
+/*
+ * An image of a chain that is not the last, applied as rounds of the
+ * last: its own rounds, then its description's layout as one more round,
+ * whose pages are the image's own, up to its final seal.
+ */
+int
+rounds_image(struct rounds *rd, struct img *img, char **cause)
+{
+	Osm__ImgRound	 round = OSM__IMG_ROUND__INIT;
+	struct mig_image mi;
+	int		 rc;
+
+	if (img_read_meta(img, &mi, cause) == -1)
+		return -1;
+	if (rounds_linked(img, cause) == -1) {
+		mig_image_free(&mi);
+		return -1;
+	}
+	round.round = img->rounds + 1;
+	round.mm = mi.mm;
+	rc = rounds_reshape(rd, img, &round, cause);
+	if (rc == 0)
+		rc = rounds_pages(rd->t, mi.mm, img, rd->st, cause);
+	if (rc == 0)
+		runs_hold(&img->held, mi.mm);
+	mig_image_free(&mi);
+	return rc;
+}
+
+/* On to the next image of a chain, what the target holds carried over. */
+void
+rounds_next(struct img *img, int fd)
+{
+	struct img	next;
+
+	img_init(&next, fd);
+	runs_copy(&img->held, &next.held);
+	next.round_fn = img->round_fn;
+	next.round_arg = img->round_arg;
+	next.chained = 1;
+	next.prev_crc = img->end_crc;
+	next.prev_records = img->end_records;
+	img_free(img);
+	*img = next;
+}
+
+/* The image read names the one before it, as it was. */
+int
+rounds_linked(struct img *img, char **cause)
+{
+	if (!img->chained)
+		return 0;
+	if (img->parent == NULL || img->parent_crc != img->prev_crc ||
+	    img->parent_records != img->prev_records) {
+		xasprintf(cause, "the chain is broken: an image does not add "
+		    "to the one before it");
+		return -1;
+	}
+	return 0;
 }

@@ -6,9 +6,13 @@
 # stop-and-copy one of the same run. A process that unmaps, maps, moves,
 # grows and drops its memory all the time is moved in five forced rounds
 # and home, exact. A process writing faster than a link shaped to
-# 200 Mbit/s moves anyway, stopped for the rest, exact.
+# 200 Mbit/s moves anyway, stopped for the rest, exact. Five checkpoints
+# of a writer, each after the first of what changed, are recovered on
+# node 2 into exactly the state of the last; with -N 2 the files the last
+# two need are kept, and no others.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
+MOSRUN_OPTS=
 
 lab_up 2 --cpus 1 --mem 1024
 wait_cluster 2
@@ -20,9 +24,9 @@ mkdir -p "$S"
 start() {
 	name=$1
 	shift
-	"$MOSLAB" exec 1 sh -c "OSM_DEPUTY_LOG=$S/$name.log \
-	    ${ROUNDS:+OSM_LIVE_ROUNDS=$ROUNDS} mosrun -L $P/livewriter $* \
-	    > $S/$name 2>&1 < /dev/null" &
+	"$MOSLAB" exec 1 sh -c "cd $S; OSM_DEPUTY_LOG=$S/$name.log \
+	    ${ROUNDS:+OSM_LIVE_ROUNDS=$ROUNDS} mosrun -L $MOSRUN_OPTS \
+	    $P/livewriter $* > $S/$name 2>&1 < /dev/null" &
 	job=$!
 	wait_for 20 grep -qx ready "$S/$name" || fail "$name: not ready"
 	pid=$(pid_of livewriter)
@@ -32,10 +36,11 @@ start() {
 checked() {
 	[ "$(grep -c '^stall' "$S/$1")" -gt "$2" ]
 }
-# check NAME: ask for a check and the stall since the last; $stall in us
+# check NAME [NODE]: ask for a check and the stall since the last; $stall
+# in us
 check() {
 	_n=$(grep -c '^stall' "$S/$1")
-	lab_exec 1 kill -USR1 "$pid"
+	lab_exec "${2:-1}" kill -USR1 "$pid"
 	wait_for 30 checked "$1" "$_n" ||
 	    fail "$1: no answer to the check: $(tail -3 "$S/$1"; tail -3 "$S/$1.log")"
 	tail -2 "$S/$1" | grep -q '^check ok' ||
@@ -111,6 +116,47 @@ grep -E -q "live, [0-9]+ rounds .*(no longer shrinks|nearly as fast)" \
 stop
 tc qdisc del dev "$MOSLAB_NAME-v2" root
 grep -h "to node 2:" "$S"/*.log
+
+# Incremental checkpoints: a chain of five, recovered elsewhere.
+MOSRUN_OPTS="-C $S/ck" start ckpt 32 16
+for i in 1 2 3 4; do
+	lab_exec 1 mosmigrate "$pid" checkpoint > /dev/null ||
+	    fail "ckpt: checkpoint $i"
+done
+lab_exec 1 kill -USR2 "$pid"
+wait_for 10 grep -q '^paused gen' "$S/ckpt" || fail "ckpt: not paused"
+want=$(sed -n 's/^paused gen //p' "$S/ckpt")
+lab_exec 1 mosmigrate "$pid" checkpoint > /dev/null || fail "ckpt: the fifth"
+stop
+full=$(stat -c %s "$S/ck.1")
+for i in 2 3 4 5; do
+	[ $(($(stat -c %s "$S/ck.$i") * 4)) -lt "$full" ] ||
+	    fail "ckpt: ck.$i is not smaller than the whole ck.1"
+	"$OSM_BIN/moscr" info "$S/ck.$i" | grep -q "adds to: *ck.$((i - 1))" ||
+	    fail "ckpt: ck.$i does not add to ck.$((i - 1))"
+done
+"$MOSLAB" exec 2 sh -c "cd $S; mosrun -R $S/ck.5 > $S/rec 2>&1 < /dev/null" &
+job=$!
+wait_for 20 nprocs 1 2 || fail "ckpt: not recovered: $(cat "$S/rec")"
+pid=$(ps_list pid 2)
+check ckpt 2
+tail -2 "$S/ckpt" | grep -qx "check ok 8192 pages gen $want" ||
+    fail "ckpt: not the last state (gen $want): $(tail -2 "$S/ckpt")"
+lab_exec 2 kill -KILL "$pid"
+wait "$job"
+# -N 2: ck.3 and ck.5 are whole again; ck.4 needs ck.3.
+rm -f "$S"/ck.*
+MOSRUN_OPTS="-C $S/ck -N 2" start ckn 16 16
+for i in 1 2 3 4 5; do
+	lab_exec 1 mosmigrate "$pid" checkpoint > /dev/null ||
+	    fail "ckn: checkpoint $i"
+done
+stop
+[ "$(cd "$S" && echo ck.*)" = "ck.3 ck.4 ck.5" ] ||
+    fail "ckn: kept $(cd "$S" && echo ck.*)"
+"$OSM_BIN/moscr" info "$S/ck.5" | grep -q "adds to" && fail "ckn: ck.5 adds"
+"$OSM_BIN/moscr" info "$S/ck.4" | grep -q "adds to: *ck.3" ||
+    fail "ckn: ck.4 does not add to ck.3"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -10,7 +10,10 @@
  *
  * It prints "ready" once its memory is filled. On SIGUSR1 it checks all
  * of its memory and prints "check ok" or "check BAD ..." and the longest
- * stall since the last report, "stall N us". "churn" also changes its
+ * stall since the last report, "stall N us". SIGUSR2 stops or starts
+ * the writing, and says "paused gen N" or "writing gen N": N counts
+ * every page written since the start, a state a checkpoint must bring
+ * back exactly (the check says it too). "churn" also changes its
  * address space on every tick: areas unmapped and mapped anew, moved and
  * grown by mremap, dropped by madvise(MADV_DONTNEED), the break moved up
  * and down, each with a pattern of its own that the check checks too.
@@ -30,7 +33,7 @@
 #define NCHURN		16
 #define CHURN_MAX	(64 * PAGE)
 
-static volatile sig_atomic_t usr1;
+static volatile sig_atomic_t usr1, usr2;
 
 struct churn {
 	uint8_t		*addr;
@@ -53,6 +56,24 @@ on_usr1(int sig)
 {
 	(void)sig;
 	usr1 = 1;
+}
+
+static void
+on_usr2(int sig)
+{
+	(void)sig;
+	usr2 = 1;
+}
+
+static unsigned long long
+gens(void)
+{
+	unsigned long long	n = 0;
+	size_t			i;
+
+	for (i = 0; i < npages; i++)
+		n += gen[i];
+	return n;
 }
 
 static uint64_t
@@ -189,7 +210,7 @@ check(uint64_t stall)
 	if (brk_len > 0 && !holds(brk0, brk_len, brk_seed, 0) && bad++ == 0)
 		first = npages + NCHURN;
 	if (bad == 0)
-		printf("check ok %zu pages\n", npages);
+		printf("check ok %zu pages gen %llu\n", npages, gens());
 	else
 		printf("check BAD %zu wrong, first %zu\n", bad, first);
 	printf("stall %llu us\n", (unsigned long long)stall);
@@ -202,7 +223,7 @@ main(int argc, char **argv)
 	uint64_t	 tick = 0, t, last, stall = 0, per, carry = 0;
 	size_t		 cur = 0, i, n;
 	double		 rate;
-	int		 churning;
+	int		 churning, paused = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: livewriter MIB RATE [churn]\n");
@@ -214,6 +235,7 @@ main(int argc, char **argv)
 	rate = strtod(argv[2], NULL);
 	churning = argc > 3 && strcmp(argv[3], "churn") == 0;
 	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	mem = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	gen = mmap(NULL, npages * sizeof *gen, PROT_READ | PROT_WRITE,
@@ -230,7 +252,13 @@ main(int argc, char **argv)
 	printf("ready\n");
 	last = now_us();
 	for (;;) {
-		carry += per;
+		if (usr2) {
+			usr2 = 0;
+			paused = !paused;
+			printf("%s gen %llu\n", paused ? "paused" : "writing",
+			    gens());
+		}
+		carry += paused ? 0 : per;
 		for (n = carry / 1000000; n > 0; n--) {
 			gen[cur]++;
 			page_fill(cur);
