@@ -11,9 +11,11 @@
  * already holds. An area the kernel no longer knows as ours (unmapped and
  * mapped again, moved by mremap, or new) is registered and sent whole, as
  * what the target held there is dropped; pages of areas that vanished are
- * never applied. Pages dropped with madvise(MADV_DONTNEED) are not
- * "written": the last round sends every page the target holds data for
- * that is no longer present here, which reads as zeros.
+ * never applied. Pages dropped with madvise(MADV_DONTNEED) show as
+ * written on this kernel (a zapped page of a registered area loses its
+ * protection), and go again, read as zeros; should a kernel not say so,
+ * the last round also sends every page the target holds data for that
+ * has none here.
  */
 #include <sys/mman.h>
 #include <sys/uio.h>

@@ -50,6 +50,7 @@ static uint8_t		*brk0;
 static size_t		 brk_len;
 static uint64_t		 brk_seed;
 static char		 outbuf[4096];
+static struct churn	 flip;		/* filled 50 ticks, dropped 50 */
 
 static void
 on_usr1(int sig)
@@ -146,6 +147,14 @@ holds(const uint8_t *p, size_t len, uint64_t seed, int zero)
 static void
 churn(uint64_t tick)
 {
+	if (tick % 100 == 0) {
+		flip.seed = mix(tick, 4);
+		flip.zero = 0;
+		fill(flip.addr, flip.len, flip.seed, 0);
+	} else if (tick % 100 == 50) {
+		madvise(flip.addr, flip.len, MADV_DONTNEED);
+		flip.zero = 1;
+	}
 	struct churn	*c = &ch[tick % NCHURN];
 	size_t		 len;
 	void		*p;
@@ -209,6 +218,9 @@ check(uint64_t stall)
 	}
 	if (brk_len > 0 && !holds(brk0, brk_len, brk_seed, 0) && bad++ == 0)
 		first = npages + NCHURN;
+	if (flip.addr != NULL && !holds(flip.addr, flip.len, flip.seed,
+	    flip.zero) && bad++ == 0)
+		first = npages + NCHURN + 1;
 	if (bad == 0)
 		printf("check ok %zu pages gen %llu\n", npages, gens());
 	else
@@ -245,6 +257,11 @@ main(int argc, char **argv)
 	for (i = 0; i < npages; i++)
 		page_fill(i);
 	brk0 = sbrk(0);
+	if (churning) {
+		flip.len = 64 * PAGE;
+		flip.addr = mmap(NULL, flip.len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
 	for (i = 0; churning && i < NCHURN; i++)
 		churn(i);
 	/* pages per tick, in millionths */
