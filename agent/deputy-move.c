@@ -41,14 +41,25 @@ move_freeze(void *arg, char **cause)
 	return d->task;
 }
 
+/*
+ * The image, straight into the session (no pipe, no pump thread: the
+ * frames are sealed from the dump's own buffers), then its end.
+ */
 static int
-move_dump_fn(int fd, void *arg, char **cause)
+move_send(struct deputy *d, struct move_out *m, char **cause)
 {
-	struct move_out	*m = arg;
+	struct session_image	si = { .s = &d->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .write = session_image_write,
+				    .arg = &si };
 
+	m->lv.io = &io;
 	if (m->lv.track == NULL)
-		return mig_dump(m->d->task, fd, MIG_CONTEXT, &m->st, cause);
-	return mig_dump_live(&m->lv, fd, MIG_CONTEXT, &m->st, cause);
+		m->lv.t = d->task;
+	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT, &m->st, cause) == -1)
+		return -1;
+	return session_image_end(&si, 1, cause);
 }
 
 /*
@@ -113,18 +124,20 @@ move_log(struct deputy *d, const struct move_out *m, uint32_t node)
 	    (unsigned long long)lv->bytes, lv->total_us / 1000.0);
 }
 
-struct move_home {
-	struct mig_task	*t;
-	struct mig_stats st;
-};
-
+/* R's image, straight from the session into P, and its end. */
 static int
-move_restore_fn(int fd, void *arg, char **cause)
+move_recv(struct deputy *d, struct mig_stats *st, char **cause)
 {
-	struct mig_restore_opts	 opts = { .flags = MIG_CONTEXT };
-	struct move_home	*m = arg;
+	struct session_image	si = { .s = &d->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .read = session_image_read,
+				    .arg = &si };
+	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
 
-	return mig_restore(m->t, fd, &opts, &m->st, cause);
+	if (mig_restore(d->task, -1, &opts, st, cause) == -1)
+		return -1;
+	return session_image_end(&si, 0, cause);
 }
 
 /*
@@ -299,8 +312,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	rc = move_open(d, node, cause) == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
 	    cause) == -1 || move_files(d, node, cause) == -1 ||
-	    session_send_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_dump_fn, &m, cause) == -1 ||
+	    move_send(d, &m, cause) == -1 ||
 	    move_arrived(d, node, cause) == -1 ? -1 : 0;
 	deputy_files_setup_free(&setup);
 	deputy_files_clear(d);
@@ -350,26 +362,23 @@ deputy_move_home(struct deputy *d)
 int
 deputy_move_arrive_home(struct deputy *d, char **cause)
 {
-	struct move_home	m;
+	struct mig_stats	st;
 	uint64_t		t0 = now_us();
 
 	ev_io_stop(d->loop, &d->ses_ev);
 	ev_timer_stop(d->loop, &d->ses_timer);
 	/* Whatever P was doing for R is moot: R's state comes whole. */
 	deputy_serve_done(d);
-	memset(&m, 0, sizeof m);
-	m.t = d->task;
+	memset(&st, 0, sizeof st);
 	if (husk_hold(&d->husk, cause) == -1 ||
-	    session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &m,
-	    cause) == -1) {
+	    move_recv(d, &st, cause) == -1) {
 		deputy_move_close(d);
 		return -1;
 	}
 	deputy_move_close(d);
 	log_info("process %d (%s) is home: %u rounds, %llu pages, %llu "
-	    "bytes in %.1f ms", (int)d->pid, d->command, m.st.rounds,
-	    (unsigned long long)m.st.pages, (unsigned long long)m.st.bytes,
+	    "bytes in %.1f ms", (int)d->pid, d->command, st.rounds,
+	    (unsigned long long)st.pages, (unsigned long long)st.bytes,
 	    (now_us() - t0) / 1000.0);
 	deputy_move_home(d);
 	return 0;

@@ -21,21 +21,25 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 
-struct move_restore {
-	struct guest	*g;
-	struct mig_task	*t;
-};
-
-/* R from the image, its files our stand-ins for those at home. */
+/*
+ * R from the image, straight from the session (no pipe, no pump thread),
+ * its files our stand-ins for those at home; then the image's end.
+ */
 static int
-move_restore_fn(int fd, void *arg, char **cause)
+move_recv(struct guest *g, struct mig_task *t, char **cause)
 {
-	struct move_restore	*m = arg;
-	struct mig_restore_opts	 opts = { .flags = MIG_CONTEXT };
+	struct session_image	si = { .s = &g->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .read = session_image_read,
+				    .arg = &si };
+	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
 
 	opts.mapped = guest_files_mapped;
-	opts.mapped_arg = m->g;
-	return mig_restore(m->t, fd, &opts, NULL, cause);
+	opts.mapped_arg = g;
+	if (mig_restore(t, -1, &opts, NULL, cause) == -1)
+		return -1;
+	return session_image_end(&si, 0, cause);
 }
 
 /* R's context, as it goes home or into a checkpoint. */
@@ -70,16 +74,21 @@ struct move_home {
 	struct mig_stats st;
 };
 
+/* R's image, straight into the session, then its end. */
 static int
-move_home_fn(int fd, void *arg, char **cause)
+move_home_send(struct move_home *m, char **cause)
 {
-	struct move_home	*m = arg;
+	struct session_image	si = { .s = &m->g->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .write = session_image_write,
+				    .arg = &si };
 
-	if (m->lv.track == NULL)
-		return mig_dump(m->lv.t, fd, MIG_CONTEXT | MIG_FILTERED,
-		    &m->st, cause);
-	return mig_dump_live(&m->lv, fd, MIG_CONTEXT | MIG_FILTERED, &m->st,
-	    cause);
+	m->lv.io = &io;
+	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT | MIG_FILTERED, &m->st,
+	    cause) == -1)
+		return -1;
+	return session_image_end(&si, 1, cause);
 }
 
 /* The rounds and the freeze of the way home, in the agent's log. */
@@ -131,7 +140,6 @@ guest_move_arrive(struct guest *g, char **cause)
 {
 	Osm__SesSetup	*setup;
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
-	struct move_restore mr;
 	struct mig_task	*t;
 	struct mig_pin	 pin;
 	const uint8_t	*body;
@@ -167,10 +175,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		return -1;
 	g->pid = mig_pid(t);
 	mig_pin(t, &pin);
-	mr.g = g;
-	mr.t = t;
-	if (session_recv_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &mr, cause) == -1 ||
+	if (move_recv(g, t, cause) == -1 ||
 	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
 	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1)
 		goto fail;
@@ -264,8 +269,7 @@ guest_move_home(struct guest *g, const char *why)
 	}
 	reason.reason = (char *)why;
 	if (guest_ses_send(g, OSM__SES_KIND__SES_GO_HOME, &reason.base) == -1 ||
-	    session_send_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_home_fn, &m, &cause) == -1) {
+	    move_home_send(&m, &cause) == -1) {
 		mig_track_free(m.lv.track);
 		if (m.lv.t != NULL)
 			mig_kill(m.lv.t);

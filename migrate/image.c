@@ -68,7 +68,15 @@ static int
 img_writev(struct img *img, struct iovec *iov, int n, char **cause)
 {
 	ssize_t	 w;
+	int	 i;
 
+	if (img->io != NULL) {
+		if (img->io->write(img->io->arg, iov, n, cause) == -1)
+			return -1;
+		for (i = 0; i < n; i++)
+			img->bytes += iov[i].iov_len;
+		return 0;
+	}
 	while (n > 0) {
 		w = writev(img->fd, iov, n > IOV_MAX ? IOV_MAX : n);
 		if (w == -1) {
@@ -195,13 +203,31 @@ img_write_seal(struct img *img, int last, char **cause)
 	return img_write(img, &rec, cause);
 }
 
+/* Exactly len bytes, from the fd or img->io: -1 and errno 0 at the end. */
+static int
+img_get(struct img *img, void *buf, size_t len, char **cause)
+{
+	int	rc;
+
+	if (img->io == NULL)
+		return read_all(img->fd, buf, len);
+	if ((rc = img->io->read(img->io->arg, buf, len, cause)) == 0)
+		return 0;
+	errno = rc == 1 ? 0 : EIO;
+	return -1;
+}
+
 /* Read exactly len bytes; a short read is a truncated image. */
 static int
 img_fill(struct img *img, void *buf, size_t len, const char *what,
     char **cause)
 {
-	if (read_all(img->fd, buf, len) == -1) {
-		if (errno == 0)
+	char	*why = NULL;
+
+	if (img_get(img, buf, len, &why) == -1) {
+		if (why != NULL)
+			*cause = why;
+		else if (errno == 0)
 			xasprintf(cause, "image truncated: it ends inside %s "
 			    "(after %llu bytes)", what,
 			    (unsigned long long)img->bytes);
@@ -217,9 +243,12 @@ static int
 img_read_preamble(struct img *img, char **cause)
 {
 	uint32_t	pre[2];
+	char		*why = NULL;
 
-	if (read_all(img->fd, pre, sizeof pre) == -1) {
-		if (errno == 0)
+	if (img_get(img, pre, sizeof pre, &why) == -1) {
+		if (why != NULL)
+			*cause = why;
+		else if (errno == 0)
 			xasprintf(cause, "not a checkpoint image: too short");
 		else
 			xasprintf(cause, "read image: %s", strerror(errno));

@@ -120,6 +120,7 @@ typedef int (*img_round_fn)(void *arg, struct img *img,
     const Osm__ImgRound *round, char **cause);
 struct img {
 	int		 fd;
+	const struct mig_io *io;	/* instead of fd, if not NULL */
 	uint32_t	 version;	/* of the image read */
 	uint32_t	 crc;		/* over everything but raw pages */
 	uint64_t	 records;

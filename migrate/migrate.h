@@ -64,6 +64,22 @@ struct mig_stats {
 	uint32_t	 rounds;	/* restore: rounds of a live dump */
 };
 
+/*
+ * Where an image goes or comes from instead of a descriptor: write sends
+ * the pieces of one write of the image's (one frame of a session); read
+ * gives exactly len bytes (0), says the image's end came first (1), or
+ * fails (-1); both fill *cause. lib/session.c's session_image_* are
+ * these, for an image straight through a session.
+ */
+struct iovec;
+struct mig_io {
+	int		(*write)(void *arg, const struct iovec *iov, int n,
+			    char **cause);
+	int		(*read)(void *arg, void *buf, size_t len,
+			    char **cause);
+	void		*arg;
+};
+
 struct mig_fd_override {
 	int		 fd;
 	const char	*path;
@@ -96,6 +112,7 @@ struct mig_restore_opts {
 	int		 flags;		/* MIG_CONTEXT */
 	mig_mapped_fn	 mapped;	/* NULL: every file as it is here */
 	void		*mapped_arg;
+	const struct mig_io *io;	/* not NULL: the image, not fd */
 };
 
 /*
@@ -228,7 +245,8 @@ int		 mig_restore_chain(struct mig_task *t, const char *path,
 struct mig_track;
 #define MIG_ROUNDS_MAX		32
 struct mig_live {
-	struct mig_track *track;
+	struct mig_track *track;	/* NULL: t is held, stop and copy */
+	const struct mig_io *io;	/* not NULL: the image, not fd */
 	struct mig_task	*(*freeze)(void *arg, char **cause);
 	void		*arg;
 	int		 rounds_max;	/* 0: MIG_ROUNDS_MAX; 1: one round */

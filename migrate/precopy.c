@@ -469,6 +469,29 @@ precopy_enough(struct precopy *pc, uint32_t n, uint64_t sent, uint64_t us,
 	return NULL;
 }
 
+/* No tracker: lv->t, held, stops for the whole copy, as mig_dump. */
+static int
+precopy_stop(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
+    char **cause)
+{
+	struct img	img;
+	uint64_t	t0 = now_us();
+	int		rc;
+
+	lv->rounds = 0;
+	lv->stop_why = "stopped for the copy";
+	img_init(&img, fd);
+	img.io = lv->io;
+	rc = img_write_preamble(&img, cause) == -1 ? -1 :
+	    dump_image(lv->t, &img, flags, st, NULL, NULL, cause);
+	lv->freeze_us = lv->total_us = now_us() - t0;
+	lv->bytes = img.bytes;
+	lv->end_crc = img.end_crc;
+	lv->end_records = img.end_records;
+	img_free(&img);
+	return rc;
+}
+
 static int
 precopy_parent(struct mig_live *lv, struct img *img, char **cause)
 {
@@ -496,6 +519,8 @@ mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	memset(&pc, 0, sizeof pc);
 	if (st != NULL)
 		memset(st, 0, sizeof *st);
+	if (lv->track == NULL)
+		return precopy_stop(lv, fd, flags, st, cause);
 	pc.lv = lv;
 	pc.k = lv->track;
 	pc.tk.pid = pc.k->pid;
@@ -510,6 +535,7 @@ mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	lv->rounds = 0;
 	lv->stop_why = NULL;
 	img_init(&img, fd);
+	img.io = lv->io;
 	if (img_write_preamble(&img, cause) == -1 ||
 	    (lv->parent != NULL && precopy_parent(lv, &img, cause) == -1))
 		goto out;

@@ -38,6 +38,7 @@ restore_chain(struct mig_task *t, const int *fds, size_t n,
 	if (st != NULL)
 		memset(st, 0, sizeof *st);
 	img_init(&img, fds[0]);
+	img.io = o != NULL ? o->io : NULL;
 	/* A live dump's rounds change the target before the description. */
 	img.round_fn = rounds_apply;
 	img.round_arg = &rd;

@@ -26,7 +26,10 @@ runs_free(struct runs *s)
 	runs_init(s);
 }
 
-/* Append [start, end), which must not begin before the last run. */
+/*
+ * Append [start, end), merged with the last run if it touches it. One that
+ * begins before the last is appended as it is: runs_sort puts it right.
+ */
 void
 runs_add(struct runs *s, uint64_t start, uint64_t end)
 {
@@ -35,7 +38,7 @@ runs_add(struct runs *s, uint64_t start, uint64_t end)
 	if (start >= end)
 		return;
 	last = s->n > 0 ? &s->r[s->n - 1] : NULL;
-	if (last != NULL && start <= last->end) {
+	if (last != NULL && start >= last->start && start <= last->end) {
 		if (end > last->end)
 			last->end = end;
 		return;

@@ -135,6 +135,8 @@ for i in 2 3 4 5; do
 	"$OSM_BIN/moscr" info "$S/ck.$i" | grep -q "adds to: *ck.$((i - 1))" ||
 	    fail "ckpt: ck.$i does not add to ck.$((i - 1))"
 done
+# (node 2 lists the guests before it until their ends are told)
+wait_for 20 nprocs 0 2 || fail "ckpt: node 2 lists $(ps_list pid,command 2)"
 "$MOSLAB" exec 2 sh -c "cd $S; mosrun -R $S/ck.5 > $S/rec 2>&1 < /dev/null" &
 job=$!
 wait_for 20 nprocs 1 2 || fail "ckpt: not recovered: $(cat "$S/rec")"
