@@ -474,15 +474,37 @@ session_recv_image(struct session *s, uint16_t kind, uint16_t end,
 
 /*
  * An image written straight into the session (migrate/'s mig_io): each
- * write of the image's is one frame, sealed from the writer's own
- * buffers; no pipe, no pump thread. 0, or -1 with *cause.
+ * write of the image's is one frame (more if it is over the session's
+ * limit), sealed from the writer's own buffers; no pipe, no pump thread.
+ * 0, or -1 with *cause.
  */
 int
 session_image_write(void *arg, const struct iovec *iov, int n, char **cause)
 {
 	struct session_image	*si = arg;
+	struct iovec		 part[16];
+	size_t			 max = si->s->max - SESSION_OVERHEAD, room, off;
+	int			 i = 0, k;
 
-	return session_sendv(si->s, si->kind, iov, n, cause);
+	off = 0;
+	while (i < n) {
+		room = max;
+		for (k = 0; i < n && room > 0 && k < (int)nitems(part); k++) {
+			part[k].iov_base = (uint8_t *)iov[i].iov_base + off;
+			part[k].iov_len = iov[i].iov_len - off;
+			if (part[k].iov_len > room) {
+				part[k].iov_len = room;
+				off += room;
+			} else {
+				off = 0;
+				i++;
+			}
+			room -= part[k].iov_len;
+		}
+		if (session_sendv(si->s, si->kind, part, k, cause) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /*
