@@ -337,6 +337,11 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 		return 1;	/* it runs there; P was what failed */
 	ev_io_set(&d->ses_ev, d->ses.fd, EV_READ);
 	ev_io_start(d->loop, &d->ses_ev);
+	/*
+	 * The loop's clock stood still while the move ran (seconds, for a
+	 * large one): without this, silence would be counted from before.
+	 */
+	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
 	return 0;
 }

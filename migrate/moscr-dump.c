@@ -7,6 +7,9 @@
  * the final name. The process is killed once the image is safe, unless
  * --leave-running.
  */
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -107,6 +110,7 @@ moscr_dump(int argc, char **argv)
 	struct mig_task		*t;
 	struct mig_stats	 st;
 	struct atomic_file	 af = { .fd = -1 };
+	struct stat		 sb;
 	const char		*out = NULL;
 	char			*cause = NULL;
 	uint64_t		 pid;
@@ -161,6 +165,17 @@ moscr_dump(int argc, char **argv)
 			return 1;
 		}
 		fd = STDOUT_FILENO;
+	} else if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		/*
+		 * A device or a FIFO (/dev/null, say) is written as it is:
+		 * renamed over, it would be replaced by a file.
+		 */
+		if (S_ISDIR(sb.st_mode) ||
+		    (fd = open(out, O_WRONLY | O_CLOEXEC)) == -1) {
+			moscr_err("%s: %s", out, S_ISDIR(sb.st_mode) ?
+			    "a directory" : strerror(errno));
+			return 1;
+		}
 	} else if ((fd = atomic_create(&af, out, &cause)) == -1) {
 		moscr_err("%s", cause);
 		free(cause);
