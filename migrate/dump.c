@@ -105,7 +105,8 @@ dump_write(struct img *img, int kind, void *msg, char **cause)
  */
 int
 dump_image(struct mig_task *t, struct img *img, int flags,
-    struct mig_stats *st, dump_runs_fn runs, void *arg, char **cause)
+    struct mig_stats *st, struct mm_dump *given, dump_runs_fn runs,
+    void *arg, char **cause)
 {
 	Osm__ImgHeader	 hdr = OSM__IMG_HEADER__INIT;
 	Osm__ImgTask	 task = OSM__IMG_TASK__INIT;
@@ -118,11 +119,26 @@ dump_image(struct mig_task *t, struct img *img, int flags,
 	int		 rc = -1, have_cs = 0;
 
 	memset(&md, 0, sizeof md);
-	if (dump_refuse(t, flags, cause) == -1)
+	if (dump_refuse(t, flags, cause) == -1) {
+		if (given != NULL)
+			mm_dump_free(given);
 		return -1;
-	/* The areas before our scratch page joins them. */
-	if (mm_dump_layout(t, &md, flags, cause) == -1)
-		return -1;
+	}
+	/*
+	 * The areas before our scratch page joins them: those given (a live
+	 * dump's last round) if the task still has them, which a freeze
+	 * then need not read with every page counted.
+	 */
+	if (given != NULL && mm_dump_same(t, given)) {
+		md = *given;
+		memset(given, 0, sizeof *given);
+	} else {
+		if (given != NULL)
+			mm_dump_free(given);
+		if (mm_dump_layout(t, &md, flags, cause) == -1)
+			return -1;
+	}
+	md.skip_live = runs != NULL;
 	mig_pin(t, &pin);
 
 	/*
@@ -193,7 +209,7 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	img_init(&img, fd);
 	if (img_write_preamble(&img, cause) == -1)
 		return -1;
-	return dump_image(t, &img, flags, st, NULL, NULL, cause);
+	return dump_image(t, &img, flags, st, NULL, NULL, NULL, cause);
 }
 
 /*

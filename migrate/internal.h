@@ -197,9 +197,13 @@ struct mm_dump {
 	uint64_t	 vdso_end;
 	struct mm_run	*runs;
 	size_t		 nruns;
+	char		*maps;		/* the areas' lines, as /proc/PID/maps */
+	size_t		 maps_len;
+	int		 skip_live;	/* pages_scan: not those of rounds */
 };
 int	 mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 	    char **cause);
+int	 mm_dump_same(struct mig_task *t, const struct mm_dump *md);
 void	 mm_dump_free(struct mm_dump *md);
 int	 mm_check(const Osm__ImgMm *mm, char **cause);
 int	 mm_check_files(const Osm__ImgMm *mm,
@@ -226,7 +230,8 @@ int	 fileid_inode(const Osm__ImgFileId *id, const char *path);
 typedef int (*dump_runs_fn)(void *arg, struct mig_task *t, struct mm_dump *md,
     char **cause);
 int	 dump_image(struct mig_task *t, struct img *img, int flags,
-	    struct mig_stats *st, dump_runs_fn runs, void *arg, char **cause);
+	    struct mig_stats *st, struct mm_dump *given, dump_runs_fn runs,
+	    void *arg, char **cause);
 
 /* pages.c */
 int	 pages_scan(struct mig_task *t, struct mm_dump *md, char **cause);

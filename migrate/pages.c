@@ -223,7 +223,9 @@ pages_scan(struct mig_task *t, struct mm_dump *md, char **cause)
 		ps.vma = i;
 		md->vmas[i]->pages = 0;
 		want = pages_want(md->vmas[i]);
-		if (want == WANT_NONE)
+		/* A live dump's own, from its tracking: precopy.c. */
+		if (want == WANT_NONE || (md->skip_live &&
+		    runs_live(md->vmas[i])))
 			continue;
 		if (want == WANT_ALL) {
 			pages_scan_all(&ps, md->vmas[i], mem);

@@ -42,6 +42,7 @@ struct precopy {
 	struct runs	 send;		/* this round's pages, all areas */
 	struct runs	 kept;
 	struct runs	 present;	/* last round: pages with data now */
+	struct mm_dump	 last;		/* the last round's layout */
 	uint64_t	 rate;		/* bytes per second the rounds went at */
 	uint64_t	 rate_bytes;	/* in the largest round, which says */
 };
@@ -393,7 +394,15 @@ precopy_round(struct precopy *pc, struct img *img, int flags, uint32_t n,
 out:
 	img->end_seal = 0;
 	precopy_plan_free(&md);
-	mm_dump_free(&md);
+	/* Kept for the freeze, which reuses it if the areas are the same. */
+	free(md.runs);
+	md.runs = NULL;
+	md.nruns = 0;
+	mm_dump_free(&pc->last);
+	if (rc == 0)
+		pc->last = md;
+	else
+		mm_dump_free(&md);
 	return rc;
 }
 
@@ -483,7 +492,7 @@ precopy_stop(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	img_init(&img, fd);
 	img.io = lv->io;
 	rc = img_write_preamble(&img, cause) == -1 ? -1 :
-	    dump_image(lv->t, &img, flags, st, NULL, NULL, cause);
+	    dump_image(lv->t, &img, flags, st, NULL, NULL, NULL, cause);
 	lv->freeze_us = lv->total_us = now_us() - t0;
 	lv->bytes = img.bytes;
 	lv->end_crc = img.end_crc;
@@ -556,7 +565,7 @@ mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	r0 = now_us();
 	if ((lv->t = lv->freeze(lv->arg, cause)) == NULL)
 		goto out;
-	if (dump_image(lv->t, &img, flags, st, precopy_final, &pc,
+	if (dump_image(lv->t, &img, flags, st, &pc.last, precopy_final, &pc,
 	    cause) == -1)
 		goto out;
 	lv->freeze_us = now_us() - r0;
@@ -569,6 +578,7 @@ out:
 	runs_free(&pc.send);
 	runs_free(&pc.kept);
 	runs_free(&pc.present);
+	mm_dump_free(&pc.last);
 	img_free(&img);
 	return rc;
 }

@@ -42,7 +42,7 @@ check() {
 	_n=$(grep -c '^stall' "$S/$1")
 	lab_exec "${2:-1}" kill -USR1 "$pid"
 	wait_for 30 checked "$1" "$_n" ||
-	    fail "$1: no answer to the check: $(tail -3 "$S/$1"; tail -3 "$S/$1.log")"
+	    fail "$1: no answer to the check: $(tail -3 "$S/$1"; tail -3 "$S/$1.log"; cat "$S/rec" 2>/dev/null; ps_list pid,where,command 2)"
 	tail -2 "$S/$1" | grep -q '^check ok' ||
 	    fail "$1: memory not exact: $(tail -2 "$S/$1")"
 	stall=$(tail -1 "$S/$1" | sed -n 's/^stall \([0-9]*\) us$/\1/p')
@@ -141,6 +141,11 @@ wait_for 20 nprocs 0 2 || fail "ckpt: node 2 lists $(ps_list pid,command 2)"
 job=$!
 wait_for 20 nprocs 1 2 || fail "ckpt: not recovered: $(cat "$S/rec")"
 pid=$(ps_list pid 2)
+# listed as soon as its deputy is; a signal before the restore is lost
+recovered() {
+	[ "$(lab_exec 2 cat "/proc/$pid/comm")" = livewriter ]
+}
+wait_for 20 recovered || fail "ckpt: not restored: $(cat "$S/rec")"
 check ckpt 2
 tail -2 "$S/ckpt" | grep -qx "check ok 8192 pages gen $want" ||
     fail "ckpt: not the last state (gen $want): $(tail -2 "$S/ckpt")"
