@@ -32,6 +32,7 @@ move_recv(struct guest *g, struct mig_task *t, char **cause)
 				    .kind = OSM__SES_KIND__SES_IMAGE,
 				    .end = OSM__SES_KIND__SES_IMAGE_END };
 	struct mig_io		io = { .read = session_image_read,
+				    .view = session_image_view,
 				    .arg = &si };
 	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
 

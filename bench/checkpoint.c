@@ -163,9 +163,10 @@ session_pair(struct session *home, int hfd, struct session *away, int afd)
 	memset(nh, 'h', sizeof nh);
 	memset(nr, 'r', sizeof nr);
 	session_derive(&ck, nh, nr, 1, 2, SESSION_HOME, key);
-	session_init(home, hfd, key, SESSION_CHUNK);
+	/* Room for a pages record in one frame, as the agents' sessions. */
+	session_init(home, hfd, key, 2 * SESSION_CHUNK);
 	session_derive(&ck, nh, nr, 1, 2, SESSION_REMOTE, key);
-	session_init(away, afd, key, SESSION_CHUNK);
+	session_init(away, afd, key, 2 * SESSION_CHUNK);
 	explicit_bzero(key, sizeof key);
 }
 
@@ -244,7 +245,7 @@ session_migrate_direct(pid_t pid)
 	struct mig_io		 out = { .write = session_image_write,
 				    .arg = &so };
 	struct mig_io		 in = { .read = session_image_read,
-				    .arg = &si };
+				    .view = session_image_view, .arg = &si };
 	struct mig_restore_opts	 opts = { .io = &in };
 	struct mig_live		 lv;
 	struct mig_task		*t;

@@ -253,6 +253,7 @@ int	 session_sendv(struct session *s, uint16_t kind,
 int	 session_image_write(void *arg, const struct iovec *iov, int n,
 	    char **cause);
 int	 session_image_read(void *arg, void *buf, size_t len, char **cause);
+const void *session_image_view(void *arg, size_t len);
 int	 session_image_end(struct session_image *si, int sender, char **cause);
 int	 session_send_image(struct session *s, uint16_t kind, uint16_t end,
 	    int (*fn)(int, void *, char **), void *arg, char **cause);

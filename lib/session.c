@@ -550,6 +550,26 @@ session_image_read(void *arg, void *buf, size_t len, char **cause)
 }
 
 /*
+ * The next len bytes of the image where the last frame was opened, if
+ * they are all in it (as a pages record's data is: the writer sends each
+ * of its writes as one frame), else NULL and session_image_read copies
+ * them. Valid until the next read.
+ */
+const void *
+session_image_view(void *arg, size_t len)
+{
+	struct session_image	*si = arg;
+	const uint8_t		*p;
+
+	if (si->left < len)
+		return NULL;
+	p = si->p;
+	si->p += len;
+	si->left -= len;
+	return p;
+}
+
+/*
  * The image is over: the sender sends the end frame; the reader, its
  * image read whole, takes the end frame, which must come next.
  */

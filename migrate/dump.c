@@ -332,7 +332,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	while ((more = img_pages_next(&in, &cur, mi.vma_pages, buf, &rec,
 	    cause)) == 1) {
 		if (img_write_pages(&out, rec->pages->extents,
-		    rec->pages->n_extents, buf, in.raw_len, cause) == -1)
+		    rec->pages->n_extents, in.raw, in.raw_len, cause) == -1)
 			goto out;
 		osm__img_record__free_unpacked(rec, NULL);
 		rec = NULL;

@@ -379,7 +379,10 @@ fail:
 	return NULL;
 }
 
-/* The page contents after a pages record, into buf of raw_len bytes. */
+/*
+ * The page contents after a pages record, into buf of raw_len bytes, or
+ * where io holds them: img->raw says which.
+ */
 int
 img_read_raw(struct img *img, void *buf, size_t len, char **cause)
 {
@@ -397,9 +400,16 @@ img_read_raw(struct img *img, void *buf, size_t len, char **cause)
 		    "where %zu were announced", ntohl(be), len);
 		return -1;
 	}
-	if (img_fill(img, buf, len, "page data", cause) == -1)
+	/* Where the session already holds them, the pages are not copied. */
+	img->raw = NULL;
+	if (img->io != NULL && img->io->view != NULL &&
+	    (img->raw = img->io->view(img->io->arg, len)) != NULL)
+		img->bytes += len;
+	else if (img_fill(img, buf, len, "page data", cause) == -1)
 		return -1;
-	if (crc32c(0, buf, len) != img->raw_crc) {
+	else
+		img->raw = buf;
+	if (crc32c(0, img->raw, len) != img->raw_crc) {
 		xasprintf(cause, "image corrupted: page data checksum "
 		    "mismatch after record %llu",
 		    (unsigned long long)img->records);
@@ -640,8 +650,9 @@ img_pages_done(struct img_pages *cur, const uint64_t *counts,
 /*
  * The next run of an image's pages, after its description: checked
  * against the memory map as the cursor goes (counts per area, n_vmas + 1
- * of them), its contents read into buf (MIG_PAGES_MAX bytes). 1 with the
- * record in *rec, which the caller frees, and img->raw_len bytes in buf;
+ * of them), its contents read into buf (MIG_PAGES_MAX bytes) or viewed
+ * where img->io holds them. 1 with the record in *rec, which the caller
+ * frees, and img->raw_len bytes at img->raw;
  * 0 at the final seal, every area's pages found; -1 with *cause.
  */
 int

@@ -128,6 +128,8 @@ struct img {
 	int		 expect_raw;	/* a pages record came, its data next */
 	size_t		 raw_len;
 	uint32_t	 raw_crc;
+	const uint8_t	*raw;		/* the last page data read: the
+					   caller's buffer, or io's view */
 	int		 end_seal;	/* what ends the pages now: 0, END */
 	uint32_t	 rounds;	/* read so far */
 	struct runs	 held;		/* what the rounds left the target */

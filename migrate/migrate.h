@@ -77,6 +77,12 @@ struct mig_io {
 			    char **cause);
 	int		(*read)(void *arg, void *buf, size_t len,
 			    char **cause);
+	/*
+	 * Optional: the next len bytes where the reader already holds them
+	 * (a session's opened frame), valid until the next call, instead of
+	 * a copy; NULL if they are not all there, and read takes them.
+	 */
+	const void	*(*view)(void *arg, size_t len);
 	void		*arg;
 };
 

@@ -415,7 +415,7 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 			remote[i].iov_len =
 			    rec->pages->extents[i]->npages * MIG_PAGE;
 		}
-		local.iov_base = buf;
+		local.iov_base = (void *)img->raw;
 		local.iov_len = len;
 		n = process_vm_writev(t->pid, &local, 1, remote, i, 0);
 		if (n != (ssize_t)len) {

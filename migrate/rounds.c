@@ -342,7 +342,7 @@ rounds_pages(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 			v = j;
 			if (j == mm->n_vmas || !runs_live(mm->vmas[j]))
 				continue;
-			local[n].iov_base = buf + off;
+			local[n].iov_base = (uint8_t *)img->raw + off;
 			local[n].iov_len = len;
 			remote[n].iov_base = (void *)addr;
 			remote[n++].iov_len = len;
