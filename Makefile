@@ -253,7 +253,7 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # Benchmarks: never part of make check (bench/checkpoint and bench/forward
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
-    $(OBJ)/bench/tcprtt $(OBJ)/bench/session
+    $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/stream-steps
 
 # Programs the lab benchmarks run inside nodes.
 $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
@@ -262,6 +262,12 @@ $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
 
 $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS)
+
+# Each step of a move's stream alone (CRC, cipher, copies, fresh pages).
+$(OBJ)/bench/stream-steps: $(call obj,bench/stream-steps.c) $(LIBMIGRATE) \
+    $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS) \
+	    -lpthread
 
 # What a session costs a message, without the network.
 $(OBJ)/bench/session: $(call obj,bench/session.c) $(LIBOSM)
