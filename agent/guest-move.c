@@ -197,6 +197,12 @@ guest_move_arrive(struct guest *g, char **cause)
 		close(listener);
 		goto fail;
 	}
+	/* R's CPU clocks answered in R; if not, by us (guest-stub.c) */
+	if (guest_stub_install(g, t, &why) == -1) {
+		log_info("%s: CPU clocks answered by the guest: %s",
+		    g->conn.who, why);
+		free(why);
+	}
 	/* R is our child: its end and its stops reach us by waitpid. */
 	mig_unpin(t, &pin);
 	if (mig_release(t, cause) == -1) {
