@@ -266,6 +266,7 @@ guest_move_home(struct guest *g, const char *why)
 		m.lv.freeze = move_freeze;
 		m.lv.arg = g;
 		guest_files_stand_in(g, NULL);
+		m.lv.hidden = guest_stub_hide(g, NULL);
 		m.lv.stand_ins = g->stand_ins;
 		m.lv.nstand_ins = g->nfiles;
 	} else if ((m.lv.t = move_freeze(g, &cause)) == NULL) {

@@ -341,7 +341,8 @@ void	 guest_ses_linger(struct guest *g);
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,
 	    char **cause);
-void	 guest_stub_hide(struct guest *g, struct mig_task *t);
+const struct mig_hidden *guest_stub_hide(struct guest *g,
+	    struct mig_task *t);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

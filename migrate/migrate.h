@@ -278,6 +278,8 @@ struct mig_live {
 	int		 rounds_min;	/* rounds before any other reason */
 	uint64_t	 freeze_bytes;	/* what may be left for the freeze;
 					   0: 20 ms worth at the rate seen */
+	const struct mig_hidden *hidden;	/* left out of the rounds too,
+						   as mig_hide */
 	const struct mig_stand_in *stand_ins;	/* as mig_stand_ins */
 	size_t		 nstand_ins;
 	/*

@@ -535,6 +535,7 @@ mig_dump_live(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	pc.tk.pid = pc.k->pid;
 	pc.tk.stand_ins = lv->stand_ins;
 	pc.tk.nstand_ins = lv->nstand_ins;
+	pc.tk.hidden = lv->hidden;
 	runs_init(&pc.send);
 	runs_init(&pc.kept);
 	runs_init(&pc.present);
