@@ -53,13 +53,20 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 				    .end = OSM__SES_KIND__SES_IMAGE_END };
 	struct mig_io		io = { .write = session_image_write,
 				    .arg = &si };
+	if (m->lv.track == NULL)
+		m->lv.t = d->task;
+	Osm__SesCpu		cpu = OSM__SES_CPU__INIT;
 
 	m->lv.io = &io;
 	if (m->lv.track == NULL)
 		m->lv.t = d->task;
-	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT, &m->st, cause) == -1)
+	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT, &m->st, cause) == -1 ||
+	    session_image_end(&si, 1, cause) == -1)
 		return -1;
-	return session_image_end(&si, 1, cause);
+	/* P is frozen now: what it used while the rounds went counts too. */
+	proc_cpu_ns(d->pid, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
+	return session_send_msg(&d->ses, OSM__SES_KIND__SES_CPU, &cpu.base,
+	    cause);
 }
 
 /*

@@ -23,7 +23,8 @@
 
 /*
  * R from the image, straight from the session (no pipe, no pump thread),
- * its files our stand-ins for those at home; then the image's end.
+ * its files our stand-ins for those at home; then the image's end, and
+ * the CPU time P had used when it was frozen.
  */
 static int
 move_recv(struct guest *g, struct mig_task *t, char **cause)
@@ -35,12 +36,27 @@ move_recv(struct guest *g, struct mig_task *t, char **cause)
 				    .view = session_image_view,
 				    .arg = &si };
 	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
+	Osm__SesCpu		*cpu;
+	const uint8_t		*body;
+	uint16_t		 kind;
+	size_t			 len;
 
 	opts.mapped = guest_files_mapped;
 	opts.mapped_arg = g;
-	if (mig_restore(t, -1, &opts, NULL, cause) == -1)
+	if (mig_restore(t, -1, &opts, NULL, cause) == -1 ||
+	    session_image_end(&si, 0, cause) == -1 ||
+	    session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
-	return session_image_end(&si, 0, cause);
+	/* R's CPU clocks go on from where P's stopped, not from the setup */
+	if (kind != OSM__SES_KIND__SES_CPU ||
+	    (cpu = osm__ses_cpu__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "no CPU times after the image");
+		return -1;
+	}
+	g->base.utime_ns = cpu->cpu_user_ns;
+	g->base.stime_ns = cpu->cpu_sys_ns;
+	osm__ses_cpu__free_unpacked(cpu, NULL);
+	return 0;
 }
 
 /* R's context, as it goes home or into a checkpoint. */
