@@ -88,6 +88,10 @@ grep -q "to node 2: live, [0-9]* rounds" "$S/big.log" ||
 move big home
 check big
 home2=$stall
+# both ways home live too (node 2's guest agent logs to its mosd log)
+[ "$(grep -c "guest $pid@1: home live" "$(lab_dir)/node2/mosd.log")" = 2 ] ||
+    fail "big: not home live twice: $(grep "$pid@1: home" \
+    "$(lab_dir)/node2/mosd.log")"
 echo "stalls: stop-and-copy $still us, live $live us, home $home1 and" \
     "$home2 us"
 for s in $live $home1 $home2; do
