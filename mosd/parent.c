@@ -281,7 +281,8 @@ parent_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
  * SIGHUP: cluster.conf and the policy it names, opened here (they may be
  * root's alone) and handed to the network process, which applies them.
  * Our own copy keeps what this process uses that may change: the path of
- * the web token. A file that cannot be read changes nothing.
+ * the web token, the shared paths told to guest agents. A file that
+ * cannot be read changes nothing.
  */
 static void
 parent_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -290,6 +291,7 @@ parent_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	struct cluster_conf	*c;
 	struct privmsg_reload	 r = { .policy = 0 };
 	char			*cause = NULL;
+	size_t			 i;
 	int			 fds[2], n = 1;
 
 	if ((c = conf_load(pp->m->conf->path, &cause)) == NULL) {
@@ -322,6 +324,13 @@ parent_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	free(pp->m->conf->web_token_path);
 	pp->m->conf->web_token_path = c->web_token_path;
 	c->web_token_path = NULL;
+	for (i = 0; i < pp->m->conf->nshared; i++)
+		free(pp->m->conf->shared[i]);
+	free(pp->m->conf->shared);
+	pp->m->conf->shared = c->shared;
+	pp->m->conf->nshared = c->nshared;
+	c->shared = NULL;
+	c->nshared = 0;
 	conf_free(c);
 }
 
