@@ -112,6 +112,7 @@ struct deputy {
 	ev_timer		 ses_timer;	/* silence on the session */
 	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
+	int			 move;		/* this order's MoveMode */
 	struct home_call	*call;		/* a forwarded call in P */
 	int			 nudged;	/* broken off for a checkpoint */
 	uint8_t			*held;		/* its reply, until signals */
@@ -157,6 +158,13 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	struct mig_track	*track;		/* P's writes, at home */
+	int			 ckpt_delta;	/* the next may add to the last */
+	int			 ckpt_whole;	/* the one being written is */
+	uint32_t		 ckpt_crc;	/* the last one's final seal */
+	uint64_t		 ckpt_records;
+	unsigned		*ckpt_start;	/* FILE.N's chain starts at */
+	unsigned		 ckpt_gone;	/* FILE.1 to this are forgotten */
 };
 
 /* deputy-why.c */
@@ -210,7 +218,7 @@ void	 deputy_ckpt_home(struct deputy *d);
 int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    char **lost);
 void	 deputy_ckpt_ended(struct deputy *d);
-int	 deputy_ckpt_open_last(struct deputy *d, char **path, char **cause);
+int	 deputy_ckpt_last(struct deputy *d, char **path, char **cause);
 int	 deputy_ckpt_recover(struct deputy *d);
 
 /* deputy-serve.c */
@@ -305,6 +313,8 @@ struct guest {
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	int			 uffd;		/* R's, for live dumps; or -1 */
+	int			 stop_copy;	/* its moves stop and copy */
 	int			 has_mask;	/* the call at home: a wait */
 	uint64_t		 mask;		/* with R's mask for it */
 	struct guest_file	**files;	/* R maps */
@@ -339,7 +349,8 @@ int	 guest_open_stat(void *arg, const char *path, int nofollow,
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,
 	    char **cause);
-void	 guest_stub_hide(struct guest *g, struct mig_task *t);
+const struct mig_hidden *guest_stub_hide(struct guest *g,
+	    struct mig_task *t);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

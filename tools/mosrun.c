@@ -52,6 +52,8 @@ usage(int status)
 	    "  -R file     go on from checkpoint file, here, as its home\n"
 	    "  --fd N=path with -R: open path as descriptor N instead of the\n"
 	    "              file the checkpoint recorded\n"
+	    "  --stop-copy its moves stop it for the whole copy of its memory\n"
+	    "              (by default it runs on while its memory goes)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -113,6 +115,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
 		{ "fd", required_argument, NULL, 'F' },
+		{ "stop-copy", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct deputy_opts	 o;
@@ -200,6 +203,9 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			o.sock = optarg;
+			break;
+		case 'P':
+			o.move_mode = DEPUTY_MOVE_STOP;
 			break;
 		case 'H':
 			usage(0);
