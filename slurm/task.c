@@ -115,7 +115,7 @@ main(int argc, char **argv)
 	char		 prefix[128], sig[16];
 	char		**av;
 	unsigned	 job, step, task, restart, signo;
-	int		 ac = 0, i;
+	int		 ac = 0, i, help;
 
 	sock = getenv("OSM_SOCKET") != NULL ? getenv("OSM_SOCKET") :
 	    OSM_SOCKET_PATH;
@@ -127,10 +127,15 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if ((argv0 = getenv(OSM_SLURM_ARGV0)) == NULL) {
-		fprintf(stderr, "usage: slurm-task -l\n"
-		    "(spank_osmosis.so runs the tasks of srun --migratable "
-		    "under slurm-task: see osmosis-slurm(8))\n");
-		return 2;
+		help = argc == 2 && (strcmp(argv[1], "-h") == 0 ||
+		    strcmp(argv[1], "--help") == 0);
+		fprintf(help ? stdout : stderr, "usage: slurm-task -l\n"
+		    "Print the osmosis nodes of this Slurm job's allocation, "
+		    "this node's first.\n"
+		    "spank_osmosis.so runs the tasks of srun --migratable under "
+		    "slurm-task;\nsee osmosis-slurm(8). Exit status: 0, 1 "
+		    "when the nodes cannot be found, 2 usage.\n");
+		return help ? 0 : 2;
 	}
 	argv0 = xstrdup(argv0);
 	mosrun = xstrdup(getenv(OSM_SLURM_MOSRUN) != NULL ?
