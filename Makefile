@@ -7,6 +7,7 @@
 #	make asan	the whole of make check under ASan and UBSan
 #	make install	PREFIX=/usr/local DESTDIR=
 #	make install-slurm	the Slurm plugin and scripts (osmosis-slurm(8))
+#	make deb	build/deb/osmosis_VERSION_amd64.deb (debian/)
 
 PREFIX		?= /usr/local
 DESTDIR		?=
@@ -20,6 +21,11 @@ SLURM_CONFDIR	?= $(SYSCONFDIR)/slurm/plugstack.conf.d
 
 BIN		?= bin
 OBJ		?= build
+
+# The version lives in one place, lib/osm.h; the man pages get it when
+# installed, and make deb checks that debian/changelog says the same.
+VERSION		:= $(shell sed -n 's/^.define OSM_VERSION[[:space:]]*"\(.*\)"$$/\1/p' \
+		   lib/osm.h)
 
 CC		?= cc
 CFLAGS		?= -O2 -g
@@ -44,7 +50,8 @@ DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
 		   python3 man-db clang libssl-dev libjansson-dev \
 		   libmicrohttpd-dev curl chromium slurmctld slurmd slurm-client \
-		   munge libslurm-dev
+		   munge libslurm-dev \
+		   debhelper dpkg-dev rsync lintian systemd-container
 
 # --- sources -------------------------------------------------------------
 
@@ -458,9 +465,11 @@ check: deps
 	tests/layers $(OBJ)
 	tests/run-unit $(UNIT_BINS)
 	$(MAKE) fuzz
+	DEB_BUILD_OPTIONS=nocheck $(MAKE) deb
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
 	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) \
-	    OSM_SLURM=$(abspath $(SLURM_DIR)) tests/lab/run
+	    OSM_SLURM=$(abspath $(SLURM_DIR)) OSM_DEB=$(abspath $(DEB)) \
+	    tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
@@ -479,8 +488,16 @@ demo: deps
 	    tests/lab/demo.sh
 
 # --- install -------------------------------------------------------------
+#
+# make install puts every program, the man pages (stamped with VERSION),
+# the sample configuration (never over an existing file) and the systemd
+# unit under DESTDIR. mosd-guest goes beside mosd: mosd runs the one in
+# its own directory (mosd/guests.c). A cluster key is made only for an
+# install onto this machine (no DESTDIR): a staged install is a package,
+# which must not carry one (debian/osmosis.postinst makes it on the node).
 
-MANPAGES	 = $(wildcard docs/man/*.[158])
+# osmosis-slurm(8) goes with the Slurm plugin (install-slurm).
+MANPAGES	 = $(filter-out docs/man/osmosis-slurm.8,$(wildcard docs/man/*.[158]))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
@@ -488,14 +505,17 @@ install: all
 	install -m 755 $(filter-out $(BIN)/mosd $(BIN)/mosd-guest,$(PROGRAMS)) \
 	    $(DESTDIR)$(PREFIX)/bin/
 	for m in $(MANPAGES); do \
-	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
-	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    sed '1s/"osmosis[^"]*"/"osmosis $(VERSION)"/' $$m \
+	        > $(DESTDIR)$(MANDIR)/man$$s/$${m##*/} && \
+	    chmod 644 $(DESTDIR)$(MANDIR)/man$$s/$${m##*/} || exit 1; done
 	install -d $(DESTDIR)$(SYSCONFDIR)/osmosis
 	for f in cluster.conf policy.conf; do \
 	    [ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f ] || \
 	    install -m 644 etc/$$f $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f; done
-	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \
-	    $(BIN)/mosd -K $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key
+	if [ -z "$(DESTDIR)" ] && \
+	    [ ! -e $(SYSCONFDIR)/osmosis/cluster.key ]; then \
+	    $(BIN)/mosd -K $(SYSCONFDIR)/osmosis/cluster.key; fi
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
@@ -515,9 +535,39 @@ install-slurm: slurm
 	$(call slurm_sed,$(PREFIX)/bin,$(LIBEXECDIR)/osmosis,$(SLURM_PLUGINDIR)) \
 	    slurm/plugstack.conf.in > $(DESTDIR)$(SLURM_CONFDIR)/osmosis.conf
 	chmod 644 $(DESTDIR)$(SLURM_CONFDIR)/osmosis.conf
+	install -d $(DESTDIR)$(MANDIR)/man8
+	sed '1s/"osmosis[^"]*"/"osmosis $(VERSION)"/' docs/man/osmosis-slurm.8 \
+	    > $(DESTDIR)$(MANDIR)/man8/osmosis-slurm.8
+	chmod 644 $(DESTDIR)$(MANDIR)/man8/osmosis-slurm.8
+
+# --- the Debian package --------------------------------------------------
+#
+# make deb builds $(DEB) with dpkg-buildpackage from debian/, offline and
+# unsigned, in a copy of this tree in $(DEB_DIR)/src (the .deb lands
+# beside it): the package's build cleans and compiles with Debian's
+# flags, which must not touch this tree's build/ and bin/. The copy is
+# kept with its objects, so that the next make deb compiles only what
+# changed. DEB_BUILD_OPTIONS=nocheck skips the unit suites the package
+# build runs (make check has just run them).
+
+DEB_DIR		?= build/deb
+DEB		 = $(DEB_DIR)/osmosis_$(VERSION)_amd64.deb
+
+deb:
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) || exit 1; \
+	if [ "$$v" != "$(VERSION)" ]; then \
+	    echo "make deb: debian/changelog's newest entry is $$v but" \
+	        "lib/osm.h says $(VERSION): add an entry" \
+	        "(dch -v $(VERSION))" >&2; exit 1; fi
+	mkdir -p $(DEB_DIR)/src
+	rsync -a --delete --filter=':- .gitignore' --exclude=/.git \
+	    ./ $(DEB_DIR)/src/
+	cd $(DEB_DIR)/src && dh_clean && \
+	    dpkg-buildpackage -us -uc -b -nc -J$$(nproc)
+	@echo "make deb: $(DEB)"
 
 clean:
 	rm -rf $(OBJ) $(BIN)
 
 .PHONY: all deps units testprogs bench check asan demo install install-slurm \
-	slurm clean
+	slurm deb clean
