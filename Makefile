@@ -7,7 +7,7 @@
 #	make asan	the whole of make check under ASan and UBSan
 #	make install	PREFIX=/usr/local DESTDIR=
 #	make install-slurm	the Slurm plugin and scripts (osmosis-slurm(8))
-#	make deb	build/deb/osmosis_VERSION_amd64.deb (debian/)
+#	make deb	build/deb/osmosis{,-slurm}_VERSION_amd64.deb (debian/)
 
 PREFIX		?= /usr/local
 DESTDIR		?=
@@ -258,7 +258,7 @@ slurm: $(SLURM_OUT)
 $(SLURM_DIR)/spank_osmosis.so: slurm/spank.c slurm/osmosis-slurm.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(SLURM_PATHS) -std=gnu11 $(WARNINGS) $(CFLAGS) \
-	    -fPIC -shared -o $@ $<
+	    $(filter-out $(SANITIZE),$(LDFLAGS)) -fPIC -shared -o $@ $<
 
 $(OBJ)/slurm/task.o: CPPFLAGS += $(SLURM_PATHS)
 
@@ -469,7 +469,7 @@ check: deps
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
 	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) \
 	    OSM_SLURM=$(abspath $(SLURM_DIR)) OSM_DEB=$(abspath $(DEB)) \
-	    tests/lab/run
+	    OSM_DEB_SLURM=$(abspath $(DEB_SLURM)) tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
@@ -542,16 +542,18 @@ install-slurm: slurm
 
 # --- the Debian package --------------------------------------------------
 #
-# make deb builds $(DEB) with dpkg-buildpackage from debian/, offline and
-# unsigned, in a copy of this tree in $(DEB_DIR)/src (the .deb lands
-# beside it): the package's build cleans and compiles with Debian's
-# flags, which must not touch this tree's build/ and bin/. The copy is
-# kept with its objects, so that the next make deb compiles only what
-# changed. DEB_BUILD_OPTIONS=nocheck skips the unit suites the package
-# build runs (make check has just run them).
+# make deb builds $(DEB) and $(DEB_SLURM) (the Slurm plugin)
+# with dpkg-buildpackage from debian/, offline and unsigned, in a copy of
+# this tree in $(DEB_DIR)/src (the .debs land beside it): the package's
+# build cleans and compiles with Debian's flags, which must not touch
+# this tree's build/ and bin/. The copy is kept with its objects, so that
+# the next make deb compiles only what changed. DEB_BUILD_OPTIONS=nocheck
+# skips the unit suites the package build runs (make check has just run
+# them).
 
 DEB_DIR		?= build/deb
 DEB		 = $(DEB_DIR)/osmosis_$(VERSION)_amd64.deb
+DEB_SLURM	 = $(DEB_DIR)/osmosis-slurm_$(VERSION)_amd64.deb
 
 deb:
 	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) || exit 1; \
@@ -564,7 +566,7 @@ deb:
 	    ./ $(DEB_DIR)/src/
 	cd $(DEB_DIR)/src && dh_clean && \
 	    dpkg-buildpackage -us -uc -b -nc -J$$(nproc)
-	@echo "make deb: $(DEB)"
+	@echo "make deb: $(DEB) $(DEB_SLURM)"
 
 clean:
 	rm -rf $(OBJ) $(BIN)
