@@ -19,7 +19,9 @@
 #  4. an exclusive job's node refuses guests and sends its guest home
 #     (slurm-prolog), and takes guests again after (slurm-epilog);
 #  5. a node whose mosd is down is drained (slurm-healthcheck), and
-#     resumed once it is back.
+#     resumed once it is back;
+#  then scontrol shutdown stops slurmctld and the slurmds, and munged is
+#  stopped, before the lab goes down.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 SL=${OSM_SLURM:-$OSM_BIN/../build/slurm}
@@ -108,12 +110,14 @@ exec 7< /dev/null
 
 # 1. --signal before the time limit checkpoints a step of two tasks, and
 # the job is requeued. slurmctld looks for jobs to warn every 30 s from
-# its start: the counters (a tick of 100 ms) run past its next look, and
-# parts 2 to 5 run meanwhile. The job has node 1 only: its tasks never
-# move. The batch script itself is not migratable.
+# its start, and warns a job only once it has run 5 s (USR1@55 of 1 min):
+# the counters (a tick of 100 ms) run 10 s past the first look that comes
+# 8 s or more after now, and parts 2 to 5 run meanwhile. The job has node
+# 1 only: its tasks never move. The batch script itself is not
+# migratable.
 now=$(($(date +%s) - ctld_t0))
-next=$(( (now + 2 + 29) / 30 * 30 ))
-n=$(( (next - now + 6) * 10 ))
+next=$(( (now + 8 + 29) / 30 * 30 ))
+n=$(( (next - now + 10) * 10 ))
 cat > "$J/count.sh" <<EOF
 #!/bin/sh
 echo "run \${SLURM_RESTART_COUNT:-0}"
@@ -286,6 +290,27 @@ grep -q "every task has one: requeueing job $cjob" "$J"/count.?.log ||
 grep -qx "after the step: 0" "$J/count.log" || fail "count: the step failed"
 [ -z "$(ls "$J" | grep '^osmosis-')" ] ||
     fail "count: checkpoints left: $(ls "$J")"
+
+# Slurm stops as a site stops it: slurmctld and every slurmd at
+# scontrol shutdown, then munged, which they talk to until the end. The
+# pid files hold pids in their node's namespace.
+# alive K FILE: the daemon whose pid is in FILE runs in node K.
+alive() {
+	_p=$(cat "$2") && lab_exec "$1" kill -0 "$_p" 2>/dev/null
+}
+slurm_stopped() {
+	! alive 1 "$S/slurmctld.pid" && ! alive 1 "$S/node1.pid" &&
+	    ! alive 2 "$S/node2.pid" && ! alive 3 "$S/node3.pid"
+}
+alive 1 "$S/slurmctld.pid" && alive 1 "$S/node1.pid" &&
+    alive 2 "$S/node2.pid" && alive 3 "$S/node3.pid" ||
+    fail "a Slurm daemon is not running: $(ls "$S")"
+lab_exec 1 scontrol shutdown || fail "scontrol shutdown"
+wait_for 30 slurm_stopped || fail "Slurm's daemons did not stop"
+alive 1 "$S/munged.pid" || fail "munged died"
+lab_exec 1 kill "$(cat "$S/munged.pid")"
+wait_for 10 sh -c "! $MOSLAB exec 1 kill -0 $(cat "$S/munged.pid")" ||
+    fail "munged did not stop"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
