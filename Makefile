@@ -113,7 +113,8 @@ check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
 check_migrate_LDLIBS = $(CRYPTO_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
-check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o
+check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
+		    $(OBJ)/tests/unit/check_remote-fileio.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS)
@@ -290,7 +291,9 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
-		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper
+		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
+		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
+		   $(OBJ)/tests/mosrun/files
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)

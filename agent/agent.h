@@ -22,6 +22,7 @@ struct deputy_opts {
 	uint32_t	  start_node;	/* -r, 0: home */
 	int		  best;		/* -b: start on the best node */
 	int		  locked;	/* -L: no automatic migration */
+	int		  strict_io;	/* -s: no read ahead, no write behind */
 	uint64_t	  mem_need;	/* -m, bytes */
 	uint32_t	 *nodes;	/* -n: the only ones besides home */
 	size_t		  nnodes;	/* 0: any */
