@@ -139,7 +139,7 @@ nodes_of_job(const char *sock, int verbose, char **out, char **cause)
 			    "osmosis node\n", name, addr);
 		free(name);
 	}
-	len = n * 6 + 1;
+	len = n * 6 + 1;	/* "65535," at most a node (OSM_MAX_NODES) */
 	s = *out = xmalloc(len);
 	*s = '\0';
 	for (i = 0; i < n; i++)
