@@ -124,6 +124,7 @@ main(int argc, char **argv)
 		if (nodes_of_job(sock, 1, &nodes, &cause) == -1)
 			task_fail("%s", cause);
 		printf("%s\n", nodes);
+		free(nodes);
 		return 0;
 	}
 	if ((argv0 = getenv(OSM_SLURM_ARGV0)) == NULL) {
