@@ -311,9 +311,10 @@ alive 1 "$S/slurmctld.pid" && alive 1 "$S/node1.pid" &&
 lab_exec 1 scontrol shutdown || fail "scontrol shutdown"
 wait_for 30 slurm_stopped || fail "Slurm's daemons did not stop"
 alive 1 "$S/munged.pid" || fail "munged died"
-lab_exec 1 kill "$(cat "$S/munged.pid")"
-wait_for 10 sh -c "! $MOSLAB exec 1 kill -0 $(cat "$S/munged.pid")" ||
-    fail "munged did not stop"
+# (munged takes its pid file away as it ends.)
+mpid=$(cat "$S/munged.pid")
+lab_exec 1 kill "$mpid" || fail "kill munged"
+wait_for 10 sh -c "! $MOSLAB exec 1 kill -0 $mpid" || fail "munged did not stop"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
