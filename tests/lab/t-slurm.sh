@@ -20,6 +20,11 @@
 #     (slurm-prolog), and takes guests again after (slurm-epilog);
 #  5. a node whose mosd is down is drained (slurm-healthcheck), and
 #     resumed once it is back;
+#  6. preemption: a job of a higher partition takes node 3 from a
+#     --migratable-signal job without a time limit; Slurm sends the job's
+#     --signal (SlurmctldParameters=preempt_send_user_signal, GraceTime),
+#     which checkpoints the task, the job is requeued and its second run,
+#     after the other job, goes on from the checkpoint;
 #  then scontrol shutdown stops slurmctld and the slurmds, and munged is
 #  stopped, before the lab goes down.
 . "$(dirname "$0")/lib.sh"
@@ -88,7 +93,11 @@ KillWait=2
 MinJobAge=300
 SlurmdParameters=config_overrides
 NodeName=node[1-3] NodeAddr=10.77.0.[1-3] CPUs=4 State=UNKNOWN
-PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+SlurmctldParameters=preempt_send_user_signal
+PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=30
+PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
 EOF
 ctld_t0=$(date +%s)
 lab_exec 1 slurmctld || fail "slurmctld did not start"
@@ -245,6 +254,44 @@ lab_exec 1 sinfo -h -n node3 -o %E | grep -q "osmosis: mosd does not answer" ||
 "$MOSLAB" start 3 || fail "moslab start 3"
 wait_for 20 state3 idle || fail "node 3 not resumed: $(lab_exec 1 \
     sinfo -h -n node3 -o '%T %E')"
+
+# 6. Preemption. The job has no time limit: only preemption sends its
+# signal. Its task counts at home on node 3, the fastest; the job that
+# takes the node is exclusive and of a higher partition.
+cat > "$J/pre.sh" <<EOF
+#!/bin/sh
+echo "run \${SLURM_RESTART_COUNT:-0}"
+srun -n1 -o pre.%t.log --open-mode=append $P/counter 60 pre.0 100
+EOF
+chmod 755 "$J/pre.sh"
+pjob=$(user "sbatch --parsable -N1 -n1 -w node3 --signal=USR1@5 --requeue \
+    --open-mode=append -o pre.log --migratable-signal=USR1 pre.sh") ||
+    fail "preempt: sbatch: $pjob"
+counting() {
+	[ "$(grep -c '^[0-9]*$' "$J/pre.0.log" 2>/dev/null)" -ge 15 ]
+}
+wait_for 30 counting || fail "preempt: the task does not count: \
+    $(cat "$J/pre.log" "$J/pre.0.log")"
+hjob=$(user "sbatch --parsable -p high --exclusive -N1 -w node3 \
+    -o high.out --wrap 'squeue -h -j $pjob -o %T'") ||
+    fail "preempt: sbatch -p high: $hjob"
+pjob_done() {
+	lab_exec 1 scontrol show job "$pjob" | grep -q "JobState=COMPLETED"
+}
+wait_for 60 pjob_done ||
+    fail "preempt: $(lab_exec 1 scontrol show job "$pjob"; cat "$J/pre.0.log")"
+lab_exec 1 scontrol show job "$pjob" | grep -q "Restarts=1 " ||
+    fail "preempt: $(lab_exec 1 scontrol show job "$pjob")"
+# The other job ran while this one was back in the queue.
+grep -qx "PENDING" "$J/high.out" || fail "preempt: high saw $(cat "$J/high.out")"
+{ seq 60; echo done; } | cmp -s - "$J/pre.0" ||
+    fail "preempt: pre.0: $(cat "$J/pre.0")"
+grep -q "osmosis: task 0 checkpointed to $J/osmosis-$pjob.0.0-r0.1" \
+    "$J/pre.0.log" && grep -q "going on from $J/osmosis-$pjob.0.0-r0.1" \
+    "$J/pre.0.log" || fail "preempt: $(cat "$J/pre.0.log")"
+first=$(sed -n '/going on from/,$p' "$J/pre.0.log" | grep -m 1 -x '[0-9]*')
+[ "${first:-1}" -gt 1 ] || fail "preempt: the second run started over"
+echo "preempt: the second run went on from $first"
 
 # 1, its end: each task's numbers once, in its file and on its output,
 # the second run going on from the first; the script went on after the
