@@ -44,7 +44,8 @@ usage(int status)
 	    "  -l          let the balancer migrate it (the default)\n"
 	    "  -s          strict: away, every read and write of a regular\n"
 	    "              file goes home and waits for its answer (no read\n"
-	    "              ahead, no write behind)\n"
+	    "              ahead, no write behind, no file of a shared path\n"
+	    "              opened where it runs)\n"
 	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
 	    "              much free are considered\n"
 	    "  -n nodes    it may run only on these nodes (1,3,5-7) and home\n"
@@ -60,6 +61,8 @@ usage(int status)
 	    "  -R file     go on from checkpoint file, here, as its home\n"
 	    "  --fd N=path with -R: open path as descriptor N instead of the\n"
 	    "              file the checkpoint recorded\n"
+	    "  --stop-copy its moves stop it for the whole copy of its memory\n"
+	    "              (by default it runs on while its memory goes)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -136,6 +139,7 @@ main(int argc, char **argv)
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "checkpoint-on", required_argument, NULL, 'K' },
 		{ "checkpoint-exec", required_argument, NULL, 'E' },
+		{ "stop-copy", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct deputy_opts	 o;
@@ -245,6 +249,9 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			o.sock = optarg;
+			break;
+		case 'P':
+			o.move_mode = DEPUTY_MOVE_STOP;
 			break;
 		case 'H':
 			usage(0);
