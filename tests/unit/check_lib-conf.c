@@ -75,7 +75,8 @@ slurp(const char *path)
 	char	*buf = xcalloc(1, 65536);
 
 	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	fread(buf, 1, 65535, f);
+	ck_assert_msg(fread(buf, 1, 65535, f) > 0 || !ferror(f), "%s: read",
+	    path);
 	fclose(f);
 	return buf;
 }
