@@ -33,7 +33,7 @@ mig_restore(struct mig_task *t, int fd, const struct mig_restore_opts *o,
 	if (img_read_meta(&img, &mi, cause) == -1)
 		goto fail;
 	if ((!context && (core_check_local(mi.task, cause) == -1 ||
-	    files_check(mi.files, o, cause) == -1)) ||
+	    files_check(mi.files, o, t, cause) == -1)) ||
 	    regs_check(t, mi.regs, cause) == -1 ||
 	    mm_check_files(mi.mm, o, cause) == -1 ||
 	    mm_check_target(t, mi.mm, cause) == -1)
