@@ -170,6 +170,21 @@ guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		guest_ses_fail(g, "the home went away");
 }
 
+/*
+ * Was R's SIGKILL the out-of-memory killer's? This node's cgroup counts
+ * its kills: one more than when R came is R (its home kills R only
+ * through us, and we say so; nobody but root here may signal a guest
+ * uid).
+ */
+static int
+guest_oom_killed(struct guest *g)
+{
+	uint64_t	n;
+
+	return proc_oom_kills(g->gs->memory_cgroup, &n) == 0 &&
+	    n > g->oom_kills;
+}
+
 /* R stopped, continued or ended: the home hears it. */
 static void
 guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -195,10 +210,17 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		e.status = e.signaled ? WTERMSIG(status) : WEXITSTATUS(status);
 		e.has_core = 1;
 		e.core = e.signaled && WCOREDUMP(status);
+		e.has_oom_killed = 1;
+		e.oom_killed = e.signaled && e.status == SIGKILL &&
+		    guest_oom_killed(g);
 		guest_cpu(g, &e.cpu_user_ns, &e.cpu_sys_ns);
 		guest_ses_send(g, OSM__SES_KIND__SES_EXIT, &e.base);
-		log_info("%s ended: %s %d", g->conn.who,
-		    e.signaled ? "signal" : "status", e.status);
+		if (e.oom_killed)
+			log_warnx("%s killed by this node's out-of-memory "
+			    "killer", g->conn.who);
+		else
+			log_info("%s ended: %s %d", g->conn.who,
+			    e.signaled ? "signal" : "status", e.status);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
 	}
@@ -263,6 +285,7 @@ guest_serve(Osm__GuestStart *gs, int fd)
 		free(cause);
 		cause = NULL;
 	}
+	proc_oom_kills(gs->memory_cgroup, &g.oom_kills);
 	if (guest_move_arrive(&g, &cause) == -1) {
 		err.reason = cause;
 		guest_ses_send(&g, OSM__SES_KIND__SES_ERROR, &err.base);

@@ -53,7 +53,8 @@ int		 husk_unblock(struct husk *h, char **cause);
 int		 husk_default(struct husk *h, int sig, char **cause);
 int		 husk_end(struct husk *h, int signaled, int status,
 		    char **cause);
-int		 husk_say(struct husk *h, int fd, const char *msg, size_t len);
+int		 husk_say(struct mig_task *t, int fd, const char *msg,
+		    size_t len);
 
 /* conn.c: an agent's connection to its node's mosd */
 struct conn {
@@ -262,6 +263,7 @@ struct guest {
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	uint64_t		 oom_kills;	/* the node's, as R arrived */
 	int			 has_mask;	/* the call at home: a wait */
 	uint64_t		 mask;		/* with R's mask for it */
 	struct guest_file	**files;	/* R maps */

@@ -124,6 +124,8 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 	gs.command = o->command;
 	gs.guest_uid = m->conf->guest_uid_first + slot;
 	gs.socket = m->conf->socket_path;
+	if (m->probe.mem_cg[0] != '\0')
+		gs.memory_cgroup = m->probe.mem_cg;
 	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
 		*why = xstrdup("offer too large");
 		return -1;
