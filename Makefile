@@ -89,7 +89,8 @@ check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
 check_lib_LDLIBS = $(JSON_LIBS) $(CRYPTO_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
-		   $(OBJ)/tests/unit/check_mosd-quota.o
+		   $(OBJ)/tests/unit/check_mosd-quota.o \
+		   $(OBJ)/tests/unit/check_mosd-guard.o
 check_mosd_LDLIBS = $(CRYPTO_LIBS)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
@@ -231,7 +232,8 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
-		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper
+		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
+		   $(OBJ)/tests/mosrun/grow
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)

@@ -69,9 +69,10 @@ guest_report(struct guest *g, Osm__ProcState state)
 }
 
 /*
- * An order from mosd: its owner expels the guests. The deputy calls R home
- * (it settles the call it runs for R first), so R is not frozen here
- * while its call may have run at home.
+ * An order from mosd: its owner expels the guests, or its memory guard
+ * wants this one gone (the reason says). The deputy calls R home (it
+ * settles the call it runs for R first), so R is not frozen here while
+ * its call may have run at home.
  */
 static void
 guest_order(void *arg, Osm__CtlRequest *req, int fd)
@@ -84,8 +85,11 @@ guest_order(void *arg, Osm__CtlRequest *req, int fd)
 	    req->node != 0 || !req->has_pid || req->pid != g->gs->pid)
 		reply.error = "a guest can only be sent home";
 	else if (!g->expelled) {
-		xasprintf(&leave.reason, "node %u's owner expels its guests",
-		    g->gs->self);
+		if (req->reason != NULL && req->reason[0] != '\0')
+			xasprintf(&leave.reason, "%.200s", req->reason);
+		else
+			xasprintf(&leave.reason, "node %u's owner expels its "
+			    "guests", g->gs->self);
 		g->expelled = guest_ses_send(g, OSM__SES_KIND__SES_LEAVE,
 		    &leave.base) == 0;
 		free(leave.reason);

@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "decide.h"
 #include "quota.h"
+#include "guard.h"
 
 
 /* peer.c */
@@ -137,7 +138,10 @@ struct mproc {
 	char			**history;
 	size_t			 nhistory;
 	uint32_t		 homecomings;	/* counted in mosd.homes */
+	struct Osm__CtlCheckpoints *ckpt;	/* a deputy's; NULL: none asked */
 	struct peer		*agent;
+	uint64_t		 guard_rss;	/* a guest's, the guard's last look */
+	uint64_t		 guard_sent_ms;	/* the guard told it to leave */
 	TAILQ_ENTRY(mproc)	 entry;
 };
 TAILQ_HEAD(mprocs, mproc);
@@ -150,6 +154,9 @@ int	 procs_status(struct mosd *m, struct peer *peer,
 	    const struct Osm__CtlAgent *a, char **cause);
 int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
 	    uint32_t node, void (*done)(struct mosd *, void *,
+	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+int	 procs_order_leave(struct mosd *m, const struct mproc *mp,
+	    const char *reason, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
 
 /* broker.c */
@@ -198,6 +205,7 @@ int	 guests_find(struct mosd *m, char **cause);
 int	 guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 	    const struct Osm__MigOffer *o, char **why);
 void	 guests_init(struct mosd *m);
+void	 guests_guard_start(struct mosd *m);
 
 /* net.c */
 uint32_t net_node_by_addr(const struct cluster_conf *c,
@@ -276,6 +284,8 @@ enum mosd_counter {
 	C_CTL_DROPPED,		/* clients cut off: unread, idle */
 	C_HS_TAKEN,		/* incoming handshakes begun */
 	C_HS_REFUSED,		/* handshakes refused: over a limit */
+	C_GUARD_SENT,		/* guests sent home: memory ran short */
+	C_OOM_KILLS,		/* the OOM killer's kills here, seen */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -321,6 +331,10 @@ struct mosd {
 	pid_t			*guest_pids;	/* agent per guest uid slot */
 	size_t			 nagent_slots;
 	ev_child		 child_ev;
+	struct guard		 guard;		/* memory: guests sent away */
+	ev_timer		 guard_timer;
+	uint64_t		 oom_kills;	/* the memory cgroup's, last seen */
+	int			 oom_known;
 
 	struct web		*web;		/* NULL: the monitor is off */
 

@@ -296,6 +296,21 @@ procs_status(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 	return procs_update(m, p, a, cause);
 }
 
+static int
+procs_send(struct mosd *m, const struct mproc *mp, Osm__CtlRequest *order,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	if (mp->socket == NULL) {
+		xasprintf(cause, "process %u@%u has no agent to order",
+		    mp->pid, mp->home);
+		return -1;
+	}
+	order->has_pid = 1;
+	order->pid = mp->pid;
+	return control_order(m, mp->socket, order, done, arg, cause);
+}
+
 /*
  * Send the agent of mp an order: CTL_MIGRATE to node (0: home, for a
  * guest) or CTL_CHECKPOINT. done gets the agent's answer.
@@ -307,17 +322,25 @@ procs_order(struct mosd *m, const struct mproc *mp, int type, uint32_t node,
 {
 	Osm__CtlRequest	order = OSM__CTL_REQUEST__INIT;
 
-	if (mp->socket == NULL) {
-		xasprintf(cause, "process %u@%u has no agent to order",
-		    mp->pid, mp->home);
-		return -1;
-	}
 	order.type = type;
-	order.has_pid = 1;
-	order.pid = mp->pid;
 	if (type == OSM__CTL_TYPE__CTL_MIGRATE) {
 		order.has_node = 1;
 		order.node = node;
 	}
-	return control_order(m, mp->socket, &order, done, arg, cause);
+	return procs_send(m, mp, &order, done, arg, cause);
+}
+
+/* Order a guest's agent to have it called home, saying why. */
+int
+procs_order_leave(struct mosd *m, const struct mproc *mp, const char *reason,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	Osm__CtlRequest	order = OSM__CTL_REQUEST__INIT;
+
+	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
+	order.has_node = 1;
+	order.node = 0;
+	order.reason = (char *)reason;
+	return procs_send(m, mp, &order, done, arg, cause);
 }
