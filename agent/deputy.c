@@ -61,6 +61,7 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 	a->cpu_permille = d->cpu_permille;
 	a->rss_bytes = d->rss;
 	deputy_why_describe(d, a);
+	deputy_ckpt_describe(d, a);
 }
 
 /*

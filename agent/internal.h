@@ -146,6 +146,10 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	Osm__CtlCheckpoints	 ckpt_seen;	/* for mosps */
+	char			*ckpt_ok_path;
+	char			 ckpt_why[256];	/* the last failure's */
+	int			 ckpt_told;	/* P's stderr heard of one */
 };
 
 /* deputy-why.c */
@@ -186,6 +190,7 @@ void	 deputy_ckpt_home(struct deputy *d);
 int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    char **lost);
 void	 deputy_ckpt_ended(struct deputy *d);
+void	 deputy_ckpt_describe(struct deputy *d, Osm__CtlAgent *a);
 int	 deputy_ckpt_open_last(struct deputy *d, char **path, char **cause);
 int	 deputy_ckpt_recover(struct deputy *d);
 

@@ -57,9 +57,42 @@ procs_history_free(struct mproc *p)
 }
 
 static void
+procs_ckpt_free(struct mproc *p)
+{
+	if (p->ckpt == NULL)
+		return;
+	free(p->ckpt->last_path);
+	free(p->ckpt->failed_why);
+	free(p->ckpt);
+	p->ckpt = NULL;
+}
+
+/* What a deputy says of its checkpoints, its strings within bounds. */
+static void
+procs_ckpt(struct mproc *p, const Osm__CtlCheckpoints *c)
+{
+	procs_ckpt_free(p);
+	if (c == NULL)
+		return;
+	p->ckpt = xmalloc(sizeof *p->ckpt);
+	osm__ctl_checkpoints__init(p->ckpt);
+	p->ckpt->has_last_ms = c->has_last_ms;
+	p->ckpt->last_ms = c->last_ms;
+	if (c->last_path != NULL)
+		p->ckpt->last_path = xstrndup(c->last_path, 256);
+	p->ckpt->has_failed_ms = c->has_failed_ms;
+	p->ckpt->failed_ms = c->failed_ms;
+	if (c->failed_why != NULL)
+		p->ckpt->failed_why = xstrndup(c->failed_why, 256);
+	p->ckpt->written = c->written;
+	p->ckpt->failed = c->failed;
+}
+
+static void
 procs_free(struct mproc *p)
 {
 	procs_history_free(p);
+	procs_ckpt_free(p);
 	policy_groups_free(p->groups, p->ngroups);
 	free(p->command);
 	free(p->socket);
@@ -165,6 +198,8 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 	p->locked = a->has_locked && a->locked;
 	p->mem_need = a->has_mem_need ? a->mem_need : 0;
 	procs_why(m, p, a);
+	if (p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
+		procs_ckpt(p, a->checkpoints);
 	return 0;
 }
 
