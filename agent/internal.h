@@ -119,6 +119,7 @@ struct deputy {
 	size_t			 held_len;
 	int			 stop_sent;	/* our stop signal, to pass */
 	int			 ending;	/* the signal P dies of */
+	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;
