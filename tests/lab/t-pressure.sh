@@ -77,6 +77,8 @@ sent=$(sed -n "s/.*memory guard: guest $pid@1 (grow) sent home: .*, the process 
     "$(lab_dir)/node2/mosd.log")
 [ -n "$sent" ] && [ "$sent" -ge 64 ] ||
     fail "guard: not sent home from node 2 after growing there: $sent"
+echo "guard: $(sed -n "s/.*memory guard: guest $pid@1 (grow) sent home: //p" \
+    "$(lab_dir)/node2/mosd.log")"
 [ "$(counter oom_kills 2)" = 0 ] || fail "guard: node 2's OOM killer acted"
 [ "$(counter guests_sent_home_for_memory 2)" = 1 ] ||
     fail "guard: $(counter guests_sent_home_for_memory 2) guests sent home"
@@ -137,12 +139,14 @@ job=$!
 wait_for 10 nprocs 1 || fail "enospc: not in mosps"
 pid=$(ps_list pid | head -n 1)
 wait_for 10 on2 || fail "enospc: not on node 2"
+[ -n "$(guest_pid python3 2)" ] || fail "enospc: no guest python3 on node 2"
 lab_exec 1 sh -c 'echo > /tmp/go' || fail "enospc: go"
 wait "$job" || fail "enospc: away: $(cat "$S/fill.away")"
 grep -q "write failed: 28 No space left on device" "$S/fill.home" ||
     fail "enospc: not full at home: $(cat "$S/fill.home")"
 cmp -s "$S/fill.home" "$S/fill.away" ||
     fail "enospc: $(diff "$S/fill.home" "$S/fill.away")"
+echo "enospc: at home and from node 2: $(tail -3 "$S/fill.away" | tr '\n' ' ')"
 lab_exec 1 umount /tmp/tiny
 
 "$MOSLAB" down || fail "moslab down"
