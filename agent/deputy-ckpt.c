@@ -453,13 +453,6 @@ deputy_ckpt_open_last(struct deputy *d, char **path, char **cause)
 	return fd;
 }
 
-/*
- * mosrun -R: P stops itself once we hold it; make it the process of the
- * checkpoint, then let it run. Why not is said here, on the user's
- * stderr: a bad file leaves P as it was, and P, let go from its stop,
- * exits 1; a failed restore leaves P half made, and it is killed (its
- * parent sees SIGKILL) and -1 returned, for the deputy to end.
- */
 /* What the recovery could not bring back as it was: on the user's stderr. */
 static void
 ckpt_recover_warn(void *arg, const char *msg)
@@ -469,6 +462,14 @@ ckpt_recover_warn(void *arg, const char *msg)
 	fprintf(stderr, "mosrun: %s: %s (--fd N=PATH opens another)\n",
 	    d->o->recover, msg);
 }
+
+/*
+ * mosrun -R: P stops itself once we hold it; make it the process of the
+ * checkpoint, then let it run. Why not is said here, on the user's
+ * stderr: a bad file leaves P as it was, and P, let go from its stop,
+ * exits 1; a failed restore leaves P half made, and it is killed (its
+ * parent sees SIGKILL) and -1 returned, for the deputy to end.
+ */
 
 int
 deputy_ckpt_recover(struct deputy *d)
