@@ -275,7 +275,7 @@ ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	if (d->call != NULL && d->held == NULL && d->husk.busy &&
-	    !home_timed(d->call)) {
+	    !home_timed(d->call) && !d->call->behind) {
 		d->nudged = 1;
 		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
 	}

@@ -6,11 +6,17 @@
  * a RemoteReply, after the signals P got meanwhile. P's ptrace stops while
  * away are the calls' returns and the signals sent to it at home.
  *
+ * One call runs in P at a time; what the copy sends meanwhile waits in
+ * its turn (deputy_serve_enqueue; deputy-away.c takes them in order). A
+ * call written behind (a write R has had its answer to, libremote's
+ * fileio.c) is never broken off: a restart code makes it run again.
+ *
  * Each function here returns -1 with *cause when the copy must be given
  * up (the session broke, the guest sent what it may not): the caller
  * loses it (deputy-away.c).
  */
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -20,6 +26,7 @@
 
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
+#include "proto/remote.pb-c.h"
 
 #define SERVE_ERESTARTSYS	512	/* the kernel's: restart the call */
 
@@ -34,15 +41,79 @@ deputy_serve_done(struct deputy *d)
 	d->held = NULL;
 }
 
+/*
+ * The reply goes; after P's identity if the call was about it, so that
+ * the guest answers the next such call from what it is now.
+ */
 static int
 serve_send_held(struct deputy *d, char **cause)
 {
 	int	rc;
 
+	if (home_ident(d->call) && deputy_ident_send(d, cause) == -1) {
+		deputy_serve_done(d);
+		return -1;
+	}
 	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, d->held,
 	    d->held_len, cause);
 	deputy_serve_done(d);
 	return rc;
+}
+
+/* A message of the copy's that waits for the call running now. */
+void
+deputy_serve_enqueue(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len)
+{
+	struct deputy_msg	*m;
+
+	d->queue = xreallocarray(d->queue, d->nqueue + 1, sizeof *d->queue);
+	m = &d->queue[d->nqueue++];
+	m->kind = kind;
+	m->body = xmalloc(len > 0 ? len : 1);
+	memcpy(m->body, body, len);
+	m->len = len;
+}
+
+/* The next message in its turn, once no call runs: 1, the caller frees. */
+int
+deputy_serve_dequeue(struct deputy *d, uint16_t *kind, uint8_t **body,
+    size_t *len)
+{
+	if (d->call != NULL || d->nqueue == 0)
+		return 0;
+	*kind = d->queue[0].kind;
+	*body = d->queue[0].body;
+	*len = d->queue[0].len;
+	memmove(&d->queue[0], &d->queue[1], --d->nqueue * sizeof *d->queue);
+	return 1;
+}
+
+void
+deputy_serve_clear(struct deputy *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->nqueue; i++)
+		free(d->queue[i].body);
+	free(d->queue);
+	d->queue = NULL;
+	d->nqueue = 0;
+	deputy_io_close(d);
+}
+
+/* Is this RemoteCall written behind (R has had its answer)? */
+int
+deputy_serve_behind(const uint8_t *body, size_t len)
+{
+	Osm__RemoteCall	*c;
+	int		 behind;
+
+	if ((c = osm__remote_call__unpack(NULL, len, body)) == NULL)
+		return 0;
+	behind = c->behind;
+	osm__remote_call__free_unpacked(c, NULL);
+	return behind;
 }
 
 /* A reply held back for signals goes once no more are pending for P. */
@@ -68,7 +139,15 @@ serve_returned(struct deputy *d, long rv, char **cause)
 	uint8_t		*mem = husk_scratch(&d->husk, &base, &len);
 	int		 pending;
 
-	log_debug("process %d: %s = %ld", (int)d->pid, d->call->name, rv);
+	log_debug("process %d: %s = %ld%s", (int)d->pid, d->call->name, rv,
+	    d->call->behind ? " (behind)" : "");
+	/* R has had its answer: the call must happen, whatever broke it off */
+	if (d->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
+		if (husk_run(&d->husk, cause) == -1)
+			return -1;
+		husk_call(&d->husk, d->call->nr, d->call->args);
+		return 0;
+	}
 	/*
 	 * Broken off for a checkpoint, the calls Linux does not restart
 	 * after a stop (epoll_wait, a socket read with a timeout) say EINTR:
@@ -109,6 +188,13 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	}
 	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
 	    d->call->span);
+	switch (deputy_io_write(d, d->call, cause)) {
+	case -1:
+		return -1;
+	case 1:
+		deputy_serve_done(d);	/* made here, P not woken */
+		return 0;
+	}
 	husk_scratch(&d->husk, &base, &room);
 	if (d->call->span > room && (husk_hold(&d->husk, cause) == -1 ||
 	    husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,
@@ -121,6 +207,10 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 		return -1;
 	memcpy(mem, d->call->image, d->call->image_len);
 	husk_call(&d->husk, d->call->nr, d->call->args);
+	/* a signal for R came while it waited its turn: break it off now */
+	if (d->cancel_seq == d->call->seq && !d->call->behind)
+		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
+	d->cancel_seq = 0;
 	return 0;
 }
 
@@ -139,8 +229,11 @@ deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
 		xasprintf(cause, "malformed cancel");
 		return -1;
 	}
-	if (d->call != NULL && d->call->seq == c->seq && d->held == NULL)
+	if (d->call != NULL && d->call->seq == c->seq && d->held == NULL &&
+	    !d->call->behind)
 		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
+	else if (d->call == NULL || d->call->seq != c->seq)
+		d->cancel_seq = c->seq;	/* if it is still to come */
 	osm__ses_cancel__free_unpacked(c, NULL);
 	return 0;
 }
@@ -190,21 +283,29 @@ deputy_serve_stop(struct deputy *d, int status, char **cause)
 int
 deputy_serve_settle(struct deputy *d, char **cause)
 {
-	int	status;
-
-	if (d->husk.busy && ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
+	if (d->husk.busy && (d->call == NULL || !d->call->behind) &&
+	    ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
 		xasprintf(cause, "PTRACE_INTERRUPT: %s", strerror(errno));
 		return -1;
 	}
 	while (d->call != NULL) {
-		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
-			;
-		if (!WIFSTOPPED(status)) {
-			xasprintf(cause, "the process ended");
-			return -1;
-		}
-		if (deputy_serve_stop(d, status, cause) == -1)
+		if (deputy_serve_wait(d, cause) == -1)
 			return -1;
 	}
 	return 0;
+}
+
+/* Wait for P's next stop while it runs a call, and take it. */
+int
+deputy_serve_wait(struct deputy *d, char **cause)
+{
+	int	status;
+
+	while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
+		;
+	if (!WIFSTOPPED(status)) {
+		xasprintf(cause, "the process ended");
+		return -1;
+	}
+	return deputy_serve_stop(d, status, cause);
 }

@@ -280,6 +280,7 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 	hc->call = c;
 	hc->seq = c->seq;
 	hc->nr = c->nr;
+	hc->behind = c->behind;
 	hc->name = "unknown";
 	if (c->n_args != 6) {
 		home_fail(hc, cause, "%zu arguments", c->n_args);
@@ -472,4 +473,17 @@ home_again(const struct home_call *hc)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * Is hc about the process's identity (a getpid, a setuid...)? Its reply
+ * then follows the identity as it is after the call (SES_IDENTITY), which
+ * the guest answers such calls from until one may change it again.
+ */
+int
+home_ident(const struct home_call *hc)
+{
+	const struct table_entry	*e = table_lookup(hc->nr);
+
+	return e != NULL && e->ident != TI_NONE;
 }

@@ -579,6 +579,13 @@ mig_pid(const struct mig_task *t)
 	return t->pid;
 }
 
+/* The registers the held task resumes with. */
+const struct user_regs_struct *
+mig_regs(struct mig_task *t)
+{
+	return &t->regs;
+}
+
 /*
  * The dumped task goes on after our injected calls returned through
  * syscall exit, which does not run the restart logic: do it here, as the

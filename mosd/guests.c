@@ -133,6 +133,9 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 	gs.socket = m->conf->socket_path;
 	if (m->probe.mem_cg[0] != '\0')
 		gs.memory_cgroup = m->probe.mem_cg;
+	gs.has_strict_files = 1;
+	gs.strict_files = policy_rule(m->policy, o->user,
+	    (const char *const *)o->groups, o->n_groups)->strict_files;
 	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
 		*why = xstrdup("offer too large");
 		return -1;
