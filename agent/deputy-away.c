@@ -69,9 +69,8 @@ away_restart(struct deputy *d, const char *what)
 	struct mig_restore_opts	 opts = { .flags = MIG_KEEP_FDS };
 	char			*then, *path = NULL, *cause = NULL;
 	char			 msg[768];
-	int			 fd;
 
-	if ((fd = deputy_ckpt_open_last(d, &path, &cause)) == -1) {
+	if (deputy_ckpt_last(d, &path, &cause) == -1) {
 		if (cause != NULL)
 			log_warnx("process %d (%s): no restart: %s",
 			    (int)d->pid, d->command, cause);
@@ -84,15 +83,13 @@ away_restart(struct deputy *d, const char *what)
 	opts.warn = away_warn;
 	opts.warn_arg = d;
 	free(then);
-	if (mig_restore(d->task, fd, &opts, NULL, &cause) == -1) {
+	if (mig_restore_chain(d->task, path, &opts, NULL, &cause) == -1) {
 		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
 		    cause);
 		free(cause);
 		free(path);
-		close(fd);
 		return -1;
 	}
-	close(fd);
 	free(path);
 	deputy_move_home(d);
 	return 0;

@@ -159,6 +159,9 @@ serve_returned(struct deputy *d, long rv, char **cause)
 	if (home_reply(d->call, rv, mem, home_readback(d->call, rv), &d->held,
 	    &d->held_len, cause) == -1)
 		return -1;
+	if (home_want_fd(d->call) && rv >= 0 && rv <= INT32_MAX &&
+	    deputy_io_opened(d, (int)rv, cause) == -1)
+		return -1;
 	/* Before P runs on: once it does, it takes its signals at once. */
 	pending = deputy_signal_pending(d->pid);
 	if (husk_run(&d->husk, cause) == -1)

@@ -153,7 +153,9 @@ moscr_restore(int argc, char **argv)
 
 	if ((t = mig_spawn(&cause)) == NULL)
 		goto fail;
-	if (mig_restore(t, fd, &opts, &st, &cause) == -1) {
+	/* A file may end a chain of incremental images. */
+	if ((fd == STDIN_FILENO ? mig_restore(t, fd, &opts, &st, &cause) :
+	    mig_restore_chain(t, in, &opts, &st, &cause)) == -1) {
 		mig_kill(t);
 		goto fail;
 	}
