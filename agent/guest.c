@@ -70,7 +70,8 @@ guest_report(struct guest *g, Osm__ProcState state)
 
 /*
  * An order from mosd: its owner expels the guests, or its memory guard
- * wants this one gone (the reason says). The deputy calls R home (it
+ * wants this one gone (the reason says: then R goes home frozen, not
+ * live, guest-move.c). The deputy calls R home (it
  * settles the call it runs for R first), so R is not frozen here while
  * its call may have run at home.
  */
@@ -85,9 +86,10 @@ guest_order(void *arg, Osm__CtlRequest *req, int fd)
 	    req->node != 0 || !req->has_pid || req->pid != g->gs->pid)
 		reply.error = "a guest can only be sent home";
 	else if (!g->expelled) {
-		if (req->reason != NULL && req->reason[0] != '\0')
+		if (req->reason != NULL && req->reason[0] != '\0') {
 			xasprintf(&leave.reason, "%.200s", req->reason);
-		else
+			g->short_of_memory = 1;
+		} else
 			xasprintf(&leave.reason, "node %u's owner expels its "
 			    "guests", g->gs->self);
 		g->expelled = guest_ses_send(g, OSM__SES_KIND__SES_LEAVE,

@@ -321,6 +321,7 @@ struct guest {
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
 	uint64_t		 oom_kills;	/* the node's, as R arrived */
+	int			 short_of_memory; /* the guard sends it home */
 	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 stop_copy;	/* its moves stop and copy */
 	int			 has_mask;	/* the call at home: a wait */
