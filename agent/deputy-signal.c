@@ -66,7 +66,8 @@ deputy_signal_stolen(struct deputy *d, char **cause)
 
 	while ((n = mig_stolen(d->task, si, nitems(si))) > 0)
 		for (i = 0; i < n; i++)
-			if (deputy_signal_relay(d, &si[i], cause) == -1)
+			if (deputy_hold_pass(d, si[i].si_signo) != 0 &&
+			    deputy_signal_relay(d, &si[i], cause) == -1)
 				return -1;
 	return 0;
 }

@@ -330,7 +330,7 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 	memset(page, 0xcc, sizeof page);
 	memcpy(page, guest_stub_code, code);
 	base = g->base.utime_ns + g->base.stime_ns;
-	/* (memcpy: the jump's target follows code of any length, unaligned) */
+	/* The stub's words are where its code puts them, not aligned. */
 	v = base / NSEC;
 	memcpy(page + (guest_stub_sec - guest_stub_code), &v, sizeof v);
 	v = base % NSEC;
