@@ -110,7 +110,8 @@ check_lib_LDLIBS = $(JSON_LIBS) $(CRYPTO_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
 		   $(OBJ)/tests/unit/check_mosd-quota.o \
-		   $(OBJ)/tests/unit/check_mosd-privmsg.o
+		   $(OBJ)/tests/unit/check_mosd-privmsg.o \
+		   $(OBJ)/tests/unit/check_mosd-guard.o
 check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
@@ -302,7 +303,7 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
 		   $(OBJ)/tests/mosrun/livewriter \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
-		   $(OBJ)/tests/mosrun/files
+		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)

@@ -88,6 +88,10 @@ deputy_hold_stop(struct deputy *d, char **cause)
 		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
 			;
 		if (!WIFSTOPPED(status)) {
+			/* Reaped here: the SIGCHLD handler must still hear. */
+			d->gone = 1;
+			if (d->loop != NULL)
+				ev_feed_signal_event(d->loop, SIGCHLD);
 			xasprintf(cause, "the process ended");
 			return -1;
 		}

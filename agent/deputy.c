@@ -63,6 +63,7 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 	a->cpu_permille = d->cpu_permille;
 	a->rss_bytes = d->rss;
 	deputy_why_describe(d, a);
+	deputy_ckpt_describe(d, a);
 }
 
 /*
@@ -218,6 +219,10 @@ deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	int		 status;
 	pid_t		 r;
 
+	if (d->gone) {
+		log_debug("process %d ended", (int)d->pid);
+		deputy_exit(d, 0);
+	}
 	while ((r = waitpid(d->pid, &status, WNOHANG | __WALL)) > 0) {
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			log_debug("process %d ended", (int)d->pid);

@@ -53,7 +53,8 @@ int		 husk_unblock(struct husk *h, char **cause);
 int		 husk_default(struct husk *h, int sig, char **cause);
 int		 husk_end(struct husk *h, int signaled, int status,
 		    char **cause);
-int		 husk_say(struct husk *h, int fd, const char *msg, size_t len);
+int		 husk_say(struct mig_task *t, int fd, const char *msg,
+		    size_t len);
 
 /* conn.c: an agent's connection to its node's mosd */
 struct conn {
@@ -120,6 +121,7 @@ struct deputy {
 	size_t			 held_len;
 	int			 stop_sent;	/* our stop signal, to pass */
 	int			 ending;	/* the signal P dies of */
+	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;
@@ -159,6 +161,10 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	Osm__CtlCheckpoints	 ckpt_seen;	/* for mosps */
+	char			*ckpt_ok_path;
+	char			 ckpt_why[256];	/* the last failure's */
+	int			 ckpt_told;	/* P's stderr heard of one */
 	ev_timer		 ckpt_soon;	/* --checkpoint-on's signal came */
 	int			 ckpt_signalled; /* since the last one written */
 	const char		*ckpt_reason;	/* asked for by: timer, request */
@@ -223,6 +229,7 @@ void	 deputy_ckpt_home(struct deputy *d);
 int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    char **lost);
 void	 deputy_ckpt_ended(struct deputy *d);
+void	 deputy_ckpt_describe(struct deputy *d, Osm__CtlAgent *a);
 int	 deputy_ckpt_last(struct deputy *d, char **path, char **cause);
 int	 deputy_ckpt_recover(struct deputy *d);
 
@@ -318,6 +325,8 @@ struct guest {
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	uint64_t		 oom_kills;	/* the node's, as R arrived */
+	int			 short_of_memory; /* the guard sends it home */
 	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 stop_copy;	/* its moves stop and copy */
 	int			 has_mask;	/* the call at home: a wait */

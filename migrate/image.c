@@ -549,7 +549,7 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	if (core_check(mi->header, mi->task, cause) == -1 ||
 	    regs_check(NULL, mi->regs, cause) == -1 ||
 	    sig_check(mi->sig, cause) == -1 ||
-	    files_check(mi->files, NULL, cause) == -1 ||
+	    files_check(mi->files, NULL, NULL, cause) == -1 ||
 	    mm_check(mi->mm, cause) == -1 ||
 	    img_check_kept(img, mi->mm, cause) == -1)
 		goto fail;

@@ -51,7 +51,7 @@ restore_chain(struct mig_task *t, const int *fds, size_t n,
 	    rounds_linked(&img, cause) == -1)
 		goto fail;
 	if ((!context && (core_check_local(mi.task, cause) == -1 ||
-	    files_check(mi.files, o, cause) == -1)) ||
+	    files_check(mi.files, o, t, cause) == -1)) ||
 	    regs_check(t, mi.regs, cause) == -1 ||
 	    mm_check_files(mi.mm, o, cause) == -1 ||
 	    mm_check_target(t, mi.mm, cause) == -1)

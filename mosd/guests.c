@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mosd.h"
+#include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
 /* How guest agents end: the homes they serve may make many end at once. */
@@ -125,6 +126,8 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	gs.command = (char *)g->command;
 	gs.guest_uid = m->conf->guest_uid_first + slot;
 	gs.socket = m->conf->socket_path;
+	if (m->probe.mem_cg[0] != '\0')
+		gs.memory_cgroup = m->probe.mem_cg;
 	gs.has_strict_files = 1;
 	gs.strict_files = g->strict_files;
 	gs.shared = m->conf->shared;
@@ -172,3 +175,4 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	*uidp = gs.guest_uid;
 	return 0;
 }
+

@@ -220,6 +220,7 @@ mosd_net(struct mosd *m)
 	/* Known to itself from the start, not from its first gossip round. */
 	net_refresh_self(m);
 	balance_start(m);
+	guests_guard_start(m);
 	ev_timer_init(&m->probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m->probe_timer.data = m;
 	ev_timer_start(m->loop, &m->probe_timer);

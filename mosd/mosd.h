@@ -18,6 +18,7 @@
 #include "decide.h"
 #include "quota.h"
 #include "privmsg.h"
+#include "guard.h"
 
 
 /* peer.c */
@@ -144,7 +145,10 @@ struct mproc {
 	char			**history;
 	size_t			 nhistory;
 	uint32_t		 homecomings;	/* counted in mosd.homes */
+	struct Osm__CtlCheckpoints *ckpt;	/* a deputy's; NULL: none asked */
 	struct peer		*agent;
+	uint64_t		 guard_rss;	/* a guest's, the guard's last look */
+	uint64_t		 guard_sent_ms;	/* the guard told it to leave */
 	TAILQ_ENTRY(mproc)	 entry;
 };
 TAILQ_HEAD(mprocs, mproc);
@@ -157,6 +161,9 @@ int	 procs_status(struct mosd *m, struct peer *peer,
 	    const struct Osm__CtlAgent *a, char **cause);
 int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
 	    uint32_t node, int move, void (*done)(struct mosd *, void *,
+	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+int	 procs_order_leave(struct mosd *m, const struct mproc *mp,
+	    const char *reason, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
 
 /* broker.c */
@@ -212,6 +219,9 @@ int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	    pid_t *pid, uid_t *uid, char **why);
 int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
+
+/* guests-guard.c: the memory guard, in the network process */
+void	 guests_guard_start(struct mosd *m);
 
 /* parent.c: the privileged parent */
 int	 parent_run(struct mosd *m, pid_t net, int fd);
@@ -311,6 +321,8 @@ enum mosd_counter {
 	C_CTL_DROPPED,		/* clients cut off: unread, idle */
 	C_HS_TAKEN,		/* incoming handshakes begun */
 	C_HS_REFUSED,		/* handshakes refused: over a limit */
+	C_GUARD_SENT,		/* guests sent home: memory ran short */
+	C_OOM_KILLS,		/* the OOM killer's kills here, seen */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -361,6 +373,11 @@ struct mosd {
 	struct privsep_reqs	 priv_reqs;	/* asked, not answered yet */
 	size_t			 npriv;
 	uint32_t		 priv_id;	/* the last request's */
+
+	struct guard		 guard;		/* memory: guests sent away */
+	ev_timer		 guard_timer;
+	uint64_t		 oom_kills;	/* the memory cgroup's, last seen */
+	int			 oom_known;
 
 	struct web		*web;		/* NULL: the monitor is off */
 
