@@ -22,6 +22,7 @@
 #define CONN_RECONNECT	1.0	/* seconds between tries to reach mosd */
 #define CONN_ORDER_TIMEOUT 5	/* seconds to read an order */
 #define CONN_BUSY_WAIT	30	/* seconds to wait while mosd is busy */
+#define CONN_DOWN_WAIT	5	/* and while nothing listens (a restart) */
 
 static void
 conn_closed(struct conn *c)
@@ -50,8 +51,11 @@ conn_present(struct conn *c, uint32_t *self, int *busy, char **cause)
 	int		 fd;
 
 	*busy = 0;
-	if ((fd = ctl_connect(c->sock, CTL_TIMEOUT_SEC, cause)) == -1)
+	if ((fd = ctl_connect(c->sock, CTL_TIMEOUT_SEC, cause)) == -1) {
+		/* Not listening: mosd may be restarting. */
+		*busy = errno == ENOENT || errno == ECONNREFUSED ? 2 : 0;
 		return -1;
+	}
 	c->describe(c->arg, &a);
 	req.type = OSM__CTL_TYPE__CTL_AGENT_HELLO;
 	req.agent = &a;
@@ -83,18 +87,21 @@ conn_present(struct conn *c, uint32_t *self, int *busy, char **cause)
  * The agent's first presentation: while mosd says it is busy, again
  * after a short wait, growing, for up to CONN_BUSY_WAIT seconds, so that
  * a user who starts many processes at once has them all, each as soon as
- * those before it are registered (and out of the tools' count).
+ * those before it are registered (and out of the tools' count). While
+ * nothing listens on the socket, for up to CONN_DOWN_WAIT seconds: a
+ * process started while mosd restarts is not lost for it.
  */
 int
 conn_hello(struct conn *c, uint32_t *self, char **cause)
 {
-	uint64_t	end = now_ms() + CONN_BUSY_WAIT * 1000;
+	uint64_t	start = now_ms();
 	uint64_t	rng = now_us() ^ (uint64_t)getpid() << 32;
 	uint32_t	wait_ms = 5;
 	int		busy;
 
 	while (conn_present(c, self, &busy, cause) == -1) {
-		if (!busy || now_ms() + wait_ms > end)
+		if (!busy || now_ms() + wait_ms > start + 1000 *
+		    (busy == 2 ? CONN_DOWN_WAIT : CONN_BUSY_WAIT))
 			return -1;
 		free(*cause);
 		*cause = NULL;

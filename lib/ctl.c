@@ -98,12 +98,15 @@ ctl_connect(const char *path, int timeout, char **cause)
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, len) == -1) {
-		if (errno == ENOENT || errno == ECONNREFUSED)
+		int	e = errno;	/* for a caller that waits for mosd */
+
+		if (e == ENOENT || e == ECONNREFUSED)
 			xasprintf(cause, "cannot reach mosd at %s (is it "
-			    "running?): %s", path, strerror(errno));
+			    "running?): %s", path, strerror(e));
 		else
-			xasprintf(cause, "%s: %s", path, strerror(errno));
+			xasprintf(cause, "%s: %s", path, strerror(e));
 		close(fd);
+		errno = e;
 		return -1;
 	}
 	return fd;

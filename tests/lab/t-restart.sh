@@ -2,7 +2,8 @@
 # Daemons restarted under running processes: restarting the home's mosd
 # disturbs neither a process at home nor one away, and both show again in
 # mosps; restarting the mosd of the node a guest runs on does not kill it.
-# Each process then finishes with its output whole.
+# A process started while the home's mosd is down waits for it. Each
+# process then finishes with its output whole.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -22,8 +23,13 @@ wait_for 10 nprocs 2 || fail "the second counter is not in mosps"
 wait_for 10 away || fail "the second counter is not on node 2"
 
 "$MOSLAB" stop 1 || fail "moslab stop 1"
+# A process started while the home's mosd is down waits for it, and runs.
+"$MOSLAB" exec 1 sh -c "mosrun -L $P/counter 20 $S/late.out 10 \
+    > /dev/null" &
+c=$!
 sleep 1
 "$MOSLAB" start 1 || fail "moslab start 1"
+wait "$c" || fail "the counter started while mosd was down failed"
 wait_for 10 nprocs 2 || fail "after the home restart: $(lab_exec 1 mosps)"
 away || fail "after the home restart, not away: $(lab_exec 1 mosps)"
 
@@ -41,6 +47,9 @@ seq 150 > "$S/want"
 echo done >> "$S/want"
 cmp -s "$S/want" "$S/home.out" || fail "home.out: $(tail -2 "$S/home.out")"
 cmp -s "$S/want" "$S/away.out" || fail "away.out: $(tail -2 "$S/away.out")"
+seq 20 > "$S/want"
+echo done >> "$S/want"
+cmp -s "$S/want" "$S/late.out" || fail "late.out: $(tail -2 "$S/late.out")"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
