@@ -513,7 +513,7 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	Osm__SesError		*e;
 	char			*path = NULL;
 	char			*cause = NULL, *why = NULL;
-	int			 rc;
+	int			 rc, ended;
 
 	if (!d->ckpt_asked || d->call != NULL) {
 		xasprintf(lost, "it sent a checkpoint that was not asked for");
@@ -524,10 +524,12 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 		e = osm__ses_error__unpack(NULL, len, body);
 		xasprintf(&cause, "node %u: %s", d->where, e != NULL ?
 		    e->reason : "a malformed refusal");
+		/* R ended meanwhile: its end follows, nothing to tell. */
+		ended = e != NULL && e->has_ended && e->ended;
 		if (e != NULL)
 			osm__ses_error__free_unpacked(e, NULL);
 		/* No call of R's runs at home: its husk waits, idle. */
-		if (!d->ckpt_told) {
+		if (!d->ckpt_told && !ended) {
 			if (husk_hold(&d->husk, &why) == -1)
 				goto lost_why;
 			ckpt_tell(d, d->task, cause);

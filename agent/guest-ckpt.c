@@ -37,11 +37,13 @@ guest_ckpt(struct guest *g, uint64_t broken)
 	g->ckpt_wanted = 0;
 	if ((t = mig_seize(g->pid, &cause)) == NULL) {
 		err.reason = cause;
+		err.has_ended = 1;
+		err.ended = guest_move_ended(g);
 		if (guest_ses_send(g, OSM__SES_KIND__SES_CHECKPOINT,
 		    &err.base) == -1)
 			guest_ses_fail(g, "the home went away");
 		free(cause);
-		if (!guest_move_ended(g))
+		if (!err.ended)
 			return -1;
 		if (broken != 0)
 			remote_forget(g->remote, broken);
