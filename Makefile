@@ -33,7 +33,7 @@ CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
-		   python3 man-db clang
+		   python3 man-db clang libgomp1
 
 # --- sources -------------------------------------------------------------
 
@@ -195,6 +195,11 @@ $(OBJ)/tests/zdtm/%: tests/zdtm/%.c tests/zdtm/zdtm.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $< -pthread
 
+# An OpenMP reduction (libgomp's threads) for t-zdtm.sh.
+$(OBJ)/tests/zdtm/omp: tests/zdtm/omp.c tests/zdtm/zdtm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -fopenmp -o $@ $<
+
 # Restores into a process it already holds, through libmigrate.
 $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
     $(LIBOSM)
@@ -225,7 +230,7 @@ $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $<
 
 $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) -lpthread
 
 $(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)

@@ -698,8 +698,8 @@ out:
 
 /*
  * Release every area of the held task but the kernel's (the vDSO's three),
- * its rseq registration first: the kernel writes into that area at every
- * return to user space. What stays is a task with no memory of its own,
+ * its threads' rseq registrations first: the kernel writes into those
+ * areas at every return to user space. What stays is a task with no memory of its own,
  * for code the caller maps next (the deputy's husk).
  */
 int
@@ -709,7 +709,7 @@ mig_empty(struct mig_task *t, char **cause)
 	size_t		 na, i;
 	int		 rc = -1;
 
-	if (rseq_unregister(t, cause) == -1 ||
+	if (rseq_unregister_all(t, cause) == -1 ||
 	    mm_target_areas(t->pid, &a, &na, cause) == -1)
 		return -1;
 	for (i = 0; i < na; i++) {

@@ -23,7 +23,8 @@ const struct moscr_cmd moscr_info_cmd = {
 	.name = "info",
 	.usage = "FILE",
 	.help = "Check the image in FILE ('-': standard input) and show what "
-	    "it holds.",
+	    "it holds:\n      the process, each thread (id, name, where it "
+	    "was stopped), its files\n      and memory.",
 	.exec = moscr_info,
 };
 
@@ -36,7 +37,9 @@ static const struct {
 	{ SYS_clock_nanosleep, "clock_nanosleep" },
 	{ SYS_wait4, "wait4" }, { SYS_poll, "poll" }, { SYS_ppoll, "ppoll" },
 	{ SYS_select, "select" }, { SYS_pselect6, "pselect6" },
-	{ SYS_futex, "futex" }, { SYS_pause, "pause" },
+	{ SYS_futex, "futex" }, { SYS_futex_waitv, "futex_waitv" },
+	{ SYS_pause, "pause" }, { SYS_sched_yield, "sched_yield" },
+	{ SYS_rt_sigtimedwait, "rt_sigtimedwait" },
 	{ SYS_rt_sigsuspend, "rt_sigsuspend" },
 	{ SYS_epoll_wait, "epoll_wait" }, { SYS_accept, "accept" },
 	{ SYS_connect, "connect" }, { SYS_recvfrom, "recvfrom" },
@@ -80,11 +83,58 @@ info_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%llu KiB", (unsigned long long)bytes >> 10);
 }
 
+/* Where a thread was stopped: in which call, and how it resumes. */
+static void
+info_where(const Osm__ImgRegs *r, char *buf, size_t len)
+{
+	int	n;
+
+	if (r->restart == OSM__IMG_RESTART__RESTART_NONE) {
+		snprintf(buf, len, "at ip 0x%llx",
+		    (unsigned long long)r->gp->rip);
+		return;
+	}
+	n = snprintf(buf, len, "in %s (%lld), to be %s",
+	    info_syscall(r->gp->orig_rax), (long long)r->gp->orig_rax,
+	    info_restart[r->restart]);
+	if (r->has_sleep_left_ns && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, ", %.3f s left",
+		    r->sleep_left_ns / 1e9);
+}
+
+static void
+info_threads(const struct mig_image *mi)
+{
+	const Osm__ImgThread	*it;
+	char			 where[160];
+	size_t			 i;
+
+	printf("threads:     %zu%s\n", mi->nthreads,
+	    mi->threads[0]->tid != mi->header->pid ?
+	    ", the main thread had ended" : "");
+	for (i = 0; i < mi->nthreads; i++) {
+		it = mi->threads[i];
+		info_where(it->regs, where, sizeof where);
+		printf("  %7d %-16s %s", it->tid, it->comm, where);
+		if (it->blocked != 0)
+			printf(", blocked 0x%llx",
+			    (unsigned long long)it->blocked);
+		if (it->n_pending > 0)
+			printf(", %zu pending", it->n_pending);
+		if (!(it->altstack_flags & SS_DISABLE))
+			printf(", alternate stack");
+		if (it->has_rseq_addr)
+			printf(", rseq 0x%llx", (unsigned long long)
+			    it->rseq_addr);
+		printf("\n");
+	}
+}
+
 static void
 info_print(const char *path, const struct mig_image *mi)
 {
 	const Osm__ImgHeader	*h = mi->header;
-	const Osm__ImgRegs	*r = mi->regs;
+	const Osm__ImgRegs	*r = mi->threads[0]->regs;
 	const Osm__ImgVma	*v;
 	const Osm__ImgFd	*d;
 	char			 when[64], size[32], carried[32];
@@ -113,32 +163,15 @@ info_print(const char *path, const struct mig_image *mi)
 		printf("executable:  %s\n", mi->task->exe);
 	printf("dumped:      %s on %s (Linux %s)\n", when, h->node, h->kernel);
 	printf("cpu time:    %.3f s\n", mi->task->cpu_ns / 1e9);
+	info_threads(mi);
 	printf("registers:   ip 0x%llx, sp 0x%llx, FPU state %zu bytes "
-	    "(features 0x%llx)\n", (unsigned long long)r->gp->rip,
-	    (unsigned long long)r->gp->rsp, r->xstate.len,
-	    (unsigned long long)r->xfeatures);
-	if (r->restart != OSM__IMG_RESTART__RESTART_NONE) {
-		printf("in call:     %s (%lld), to be %s",
-		    info_syscall(r->gp->orig_rax),
-		    (long long)r->gp->orig_rax, info_restart[r->restart]);
-		if (r->has_sleep_left_ns)
-			printf(", %.3f s left", r->sleep_left_ns / 1e9);
-		printf("\n");
-	}
-	printf("signals:     %zu handlers, blocked 0x%llx, %zu pending, "
-	    "%zu timers%s\n", mi->sig->n_actions,
-	    (unsigned long long)mi->sig->blocked,
-	    mi->sig->n_pending + mi->sig->n_pending_shared,
-	    mi->sig->n_itimers,
-	    (mi->sig->altstack_flags & SS_DISABLE) ? "" :
-	    ", alternate stack");
-	printf("rseq:        ");
-	if (mi->task->has_rseq_addr)
-		printf("0x%llx, %u bytes\n",
-		    (unsigned long long)mi->task->rseq_addr,
-		    mi->task->rseq_len);
-	else
-		printf("none\n");
+	    "(features 0x%llx), of thread %d\n",
+	    (unsigned long long)r->gp->rip, (unsigned long long)r->gp->rsp,
+	    r->xstate.len, (unsigned long long)r->xfeatures,
+	    mi->threads[0]->tid);
+	printf("signals:     %zu handlers, %zu pending for the process, %zu "
+	    "timers\n", mi->sig->n_actions, mi->sig->n_pending_shared,
+	    mi->sig->n_itimers);
 	printf("cwd:         %s (umask %03o)\n", mi->files->cwd,
 	    mi->files->umask);
 	printf("files:\n");

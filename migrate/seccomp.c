@@ -12,7 +12,8 @@
  * task, forever. So the signals our stops took are queued back first
  * (mig_release would inject rt_tgsigqueueinfo, which such a filter may not
  * let run), and those taken during the two calls are sent from here (with
- * tgkill: their siginfo is lost). The listener the task got stays open in
+ * tgkill: their siginfo is lost). With more than one thread the filter is
+ * put on every one (SECCOMP_FILTER_FLAG_TSYNC). The listener the task got stays open in
  * it: closing it would be a call the filter may stop. Whatever later dumps
  * the task must leave that descriptor alone.
  */
@@ -40,8 +41,10 @@ mig_seccomp(struct mig_task *t, const struct sock_fprog *prog, char **cause)
 {
 	uint64_t	 saved = t->scratch, hdr[2];
 	size_t		 saved_len = t->scratch_len, need;
+	struct mig_thread *th;
+	unsigned long	 sflags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
 	char		*ignored = NULL;
-	size_t		 i;
+	size_t		 i, j;
 	long		 rfd;
 	int		 ours = 0, pidfd = -1, fd = -1;
 
@@ -62,27 +65,34 @@ mig_seccomp(struct mig_task *t, const struct sock_fprog *prog, char **cause)
 	    task_write(t, t->scratch + sizeof hdr, prog->filter,
 	    prog->len * sizeof *prog->filter, cause) != 0)
 		goto out;
+	/* Every thread under the filter: TSYNC, which gives them NNP too. */
+	if (t->nth > 1)
+		sflags |= SECCOMP_FILTER_FLAG_TSYNC |
+		    SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
 	if (task_sys_ok(t, "PR_SET_NO_NEW_PRIVS", SYS_prctl,
 	    (sysargs){ PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0 }) != 0 ||
 	    task_sys_ok(t, "seccomp", SYS_seccomp,
-	    (sysargs){ SECCOMP_SET_MODE_FILTER,
-	    SECCOMP_FILTER_FLAG_NEW_LISTENER, t->scratch }) != 0) {
+	    (sysargs){ SECCOMP_SET_MODE_FILTER, sflags, t->scratch }) != 0) {
 		*cause = task_cause(t);
 		goto out;
 	}
 	rfd = t->last_rv;
-	for (i = 0; i < t->nstolen; i++)
-		syscall(SYS_tgkill, t->pid, t->pid, t->stolen[i].si_signo);
-	t->nstolen = 0;
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		for (j = 0; j < th->nstolen; j++)
+			syscall(SYS_tgkill, t->tgid, th->tid,
+			    th->stolen[j].si_signo);
+		th->nstolen = 0;
+	}
 
-	if ((pidfd = syscall(SYS_pidfd_open, t->pid, 0)) == -1) {
-		xasprintf(cause, "pidfd_open %ld: %s", (long)t->pid,
+	if ((pidfd = syscall(SYS_pidfd_open, t->tgid, 0)) == -1) {
+		xasprintf(cause, "pidfd_open %ld: %s", (long)t->tgid,
 		    strerror(errno));
 		goto out;
 	}
 	if ((fd = syscall(SYS_pidfd_getfd, pidfd, rfd, 0)) == -1)
 		xasprintf(cause, "pidfd_getfd %ld of process %ld: %s", rfd,
-		    (long)t->pid, strerror(errno));
+		    (long)t->tgid, strerror(errno));
 
 out:
 	if (ours) {

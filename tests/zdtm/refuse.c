@@ -1,19 +1,36 @@
 /*
  * A process the dump must refuse, per argv[1]: "sysv" (SysV shared
  * memory), "child" (a child process), "socket" (a socket beyond 0-2),
- * "lock" (a file lock, argv[2] the directory), "timer" (a POSIX timer).
+ * "lock" (a file lock, argv[2] the directory), "timer" (a POSIX timer),
+ * "threadcred" (a thread with a user id of its own: a raw setresuid).
  */
 #include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "zdtm.h"
+
+static volatile int	changed;
+
+/* Not glibc's setresuid, which would change every thread. */
+static void *
+own_uid(void *arg)
+{
+	if (syscall(SYS_setresuid, 65534, 65534, 65534) == -1)
+		zdtm_fail("setresuid");
+	changed = 1;
+	for (;;)
+		pause();
+	return arg;
+}
 
 int
 main(int argc, char **argv)
@@ -21,6 +38,7 @@ main(int argc, char **argv)
 	const char	*what = argc > 1 ? argv[1] : "";
 	char		 path[PATH_MAX];
 	timer_t		 tm;
+	pthread_t	 t;
 	int		 id, fd;
 
 	if (strcmp(what, "sysv") == 0) {
@@ -45,8 +63,13 @@ main(int argc, char **argv)
 	} else if (strcmp(what, "timer") == 0) {
 		if (timer_create(CLOCK_MONOTONIC, NULL, &tm) == -1)
 			zdtm_fail("timer_create");
+	} else if (strcmp(what, "threadcred") == 0) {
+		pthread_create(&t, NULL, own_uid, NULL);
+		while (!changed)
+			usleep(1000);
 	} else
-		zdtm_fail("usage: refuse sysv|child|socket|lock DIR|timer");
+		zdtm_fail("usage: refuse sysv|child|socket|lock DIR|timer|"
+		    "threadcred");
 	zdtm_ready();
 	for (;;)
 		pause();
