@@ -180,6 +180,9 @@ mm_classify(struct mig_task *t, Osm__ImgVma *v, const char *path,
 
 	if (strstr(vmflags, " gd") != NULL)
 		v->flags |= MAP_GROWSDOWN;
+	/* Reserved, not committed (ASan's shadow): so again, or ENOMEM. */
+	if (strstr(vmflags, " nr") != NULL)
+		v->flags |= MAP_NORESERVE;
 	if (strstr(vmflags, " ht") != NULL) {
 		xasprintf(cause, "process %d uses hugetlb memory at 0x%llx, "
 		    "which is not supported", t->pid,
@@ -369,7 +372,7 @@ mm_check(const Osm__ImgMm *mm, char **cause)
 		prev = v->end;
 		if ((v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC)) != 0 ||
 		    (v->flags & ~(MAP_SHARED | MAP_PRIVATE |
-		    MAP_GROWSDOWN)) != 0 ||
+		    MAP_GROWSDOWN | MAP_NORESERVE)) != 0 ||
 		    ((v->flags & MAP_SHARED) != 0) ==
 		    ((v->flags & MAP_PRIVATE) != 0) ||
 		    v->kind < OSM__IMG_VMA_KIND__VMA_ANON ||

@@ -90,8 +90,31 @@ restore_wait(pid_t pid)
 	return 128 + sig;
 }
 
+/* Did this restore make a PID namespace (mig_pidns)? */
+static int	restore_pidns;
+
+static int	restore_run(int, char **);
+
+/*
+ * Once our children are born in a PID namespace of their own, we leave by
+ * _exit: at exit() LeakSanitizer (make asan) stops us with a tracer child
+ * of ours, which would be born there and could not find us.
+ */
 static int
 moscr_restore(int argc, char **argv)
+{
+	int	rc;
+
+	rc = restore_run(argc, argv);
+	if (restore_pidns) {
+		fflush(NULL);
+		_exit(rc);
+	}
+	return rc;
+}
+
+static int
+restore_run(int argc, char **argv)
 {
 	struct mig_fd_override	*ov = NULL;
 	struct mig_restore_opts	 opts;
@@ -153,6 +176,7 @@ moscr_restore(int argc, char **argv)
 	keep = mig_image_keeps_ids(&mi);
 	if (keep && mig_pidns(&cause) == -1)
 		goto fail_image;
+	restore_pidns = keep;
 	if ((t = keep ? mig_spawn_pid(mi.header->pid, &cause) :
 	    mig_spawn(&cause)) == NULL)
 		goto fail_image;

@@ -626,6 +626,36 @@ START_TEST(test_thread_calls)
 }
 END_TEST
 
+/* Restore the image on fd in a PID namespace of ours; 0 if it exits 0. */
+static int
+restore_apart(int fd)
+{
+	struct mig_task	*t;
+	struct mig_image mi;
+	char		*cause = NULL;
+	pid_t		 pid;
+	int		 st;
+
+	if (mig_pidns(&cause) == -1 ||
+	    mig_restore_begin(fd, &mi, &cause) == -1 ||
+	    !mig_image_keeps_ids(&mi) ||
+	    (t = mig_spawn_pid(mi.header->pid, &cause)) == NULL ||
+	    mig_restore_from(t, &mi, NULL, NULL, &cause) == -1) {
+		fprintf(stderr, "restore: %s\n", cause);
+		return 1;
+	}
+	mig_image_free(&mi);
+	pid = mig_pid(t);
+	if (mig_release(t, &cause) == -1) {
+		fprintf(stderr, "release: %s\n", cause);
+		return 1;
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return 2;
+	return 0;
+}
+
 /*
  * A child of 3 threads, dumped asleep and killed, restored in a PID
  * namespace of ours with its pid and every tid: each thread finds its tid
@@ -636,8 +666,7 @@ END_TEST
 START_TEST(test_restore_threads)
 {
 	struct mig_task	*t;
-	struct mig_image mi;
-	pid_t		 tids[3], pid;
+	pid_t		 tids[3], pid, kid;
 	char		*cause = NULL;
 	int		 fd, st;
 
@@ -659,19 +688,17 @@ START_TEST(test_restore_threads)
 	cause = NULL;
 	mig_kill(t);
 
+	/*
+	 * Apart, in a child that ends with _exit: a PID namespace for the
+	 * children of a process takes LeakSanitizer's, which stops a process
+	 * at its exit() by a child tracer, to where it cannot see it.
+	 */
 	lseek(fd, 0, SEEK_SET);
-	ck_assert_msg(mig_pidns(&cause) > 0, "%s", cause);
-	ck_assert_msg(mig_restore_begin(fd, &mi, &cause) == 0, "%s", cause);
-	ck_assert(mig_image_keeps_ids(&mi));
-	t = mig_spawn_pid(mi.header->pid, &cause);
-	ck_assert_msg(t != NULL, "%s", cause);
-	ck_assert_msg(mig_restore_from(t, &mi, NULL, NULL, &cause) == 0, "%s",
-	    cause);
-	mig_image_free(&mi);
-	pid = mig_pid(t);
-	ck_assert_msg(mig_release(t, &cause) == 0, "%s", cause);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
+	if ((kid = fork()) == 0)
+		_exit(restore_apart(fd));
+	ck_assert_int_eq(waitpid(kid, &st, 0), kid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the restored "
+	    "process: status 0x%x (1: restore failed, 2: it did not exit 0)",
 	    st);
 	close(fd);
 }
