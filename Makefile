@@ -27,13 +27,17 @@ LDFLAGS		+= $(SANITIZE)
 PROTOC_C	?= protoc-c
 PROTOBUF_LIBS	 = -lprotobuf-c
 CURSES_LIBS	 = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+CRYPTO_LIBS	 = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+JSON_LIBS	 = -ljansson
+WEB_LIBS	 = -lmicrohttpd
 
 # Debian packages for building, testing and the lab.
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
-		   python3 man-db clang libgomp1
+		   python3 man-db clang libssl-dev libjansson-dev \
+		   libmicrohttpd-dev curl chromium libgomp1
 
 # --- sources -------------------------------------------------------------
 
@@ -78,16 +82,25 @@ UNIT_TESTS	 = check_lib check_mosd check_mon check_migrate check_remote \
 		   check_forward check_agent
 UNIT_BINS	 = $(UNIT_TESTS:%=$(OBJ)/tests/%)
 check_lib_LIBS	 = $(LIBOSM)
-check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o
+check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
+		   $(OBJ)/tests/unit/check_lib-crypto.o \
+		   $(OBJ)/tests/unit/check_lib-json.o \
+		   $(OBJ)/tests/unit/check_lib-log.o
+check_lib_LDLIBS = $(JSON_LIBS) $(CRYPTO_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
+check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
+		   $(OBJ)/tests/unit/check_mosd-quota.o
+check_mosd_LDLIBS = $(CRYPTO_LIBS)
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
+check_migrate_LDLIBS = $(CRYPTO_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
+check_agent_LDLIBS = $(CRYPTO_LIBS)
 
 # zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
 ZDTM_SRCS	 = $(wildcard tests/zdtm/*.c)
@@ -120,33 +133,49 @@ $(OBJ)/proto/%.pb-c.o: $(OBJ)/proto/%.pb-c.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
 $(LIBOSM): $(call obj,$(LIB_SRCS)) $(PROTO_C:.c=.o)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-$(LIBMOSD): $(call obj,$(MOSD_SRCS))
-	$(AR) rcs $@ $^
+$(LIBMOSD): $(call obj,$(MOSD_SRCS)) $(OBJ)/mosd/web-page.o
+	rm -f $@ && $(AR) rcs $@ $^
+
+# The web monitor's page, built into mosd as web_page[] (mosd/web-api.c).
+$(OBJ)/mosd/web-page.c: mosd/web-page.html
+	@mkdir -p $(@D)
+	{ echo '/* Made by make from mosd/web-page.html: do not edit. */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'extern const char web_page[];'; \
+	  echo 'extern const size_t web_page_len;'; \
+	  echo 'const char web_page[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; \
+	  echo 'const size_t web_page_len = sizeof web_page - 1;'; } > $@
+
+$(OBJ)/mosd/web-page.o: $(OBJ)/mosd/web-page.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBMIGRATE): $(call obj,$(MIGRATE_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(LIBAGENT): $(call obj,$(AGENT_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(PROTOBUF_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(WEB_LIBS) $(JSON_LIBS) \
+	    $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm
 
 # The guest agent mosd starts for every process it takes (agent/guest.c).
 $(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 
 $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -154,15 +183,15 @@ $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 
 # mon/ without its main(), for check_mon.
 $(LIBMON): $(call obj,$(filter-out mon/main.c,$(MON_SRCS)))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/mosctl: $(call obj,$(call tool_srcs,mosctl)) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(BIN)/mosps: $(call obj,$(call tool_srcs,mosps)) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS)
 
 $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -172,7 +201,7 @@ $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 $(BIN)/mosrun: $(call obj,$(call tool_srcs,mosrun)) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lpthread
 
 $(BIN)/moslab: $(call obj,$(call tool_srcs,moslab)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -203,7 +232,7 @@ $(OBJ)/tests/zdtm/omp: tests/zdtm/omp.c tests/zdtm/zdtm.h
 # Restores into a process it already holds, through libmigrate.
 $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
     $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
@@ -222,7 +251,7 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # Benchmarks: never part of make check (bench/checkpoint and bench/forward
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
-    $(OBJ)/bench/tcprtt
+    $(OBJ)/bench/tcprtt $(OBJ)/bench/session
 
 # Programs the lab benchmarks run inside nodes.
 $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
@@ -230,7 +259,11 @@ $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $<
 
 $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lpthread
+
+# What a session costs a message, without the network.
+$(OBJ)/bench/session: $(call obj,bench/session.c) $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 
 $(OBJ)/bench/forward: $(call obj,bench/forward.c) $(LIBREMOTE) $(LIBOSM)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
@@ -293,11 +326,12 @@ FUZZ_PROTO_OBJS	 = $(PROTO_C:$(OBJ)/%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(LIB_SRCS)) $(FUZZ_PROTO_OBJS)
 FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
-FUZZ_LDLIBS	 = -lev -lcap $(PROTOBUF_LIBS) -lm -lpthread
+FUZZ_LDLIBS	 = -lev -lcap $(JSON_LIBS) $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm \
+		   -lpthread
 # A target links FUZZ_LIBS and FUZZ_LDLIBS unless it says less: the gossip
 # target drives the pure gossip core, which needs only lib/ and protobuf-c.
 fuzz_gossip_LIBS = $(call fuzz_obj,mosd/gossip.c) $(FUZZ_OBJ)/libosm.a
-fuzz_gossip_LDLIBS = $(PROTOBUF_LIBS)
+fuzz_gossip_LDLIBS = $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
 fuzz_libs	 = $(or $(fuzz_$(1)_LIBS),$(FUZZ_LIBS))
 fuzz_ldlibs	 = $(or $(fuzz_$(1)_LDLIBS),$(FUZZ_LDLIBS))
 FUZZ_OBJS	 = $(FUZZ_LIBOSM_OBJS) $(call fuzz_obj,$(MOSD_SRCS) \
@@ -314,16 +348,16 @@ $(FUZZ_OBJ)/proto/%.pb-c.o: $(OBJ)/proto/%.pb-c.c
 	    -o $@ $<
 
 $(FUZZ_OBJ)/libosm.a: $(FUZZ_LIBOSM_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_OBJ)/libmosd.a: $(call fuzz_obj,$(MOSD_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_OBJ)/libremote.a: $(call fuzz_obj,$(REMOTE_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_OBJ)/libmigrate.a: $(call fuzz_obj,$(MIGRATE_SRCS))
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_BINS): $(FUZZ_OBJ)/%: $(FUZZ_OBJ)/tests/fuzz/%.o \
     $(FUZZ_OBJ)/tests/fuzz/fuzz.o $$(fuzz_$$*_OBJS) $$(call fuzz_libs,$$*)

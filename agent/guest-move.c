@@ -95,7 +95,8 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	osm__ses_setup__free_unpacked(setup, NULL);
 
-	if ((t = mig_spawn(cause)) == NULL)
+	/* R holds nothing of this node: no log, no terminal on 0-2. */
+	if ((t = mig_spawn_bare(cause)) == NULL)
 		return -1;
 	g->pid = mig_pid(t);
 	mig_pin(t, &pin);

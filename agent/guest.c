@@ -10,6 +10,8 @@
  * end goes home. This file is the agent's start and its loop.
  */
 #include <sys/prctl.h>
+
+#include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -273,10 +275,25 @@ guest_serve(Osm__GuestStart *gs, int fd)
 	return 0;
 }
 
-/* Become the guest uid for good: no groups, no capabilities, no way back. */
+/*
+ * Become the guest uid for good: no groups, no capabilities, no way back.
+ * The bounding set goes first, CAP_SETPCAP (which dropping needs) last;
+ * the uid change then empties the rest, so R has none even to inherit.
+ */
 static int
 guest_drop(uid_t uid, char **cause)
 {
+	int	c;
+
+	for (c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		if (c != CAP_SETPCAP && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1)
+			break;
+	if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0 ||
+	    prctl(PR_CAPBSET_DROP, CAP_SETPCAP, 0, 0, 0) == -1) {
+		xasprintf(cause, "cannot empty the capability bounding set: %s",
+		    strerror(errno));
+		return -1;
+	}
 	if (setgroups(0, NULL) == -1 || setresgid(uid, uid, uid) == -1 ||
 	    setresuid(uid, uid, uid) == -1) {
 		xasprintf(cause, "cannot become guest uid %u: %s",

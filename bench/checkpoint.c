@@ -3,8 +3,10 @@
  * touched memory, how long the process is frozen by a dump, the dump's
  * throughput to a file in /dev/shm and to a socket, the restore's
  * throughput from that file, and a whole migration (dump into a socket,
- * restore from its other end at the same time). Each figure is the median
- * of several runs after one warm-up run. Prints a Markdown section.
+ * restore from its other end at the same time), and the same migration
+ * through a session (lib/session.c: the image in frames under the session
+ * keys, as a deputy and its guest agent carry it). Each figure is the
+ * median of several runs after one warm-up run. Prints a Markdown section.
  * With -t N the process has N threads, each of which touched its share of
  * the memory, and is restored with its pid and tids, in a PID namespace
  * made for each restore (the process dumped lives on, with that pid).
@@ -28,6 +30,7 @@
 
 #include "lib/osm.h"
 #include "migrate/migrate.h"
+#include "proto/migrate.pb-c.h"
 
 #define SHM_PATH	"/dev/shm/osm-bench.img"
 
@@ -37,6 +40,7 @@ struct figures {
 	double	sock_gbs;	/* dump to a socket drained by a reader */
 	double	restore_gbs;	/* restore from /dev/shm */
 	double	migrate_ms;	/* dump | restore through a socket */
+	double	session_ms;	/* the same through a session */
 	uint64_t bytes;
 };
 
@@ -231,6 +235,87 @@ restore_from(int fd)
 	return end - t0;
 }
 
+/* The two ends of a session, as the broker gives them to the agents. */
+static void
+session_pair(struct session *home, int hfd, struct session *away, int afd)
+{
+	static const struct cluster_key	ck = { .bytes = "bench cluster key "
+					    "0123456789abcd", .len = 32 };
+	uint8_t				nh[SESSION_NONCE_LEN],
+					nr[SESSION_NONCE_LEN], key[SESSION_KEY_LEN];
+
+	memset(nh, 'h', sizeof nh);
+	memset(nr, 'r', sizeof nr);
+	session_derive(&ck, nh, nr, 1, 2, SESSION_HOME, key);
+	session_init(home, hfd, key, SESSION_CHUNK);
+	session_derive(&ck, nh, nr, 1, 2, SESSION_REMOTE, key);
+	session_init(away, afd, key, SESSION_CHUNK);
+	explicit_bzero(key, sizeof key);
+}
+
+static int
+session_dump_fn(int fd, void *arg, char **cause)
+{
+	struct mig_stats	st;
+
+	dump_to(*(pid_t *)arg, fd, &st);
+	return 0;
+}
+
+static int
+session_restore_into(int fd, void *arg, char **cause)
+{
+	struct mig_task	*t = arg;
+
+	if (mig_restore(t, fd, NULL, NULL, cause) == -1)
+		return -1;
+	mig_kill(t);
+	return 0;
+}
+
+/* A migration through a session over a socket; returns microseconds. */
+static uint64_t
+session_migrate(pid_t pid)
+{
+	struct session	 home, away;
+	struct mig_task	*t;
+	char		*cause = NULL;
+	int		 sv[2];
+	pid_t		 other;
+	uint64_t	 t0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		die("socketpair", NULL);
+	session_pair(&home, sv[0], &away, sv[1]);
+	t0 = now_us();
+	if ((other = fork()) == 0) {
+		close(sv[0]);
+		/*
+		 * Spawned first, restored as the frames come: the agent's way;
+		 * with threads, with the process's pid, in a PID namespace.
+		 */
+		if (nthreads > 1 && mig_pidns(&cause) == -1)
+			die("pidns", cause);
+		if ((t = nthreads > 1 ? mig_spawn_pid(pid, &cause) :
+		    mig_spawn(&cause)) == NULL)
+			die("spawn", cause);
+		if (session_recv_image(&away, OSM__SES_KIND__SES_IMAGE,
+		    OSM__SES_KIND__SES_IMAGE_END, session_restore_into, t,
+		    &cause) == -1)
+			die("restore through the session", cause);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (session_send_image(&home, OSM__SES_KIND__SES_IMAGE,
+	    OSM__SES_KIND__SES_IMAGE_END, session_dump_fn, &pid, &cause) == -1)
+		die("dump through the session", cause);
+	close(sv[0]);
+	waitpid(other, NULL, 0);
+	session_free(&home);
+	session_free(&away);
+	return now_us() - t0;
+}
+
 static pid_t
 drain(int fd, int other)
 {
@@ -265,7 +350,7 @@ static void
 measure(size_t mib, int runs, struct figures *f)
 {
 	struct mig_stats st;
-	double		 fr[32], fi[32], so[32], re[32], mi[32];
+	double		 fr[32], fi[32], so[32], re[32], mi[32], se[32];
 	pid_t		 pid, other;
 	int		 fd, sv[2], r;
 	uint64_t	 us;
@@ -317,6 +402,11 @@ measure(size_t mib, int runs, struct figures *f)
 		waitpid(other, NULL, 0);
 		if (r >= 0)
 			mi[r] = (now_us() - us) / 1000.0;
+
+		warm(mib << 20);
+		us = session_migrate(pid);
+		if (r >= 0)
+			se[r] = us / 1000.0;
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -325,6 +415,7 @@ measure(size_t mib, int runs, struct figures *f)
 	f->sock_gbs = median(so, runs);
 	f->restore_gbs = median(re, runs);
 	f->migrate_ms = median(mi, runs);
+	f->session_ms = median(se, runs);
 }
 
 int
@@ -370,14 +461,15 @@ main(int argc, char **argv)
 	    cold ? ", memory not warmed" : ", memory warmed");
 	printf("| touched memory | threads | image | frozen by dump | dump to "
 	    "/dev/shm | dump to socket | restore from /dev/shm | migration "
-	    "over a socket |\n");
-	printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	    "over a socket | migration through a session |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < nsizes; i++) {
 		measure(sizes[i], runs, &f);
 		printf("| %zu MiB | %d | %.1f MiB | %.0f ms | %.2f GB/s | "
-		    "%.2f GB/s | %.2f GB/s | %.0f ms |\n", sizes[i], nthreads,
+		    "%.2f GB/s | %.2f GB/s | %.0f ms | %.0f ms |\n", sizes[i],
+		    nthreads,
 		    f.bytes / 1048576.0, f.frozen_ms, f.file_gbs, f.sock_gbs,
-		    f.restore_gbs, f.migrate_ms);
+		    f.restore_gbs, f.migrate_ms, f.session_ms);
 		fflush(stdout);
 	}
 	return 0;

@@ -14,6 +14,24 @@
  *	guests FIRST-LAST	uids for guest processes (60000-60999)
  *	policy PATH		who may migrate where (policy.conf beside this
  *				file); see policy.conf(5)
+ *	web [ADDRESS] PORT	serve the web monitor there (off; the address
+ *				is 127.0.0.1 unless given)
+ *	web-token PATH		root's 0600 file of the token the web
+ *				monitor's actions need (web.token beside this
+ *				file)
+ *
+ * What local users and other nodes may make mosd hold (docs/RELIABILITY.md):
+ *
+ *	clients N		users' tool connections, together (256)
+ *	clients_per_user N	one uid's (16)
+ *	agents_per_user N	processes one uid may register (1024)
+ *	client_timeout DURATION	a connection that neither asks nor reads (10s)
+ *	client_output SIZE	unread replies, one connection (64K)
+ *	user_output SIZE	unread replies, one uid's connections (1M)
+ *	handshakes N		incoming migration handshakes at once (64)
+ *	handshakes_per_node N	from one node (4)
+ *	handshake_rate N	new connections a second from one node (20)
+ *	handshake_timeout DURATION	for a whole handshake (5s)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -166,6 +184,110 @@ conf_duration(struct conf_parse *p, const char *what, const char *s,
 	return 0;
 }
 
+/* web [ADDRESS] PORT: where mosd serves the web monitor (mosd(8)). */
+static int
+conf_web(struct conf_parse *p, char **w, int nw)
+{
+	struct cluster_conf	*c = p->conf;
+	const char		*addr = nw == 3 ? w[1] : "127.0.0.1";
+	uint64_t		 port;
+
+	if (nw != 2 && nw != 3)
+		return conf_error(p, "expected 'web [ADDRESS] PORT'");
+	if (conf_number(p, "a web port", w[nw - 1], 1, 65535, &port) == -1)
+		return -1;
+	if (conf_addr(addr, port, &c->web_sa, &c->web_salen) == -1)
+		return conf_error(p, "expected a numeric IPv4 or IPv6 address "
+		    "for the web monitor, found '%s'", addr);
+	snprintf(c->web_addr, sizeof c->web_addr, "%s", addr);
+	c->web_port = port;
+	return 0;
+}
+
+/* A size in bytes, with K, M or G (binary) after the number. */
+static int
+conf_size(struct conf_parse *p, const char *what, const char *s,
+    uint64_t min, uint64_t *out)
+{
+	char		*num = xstrdup(s);
+	size_t		 len = strlen(num);
+	unsigned	 shift = 0;
+	int		 rc;
+
+	if (len > 0 && strchr("KMG", num[len - 1]) != NULL) {
+		shift = num[len - 1] == 'K' ? 10 : num[len - 1] == 'M' ? 20 :
+		    30;
+		num[len - 1] = '\0';
+	}
+	rc = parse_uint(num, 0, (1ULL << 40) >> shift, out);
+	free(num);
+	if (rc == -1 || (*out <<= shift) < min)
+		return conf_error(p, "expected %s of at least %llu bytes (like "
+		    "64K or 1M), found '%s'", what, (unsigned long long)min, s);
+	return 0;
+}
+
+/* The limits: each a number, a duration or a size, checked. */
+static const struct conf_limit {
+	const char	*name;
+	const char	*what;
+	enum { CONF_NUMBER, CONF_DURATION, CONF_SIZE } type;
+	uint64_t	 min, max;
+	size_t		 off;
+	int		 u32;
+} conf_limits[] = {
+	{ "clients", "a number of connections", CONF_NUMBER, 1, 1000000,
+	    offsetof(struct cluster_conf, clients), 1 },
+	{ "clients_per_user", "a number of connections", CONF_NUMBER, 1,
+	    1000000, offsetof(struct cluster_conf, clients_per_user), 1 },
+	{ "agents_per_user", "a number of processes", CONF_NUMBER, 1, 1000000,
+	    offsetof(struct cluster_conf, agents_per_user), 1 },
+	{ "client_timeout", "the client timeout", CONF_DURATION, 100, 0,
+	    offsetof(struct cluster_conf, client_timeout_ms), 0 },
+	{ "client_output", "a size", CONF_SIZE, 4096, 0,
+	    offsetof(struct cluster_conf, client_output), 0 },
+	{ "user_output", "a size", CONF_SIZE, 4096, 0,
+	    offsetof(struct cluster_conf, user_output), 0 },
+	{ "handshakes", "a number of handshakes", CONF_NUMBER, 1, 100000,
+	    offsetof(struct cluster_conf, handshakes), 1 },
+	{ "handshakes_per_node", "a number of handshakes", CONF_NUMBER, 1,
+	    100000, offsetof(struct cluster_conf, handshakes_per_node), 1 },
+	{ "handshake_rate", "a number of connections a second", CONF_NUMBER,
+	    1, 1000000, offsetof(struct cluster_conf, handshake_rate), 1 },
+	{ "handshake_timeout", "the handshake timeout", CONF_DURATION, 100,
+	    0, offsetof(struct cluster_conf, handshake_timeout_ms), 0 },
+};
+
+/* A limit's line: 1 if k is one, 0 if not, -1 on a bad value. */
+static int
+conf_limit(struct conf_parse *p, const char *k, const char *v)
+{
+	const struct conf_limit	*l;
+	uint64_t		 n;
+	size_t			 i;
+	int			 rc;
+
+	for (i = 0; i < nitems(conf_limits); i++)
+		if (strcmp(conf_limits[i].name, k) == 0)
+			break;
+	if (i == nitems(conf_limits))
+		return 0;
+	l = &conf_limits[i];
+	if (l->type == CONF_NUMBER)
+		rc = conf_number(p, l->what, v, l->min, l->max, &n);
+	else if (l->type == CONF_DURATION)
+		rc = conf_duration(p, l->what, v, l->min, &n);
+	else
+		rc = conf_size(p, l->what, v, l->min, &n);
+	if (rc == -1)
+		return -1;
+	if (l->u32)
+		*(uint32_t *)((char *)p->conf + l->off) = n;
+	else
+		*(uint64_t *)((char *)p->conf + l->off) = n;
+	return 1;
+}
+
 static int
 conf_line(struct conf_parse *p, char **w, int nw)
 {
@@ -185,8 +307,16 @@ conf_line(struct conf_parse *p, char **w, int nw)
 			return -1;
 		return conf_node_add(p, id, w[2], count);
 	}
+	if (strcmp(k, "web") == 0)
+		return conf_web(p, w, nw);
 	if (nw != 2)
 		return conf_error(p, "expected '%s VALUE'", k);
+	switch (conf_limit(p, k, w[1])) {
+	case -1:
+		return -1;
+	case 1:
+		return 0;
+	}
 	if (strcmp(k, "port") == 0) {
 		if (conf_number(p, "a port", w[1], 1, 65535, &v) == -1)
 			return -1;
@@ -219,6 +349,9 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else if (strcmp(k, "policy") == 0) {
 		free(c->policy_path);
 		c->policy_path = xstrdup(w[1]);
+	} else if (strcmp(k, "web-token") == 0) {
+		free(c->web_token_path);
+		c->web_token_path = xstrdup(w[1]);
 	} else if (strcmp(k, "guests") == 0) {
 		char		*dash = strchr(w[1], '-');
 		uint64_t	 first, last;
@@ -242,7 +375,11 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else
 		return conf_error(p, "unknown directive '%s' (expected node, "
 		    "port, interval, timeout, window, speed, self, key, "
-		    "socket, guests or policy)", k);
+		    "socket, guests, policy, web, web-token or a limit: "
+		    "clients, clients_per_user, agents_per_user, "
+		    "client_timeout, client_output, user_output, handshakes, "
+		    "handshakes_per_node, handshake_rate, handshake_timeout)",
+		    k);
 	return 0;
 }
 
@@ -285,11 +422,24 @@ conf_finish(struct conf_parse *p)
 		    (unsigned long long)c->interval_ms);
 		return -1;
 	}
+	if (c->clients_per_user > c->clients) {
+		xasprintf(p->cause, "%s: clients_per_user (%u) is more than "
+		    "clients (%u), the connections of every user together",
+		    p->in.path, c->clients_per_user, c->clients);
+		return -1;
+	}
+	if (c->handshakes_per_node > c->handshakes) {
+		xasprintf(p->cause, "%s: handshakes_per_node (%u) is more than "
+		    "handshakes (%u), those of every node together",
+		    p->in.path, c->handshakes_per_node, c->handshakes);
+		return -1;
+	}
 	for (i = 0; i < c->nnodes; i++)
 		conf_addr(c->nodes[i].addr, c->port, &c->nodes[i].sa,
 		    &c->nodes[i].salen);
 	conf_beside(p, &c->key_path, "cluster.key");
 	conf_beside(p, &c->policy_path, "policy.conf");
+	conf_beside(p, &c->web_token_path, "web.token");
 	if (c->socket_path == NULL)
 		c->socket_path = xstrdup(OSM_SOCKET_PATH);
 	return 0;
@@ -314,6 +464,16 @@ conf_load(const char *path, char **cause)
 	c->speed = 1000;
 	c->guest_uid_first = CONF_GUEST_UID_FIRST;
 	c->guest_uid_last = CONF_GUEST_UID_LAST;
+	c->clients = CONF_CLIENTS;
+	c->clients_per_user = CONF_CLIENTS_PER_USER;
+	c->agents_per_user = CONF_AGENTS_PER_USER;
+	c->client_timeout_ms = CONF_CLIENT_TIMEOUT_MS;
+	c->client_output = CONF_CLIENT_OUTPUT;
+	c->user_output = CONF_USER_OUTPUT;
+	c->handshakes = CONF_HANDSHAKES;
+	c->handshakes_per_node = CONF_HANDSHAKES_PER_NODE;
+	c->handshake_rate = CONF_HANDSHAKE_RATE;
+	c->handshake_timeout_ms = CONF_HANDSHAKE_TIMEOUT_MS;
 	p.conf = c;
 	p.cause = cause;
 
@@ -341,6 +501,7 @@ conf_free(struct cluster_conf *c)
 	free(c->key_path);
 	free(c->socket_path);
 	free(c->policy_path);
+	free(c->web_token_path);
 	free(c);
 }
 

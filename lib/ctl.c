@@ -1,4 +1,12 @@
-/* Client side of the control socket, shared by the tools and mosmon. */
+/*
+ * Client side of the control socket, shared by the tools and mosmon.
+ *
+ * A tool must say in words why mosd did not answer, and never die of
+ * SIGPIPE: records go out with MSG_NOSIGNAL, and a mosd that refuses a
+ * connection (too many for this uid, busy) answers with a CtlReply that
+ * says why and hangs up, maybe before our request is even written, so the
+ * reply is looked for also when the write fails.
+ */
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -115,6 +123,56 @@ ctl_peercred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
 	return 0;
 }
 
+/* Send all of buf on the socket s, without SIGPIPE: 0, or -1 and errno. */
+static int
+ctl_send_all(int s, const void *buf, size_t len)
+{
+	const uint8_t	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if ((n = send(s, p, len, MSG_NOSIGNAL)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* One record (u32 length + buf) on the socket s, without SIGPIPE. */
+static int
+ctl_write_record(int s, const void *buf, size_t len)
+{
+	uint32_t	n = htonl(len);
+
+	if (len > CTL_RECORD_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (ctl_send_all(s, &n, sizeof n) == -1)
+		return -1;
+	return ctl_send_all(s, buf, len);
+}
+
+/* Why a read of mosd's reply failed, in words. */
+static void
+ctl_read_error(char **cause, ssize_t r, int err)
+{
+	if (r == 0 || (r == -1 && (err == ECONNRESET || err == EPIPE)))
+		xasprintf(cause, "mosd closed the connection without "
+		    "replying (it may be overloaded; its log says why)");
+	else if (r == -1 && (err == EAGAIN || err == EWOULDBLOCK))
+		xasprintf(cause, "no answer from mosd within the time limit "
+		    "(it may be overloaded)");
+	else if (r == -1)
+		xasprintf(cause, "reading mosd's answer: %s", strerror(err));
+	else
+		xasprintf(cause, "mosd's answer was cut short");
+}
+
 /* Read one record, and the descriptor sent with it if any. */
 static int
 ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
@@ -152,13 +210,7 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 			}
 		}
 	if (r != sizeof n) {
-		if (r == 0)
-			xasprintf(cause, "closed without replying");
-		else if (r == -1 && errno == EAGAIN)
-			xasprintf(cause, "no answer within the time limit");
-		else
-			xasprintf(cause, "read: %s", r == -1 ? strerror(errno) :
-			    "short");
+		ctl_read_error(cause, r, errno);
 		return -1;
 	}
 	n = ntohl(n);
@@ -168,8 +220,7 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 	}
 	*buf = xmalloc(n);
 	if (read_all(fd, *buf, n) == -1) {
-		xasprintf(cause, "read: %s", errno == 0 ? "truncated reply" :
-		    errno == EAGAIN ? "timed out" : strerror(errno));
+		ctl_read_error(cause, errno == 0 ? 1 : -1, errno);
 		free(*buf);
 		return -1;
 	}
@@ -187,6 +238,7 @@ ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
 	Osm__CtlReply	*reply = NULL;
 	uint8_t		*buf;
 	size_t		 len;
+	int		 wrote, werr;
 
 	if (rfd != NULL)
 		*rfd = -1;
@@ -194,18 +246,22 @@ ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
 	len = osm__ctl_request__get_packed_size(req);
 	buf = xmalloc(len);
 	osm__ctl_request__pack(req, buf);
-	if (stream_write(fd, buf, len) == -1) {
-		xasprintf(cause, "write: %s", strerror(errno));
-		free(buf);
+	wrote = ctl_write_record(fd, buf, len);
+	werr = errno;
+	free(buf);
+	/* Refused, mosd may have hung up first: its answer says why. */
+	if (wrote == -1 && werr != EPIPE && werr != ECONNRESET) {
+		xasprintf(cause, "sending the request to mosd: %s",
+		    werr == EAGAIN ? "timed out (mosd may be overloaded)" :
+		    strerror(werr));
 		return NULL;
 	}
-	free(buf);
 	if (ctl_read_record(fd, &buf, &len, rfd, cause) == -1)
 		goto fail;
 	reply = osm__ctl_reply__unpack(NULL, len, buf);
 	free(buf);
 	if (reply == NULL) {
-		xasprintf(cause, "malformed reply");
+		xasprintf(cause, "malformed reply from mosd");
 		goto fail;
 	}
 	return reply;
@@ -228,7 +284,7 @@ ctl_call(const char *path, Osm__CtlRequest *req, char **cause)
 	if ((fd = ctl_connect(path, CTL_TIMEOUT_SEC, cause)) == -1)
 		return NULL;
 	if ((reply = ctl_request(fd, req, NULL, &why)) == NULL) {
-		xasprintf(cause, "%s: mosd: %s", path, why);
+		xasprintf(cause, "%s: %s", path, why);
 		free(why);
 	}
 	close(fd);
@@ -321,7 +377,7 @@ ctl_order_answer(int fd, Osm__CtlReply *reply)
 	len = osm__ctl_reply__get_packed_size(reply);
 	buf = xmalloc(len);
 	osm__ctl_reply__pack(reply, buf);
-	stream_write(fd, buf, len);
+	ctl_write_record(fd, buf, len);
 	free(buf);
 	close(fd);
 }

@@ -14,14 +14,14 @@
 
 /* Hash the size bytes of the file open on fd; -1 with *cause. */
 int
-file_sha256(int fd, uint64_t size, uint8_t out[SHA256_LEN], char **cause)
+file_sha256(int fd, uint64_t size, uint8_t out[CRYPTO_HASH_LEN],
+    char **cause)
 {
-	struct sha256	 c;
+	struct crypto_hash *c = crypto_hash_new();
 	uint8_t		*buf = xmalloc(FILEHASH_CHUNK);
 	uint64_t	 off = 0;
 	ssize_t		 n;
 
-	sha256_init(&c);
 	while (off < size) {
 		n = pread(fd, buf, size - off < FILEHASH_CHUNK ? size - off :
 		    FILEHASH_CHUNK, off);
@@ -30,13 +30,14 @@ file_sha256(int fd, uint64_t size, uint8_t out[SHA256_LEN], char **cause)
 		if (n <= 0) {
 			xasprintf(cause, "%s", n == 0 ? "the file shrank" :
 			    strerror(errno));
+			crypto_hash_free(c);
 			free(buf);
 			return -1;
 		}
-		sha256_update(&c, buf, n);
+		crypto_hash_update(c, buf, n);
 		off += n;
 	}
-	sha256_final(&c, out);
+	crypto_hash_final(c, out);
 	free(buf);
 	return 0;
 }

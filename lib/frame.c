@@ -3,9 +3,11 @@
  *
  *	u32 magic | u16 version | u16 kind | u32 body length | body | mac[32]
  *
- * The MAC is HMAC-SHA256 under the cluster key over header and body. Every
- * field is checked before the body is handed on; the body itself is still
- * untrusted protobuf that the caller must unpack and validate.
+ * The MAC is HMAC-SHA256 (lib/crypto.c) under the cluster key over header
+ * and body. Every field is checked before the body is handed on; the body
+ * itself is still untrusted protobuf that the caller must unpack and
+ * validate. Gossip and the broker's handshake use these frames; sessions
+ * have their own, encrypted (lib/session.c).
  */
 #include <arpa/inet.h>
 
@@ -46,7 +48,7 @@ frame_pack(uint16_t kind, const void *body, size_t len,
 	memcpy(out + 6, &v, 2);
 	put32(out + 8, len);
 	memcpy(out + FRAME_HDR, body, len);
-	hmac_sha256(key->bytes, key->len, out, FRAME_HDR + len,
+	crypto_hmac(key->bytes, key->len, out, FRAME_HDR + len,
 	    out + FRAME_HDR + len);
 	return total;
 }
@@ -86,7 +88,7 @@ frame_unpack(const uint8_t *buf, size_t n, size_t max,
 	if (blen != n - FRAME_OVERHEAD)
 		return blen > n - FRAME_OVERHEAD ? FRAME_SHORT :
 		    FRAME_LENGTH_BAD;
-	hmac_sha256(key->bytes, key->len, buf, FRAME_HDR + blen, mac);
+	crypto_hmac(key->bytes, key->len, buf, FRAME_HDR + blen, mac);
 	if (timingsafe_memcmp(mac, buf + FRAME_HDR + blen, FRAME_MAC) != 0)
 		return FRAME_MAC_BAD;
 	memcpy(&v, buf + 6, 2);

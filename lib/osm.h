@@ -29,6 +29,37 @@ void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A log site that a peer or a client can set off: LOG_LIMIT_BURST lines
+ * per key (a node, a uid) in each window, then a count of the rest, said
+ * when the window ends ("... and 124,976 more in the last 10 s"). Declare
+ * one static struct log_limit per site; a daemon calls log_limit_flush
+ * every second. Keys past LOG_LIMIT_KEYS - 1 at once share the last slot.
+ */
+#define LOG_LIMIT_BURST		5
+#define LOG_LIMIT_WINDOW_MS	10000
+#define LOG_LIMIT_KEYS		8
+#define LOG_LIMIT_OTHERS	UINT64_MAX
+struct log_limit_slot {
+	uint64_t	 key;
+	uint64_t	 start_ms;	/* the window began */
+	uint32_t	 logged;
+	uint64_t	 held;		/* counted, not written */
+	int		 pri;
+	int		 used;
+	char		 last[240];	/* the newest held back */
+};
+struct log_limit {
+	uint64_t		 window_ms;	/* 0: LOG_LIMIT_WINDOW_MS */
+	struct log_limit_slot	 slot[LOG_LIMIT_KEYS];
+	struct log_limit	*next;		/* on log.c's list once used */
+	int			 listed;
+};
+void	 log_limited_warnx(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limited_info(struct log_limit *l, uint64_t key, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 log_limit_flush(void);
 void	 fatal(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 void	 fatalx(const char *fmt, ...)
@@ -77,24 +108,38 @@ int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
 int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
 int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 
-/* sha256.c */
-#define SHA256_LEN	32
-#define SHA256_BLOCK	64
-struct sha256 {
-	uint32_t	h[8];
-	uint64_t	total;
-	uint8_t		buf[SHA256_BLOCK];
-	size_t		used;
-};
-void	 sha256_init(struct sha256 *c);
-void	 sha256_update(struct sha256 *c, const void *data, size_t len);
-void	 sha256_final(struct sha256 *c, uint8_t out[SHA256_LEN]);
-void	 hmac_sha256(const uint8_t *key, size_t keylen, const void *data,
-	    size_t len, uint8_t out[SHA256_LEN]);
+/* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */
+#define CRYPTO_HMAC_LEN	32
+#define CRYPTO_HASH_LEN	32	/* SHA-256 */
+#define CRYPTO_KEY_LEN	32	/* AES-256 */
+#define CRYPTO_IV_LEN	12	/* GCM's 96 bits */
+#define CRYPTO_TAG_LEN	16
+struct crypto_aead;
+struct crypto_hash;
+struct crypto_hash *crypto_hash_new(void);
+void	 crypto_hash_update(struct crypto_hash *h, const void *data,
+	    size_t len);
+void	 crypto_hash_final(struct crypto_hash *h,
+	    uint8_t out[CRYPTO_HASH_LEN]);
+void	 crypto_hash_free(struct crypto_hash *h);
+void	 crypto_hmac(const uint8_t *key, size_t keylen, const void *data,
+	    size_t len, uint8_t out[CRYPTO_HMAC_LEN]);
+void	 crypto_hkdf(const uint8_t *salt, size_t saltlen, const uint8_t *ikm,
+	    size_t ikmlen, const uint8_t *info, size_t infolen, uint8_t *out,
+	    size_t outlen);
+struct crypto_aead *crypto_aead_new(const uint8_t key[CRYPTO_KEY_LEN],
+	    int encrypt);
+void	 crypto_aead_free(struct crypto_aead *a);
+void	 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
+	    const void *aad, size_t aadlen, const void *in, size_t len,
+	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);
+int	 crypto_open(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
+	    const void *aad, size_t aadlen, const uint8_t *in, size_t len,
+	    uint8_t *out, const uint8_t tag[CRYPTO_TAG_LEN]);
 int	 timingsafe_memcmp(const void *a, const void *b, size_t len);
 
 /* filehash.c */
-int	 file_sha256(int fd, uint64_t size, uint8_t out[SHA256_LEN],
+int	 file_sha256(int fd, uint64_t size, uint8_t out[CRYPTO_HASH_LEN],
 	    char **cause);
 
 /* key.c */
@@ -115,7 +160,7 @@ int	 key_generate(const char *path, char **cause);
 #define FRAME_MAGIC	0x4f534d47U	/* "OSMG" */
 #define FRAME_VERSION	1
 #define FRAME_HDR	12
-#define FRAME_MAC	SHA256_LEN
+#define FRAME_MAC	CRYPTO_HMAC_LEN
 #define FRAME_OVERHEAD	(FRAME_HDR + FRAME_MAC)
 enum frame_error {
 	FRAME_OK = 0,
@@ -136,13 +181,30 @@ enum frame_error frame_unpack(const uint8_t *buf, size_t n, size_t max,
 const char *frame_strerror(enum frame_error e);
 
 /* session.c */
-#define SESSION_KEY_LEN		SHA256_LEN
+/*
+ * A session's frames: magic, version, kind, length, the body encrypted
+ * with AES-256-GCM, the tag. SESSION_KEY_LEN bytes of keys per end, from
+ * session_derive: its sending key and IV prefix, then its receiving ones.
+ */
+#define SESSION_VERSION		2	/* 1: HMAC-SHA256, bodies in clear */
+#define SESSION_HDR		FRAME_HDR
+#define SESSION_OVERHEAD	(SESSION_HDR + CRYPTO_TAG_LEN)
 #define SESSION_NONCE_LEN	16
+#define SESSION_DIR_LEN		4	/* the IV's first part: who sends */
+#define SESSION_KEY_LEN		(2 * (CRYPTO_KEY_LEN + SESSION_DIR_LEN))
+enum session_side {
+	SESSION_HOME,			/* the deputy's end */
+	SESSION_REMOTE			/* the guest agent's */
+};
 struct session {
 	int			 fd;
-	struct cluster_key	 key;
-	uint64_t		 tx_seq;
+	struct crypto_aead	*tx;
+	struct crypto_aead	*rx;
+	uint8_t			 tx_dir[SESSION_DIR_LEN];
+	uint8_t			 rx_dir[SESSION_DIR_LEN];
+	uint64_t		 tx_seq;	/* in the IV, never sent */
 	uint64_t		 rx_seq;
+	int			 broken;	/* a frame was refused */
 	size_t			 max;		/* largest whole frame */
 	uint8_t			*in;
 	size_t			 inlen;
@@ -156,7 +218,7 @@ void	 session_init(struct session *s, int fd, const uint8_t *key,
 void	 session_free(struct session *s);
 void	 session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
 	    const uint8_t *nonce_remote, uint32_t home, uint32_t remote,
-	    uint8_t *out);
+	    enum session_side side, uint8_t *out);
 int	 session_send(struct session *s, uint16_t kind, const void *body,
 	    size_t len, char **cause);
 struct ProtobufCMessage;
@@ -201,6 +263,17 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 #define CONF_GUEST_UID_FIRST	60000
 #define CONF_GUEST_UID_LAST	60999
+/* What local users and other nodes may make mosd hold (RELIABILITY.md) */
+#define CONF_CLIENTS		256
+#define CONF_CLIENTS_PER_USER	16
+#define CONF_AGENTS_PER_USER	1024
+#define CONF_CLIENT_TIMEOUT_MS	10000
+#define CONF_CLIENT_OUTPUT	(64U << 10)
+#define CONF_USER_OUTPUT	(1U << 20)
+#define CONF_HANDSHAKES		64
+#define CONF_HANDSHAKES_PER_NODE 4
+#define CONF_HANDSHAKE_RATE	20
+#define CONF_HANDSHAKE_TIMEOUT_MS 5000
 struct conf_node {
 	uint32_t	id;
 	char		addr[64];	/* numeric IPv4 or IPv6, as written */
@@ -222,6 +295,21 @@ struct cluster_conf {
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
 	char		*policy_path;	/* policy.conf beside this file */
+	uint16_t	 web_port;	/* the web monitor's; 0: off */
+	char		 web_addr[64];	/* numeric, 127.0.0.1 unless given */
+	struct sockaddr_storage web_sa;
+	socklen_t	 web_salen;
+	char		*web_token_path; /* web.token beside this file */
+	uint32_t	 clients;	/* users' tool connections, together */
+	uint32_t	 clients_per_user;
+	uint32_t	 agents_per_user;	/* processes registered */
+	uint64_t	 client_timeout_ms;	/* neither asks nor reads */
+	uint64_t	 client_output;	/* unread reply bytes, a connection */
+	uint64_t	 user_output;	/* a uid's */
+	uint32_t	 handshakes;	/* incoming, under way at once */
+	uint32_t	 handshakes_per_node;
+	uint32_t	 handshake_rate;	/* new connections/s from a node */
+	uint64_t	 handshake_timeout_ms;
 };
 struct cluster_conf *conf_load(const char *path, char **cause);
 void	 conf_free(struct cluster_conf *c);
@@ -306,6 +394,27 @@ struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, int *fd);
 void	 ctl_order_answer(int fd, struct Osm__CtlReply *reply);
 
 /* ctl-state.c */
+enum ctl_node_state {
+	CTL_NODE_UNKNOWN,	/* never heard of since this mosd started */
+	CTL_NODE_UP,
+	CTL_NODE_DOWN		/* heard of, silent past the timeout */
+};
 const char *ctl_state_name(int state);	/* Osm__ProcState; NULL: none */
+enum ctl_node_state ctl_node_state(int up, int known);
+const char *ctl_node_state_name(enum ctl_node_state state);
+const char *ctl_flag_name(size_t i, uint32_t *bit);
+char	*ctl_flags_text(uint32_t flags, const char *sep, const char *none);
+
+/*
+ * ctl-json.c: the JSON documents of control replies (jansson), the same
+ * for the tools' --json and mosd's web API. Each returns a new reference.
+ */
+struct json_t;
+struct json_t *ctl_json_status(const struct Osm__CtlReply *r);
+struct json_t *ctl_json_stats(const struct Osm__CtlReply *r);
+struct json_t *ctl_json_ps(const struct Osm__CtlReply *r, uint32_t pid);
+struct json_t *ctl_json_reply(const struct Osm__CtlReply *r);
+char	*ctl_json_text(struct json_t *doc);
+int	 ctl_json_print(FILE *f, struct json_t *doc);
 
 #endif

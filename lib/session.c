@@ -1,9 +1,18 @@
 /*
  * A session between two agents on different nodes (a deputy and a guest):
- * a byte stream of frames (lib/frame.c) under a session key that only
- * these two hold. Each frame's body starts with its sequence number, so a
- * frame that is replayed, dropped or reordered breaks the session instead
- * of being believed.
+ * a byte stream of frames that only these two can read or make. Layout
+ * (network byte order):
+ *
+ *	u32 magic | u16 version | u16 kind | u32 length | body | tag[16]
+ *
+ * The body is encrypted and the whole frame authenticated with AES-256-GCM
+ * (lib/crypto.c), the header as associated data. Each direction has its
+ * own key, derived with HKDF from the cluster key and both ends' nonces
+ * (session_derive). The 96-bit IV is the sender's direction (4 bytes)
+ * then the frame's sequence number (8 bytes, from 1), which is never sent:
+ * each end counts. So a frame that is altered, replayed, dropped,
+ * reordered, sent back to its sender or made under another key fails
+ * authentication, and the session breaks instead of believing it.
  *
  * Reading is incremental for event loops (session_fill when the fd is
  * readable, then session_next until it says there is no more); writing
@@ -22,17 +31,50 @@
 
 #include "osm.h"
 
-#define SESSION_SEQ	8
+/* The first part of the IV, by who sends. */
+static const uint8_t	session_from_home[SESSION_DIR_LEN] = { 0, 0, 0, 1 };
+static const uint8_t	session_from_remote[SESSION_DIR_LEN] = { 0, 0, 0, 2 };
 
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	uint32_t	v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static void
+session_iv(const uint8_t *dir, uint64_t seq, uint8_t *iv)
+{
+	int	i;
+
+	memcpy(iv, dir, SESSION_DIR_LEN);
+	for (i = 0; i < 8; i++)
+		iv[SESSION_DIR_LEN + i] = seq >> (8 * (7 - i));
+}
+
+/* key: what session_derive made for this end; max: the largest body. */
 void
 session_init(struct session *s, int fd, const uint8_t *key,
     size_t max)
 {
+	const uint8_t	*rx = key + CRYPTO_KEY_LEN + SESSION_DIR_LEN;
+
 	memset(s, 0, sizeof *s);
 	s->fd = fd;
-	memcpy(s->key.bytes, key, SESSION_KEY_LEN);
-	s->key.len = SESSION_KEY_LEN;
-	s->max = max + FRAME_OVERHEAD + SESSION_SEQ;
+	s->tx = crypto_aead_new(key, 1);
+	memcpy(s->tx_dir, key + CRYPTO_KEY_LEN, SESSION_DIR_LEN);
+	s->rx = crypto_aead_new(rx, 0);
+	memcpy(s->rx_dir, rx + CRYPTO_KEY_LEN, SESSION_DIR_LEN);
+	s->max = max + SESSION_OVERHEAD;
 }
 
 void
@@ -40,76 +82,92 @@ session_free(struct session *s)
 {
 	free(s->in);
 	free(s->out);
-	explicit_bzero(&s->key, sizeof s->key);
+	crypto_aead_free(s->tx);
+	crypto_aead_free(s->rx);
+	s->tx = s->rx = NULL;
 	s->in = s->out = NULL;
 	s->inlen = s->insize = s->outsize = 0;
 }
 
 /*
- * Both ends derive the session key from the cluster key and what they
- * exchanged in the clear: each side's random nonce and the two node numbers.
+ * Both ends derive the keys of both directions from the cluster key and
+ * what they exchanged in the clear: each side's random nonce and the two
+ * node numbers. HKDF-SHA256 with both nonces as the salt and, as the
+ * info, a label, the nodes and the direction. side says which end out is
+ * for: its sending key first.
  */
 void
 session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
     const uint8_t *nonce_remote, uint32_t home, uint32_t remote,
-    uint8_t *out)
+    enum session_side side, uint8_t *out)
 {
-	static const char	label[] = "osmosis session v1";
-	uint8_t			buf[sizeof label + 2 * SESSION_NONCE_LEN + 8];
-	uint32_t		n;
-	size_t			off = 0;
+	static const char	 label[] = "osmosis session v2";
+	uint8_t			 salt[2 * SESSION_NONCE_LEN];
+	uint8_t			 info[sizeof label - 1 + 8 + 1];
+	uint8_t			 from_home[CRYPTO_KEY_LEN + SESSION_DIR_LEN];
+	uint8_t			 from_remote[sizeof from_home];
+	uint8_t			*tx, *rx;
 
-	memcpy(buf, label, sizeof label);
-	off += sizeof label;
-	memcpy(buf + off, nonce_home, SESSION_NONCE_LEN);
-	off += SESSION_NONCE_LEN;
-	memcpy(buf + off, nonce_remote, SESSION_NONCE_LEN);
-	off += SESSION_NONCE_LEN;
-	n = htonl(home);
-	memcpy(buf + off, &n, 4);
-	n = htonl(remote);
-	memcpy(buf + off + 4, &n, 4);
-	hmac_sha256(ck->bytes, ck->len, buf, sizeof buf, out);
-	explicit_bzero(buf, sizeof buf);
+	memcpy(salt, nonce_home, SESSION_NONCE_LEN);
+	memcpy(salt + SESSION_NONCE_LEN, nonce_remote, SESSION_NONCE_LEN);
+	memcpy(info, label, sizeof label - 1);
+	put32(info + sizeof label - 1, home);
+	put32(info + sizeof label + 3, remote);
+	info[sizeof info - 1] = 1;
+	crypto_hkdf(salt, sizeof salt, ck->bytes, ck->len, info, sizeof info,
+	    from_home, CRYPTO_KEY_LEN);
+	memcpy(from_home + CRYPTO_KEY_LEN, session_from_home, SESSION_DIR_LEN);
+	info[sizeof info - 1] = 2;
+	crypto_hkdf(salt, sizeof salt, ck->bytes, ck->len, info, sizeof info,
+	    from_remote, CRYPTO_KEY_LEN);
+	memcpy(from_remote + CRYPTO_KEY_LEN, session_from_remote,
+	    SESSION_DIR_LEN);
+	tx = side == SESSION_HOME ? from_home : from_remote;
+	rx = side == SESSION_HOME ? from_remote : from_home;
+	memcpy(out, tx, sizeof from_home);
+	memcpy(out + sizeof from_home, rx, sizeof from_home);
+	explicit_bzero(from_home, sizeof from_home);
+	explicit_bzero(from_remote, sizeof from_remote);
 }
 
 int
 session_send(struct session *s, uint16_t kind, const void *body, size_t len,
     char **cause)
 {
-	uint64_t	seq = ++s->tx_seq;
-	size_t		need = FRAME_OVERHEAD + SESSION_SEQ + len, n, i;
-	uint8_t		*plain;
+	uint8_t	iv[CRYPTO_IV_LEN];
+	size_t	need = SESSION_OVERHEAD + len;
 
-	if (need > s->max) {
+	if (len > s->max - SESSION_OVERHEAD) {
 		xasprintf(cause, "session message of %zu bytes is over the "
-		    "limit of %zu", len, s->max - FRAME_OVERHEAD - SESSION_SEQ);
+		    "limit of %zu", len, s->max - SESSION_OVERHEAD);
 		return -1;
 	}
-	if (s->outsize < 2 * need) {
+	if (s->tx_seq == UINT64_MAX) {	/* an IV must never come again */
+		xasprintf(cause, "session has sent all it may under its key");
+		return -1;
+	}
+	if (s->outsize < need) {
 		free(s->out);
-		s->outsize = 2 * need;
+		s->outsize = need;
 		s->out = xmalloc(s->outsize);
 	}
-	/* sequence number then body, framed: two halves of one buffer */
-	plain = s->out + need;
-	for (i = 0; i < SESSION_SEQ; i++)
-		plain[i] = seq >> (8 * (SESSION_SEQ - 1 - i));
-	memcpy(plain + SESSION_SEQ, body, len);
-	n = frame_pack(kind, plain, SESSION_SEQ + len, &s->key, s->out, need);
-	if (n == 0 || write_all(s->fd, s->out, n) == -1) {
-		xasprintf(cause, "session write: %s", n == 0 ? "frame" :
-		    errno == EAGAIN ? "timed out" : strerror(errno));
+	put32(s->out, FRAME_MAGIC);
+	s->out[4] = SESSION_VERSION >> 8;
+	s->out[5] = SESSION_VERSION & 0xff;
+	s->out[6] = kind >> 8;
+	s->out[7] = kind & 0xff;
+	put32(s->out + 8, len);
+	session_iv(s->tx_dir, ++s->tx_seq, iv);
+	crypto_seal(s->tx, iv, s->out, SESSION_HDR, body, len,
+	    s->out + SESSION_HDR, s->out + SESSION_HDR + len);
+	if (write_all(s->fd, s->out, need) == -1) {
+		xasprintf(cause, "session write: %s", errno == EAGAIN ?
+		    "timed out" : strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/*
- * Read what the fd has: 1 if anything came, 0 if nothing was there
- * (EAGAIN, EINTR: errno says which), -1 at the end of the stream (*cause
- * NULL) or on an error.
- */
 /* Send a protobuf message (NULL: an empty body) as one frame of kind. */
 int
 session_send_msg(struct session *s, uint16_t kind,
@@ -128,6 +186,11 @@ session_send_msg(struct session *s, uint16_t kind,
 	return rc;
 }
 
+/*
+ * Read what the fd has: 1 if anything came, 0 if nothing was there
+ * (EAGAIN, EINTR: errno says which), -1 at the end of the stream (*cause
+ * NULL) or on an error.
+ */
 int
 session_fill(struct session *s, char **cause)
 {
@@ -156,30 +219,57 @@ session_fill(struct session *s, char **cause)
 	return 1;
 }
 
+/* A frame's header, checked as soon as it is there: -1 and why if bad. */
+static int
+session_header(struct session *s, size_t *n, char **cause)
+{
+	unsigned	version = s->in[4] << 8 | s->in[5];
+
+	if (get32(s->in) != FRAME_MAGIC) {
+		xasprintf(cause, "session message refused: bad magic");
+		return -1;
+	}
+	if (version != SESSION_VERSION) {
+		xasprintf(cause, "session message refused: version %u, where "
+		    "this osmosis speaks %u", version, SESSION_VERSION);
+		return -1;
+	}
+	*n = SESSION_OVERHEAD + (size_t)get32(s->in + 8);
+	if (*n > s->max) {
+		xasprintf(cause, "session message of %zu bytes is over the "
+		    "limit", *n);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * The next whole message, if one has arrived: 1 with *body (valid until
  * the next call) and *len, 0 if more bytes are needed, -1 if the stream
- * holds something that is not the next message of this session.
+ * holds something that is not the next message of this session. Once it
+ * has said -1, it says so again.
  */
 int
 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
     size_t *len, char **cause)
 {
-	const uint8_t		*b;
-	enum frame_error	 fe;
-	size_t			 n, blen, i;
-	uint64_t		 seq = 0;
+	uint8_t		iv[CRYPTO_IV_LEN];
+	uint64_t	seq = s->rx_seq + 1;
+	size_t		n, blen;
 
+	if (s->broken) {
+		xasprintf(cause, "session broken by a refused message");
+		return -1;
+	}
 	if (s->consumed > 0) {
 		memmove(s->in, s->in + s->consumed, s->inlen - s->consumed);
 		s->inlen -= s->consumed;
 		s->consumed = 0;
 	}
-	if ((n = frame_size(s->in, s->inlen)) == 0)
+	if (s->inlen < SESSION_HDR)
 		return 0;
-	if (n > s->max) {
-		xasprintf(cause, "session message of %zu bytes is over the "
-		    "limit", n);
+	if (session_header(s, &n, cause) == -1) {
+		s->broken = 1;
 		return -1;
 	}
 	if (s->inlen < n) {
@@ -189,24 +279,23 @@ session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 		}
 		return 0;
 	}
-	fe = frame_unpack(s->in, n, s->max, &s->key, kind, &b, &blen);
-	if (fe != FRAME_OK || blen < SESSION_SEQ) {
-		xasprintf(cause, "session message refused: %s",
-		    fe != FRAME_OK ? frame_strerror(fe) : "truncated");
-		return -1;
-	}
-	for (i = 0; i < SESSION_SEQ; i++)
-		seq = seq << 8 | b[i];
-	if (seq != s->rx_seq + 1) {
-		xasprintf(cause, "session message %llu out of order (expected "
-		    "%llu): replayed or lost", (unsigned long long)seq,
-		    (unsigned long long)(s->rx_seq + 1));
+	blen = n - SESSION_OVERHEAD;
+	session_iv(s->rx_dir, seq, iv);
+	/* Decrypted where it lies: refused, it is never handed out. */
+	if (seq == 0 || crypto_open(s->rx, iv, s->in, SESSION_HDR,
+	    s->in + SESSION_HDR, blen, s->in + SESSION_HDR,
+	    s->in + SESSION_HDR + blen) == -1) {
+		xasprintf(cause, "session message %llu refused: it fails "
+		    "authentication (altered, replayed, reordered or under "
+		    "another key)", (unsigned long long)seq);
+		s->broken = 1;
 		return -1;
 	}
 	s->rx_seq = seq;
 	s->consumed = n;
-	*body = b + SESSION_SEQ;
-	*len = blen - SESSION_SEQ;
+	*kind = s->in[6] << 8 | s->in[7];
+	*body = s->in + SESSION_HDR;
+	*len = blen;
 	return 1;
 }
 
@@ -319,6 +408,12 @@ session_pumped(struct session *s, int out, uint16_t kind, uint16_t end,
 		xasprintf(cause, "pipe: %s", strerror(errno));
 		return -1;
 	}
+	/*
+	 * A frame's worth in the pipe: with the default 64 KiB the two
+	 * threads take turns sixteen times per frame. Best effort: an
+	 * unprivileged user may be held to less (fs.pipe-max-size).
+	 */
+	fcntl(fds[0], F_SETPIPE_SZ, SESSION_CHUNK);
 	p.fd = out ? fds[0] : fds[1];
 	if (pthread_create(&th, NULL, out ? session_pump_out :
 	    session_pump_in, &p) != 0) {

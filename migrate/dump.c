@@ -206,7 +206,7 @@ dump_hash_files(Osm__ImgMm *mm, char **cause)
 		    v->id->has_sha256 || stat(v->path, &st) == -1 ||
 		    !fileid_same(v->id, &st))
 			continue;
-		sha = xmalloc(SHA256_LEN);
+		sha = xmalloc(CRYPTO_HASH_LEN);
 		if (fileid_identify(v->path, &id, sha, cause) == -1) {
 			free(sha);
 			return -1;
@@ -218,7 +218,7 @@ dump_hash_files(Osm__ImgMm *mm, char **cause)
 		/* freed with the image it came in (protobuf-c's allocator) */
 		v->id->has_sha256 = 1;
 		v->id->sha256.data = sha;
-		v->id->sha256.len = SHA256_LEN;
+		v->id->sha256.len = CRYPTO_HASH_LEN;
 	}
 	return 0;
 }

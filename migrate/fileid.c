@@ -47,7 +47,7 @@ fileid_same(const Osm__ImgFileId *id, const struct stat *st)
 #define FILEID_HASHES	64
 static struct {
 	uint64_t	 dev, ino, size, mtime_ns;
-	uint8_t		 sha256[SHA256_LEN];
+	uint8_t		 sha256[CRYPTO_HASH_LEN];
 } fileid_hashes[FILEID_HASHES];
 static size_t	 fileid_nhashes, fileid_next;
 
@@ -66,7 +66,7 @@ fileid_hash(int fd, const Osm__ImgFileId *id, uint8_t *out, char **cause)
 		if (fileid_hashes[i].dev == id->dev && fileid_hashes[i].ino == id->ino &&
 		    fileid_hashes[i].size == id->size &&
 		    fileid_hashes[i].mtime_ns == id->mtime_ns) {
-			memcpy(out, fileid_hashes[i].sha256, SHA256_LEN);
+			memcpy(out, fileid_hashes[i].sha256, CRYPTO_HASH_LEN);
 			return 1;
 		}
 	}
@@ -77,13 +77,13 @@ fileid_hash(int fd, const Osm__ImgFileId *id, uint8_t *out, char **cause)
 	fileid_hashes[i].ino = id->ino;
 	fileid_hashes[i].size = id->size;
 	fileid_hashes[i].mtime_ns = id->mtime_ns;
-	memcpy(fileid_hashes[i].sha256, out, SHA256_LEN);
+	memcpy(fileid_hashes[i].sha256, out, CRYPTO_HASH_LEN);
 	return 1;
 }
 
 /*
  * The identity of the file at path (as seen from here), with its content's
- * hash in out[SHA256_LEN] when out is not NULL and the file not too large
+ * hash in out[CRYPTO_HASH_LEN] when out is not NULL and the file not too large
  * to hash: 0, or -1 with *cause.
  */
 int
@@ -104,7 +104,7 @@ fileid_identify(const char *path, Osm__ImgFileId *id, uint8_t *out,
 	if (out != NULL && (rc = fileid_hash(fd, id, out, cause)) == 1) {
 		id->has_sha256 = 1;
 		id->sha256.data = out;
-		id->sha256.len = SHA256_LEN;
+		id->sha256.len = CRYPTO_HASH_LEN;
 	}
 	close(fd);
 	return rc == -1 ? -1 : 0;
@@ -118,7 +118,7 @@ int
 fileid_is(const Osm__ImgFileId *id, const char *path)
 {
 	Osm__ImgFileId	 here;
-	uint8_t		 sha[SHA256_LEN];
+	uint8_t		 sha[CRYPTO_HASH_LEN];
 	struct stat	 st;
 	char		*cause = NULL;
 
@@ -126,7 +126,7 @@ fileid_is(const Osm__ImgFileId *id, const char *path)
 		return 0;
 	if (fileid_same(id, &st))
 		return 1;
-	if (!id->has_sha256 || id->sha256.len != SHA256_LEN ||
+	if (!id->has_sha256 || id->sha256.len != CRYPTO_HASH_LEN ||
 	    (uint64_t)st.st_size != id->size)
 		return 0;
 	if (fileid_identify(path, &here, sha, &cause) == -1) {
@@ -134,7 +134,7 @@ fileid_is(const Osm__ImgFileId *id, const char *path)
 		return 0;
 	}
 	return here.has_sha256 && here.size == id->size &&
-	    memcmp(sha, id->sha256.data, SHA256_LEN) == 0;
+	    memcmp(sha, id->sha256.data, CRYPTO_HASH_LEN) == 0;
 }
 
 /* Is the file at path the very file of id, changed in place or not? */

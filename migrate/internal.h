@@ -78,6 +78,9 @@ int	 task_getregs(struct mig_thread *th, struct user_regs_struct *r,
 int	 task_setregs(struct mig_thread *th, const struct user_regs_struct *r,
 	    char **cause);
 int	 task_ready(struct mig_task *t, char **cause);
+int	 task_aim(struct mig_task *t, struct mig_thread *th, long nr,
+	    const sysargs a, char **cause);
+int	 task_await(struct mig_task *t, struct mig_thread *th, char **cause);
 int	 task_syscall(struct mig_task *t, struct mig_thread *th, long *rv,
 	    long nr, const sysargs a);
 int	 task_tsys_ok(struct mig_task *t, struct mig_thread *th,

@@ -9,8 +9,9 @@
  *
  * A dump writes to any file descriptor (file, pipe, socket) and a restore
  * reads from any, strictly in order. A restore targets a process under our
- * ptrace control: a fresh one (mig_spawn, or mig_spawn_pid to give it the
- * image's pid) or one the caller already stopped (mig_adopt).
+ * ptrace control: a fresh one (mig_spawn; mig_spawn_bare, with /dev/null
+ * for 0-2; or mig_spawn_pid to give it the image's pid) or one the caller
+ * already stopped (mig_adopt).
  *
  *	dump:		t = mig_seize(pid); mig_dump(t, fd, ...); then
  *			mig_release(t) to let it go on, or mig_kill(t)
@@ -179,6 +180,7 @@ struct mig_pin {
 };
 struct mig_task	*mig_seize(pid_t pid, char **cause);
 struct mig_task	*mig_spawn(char **cause);
+struct mig_task	*mig_spawn_bare(char **cause);
 struct mig_task	*mig_spawn_pid(pid_t pid, char **cause);
 struct mig_task	*mig_adopt(pid_t pid, char **cause);
 pid_t		 mig_pid(const struct mig_task *t);

@@ -80,7 +80,7 @@ mm_classify_file(struct mig_task *t, Osm__ImgVma *v, const char *path,
 	char		 full[PATH_MAX + 64];
 	struct stat	 st;
 	Osm__ImgFileId	 id;
-	uint8_t		 sha[SHA256_LEN];
+	uint8_t		 sha[CRYPTO_HASH_LEN];
 	char		*why = NULL;
 	int		 same, shared = v->flags & MAP_SHARED;
 	size_t		 n = strlen(path), i;
@@ -900,7 +900,7 @@ mig_files(struct mig_task *t, int flags, struct mig_file **out, size_t *n,
 			f->id = *v->id;
 			if (v->id->has_sha256) {
 				memcpy(f->sha256, v->id->sha256.data,
-				    SHA256_LEN);
+				    CRYPTO_HASH_LEN);
 				f->id.sha256.data = f->sha256;
 			}
 		}

@@ -1,12 +1,15 @@
 /*
- * moscr info FILE: what an image holds, in readable form. The whole image
- * is read and checked as a restore would, short of restoring it.
+ * moscr info [--json] FILE: what an image holds, in readable form or as
+ * one JSON document (field names in moscr(1)). The whole image is read
+ * and checked as a restore would, short of restoring it.
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +24,11 @@ static int	moscr_info(int, char **);
 
 const struct moscr_cmd moscr_info_cmd = {
 	.name = "info",
-	.usage = "FILE",
+	.usage = "[--json] FILE",
 	.help = "Check the image in FILE ('-': standard input) and show what "
 	    "it holds:\n      the process, each thread (id, name, where it "
-	    "was stopped), its files\n      and memory.",
+	    "was stopped), its files\n      and memory; with --json as one "
+	    "JSON document.",
 	.exec = moscr_info,
 };
 
@@ -130,6 +134,17 @@ info_threads(const struct mig_image *mi)
 	}
 }
 
+/* "rwxp" from an area's protection and flags. */
+static void
+info_perms(const Osm__ImgVma *v, char out[5])
+{
+	out[0] = (v->prot & PROT_READ) ? 'r' : '-';
+	out[1] = (v->prot & PROT_WRITE) ? 'w' : '-';
+	out[2] = (v->prot & PROT_EXEC) ? 'x' : '-';
+	out[3] = (v->flags & MAP_SHARED) ? 's' : 'p';
+	out[4] = '\0';
+}
+
 static void
 info_print(const char *path, const struct mig_image *mi)
 {
@@ -137,7 +152,7 @@ info_print(const char *path, const struct mig_image *mi)
 	const Osm__ImgRegs	*r = mi->threads[0]->regs;
 	const Osm__ImgVma	*v;
 	const Osm__ImgFd	*d;
-	char			 when[64], size[32], carried[32];
+	char			 when[64], size[32], carried[32], perms[5];
 	struct tm		 tm;
 	time_t			 tt = h->time;
 	uint64_t		 pages = 0;
@@ -191,40 +206,272 @@ info_print(const char *path, const struct mig_image *mi)
 		v = mi->mm->vmas[i];
 		info_size(v->end - v->start, size, sizeof size);
 		info_size(v->pages * MIG_PAGE, carried, sizeof carried);
-		printf("  %012llx-%012llx %c%c%c%c %9s %9s  %s\n",
+		info_perms(v, perms);
+		printf("  %012llx-%012llx %s %9s %9s  %s\n",
 		    (unsigned long long)v->start, (unsigned long long)v->end,
-		    (v->prot & PROT_READ) ? 'r' : '-',
-		    (v->prot & PROT_WRITE) ? 'w' : '-',
-		    (v->prot & PROT_EXEC) ? 'x' : '-',
-		    (v->flags & MAP_SHARED) ? 's' : 'p', size, carried,
+		    perms, size, carried,
 		    v->path != NULL ? v->path : v->label != NULL ? v->label :
 		    "");
 	}
+}
+
+/*
+ * JSON strings are UTF-8, a path or an argument any bytes: one that is not
+ * valid UTF-8 goes out with '?' for each byte outside ASCII.
+ */
+static json_t *
+info_json_str(const char *s, size_t len)
+{
+	json_t	*j;
+	char	*copy;
+	size_t	 i;
+
+	if ((j = json_stringn(s, len)) != NULL)
+		return j;
+	copy = xmalloc(len + 1);
+	for (i = 0; i < len; i++)
+		copy[i] = (unsigned char)s[i] >= 0x80 || s[i] == '\0' ? '?' :
+		    s[i];
+	j = json_stringn(copy, len);
+	free(copy);
+	return j;
+}
+
+static json_t *
+info_json_cstr(const char *s)
+{
+	return s != NULL ? info_json_str(s, strlen(s)) : json_null();
+}
+
+static json_t *
+info_json_u64(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/* A signal mask as the list of the signal numbers in it. */
+static json_t *
+info_json_sigset(uint64_t mask)
+{
+	json_t	*a = json_array();
+	int	 sig;
+
+	for (sig = 1; sig <= 64; sig++)
+		if (mask & (1ULL << (sig - 1)))
+			json_array_append_new(a, json_integer(sig));
+	return a;
+}
+
+static json_t *
+info_json_call(const Osm__ImgRegs *r)
+{
+	json_t			*o;
+
+	if (r->restart == OSM__IMG_RESTART__RESTART_NONE)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "name",
+	    json_string(info_syscall(r->gp->orig_rax)));
+	json_object_set_new(o, "nr", json_integer((json_int_t)r->gp->orig_rax));
+	json_object_set_new(o, "restart",
+	    json_string(info_restart[r->restart]));
+	json_object_set_new(o, "sleep_left_ns", r->has_sleep_left_ns ?
+	    info_json_u64(r->sleep_left_ns) : json_null());
+	return o;
+}
+
+static json_t *
+info_json_files(const struct mig_image *mi)
+{
+	const Osm__ImgFd	*d;
+	json_t			*a = json_array(), *o;
+	int			 reg;
+	size_t			 i;
+
+	for (i = 0; i < mi->files->n_fds; i++) {
+		d = mi->files->fds[i];
+		reg = d->kind == OSM__IMG_FD_KIND__FD_REGULAR;
+		o = json_object();
+		json_object_set_new(o, "fd", json_integer(d->fd));
+		json_object_set_new(o, "kind", json_string(info_kinds[d->kind]));
+		json_object_set_new(o, "path", info_json_cstr(d->path));
+		json_object_set_new(o, "offset", reg ?
+		    info_json_u64(d->offset) : json_null());
+		json_object_set_new(o, "flags", reg ? json_integer(d->flags) :
+		    json_null());
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *
+info_json_memory(const struct mig_image *mi)
+{
+	const Osm__ImgVma	*v;
+	json_t			*o, *areas = json_array(), *a;
+	uint64_t		 pages = 0;
+	char			 perms[5];
+	size_t			 i;
+
+	for (i = 0; i < mi->mm->n_vmas; i++) {
+		v = mi->mm->vmas[i];
+		pages += mi->vma_pages[i];
+		info_perms(v, perms);
+		a = json_object();
+		json_object_set_new(a, "start", info_json_u64(v->start));
+		json_object_set_new(a, "end", info_json_u64(v->end));
+		json_object_set_new(a, "perms", json_string(perms));
+		json_object_set_new(a, "pages", info_json_u64(v->pages));
+		json_object_set_new(a, "name", info_json_cstr(v->path != NULL ?
+		    v->path : v->label));
+		json_array_append_new(areas, a);
+	}
+	o = json_object();
+	json_object_set_new(o, "pages", info_json_u64(pages));
+	json_object_set_new(o, "bytes", info_json_u64(pages * MIG_PAGE));
+	json_object_set_new(o, "areas", areas);
+	return o;
+}
+
+static json_t *
+info_json_rseq(const Osm__ImgThread *it)
+{
+	json_t	*o;
+
+	if (!it->has_rseq_addr)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "addr", info_json_u64(it->rseq_addr));
+	json_object_set_new(o, "len", json_integer(it->rseq_len));
+	return o;
+}
+
+/* Each thread: what info_threads says of it. */
+static json_t *
+info_json_threads(const struct mig_image *mi)
+{
+	const Osm__ImgThread	*it;
+	json_t			*a = json_array(), *o;
+	size_t			 i;
+
+	for (i = 0; i < mi->nthreads; i++) {
+		it = mi->threads[i];
+		o = json_object();
+		json_object_set_new(o, "tid", json_integer(it->tid));
+		json_object_set_new(o, "comm", info_json_cstr(it->comm));
+		json_object_set_new(o, "ip", info_json_u64(it->regs->gp->rip));
+		json_object_set_new(o, "sp", info_json_u64(it->regs->gp->rsp));
+		json_object_set_new(o, "call", info_json_call(it->regs));
+		json_object_set_new(o, "blocked",
+		    info_json_sigset(it->blocked));
+		json_object_set_new(o, "pending", json_integer(it->n_pending));
+		json_object_set_new(o, "altstack",
+		    json_boolean(!(it->altstack_flags & SS_DISABLE)));
+		json_object_set_new(o, "rseq", info_json_rseq(it));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* Everything info_print shows, as numbers and names (moscr(1)). */
+static json_t *
+info_json(const char *path, const struct mig_image *mi)
+{
+	const Osm__ImgHeader	*h = mi->header;
+	const Osm__ImgThread	*main = mi->threads[0];
+	const Osm__ImgRegs	*r = main->regs;
+	json_t			*doc, *o, *argv;
+	size_t			 i, pending = mi->sig->n_pending_shared;
+
+	argv = json_array();
+	for (i = 0; i < h->cmdline.len;) {
+		json_array_append_new(argv, info_json_str(
+		    (const char *)h->cmdline.data + i, strnlen((const char *)
+		    h->cmdline.data + i, h->cmdline.len - i)));
+		i += strnlen((const char *)h->cmdline.data + i,
+		    h->cmdline.len - i) + 1;
+	}
+	doc = json_object();
+	json_object_set_new(doc, "image", info_json_cstr(path));
+	json_object_set_new(doc, "bytes", info_json_u64(mi->bytes));
+	json_object_set_new(doc, "format", json_integer(MIG_VERSION));
+	json_object_set_new(doc, "pid", json_integer(h->pid));
+	json_object_set_new(doc, "comm", info_json_cstr(h->comm));
+	json_object_set_new(doc, "uid", json_integer(mi->task->uid));
+	json_object_set_new(doc, "gid", json_integer(mi->task->gid));
+	json_object_set_new(doc, "argv", argv);
+	json_object_set_new(doc, "executable", info_json_cstr(mi->task->exe));
+	json_object_set_new(doc, "time", info_json_u64(h->time));
+	json_object_set_new(doc, "node", info_json_cstr(h->node));
+	json_object_set_new(doc, "kernel", info_json_cstr(h->kernel));
+	json_object_set_new(doc, "cpu_ns", info_json_u64(mi->task->cpu_ns));
+	o = json_object();
+	json_object_set_new(o, "ip", info_json_u64(r->gp->rip));
+	json_object_set_new(o, "sp", info_json_u64(r->gp->rsp));
+	json_object_set_new(o, "xstate_bytes", json_integer(r->xstate.len));
+	json_object_set_new(o, "xfeatures", info_json_u64(r->xfeatures));
+	json_object_set_new(doc, "registers", o);
+	json_object_set_new(doc, "call", info_json_call(r));
+	o = json_object();
+	json_object_set_new(o, "handlers", json_integer(mi->sig->n_actions));
+	json_object_set_new(o, "blocked", info_json_sigset(main->blocked));
+	for (i = 0; i < mi->nthreads; i++)
+		pending += mi->threads[i]->n_pending;
+	json_object_set_new(o, "pending", json_integer(pending));
+	json_object_set_new(o, "timers", json_integer(mi->sig->n_itimers));
+	json_object_set_new(o, "altstack",
+	    json_boolean(!(main->altstack_flags & SS_DISABLE)));
+	json_object_set_new(doc, "signals", o);
+	json_object_set_new(doc, "rseq", info_json_rseq(main));
+	json_object_set_new(doc, "threads", info_json_threads(mi));
+	json_object_set_new(doc, "main_ended", json_boolean(main->tid !=
+	    h->pid));
+	json_object_set_new(doc, "cwd", info_json_cstr(mi->files->cwd));
+	json_object_set_new(doc, "umask", json_integer(mi->files->umask));
+	json_object_set_new(doc, "files", info_json_files(mi));
+	json_object_set_new(doc, "memory", info_json_memory(mi));
+	return doc;
 }
 
 static int
 moscr_info(int argc, char **argv)
 {
 	struct mig_image	 mi;
-	char			*cause = NULL;
-	int			 fd;
+	const char		*path;
+	json_t			*doc;
+	char			*cause = NULL, *text;
+	int			 fd, json = 0;
 
 	if (moscr_help_wanted(argc, argv, &moscr_info_cmd))
 		return 0;
+	if (argc == 3 && strcmp(argv[1], "--json") == 0) {
+		json = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2)
 		moscr_usage(&moscr_info_cmd);
-	if (strcmp(argv[1], "-") == 0)
+	path = argv[1];
+	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
-	else if ((fd = open(argv[1], O_RDONLY | O_CLOEXEC)) == -1) {
-		moscr_err("%s: %s", argv[1], strerror(errno));
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		moscr_err("%s: %s", path, strerror(errno));
 		return 1;
 	}
 	if (mig_image_load(fd, &mi, &cause) == -1) {
-		moscr_err("%s: %s", argv[1], cause);
+		moscr_err("%s: %s", path, cause);
 		free(cause);
 		return 1;
 	}
-	info_print(argv[1], &mi);
+	if (json) {
+		if ((text = json_dumps(doc = info_json(path, &mi),
+		    JSON_INDENT(2))) == NULL)
+			fatalx("%s: out of memory", __func__);
+		json_decref(doc);
+		printf("%s\n", text);
+		free(text);
+	} else
+		info_print(path, &mi);
 	mig_image_free(&mi);
-	return 0;
+	return fflush(stdout) == EOF ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,12 +273,22 @@ fail:
 	return NULL;
 }
 
-/* The child's side of a spawn: stop at once under our trace. */
+/*
+ * The child's side of a spawn: stop at once under our trace, holding
+ * nothing but 0-2 (ours, or with bare /dev/null).
+ */
 static void __attribute__((noreturn))
-seize_child(void)
+seize_child(int bare)
 {
+	long	null;
+
 	/* Raw calls: after a raw clone3 glibc's idea of our tid is wrong. */
 	if (syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) == -1)
+		syscall(SYS_exit_group, 127);
+	if (bare && ((null = syscall(SYS_open, "/dev/null", O_RDWR)) == -1 ||
+	    syscall(SYS_dup2, null, 0) == -1 ||
+	    syscall(SYS_dup2, null, 1) == -1 ||
+	    syscall(SYS_dup2, null, 2) == -1))
 		syscall(SYS_exit_group, 127);
 	syscall(SYS_close_range, 3, ~0U, 0);
 	syscall(SYS_kill, syscall(SYS_getpid), SIGSTOP);
@@ -318,8 +329,8 @@ fail:
  * A fresh process to restore into: a child of ours that stops at once
  * under our trace with nothing open but 0-2. It dies with us.
  */
-struct mig_task *
-mig_spawn(char **cause)
+static struct mig_task *
+seize_spawn(int bare, char **cause)
 {
 	pid_t	pid;
 
@@ -328,8 +339,24 @@ mig_spawn(char **cause)
 		return NULL;
 	}
 	if (pid == 0)
-		seize_child();
+		seize_child(bare);
 	return seize_spawned(pid, cause);
+}
+
+struct mig_task *
+mig_spawn(char **cause)
+{
+	return seize_spawn(0, cause);
+}
+
+/*
+ * The same, but holding nothing of ours: 0-2 are /dev/null. For a guest's
+ * R, whose descriptors are its home's (forwarded), never this node's.
+ */
+struct mig_task *
+mig_spawn_bare(char **cause)
+{
+	return seize_spawn(1, cause);
 }
 
 /*
@@ -366,7 +393,7 @@ mig_spawn_pid(pid_t pid, char **cause)
 		return NULL;
 	}
 	if (r == 0)
-		seize_child();
+		seize_child(0);
 	if ((t = seize_spawned(r, cause)) == NULL)
 		return NULL;
 	if (t->vtgid != pid) {

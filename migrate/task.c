@@ -280,37 +280,52 @@ task_steal(struct mig_task *t, struct mig_thread *th, char **cause)
 	return 0;
 }
 
+static int
+task_cont(struct mig_thread *th, char **cause)
+{
+	if (ptrace(PTRACE_SYSCALL, th->tid, 0, 0) == -1) {
+		xasprintf(cause, "ptrace resume %d: %s", th->tid,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * Resume the thread until its next syscall stop; group stops and
+ * The thread resumed, wait for its next syscall stop; group stops and
  * interrupts are stepped over, signals set aside, and the thread a clone
  * made noted.
  */
-static int
-task_step(struct mig_task *t, struct mig_thread *th, char **cause)
+int
+task_await(struct mig_task *t, struct mig_thread *th, char **cause)
 {
 	unsigned long	msg;
 	int		status;
 
 	for (;;) {
-		if (ptrace(PTRACE_SYSCALL, th->tid, 0, 0) == -1) {
-			xasprintf(cause, "ptrace resume %d: %s", th->tid,
-			    strerror(errno));
-			return -1;
-		}
 		if (task_wait(t, th, &status, cause) == -1)
 			return -1;
-		if (!WIFSTOPPED(status))
-			continue;
-		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80))
 			return 0;
-		if ((status >> 16) == PTRACE_EVENT_CLONE &&
+		if (WIFSTOPPED(status) &&
+		    (status >> 16) == PTRACE_EVENT_CLONE &&
 		    ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) == 0)
 			t->cloned = msg;
-		if ((status >> 16) != 0)
-			continue;
-		if (task_steal(t, th, cause) == -1)
+		if (WIFSTOPPED(status) && (status >> 16) == 0 &&
+		    task_steal(t, th, cause) == -1)
+			return -1;
+		if (task_cont(th, cause) == -1)
 			return -1;
 	}
+}
+
+/* Resume the thread until its next syscall stop. */
+static int
+task_step(struct mig_task *t, struct mig_thread *th, char **cause)
+{
+	if (task_cont(th, cause) == -1)
+		return -1;
+	return task_await(t, th, cause);
 }
 
 int
@@ -337,7 +352,7 @@ task_setregs(struct mig_thread *th, const struct user_regs_struct *r,
 }
 
 /* Point the stopped thread at the syscall instruction with these. */
-static int
+int
 task_aim(struct mig_task *t, struct mig_thread *th, long nr,
     const sysargs a, char **cause)
 {

@@ -1,7 +1,10 @@
 /*
  * The ncurses view: one row per node with a horizontal bar, a status line
- * on top and the keys (or the last error) at the bottom. Draws into any
- * WINDOW and never refreshes, so tests can read the result back.
+ * on top (the nodes shown, how many are active) and the keys (or the last
+ * error) at the bottom. A row starts with the node's number, '*' for this
+ * node and a mark for its flags (B blocked, S stay, L lstay), then the
+ * bar and its figures, or why there are none (down, unknown). Draws into
+ * any WINDOW and never refreshes, so tests can read the result back.
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,9 +12,10 @@
 
 #include "lib/osm.h"
 #include "mon/mon.h"
+#include "proto/ctl.pb-c.h"
 
-/* Node number, the '*' that marks this node, a space. */
-#define DRAW_ID_WIDTH	8
+/* Node number, the '*' that marks this node, the flag mark, a space. */
+#define DRAW_ID_WIDTH	9
 /* Below this the rows would not hold a number, a bar and the figures. */
 #define DRAW_MIN_COLS	40
 #define DRAW_MIN_LINES	(VIEW_CHROME + 1)
@@ -35,9 +39,11 @@ static const struct draw_mode {
 	int		 prec;		/* of the scale in the label */
 	struct draw_col	 cols[2];
 } draw_modes[] = {
-	[MON_LOAD] = { "load:", 2, { { "LOAD", 7, 2 } } },
+	[MON_LOAD] = { "load:", 2, { { "LOAD", 7, 2 }, { "GUESTS", 7, 0 } } },
 	[MON_SPEED] = { "speed:", 0, { { "SPEED", 7, 0 }, { "CPUS", 7, 2 } } },
 	[MON_MEM] = { "MiB: # used . free,", 0,
+	    { { "USED", 8, 0 }, { "FREE", 8, 0 } } },
+	[MON_SWAP] = { "swap MiB: # used . free,", 0,
 	    { { "USED", 8, 0 }, { "FREE", 8, 0 } } },
 };
 
@@ -71,7 +77,7 @@ draw_values(enum mon_mode mode, const struct mon_node *n, double v[2])
 	switch (mode) {
 	case MON_LOAD:
 		v[0] = n->load;
-		v[1] = NAN;
+		v[1] = n->guests;
 		break;
 	case MON_SPEED:
 		v[0] = n->speed;
@@ -80,6 +86,10 @@ draw_values(enum mon_mode mode, const struct mon_node *n, double v[2])
 	case MON_MEM:
 		v[0] = n->mem_total - n->mem_free;	/* NAN if either is */
 		v[1] = n->mem_free;
+		break;
+	case MON_SWAP:
+		v[0] = n->swap_total - n->swap_free;
+		v[1] = n->swap_free;
 		break;
 	}
 }
@@ -102,6 +112,8 @@ draw_extent(enum mon_mode mode, const struct mon_node *n)
 		return n->speed;
 	case MON_MEM:
 		return n->mem_total;
+	case MON_SWAP:
+		return n->swap_total;
 	}
 	return NAN;
 }
@@ -161,7 +173,10 @@ draw_bar(WINDOW *w, enum mon_mode mode, const struct mon_node *n,
 		draw_run(w, '#', all, draw_pair(PAIR_SPEED));
 		break;
 	case MON_MEM:
-		used = draw_cells(n->mem_total - n->mem_free, scale, width);
+	case MON_SWAP:
+		used = mode == MON_MEM ?
+		    draw_cells(n->mem_total - n->mem_free, scale, width) :
+		    draw_cells(n->swap_total - n->swap_free, scale, width);
 		if (used > all)
 			used = all;
 		draw_run(w, '#', used, draw_pair(PAIR_USED));
@@ -177,6 +192,19 @@ draw_bar_width(enum mon_mode mode, int cols)
 	return cols - DRAW_ID_WIDTH - draw_cols_width(mode) - 1;
 }
 
+/* One letter for a node's flags, the one that matters most to a guest. */
+static int
+draw_mark(uint32_t flags)
+{
+	if (flags & OSM__NODE_FLAG__NODE_BLOCK)
+		return 'B';
+	if (flags & OSM__NODE_FLAG__NODE_STAY)
+		return 'S';
+	if (flags & OSM__NODE_FLAG__NODE_LSTAY)
+		return 'L';
+	return ' ';
+}
+
 static void
 draw_node(WINDOW *w, int y, const struct mon_view *v,
     const struct mon_sample *s, const struct mon_node *n, double scale)
@@ -186,11 +214,15 @@ draw_node(WINDOW *w, int y, const struct mon_view *v,
 	int			 i, bar;
 
 	bar = draw_bar_width(v->mode, getmaxx(w));
-	mvwprintw(w, y, 0, "%6u%c ", n->id, n->id == s->self ? '*' : ' ');
+	mvwprintw(w, y, 0, "%6u%c%c ", n->id, n->id == s->self ? '*' : ' ',
+	    draw_mark(n->flags));
 	if (!n->up) {
-		wattron(w, A_BOLD | draw_pair(PAIR_DOWN));
-		waddstr(w, "down");
-		wattroff(w, A_BOLD | draw_pair(PAIR_DOWN));
+		/* never heard of is not down: it may be starting */
+		wattron(w, A_BOLD | draw_pair(n->state == CTL_NODE_DOWN ?
+		    PAIR_DOWN : PAIR_USED));
+		waddstr(w, ctl_node_state_name(n->state));
+		wattroff(w, A_BOLD | draw_pair(n->state == CTL_NODE_DOWN ?
+		    PAIR_DOWN : PAIR_USED));
 		return;
 	}
 	draw_bar(w, v->mode, n, scale, bar);
@@ -249,6 +281,8 @@ draw_status(WINDOW *w, const struct mon_sample *s, const struct mon_view *v,
 		if (shown < s->nnodes)
 			off += snprintf(line + off, sizeof line - off,
 			    " (%zu down hidden)", s->nnodes - shown);
+		off += snprintf(line + off, sizeof line - off, ", %zu active",
+		    s->active);
 		off += snprintf(line + off, sizeof line - off, "  at %s",
 		    when);
 		if (s->self != 0)
@@ -307,6 +341,6 @@ draw_frame(WINDOW *w, const struct mon_sample *s, const char *error,
 		wattroff(w, A_BOLD | draw_pair(PAIR_DOWN));
 	} else
 		mvwaddnstr(w, lines - 1, 0, "l load  s speed  m memory  "
-		    "d down nodes  arrows PgUp PgDn space: page  q quit",
+		    "w swap  d down  arrows PgUp PgDn space  q quit",
 		    cols - 1);
 }

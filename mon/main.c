@@ -36,9 +36,12 @@ usage(FILE *f)
 	    "  -i SECONDS  refresh interval (default 1; also 500ms)\n"
 	    "  -S PATH     mosd's control socket (default %s)\n"
 	    "  -h, --help  show this help\n"
-	    "keys: l load, s speed and CPUs, m memory used and free,\n"
-	    "  d hide or show down nodes, arrows PgUp PgDn space Home End "
-	    "to page, q quit\n", OSM_SOCKET_PATH);
+	    "keys: l load and guests, s speed and CPUs, m memory used and "
+	    "free,\n  w swap used and free, d hide or show down nodes, "
+	    "arrows PgUp PgDn space\n  Home End to page, q quit\n"
+	    "A row: the node, * for this one, B blocked, S stay or L lstay,\n"
+	    "then its bar and figures, or down, or unknown (never heard "
+	    "of).\n", OSM_SOCKET_PATH);
 }
 
 /*

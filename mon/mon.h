@@ -11,17 +11,24 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lib/osm.h"
+
 struct Osm__CtlReply;
 
 /* One node as last sampled. A figure that is not known is NAN. */
 struct mon_node {
 	uint32_t	 id;
-	int		 up;
+	enum ctl_node_state state;
+	int		 up;		/* state is CTL_NODE_UP */
 	double		 load;		/* 1.0: CPU capacity exactly used */
 	double		 cpus;		/* CPU capacity, in CPUs */
 	double		 speed;		/* 1000: the reference CPU */
 	double		 mem_total;	/* MiB */
 	double		 mem_free;	/* MiB */
+	double		 swap_total;	/* MiB */
+	double		 swap_free;	/* MiB */
+	double		 guests;	/* processes it runs for other nodes */
+	uint32_t	 flags;		/* NodeFlag; 0 if not known */
 };
 
 /* The cluster as the local mosd saw it at one moment. */
@@ -29,13 +36,15 @@ struct mon_sample {
 	uint32_t	 self;		/* this node; 0 if mosd did not say */
 	struct mon_node	*nodes;		/* in node order */
 	size_t		 nnodes;
+	size_t		 active;	/* nodes up */
 	time_t		 when;		/* 0: nothing sampled yet */
 };
 
 enum mon_mode {
 	MON_LOAD,
 	MON_SPEED,
-	MON_MEM
+	MON_MEM,
+	MON_SWAP
 };
 
 struct mon_view {

@@ -33,7 +33,7 @@ sample_convert(const Osm__CtlReply *r, struct mon_sample *s, char **cause)
 {
 	struct mon_node	*nodes, *n;
 	Osm__CtlNode	*c;
-	size_t		 i;
+	size_t		 i, active = 0;
 
 	if (!r->ok) {
 		if (r->error != NULL && *r->error != '\0')
@@ -52,18 +52,26 @@ sample_convert(const Osm__CtlReply *r, struct mon_sample *s, char **cause)
 		c = r->nodes[i];
 		n = &nodes[i];
 		n->id = c->node;
-		n->up = c->up;
+		n->state = ctl_node_state(c->up, c->known);
+		n->up = n->state == CTL_NODE_UP;
 		/* What a down node last reported is stale: show none of it. */
-		if (!c->up || !c->known) {
+		if (!n->up) {
 			n->load = n->cpus = n->speed = NAN;
 			n->mem_total = n->mem_free = NAN;
+			n->swap_total = n->swap_free = n->guests = NAN;
 			continue;
 		}
+		active++;
 		n->load = sample_figure(c->has_load, c->load, 100);
 		n->cpus = sample_figure(c->has_cpus, c->cpus, 100);
 		n->speed = sample_figure(c->has_speed, c->speed, 1);
 		n->mem_total = sample_figure(c->has_mem_total, c->mem_total, 1);
 		n->mem_free = sample_figure(c->has_mem_free, c->mem_free, 1);
+		n->swap_total = sample_figure(c->has_swap_total, c->swap_total,
+		    1);
+		n->swap_free = sample_figure(c->has_swap_free, c->swap_free, 1);
+		n->guests = sample_figure(c->has_guests, c->guests, 1);
+		n->flags = c->has_flags ? c->flags : 0;
 	}
 	qsort(nodes, r->n_nodes, sizeof *nodes, sample_cmp);
 	for (i = 1; i < r->n_nodes; i++) {
@@ -77,6 +85,7 @@ sample_convert(const Osm__CtlReply *r, struct mon_sample *s, char **cause)
 	free(s->nodes);
 	s->nodes = nodes;
 	s->nnodes = r->n_nodes;
+	s->active = active;
 	s->self = r->has_self ? r->self : 0;
 	return 0;
 }

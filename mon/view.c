@@ -16,6 +16,8 @@ view_mode_name(enum mon_mode mode)
 		return "speed";
 	case MON_MEM:
 		return "memory";
+	case MON_SWAP:
+		return "swap";
 	}
 	fatalx("%s: bad mode %d", __func__, mode);
 }
@@ -89,6 +91,9 @@ view_key(struct mon_view *v, int key, const struct mon_sample *s, size_t rows)
 		break;
 	case 'm':
 		v->mode = MON_MEM;
+		break;
+	case 'w':
+		v->mode = MON_SWAP;
 		break;
 	case 'd':
 		v->top = view_retop(v, s);

@@ -175,6 +175,8 @@ balance_best(struct mosd *m, const struct mproc *p, uint64_t need)
 	return best;
 }
 
+static struct log_limit balance_log_moved, balance_log_order;
+
 static void
 balance_moved(struct mosd *m, void *arg, Osm__CtlReply *answer,
     const char *why)
@@ -185,10 +187,11 @@ balance_moved(struct mosd *m, void *arg, Osm__CtlReply *answer,
 		return;
 	p->moving = 0;
 	p->moved_ms = now_ms();	/* failed or not: not again at once */
+	/* Its deputy, the owner's program, says why: a line now and then. */
 	if (answer == NULL || !answer->ok)
-		log_info("balancer: process %u did not move: %s", p->pid,
-		    answer == NULL ? why : answer->error != NULL ?
-		    answer->error : "refused");
+		log_limited_info(&balance_log_moved, p->uid, "balancer: process "
+		    "%u did not move: %s", p->pid, answer == NULL ? why :
+		    answer->error != NULL ? answer->error : "refused");
 }
 
 /*
@@ -204,7 +207,8 @@ balance_order(struct mosd *m, struct mproc *p, uint32_t to)
 
 	if (procs_order(m, p, OSM__CTL_TYPE__CTL_MIGRATE, to, balance_moved,
 	    (void *)(uintptr_t)p->pid, &cause) == -1) {
-		log_warnx("balancer: process %u: %s", p->pid, cause);
+		log_limited_warnx(&balance_log_order, p->uid, "balancer: "
+		    "process %u: %s", p->pid, cause);
 		free(cause);
 		p->moved_ms = now_ms();
 		return;

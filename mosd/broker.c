@@ -7,9 +7,17 @@
  *	target -> home	MigAnswer	accepted with its nonce, or why not
  *
  * every message a frame under the cluster key, from the node's map address.
- * Both sides then derive the session key (lib/session.c); the target starts
- * a guest agent on the connection and the home passes it to the deputy.
- * The cluster key stays here.
+ * Both sides then derive the session's keys (lib/session.c), each those of
+ * its end; the target starts a guest agent on the connection and the home
+ * passes it to the deputy. The cluster key stays here.
+ *
+ * Anyone who can reach the port can open a connection, without the key:
+ * what that may cost is bounded (docs/RELIABILITY.md). Only a node's
+ * address is served at all; a node has handshake_rate new connections a
+ * second and handshakes_per_node under way, all nodes handshakes; past
+ * these it is slowed: its connections are closed as soon as taken, with no
+ * hello and one log line now and then. A handshake has handshake_timeout
+ * and a buffer of LINK_MSG_MAX.
  */
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -18,6 +26,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,8 +36,12 @@
 #include "proto/frame.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
-#define LINK_TIMEOUT	5.0	/* seconds for a whole handshake */
 #define LINK_MSG_MAX	4096
+#define BROKER_ACCEPT_BATCH	32	/* connections taken per wakeup */
+#define BROKER_PAUSE		0.25	/* seconds, out of descriptors */
+
+static struct log_limit broker_log_fail, broker_log_offer, broker_log_busy,
+    broker_log_accept, broker_log_session;
 
 enum link_state {
 	LINK_CONNECTING,	/* home: TCP connect under way */
@@ -50,6 +63,7 @@ struct link {
 	uint8_t			 nonce[SESSION_NONCE_LEN];	/* ours */
 	struct peer		*deputy;	/* home: who asked */
 	uint32_t		 pid;		/* home: for whom */
+	struct broker_node	*from;		/* target: counted there */
 	int			 dead;
 	TAILQ_ENTRY(link)	 entry;
 };
@@ -68,6 +82,11 @@ broker_close(struct link *l)
 	l->fd = -1;
 	if (l->deputy != NULL)
 		peer_unref(l->deputy);
+	if (l->from != NULL) {
+		l->from->handshakes--;
+		l->m->handshakes--;
+		l->from = NULL;
+	}
 	l->dead = 1;
 }
 
@@ -105,7 +124,8 @@ broker_fail(struct link *l, const char *fmt, ...)
 		if (!l->deputy->dead)
 			control_error(l->deputy, "node %u: %s", l->node, msg);
 	} else
-		log_warnx("offer from node %u refused: %s", l->node, msg);
+		log_limited_warnx(&broker_log_fail, l->node, "offer from node "
+		    "%u refused: %s", l->node, msg);
 	free(msg);
 	broker_close(l);
 }
@@ -171,7 +191,7 @@ broker_link(struct mosd *m, int fd, enum link_state state, uint32_t node)
 	    EV_WRITE : EV_READ);
 	l->io.data = l;
 	ev_io_start(m->loop, &l->io);
-	ev_timer_init(&l->timer, NULL, LINK_TIMEOUT, 0);
+	ev_init(&l->timer, NULL);
 	TAILQ_INSERT_TAIL(&m->links, l, entry);
 	return l;
 }
@@ -179,35 +199,82 @@ broker_link(struct mosd *m, int fd, enum link_state state, uint32_t node)
 static void
 broker_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	broker_fail(w->data, "no answer within %.0f s", LINK_TIMEOUT);
+	struct link	*l = w->data;
+
+	broker_fail(l, "no answer within %.1f s",
+	    l->m->conf->handshake_timeout_ms / 1000.0);
 }
 
 static void
 broker_start_timer(struct link *l)
 {
-	ev_timer_init(&l->timer, broker_timeout_cb, LINK_TIMEOUT, 0);
+	ev_timer_init(&l->timer, broker_timeout_cb,
+	    l->m->conf->handshake_timeout_ms / 1000.0, 0);
 	l->timer.data = l;
 	ev_timer_start(l->m->loop, &l->timer);
 }
 
 /* --- the target's side ---------------------------------------------- */
 
-static void
-broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+/*
+ * May node, at index idx of the map, start one more handshake? Its tokens
+ * grow by handshake_rate a second up to handshake_rate: one a connection.
+ */
+static struct broker_node *
+broker_admit(struct mosd *m, uint32_t node, ssize_t idx)
 {
-	struct mosd		*m = w->data;
-	struct sockaddr_storage	 ss;
-	socklen_t		 sslen = sizeof ss;
+	const struct cluster_conf	*c = m->conf;
+	struct broker_node		*b = &m->bnodes[idx];
+	uint64_t			 now = now_ms();
+	char				 why[128];
+
+	b->tokens += (now - b->at_ms) * c->handshake_rate / 1000.0;
+	if (b->tokens > c->handshake_rate)
+		b->tokens = c->handshake_rate;
+	b->at_ms = now;
+	if (b->tokens < 1)
+		snprintf(why, sizeof why, "it opens more than %u connections "
+		    "a second (handshake_rate)", c->handshake_rate);
+	else if (b->handshakes >= c->handshakes_per_node)
+		snprintf(why, sizeof why, "it has %u handshakes under way "
+		    "(handshakes_per_node)", b->handshakes);
+	else if (m->handshakes >= c->handshakes)
+		snprintf(why, sizeof why, "%u handshakes are under way "
+		    "(handshakes)", m->handshakes);
+	else {
+		b->tokens -= 1;
+		b->handshakes++;
+		m->handshakes++;
+		m->counters[C_HS_TAKEN]++;
+		return b;
+	}
+	m->counters[C_HS_REFUSED]++;
+	log_limited_warnx(&broker_log_busy, node, "connection from node %u "
+	    "closed: %s", node, why);
+	return NULL;
+}
+
+/* One connection from another node: its hello, if it is a node's. */
+static void
+broker_accept_one(struct mosd *m, int fd, const struct sockaddr_storage *ss)
+{
 	Osm__MigHello		 hello = OSM__MIG_HELLO__INIT;
+	struct broker_node	*b;
 	struct link		*l;
 	uint32_t		 node;
-	int			 fd, one = 1;
+	ssize_t			 idx;
+	int			 one = 1;
 
-	fd = accept4(m->tcp_fd, (struct sockaddr *)&ss, &sslen,
-	    SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd == -1) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_warn("broker: accept");
+	/* Any port, but the address must be a node's. */
+	if ((node = net_node_by_addr(m->conf, ss, 0)) == 0 ||
+	    node == m->conf->self ||
+	    (idx = gossip_index(m->gossip, node)) == -1) {
+		m->counters[C_RX_UNKNOWN_NODE]++;
+		close(fd);
+		return;
+	}
+	if ((b = broker_admit(m, node, idx)) == NULL) {
+		close(fd);
 		return;
 	}
 	/*
@@ -215,14 +282,8 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	 * of a report sent before them (Nagle and delayed ACKs: 40 ms).
 	 */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	/* Any port, but the address must be a node's. */
-	if ((node = net_node_by_addr(m->conf, &ss, 0)) == 0 ||
-	    node == m->conf->self) {
-		m->counters[C_RX_UNKNOWN_NODE]++;
-		close(fd);
-		return;
-	}
 	l = broker_link(m, fd, LINK_WAIT_OFFER, node);
+	l->from = b;
 	broker_start_timer(l);
 	if (getrandom(l->challenge, sizeof l->challenge, 0) !=
 	    sizeof l->challenge) {
@@ -235,6 +296,42 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (broker_send(l, OSM__FRAME_KIND__FRAME_MIG_HELLO,
 	    &hello.base) == -1)
 		broker_fail(l, "cannot send hello: %s", strerror(errno));
+}
+
+/* Out of descriptors: take no connection for a moment (not a busy loop). */
+static void
+broker_pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mosd	*m = w->data;
+
+	ev_io_start(loop, &m->tcp_ev);
+}
+
+static void
+broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct mosd		*m = w->data;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen;
+	int			 fd = -1, i;
+
+	for (i = 0; i < BROKER_ACCEPT_BATCH; i++) {
+		sslen = sizeof ss;
+		fd = accept4(m->tcp_fd, (struct sockaddr *)&ss, &sslen,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1)
+			break;
+		broker_accept_one(m, fd, &ss);
+	}
+	if (fd != -1 || errno == EAGAIN || errno == EINTR ||
+	    errno == ECONNABORTED)
+		return;
+	log_limited_warnx(&broker_log_accept, 0, "broker: accept: %s%s",
+	    strerror(errno), errno == EMFILE || errno == ENFILE ?
+	    "; pausing" : "");
+	ev_io_stop(loop, &m->tcp_ev);
+	ev_timer_set(&m->tcp_pause, BROKER_PAUSE, 0);
+	ev_timer_start(loop, &m->tcp_pause);
 }
 
 /* What an offer must hold before we even consider it. */
@@ -282,7 +379,7 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 	    rules_may_take(m, o, &why) == 0 &&
 	    getrandom(l->nonce, sizeof l->nonce, 0) == sizeof l->nonce) {
 		session_derive(&m->key, o->nonce.data, l->nonce, o->home,
-		    m->conf->self, key);
+		    m->conf->self, SESSION_REMOTE, key);
 		guests_spawn(m, l->fd, key, o, &why);
 		explicit_bzero(key, sizeof key);
 	} else if (why == NULL)
@@ -293,11 +390,12 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 		ans.nonce.data = l->nonce;
 		ans.nonce.len = sizeof l->nonce;
 		ans.has_nonce = 1;
-		log_info("guest %u@%u (%s, %s) accepted", o->pid, o->home,
-		    o->user, o->command);
+		log_limited_info(&broker_log_offer, o->home, "guest %u@%u "
+		    "(%s, %s) accepted", o->pid, o->home, o->user, o->command);
 	} else {
 		ans.reason = why;
-		log_info("offer of %u@%u refused: %s", o->pid, o->home, why);
+		log_limited_info(&broker_log_offer, o->home, "offer of %u@%u "
+		    "refused: %s", o->pid, o->home, why);
 	}
 	broker_send(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &ans.base);
 	/* Accepted: the connection is the guest's now. */
@@ -379,7 +477,7 @@ broker_answer(struct link *l, const uint8_t *body, size_t blen)
 		return;
 	}
 	session_derive(&m->key, l->nonce, a->nonce.data, m->conf->self,
-	    l->node, key);
+	    l->node, SESSION_HOME, key);
 	osm__mig_answer__free_unpacked(a, NULL);
 	if (!l->deputy->dead) {
 		/* The deputy blocks on it: give the socket back blocking. */
@@ -391,7 +489,8 @@ broker_answer(struct link *l, const uint8_t *body, size_t blen)
 		reply.session_key.len = sizeof key;
 		control_reply_fd(l->deputy, &reply, l->fd);
 		l->fd = -1;	/* the deputy's now */
-		log_info("session for %u to node %u open", l->pid, l->node);
+		log_limited_info(&broker_log_session, l->node, "session for "
+		    "%u to node %u open", l->pid, l->node);
 	}
 	explicit_bzero(key, sizeof key);
 	broker_close(l);
@@ -516,7 +615,10 @@ void
 broker_start(struct mosd *m)
 {
 	TAILQ_INIT(&m->links);
+	m->bnodes = xcalloc(m->gossip->n, sizeof *m->bnodes);
 	ev_io_init(&m->tcp_ev, broker_accept_cb, m->tcp_fd, EV_READ);
 	m->tcp_ev.data = m;
 	ev_io_start(m->loop, &m->tcp_ev);
+	ev_init(&m->tcp_pause, broker_pause_cb);
+	m->tcp_pause.data = m;
 }

@@ -3,10 +3,18 @@
  * request is checked (size, version, type) and the caller's credentials,
  * taken from the kernel, decide what it may do. A bad request costs only
  * the connection it came on.
+ *
+ * A connection is taken only if its uid has room (quota.h): root, the
+ * guest uids and each ordinary uid have their own, so that no user can
+ * lock out root or another user's agents. One refused is told why in a
+ * CtlReply before it is closed, so that its tool can say so.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <libgen.h>
@@ -18,7 +26,13 @@
 #include "mosd.h"
 #include "proto/ctl.pb-c.h"
 
-#define CONTROL_MAX_PEERS	128
+#define CONTROL_ACCEPT_BATCH	32	/* connections taken per wakeup */
+#define CONTROL_PAUSE		0.25	/* seconds, out of descriptors */
+#define CONTROL_ORDER_TIMEOUT	600.0	/* an agent answers an order */
+#define CONTROL_FD_RESERVE	64	/* descriptors for the rest of mosd */
+
+static struct log_limit control_log_bad, control_log_refused,
+    control_log_accept;
 
 static const struct ctl_cmd *const control_cmds[] = {
 	&ctl_status_cmd,
@@ -106,7 +120,9 @@ control_dispatch(struct peer *p, const uint8_t *buf, size_t len)
 	m->counters[C_CTL_REQUESTS]++;
 	if ((req = osm__ctl_request__unpack(NULL, len, buf)) == NULL) {
 		m->counters[C_CTL_REFUSED]++;
-		log_warnx("client pid %ld: malformed request", (long)p->pid);
+		log_limited_warnx(&control_log_bad, p->uid, "client pid %ld "
+		    "(uid %u): malformed request", (long)p->pid,
+		    (unsigned)p->uid);
 		control_error(p, "malformed request");
 		return 0;
 	}
@@ -147,39 +163,132 @@ out:
 	return 0;
 }
 
+/* Tell a connection we do not take why, and hang up. */
 static void
-control_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+control_refuse(struct mosd *m, int fd, uid_t uid, pid_t pid, const char *why)
 {
-	struct mosd	*m = w->data;
-	struct peer	*p;
-	uid_t		 uid;
-	gid_t		 gid;
-	pid_t		 pid;
-	int		 fd;
+	Osm__CtlReply	 reply = OSM__CTL_REPLY__INIT;
+	uint8_t		 buf[512];
+	uint32_t	 n;
+	size_t		 len;
 
-	if ((fd = accept4(m->ctl_fd, NULL, NULL, SOCK_CLOEXEC)) == -1) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_warn("control: accept");
-		return;
+	m->counters[C_CTL_TURNED_AWAY]++;
+	log_limited_warnx(&control_log_refused, uid, "control: refused a "
+	    "connection of uid %u (pid %ld): %s", (unsigned)uid, (long)pid,
+	    why);
+	reply.ok = 0;
+	reply.error = (char *)why;
+	len = osm__ctl_reply__get_packed_size(&reply);
+	if (len <= sizeof buf - 4) {
+		n = htonl(len);
+		memcpy(buf, &n, 4);
+		osm__ctl_reply__pack(&reply, buf + 4);
+		/* A fresh socket's buffer takes it; if not, so be it. */
+		(void)send(fd, buf, 4 + len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
-	if (m->npeers >= CONTROL_MAX_PEERS) {
-		log_warnx("control: too many clients; refusing one");
-		close(fd);
-		return;
-	}
-	if (ctl_peercred(fd, &uid, &gid, &pid) == -1) {
-		log_warn("control: SO_PEERCRED");
-		close(fd);
-		return;
-	}
+	close(fd);
+}
+
+/*
+ * A client of uid on fd, if its uid has room: the peer, or NULL and *why.
+ * Root's and the guest agents' come before users' tools in each loop
+ * iteration.
+ */
+struct peer *
+control_client(struct mosd *m, int fd, uid_t uid, gid_t gid, pid_t pid,
+    char **why)
+{
+	struct quota_user	*u;
+	struct peer		*p;
+
+	if ((u = quota_connect(&m->quota, uid, why)) == NULL)
+		return NULL;
 	if ((p = peer_new(m, fd, control_dispatch)) == NULL) {
-		log_warn("control: new client");
-		close(fd);
-		return;
+		xasprintf(why, "new client: %s", strerror(errno));
+		quota_disconnect(&m->quota, u, 0);
+		return NULL;
 	}
 	p->uid = uid;
 	p->gid = gid;
 	p->pid = pid;
+	p->quota = u;
+	if (u->kind != QUOTA_USER)
+		peer_prefer(p);
+	peer_timeout(p, m->conf->client_timeout_ms / 1000.0);
+	return p;
+}
+
+/* Out of descriptors: take no connection for a moment (not a busy loop). */
+static void
+control_pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mosd	*m = w->data;
+
+	ev_io_start(loop, &m->ctl_ev);
+}
+
+static void
+control_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct mosd	*m = w->data;
+	uid_t		 uid;
+	gid_t		 gid;
+	pid_t		 pid;
+	char		*why = NULL;
+	int		 fd, i;
+
+	for (i = 0; i < CONTROL_ACCEPT_BATCH; i++) {
+		if ((fd = accept4(m->ctl_fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+			break;
+		if (ctl_peercred(fd, &uid, &gid, &pid) == -1) {
+			log_limited_warnx(&control_log_accept, 0, "control: "
+			    "SO_PEERCRED: %s", strerror(errno));
+			close(fd);
+			continue;
+		}
+		if (control_client(m, fd, uid, gid, pid, &why) == NULL) {
+			control_refuse(m, fd, uid, pid, why);
+			free(why);
+			why = NULL;
+		}
+	}
+	if (fd != -1 || errno == EAGAIN || errno == EINTR ||
+	    errno == ECONNABORTED)
+		return;
+	log_limited_warnx(&control_log_accept, 0, "control: accept: %s%s",
+	    strerror(errno), errno == EMFILE || errno == ENFILE ?
+	    "; pausing" : "");
+	ev_io_stop(loop, &m->ctl_ev);
+	ev_timer_set(&m->ctl_pause, CONTROL_PAUSE, 0);
+	ev_timer_start(loop, &m->ctl_pause);
+}
+
+/*
+ * The limits of cluster.conf, and the connections this mosd's
+ * descriptors allow: each may bring one more (an order, a link).
+ */
+void
+control_limits(struct mosd *m)
+{
+	struct quota_limits	*l = &m->quota.lim;
+	struct rlimit		 rl;
+	rlim_t			 fds = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		fds = rl.rlim_cur;
+	if (fds > 1U << 20)
+		fds = 1U << 20;
+	fds = fds > CONTROL_FD_RESERVE + m->conf->handshakes ?
+	    fds - CONTROL_FD_RESERVE - m->conf->handshakes : 0;
+	l->total = fds / 2 > QUOTA_ROOT_SPARE * 2 ? fds / 2 :
+	    QUOTA_ROOT_SPARE * 2;
+	l->clients = m->conf->clients;
+	l->clients_per_user = m->conf->clients_per_user;
+	l->agents_per_user = m->conf->agents_per_user;
+	l->client_output = m->conf->client_output;
+	l->user_output = m->conf->user_output;
+	l->guest_first = m->conf->guest_uid_first;
+	l->guest_last = m->conf->guest_uid_last;
 }
 
 /* Is a daemon already answering on path? */
@@ -252,9 +361,14 @@ void
 control_start(struct mosd *m)
 {
 	TAILQ_INIT(&m->peers);
+	control_limits(m);
 	ev_io_init(&m->ctl_ev, control_accept_cb, m->ctl_fd, EV_READ);
 	m->ctl_ev.data = m;
+	/* New connections, root's among them, before users' requests. */
+	ev_set_priority(&m->ctl_ev, EV_MAXPRI);
 	ev_io_start(m->loop, &m->ctl_ev);
+	ev_init(&m->ctl_pause, control_pause_cb);
+	m->ctl_pause.data = m;
 }
 
 void
@@ -265,6 +379,8 @@ control_shutdown(struct mosd *m)
 	TAILQ_FOREACH(p, &m->peers, entry)
 		peer_close(p);
 	peer_reap(m);
+	quota_free(&m->quota);
+	ev_timer_stop(m->loop, &m->ctl_pause);
 	ev_io_stop(m->loop, &m->ctl_ev);
 	close(m->ctl_fd);
 	unlink(m->conf->socket_path);
@@ -303,7 +419,8 @@ control_order_closed(struct peer *p)
 	struct control_order	*o = p->arg;
 
 	if (!o->answered)
-		o->done(p->mosd, o->arg, NULL, "the agent hung up");
+		o->done(p->mosd, o->arg, NULL, p->timed_out ?
+		    "the agent did not answer in time" : "the agent hung up");
 	free(o);
 }
 
@@ -337,6 +454,8 @@ control_order(struct mosd *m, const char *path, Osm__CtlRequest *req,
 		close(fd);
 		return -1;
 	}
+	p->kind = PEER_ORDER;
+	peer_timeout(p, CONTROL_ORDER_TIMEOUT);
 	o = xcalloc(1, sizeof *o);
 	o->done = done;
 	o->arg = arg;

@@ -37,6 +37,9 @@ ctl_flags(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	return 0;
 }
 
+/* Agents answer, each a line at most now and then: hundreds may fail. */
+static struct log_limit ctl_admin_log;
+
 /* How an order for a process ended: only failures are news. */
 static void
 ctl_admin_done(struct mosd *m, void *arg, Osm__CtlReply *answer,
@@ -45,8 +48,9 @@ ctl_admin_done(struct mosd *m, void *arg, Osm__CtlReply *answer,
 	char	*what = arg;
 
 	if (answer == NULL || !answer->ok)
-		log_warnx("%s: %s", what, answer == NULL ? why :
-		    answer->error != NULL ? answer->error : "refused");
+		log_limited_warnx(&ctl_admin_log, 0, "%s: %s", what,
+		    answer == NULL ? why : answer->error != NULL ?
+		    answer->error : "refused");
 	free(what);
 }
 
@@ -60,7 +64,7 @@ ctl_admin_order(struct mosd *m, struct mproc *mp, uint32_t node,
 	xasprintf(&what, "%s %u@%u", verb, mp->pid, mp->home);
 	if (procs_order(m, mp, OSM__CTL_TYPE__CTL_MIGRATE, node,
 	    ctl_admin_done, what, &cause) == -1) {
-		log_warnx("%s: %s", what, cause);
+		log_limited_warnx(&ctl_admin_log, 0, "%s: %s", what, cause);
 		free(cause);
 		free(what);
 		return -1;

@@ -25,6 +25,10 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_CTL_REFUSED] = "control_refused",
 	[C_OFFERS_ACCEPTED] = "offers_accepted",
 	[C_OFFERS_REFUSED] = "offers_refused",
+	[C_CTL_TURNED_AWAY] = "control_turned_away",
+	[C_CTL_DROPPED] = "control_clients_dropped",
+	[C_HS_TAKEN] = "handshakes_taken",
+	[C_HS_REFUSED] = "handshakes_refused",
 };
 
 static int

@@ -36,6 +36,7 @@ ctl_status(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		nodes[i].has_mem_total = nodes[i].has_mem_free = 1;
 		nodes[i].has_guests = nodes[i].has_age_ms = 1;
 		nodes[i].has_flags = 1;
+		nodes[i].has_swap_total = nodes[i].has_swap_free = 1;
 		nodes[i].load = e->info.load;
 		nodes[i].cpus = e->info.cpus;
 		nodes[i].speed = e->info.speed;
@@ -43,6 +44,8 @@ ctl_status(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		nodes[i].mem_free = e->info.mem_free;
 		nodes[i].guests = e->info.guests;
 		nodes[i].flags = e->info.flags;
+		nodes[i].swap_total = e->info.swap_total;
+		nodes[i].swap_free = e->info.swap_free;
 		nodes[i].age_ms = now - e->stamp > UINT32_MAX ? UINT32_MAX :
 		    now - e->stamp;
 	}

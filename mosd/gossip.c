@@ -31,6 +31,7 @@
 #define GOSSIP_SPEED_MAX	1000000U
 #define GOSSIP_MEM_MAX		(1U << 31)	/* MiB */
 #define GOSSIP_GUESTS_MAX	1000000U
+#define GOSSIP_ARRAYS		11	/* packed arrays in a message */
 
 static int
 gossip_cmp_id(const void *a, const void *b)
@@ -249,7 +250,8 @@ gossip_entry_cost(const struct gossip *g, size_t idx, uint64_t now)
 	    varint_len(e->info.load) + varint_len(e->info.cpus) +
 	    varint_len(e->info.speed) + varint_len(e->info.mem_total) +
 	    varint_len(e->info.mem_free) + varint_len(e->info.guests) +
-	    varint_len(e->info.flags);
+	    varint_len(e->info.flags) + varint_len(e->info.swap_total) +
+	    varint_len(e->info.swap_free);
 }
 
 /* Add idx if it fits; returns 0 when the message is full. */
@@ -371,7 +373,7 @@ gossip_fill(const struct gossip *g, Osm__Gossip *msg, const uint32_t *sorted,
 
 	msg->n_node = msg->n_age = msg->n_load = msg->n_cpus = msg->n_speed =
 	    msg->n_mem_total = msg->n_mem_free = msg->n_guests =
-	    msg->n_flags = n;
+	    msg->n_flags = msg->n_swap_total = msg->n_swap_free = n;
 	msg->node = arr;
 	msg->age = arr + n;
 	msg->load = arr + 2 * n;
@@ -381,6 +383,8 @@ gossip_fill(const struct gossip *g, Osm__Gossip *msg, const uint32_t *sorted,
 	msg->mem_free = arr + 6 * n;
 	msg->guests = arr + 7 * n;
 	msg->flags = arr + 8 * n;
+	msg->swap_total = arr + 9 * n;
+	msg->swap_free = arr + 10 * n;
 	for (k = 0; k < n; k++) {
 		idx = sorted[k];
 		in = &g->view[idx].info;
@@ -394,6 +398,8 @@ gossip_fill(const struct gossip *g, Osm__Gossip *msg, const uint32_t *sorted,
 		msg->mem_free[k] = in->mem_free;
 		msg->guests[k] = in->guests;
 		msg->flags[k] = in->flags;
+		msg->swap_total[k] = in->swap_total;
+		msg->swap_free[k] = in->swap_free;
 	}
 }
 
@@ -419,14 +425,14 @@ gossip_build(struct gossip *g, uint32_t target, uint64_t now, uint8_t *buf,
 	msg.incarnation = g->incarnation;
 	msg.seq = ++g->seq;
 	/* the header, plus a tag and a length of up to 3 bytes per array */
-	p.bytes = osm__gossip__get_packed_size(&msg) + 9 * 4;
+	p.bytes = osm__gossip__get_packed_size(&msg) + GOSSIP_ARRAYS * 4;
 	p.limit = g->max_body < size ? g->max_body : size;
 
 	gossip_choose(g, &p, gossip_index(g, target), now);
 	for (k = 0; k < p.n; k++)
 		g->picked[p.idx[k]] = 0;
 
-	arr = xcalloc(9 * (size_t)p.n, sizeof *arr);
+	arr = xcalloc(GOSSIP_ARRAYS * (size_t)p.n, sizeof *arr);
 	for (;;) {
 		memcpy(g->sorted, p.idx, p.n * sizeof *p.idx);
 		qsort(g->sorted, p.n, sizeof *g->sorted, gossip_cmp_u32);
@@ -451,7 +457,8 @@ gossip_info_valid(const struct gossip_info *i)
 	return i->load <= GOSSIP_LOAD_MAX && i->cpus > 0 &&
 	    i->cpus <= GOSSIP_CPUS_MAX && i->speed > 0 &&
 	    i->speed <= GOSSIP_SPEED_MAX && i->mem_total <= GOSSIP_MEM_MAX &&
-	    i->mem_free <= i->mem_total && i->guests <= GOSSIP_GUESTS_MAX;
+	    i->mem_free <= i->mem_total && i->guests <= GOSSIP_GUESTS_MAX &&
+	    i->swap_total <= GOSSIP_MEM_MAX && i->swap_free <= i->swap_total;
 }
 
 /* Is this message newer than the last one from its sender? */
@@ -487,6 +494,7 @@ gossip_receive(struct gossip *g, uint64_t now, const uint8_t *body,
 	ssize_t			 sidx, idx;
 	size_t			 i, n, self_seen = 0;
 	uint64_t		 id = 0, age;
+	int			 swap;
 
 	*sender = 0;
 	if ((m = osm__gossip__unpack(NULL, len, body)) == NULL)
@@ -507,10 +515,14 @@ gossip_receive(struct gossip *g, uint64_t now, const uint8_t *body,
 	n = m->n_node;
 	if (n == 0 || n > g->n || m->n_age != n || m->n_load != n ||
 	    m->n_cpus != n || m->n_speed != n || m->n_mem_total != n ||
-	    m->n_mem_free != n || m->n_guests != n || m->n_flags != n) {
+	    m->n_mem_free != n || m->n_guests != n || m->n_flags != n ||
+	    m->n_swap_total != m->n_swap_free ||
+	    (m->n_swap_total != 0 && m->n_swap_total != n)) {
 		rc = GOSSIP_BAD_FIELD;
 		goto out;
 	}
+	/* A sender older than swap in gossip sends none: no swap, then. */
+	swap = m->n_swap_total == n;
 	for (i = 0; i < n; i++) {
 		/* ascending ids: every delta after the first is positive */
 		if (i > 0 && m->node[i] == 0) {
@@ -530,6 +542,8 @@ gossip_receive(struct gossip *g, uint64_t now, const uint8_t *body,
 		info[i].mem_free = m->mem_free[i];
 		info[i].guests = m->guests[i];
 		info[i].flags = m->flags[i];
+		info[i].swap_total = swap ? m->swap_total[i] : 0;
+		info[i].swap_free = swap ? m->swap_free[i] : 0;
 		if (!gossip_info_valid(&info[i]) ||
 		    m->age[i] > GOSSIP_MAX_AGE_MS / GOSSIP_AGE_UNIT_MS) {
 			rc = GOSSIP_BAD_FIELD;

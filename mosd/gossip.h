@@ -25,6 +25,8 @@ struct gossip_info {
 	uint32_t	mem_free;	/* MiB */
 	uint32_t	guests;
 	uint32_t	flags;		/* NodeFlag */
+	uint32_t	swap_total;	/* MiB; 0 from a sender without swap */
+	uint32_t	swap_free;	/* MiB */
 };
 
 struct gossip_entry {

@@ -19,6 +19,9 @@
 #include "mosd.h"
 #include "proto/migrate.pb-c.h"
 
+/* How guest agents end: the homes they serve may make many end at once. */
+static struct log_limit guests_log;
+
 /* A free slot of the guest uid range, or -1. */
 static ssize_t
 guests_slot(struct mosd *m)
@@ -42,12 +45,14 @@ guests_child_cb(struct ev_loop *loop, ev_child *w, int revents)
 			continue;
 		m->guest_pids[i] = 0;
 		if (WIFSIGNALED(w->rstatus))
-			log_warnx("guest agent %d (uid %u) died of signal %d",
-			    w->rpid, m->conf->guest_uid_first + (unsigned)i,
+			log_limited_warnx(&guests_log, 0, "guest agent %d "
+			    "(uid %u) died of signal %d", w->rpid,
+			    m->conf->guest_uid_first + (unsigned)i,
 			    WTERMSIG(w->rstatus));
 		else if (WEXITSTATUS(w->rstatus) != 0)
-			log_warnx("guest agent %d (uid %u) exited %d",
-			    w->rpid, m->conf->guest_uid_first + (unsigned)i,
+			log_limited_warnx(&guests_log, 0, "guest agent %d "
+			    "(uid %u) exited %d", w->rpid,
+			    m->conf->guest_uid_first + (unsigned)i,
 			    WEXITSTATUS(w->rstatus));
 	}
 }

@@ -1,9 +1,11 @@
 /*
  * mosd: set up (config, key, policy, sockets, probe), drop privileges, then
  * run the event loop: a probe timer, a gossip timer, the balancer's timer,
- * the gossip socket, the broker's socket and the control socket.
+ * the gossip socket, the broker's socket, the control socket and, if
+ * cluster.conf asks for it, the web monitor (web.c).
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 
 #include <errno.h>
@@ -43,18 +45,22 @@ usage(int status)
 
 /*
  * After set-up mosd keeps only what it takes to start a guest agent under
- * a guest uid: CAP_SETUID and CAP_SETGID. Everything else goes, from the
- * bounding set too, so nothing can come back through exec.
+ * a guest uid: CAP_SETUID and CAP_SETGID, and CAP_SETPCAP, permitted but
+ * not effective, for the agent to empty its bounding set with before it
+ * becomes the guest uid (agent/guest.c), so that the process it runs
+ * holds no capability even in its bounding set. Everything else goes,
+ * from the bounding set too, so nothing can come back through exec.
  */
 static int
 mosd_drop_caps(char **cause)
 {
 	static const cap_value_t keep[] = { CAP_SETUID, CAP_SETGID };
+	static const cap_value_t pass[] = { CAP_SETPCAP };
 	cap_t	caps;
 	int	c;
 
 	for (c = 0; c <= CAP_LAST_CAP; c++)
-		if (c != CAP_SETUID && c != CAP_SETGID &&
+		if (c != CAP_SETUID && c != CAP_SETGID && c != CAP_SETPCAP &&
 		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 &&
 		    errno != EINVAL) {
 			xasprintf(cause, "dropping capability %d from the "
@@ -63,6 +69,7 @@ mosd_drop_caps(char **cause)
 		}
 	if ((caps = cap_init()) == NULL ||
 	    cap_set_flag(caps, CAP_PERMITTED, nitems(keep), keep, CAP_SET) ||
+	    cap_set_flag(caps, CAP_PERMITTED, nitems(pass), pass, CAP_SET) ||
 	    cap_set_flag(caps, CAP_EFFECTIVE, nitems(keep), keep, CAP_SET) ||
 	    cap_set_proc(caps) == -1) {
 		xasprintf(cause, "dropping capabilities: %s", strerror(errno));
@@ -86,6 +93,28 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	probe_sample(&m->probe, now_ms());
 }
 
+/* Say what the log limits held back in the windows that ended. */
+static void
+mosd_log_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	log_limit_flush();
+}
+
+/*
+ * As many descriptors as the system lets us: every client, link and
+ * order holds one (control.c sizes its quotas on what this gives).
+ */
+static void
+mosd_raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static void
 mosd_gossip_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -100,9 +129,10 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 }
 
 /*
- * SIGHUP re-reads the configuration and the policy. Timing, speed and the
- * policy apply at once; the node map, port, window, key and socket are
- * fixed for the daemon's life. A bad file changes nothing.
+ * SIGHUP re-reads the configuration and the policy. Timing, speed, the
+ * policy and the web token's path apply at once, the limits to what comes
+ * from then on; the node map, port, window, key, socket and web address
+ * are fixed for the daemon's life. A bad file changes nothing.
  */
 static void
 mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -139,11 +169,31 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	if (c->window != m->conf->window)
 		log_warnx("reload: the window changed; restart mosd to apply "
 		    "that");
+	if (c->web_port != m->conf->web_port ||
+	    strcmp(c->web_addr, m->conf->web_addr) != 0)
+		log_warnx("reload: the web monitor's address changed; restart "
+		    "mosd to apply that");
+	/* The token file is read at each action: a new path applies now. */
+	free(m->conf->web_token_path);
+	m->conf->web_token_path = c->web_token_path;
+	c->web_token_path = NULL;
 	m->conf->interval_ms = c->interval_ms;
 	m->conf->timeout_ms = c->timeout_ms;
 	m->gossip->timeout_ms = gossip_timeout(m->gossip->n, c->interval_ms,
 	    c->timeout_ms);
 	m->probe.speed = c->speed;
+	/* The limits too: for new connections, new handshakes. */
+	m->conf->clients = c->clients;
+	m->conf->clients_per_user = c->clients_per_user;
+	m->conf->agents_per_user = c->agents_per_user;
+	m->conf->client_timeout_ms = c->client_timeout_ms;
+	m->conf->client_output = c->client_output;
+	m->conf->user_output = c->user_output;
+	m->conf->handshakes = c->handshakes;
+	m->conf->handshakes_per_node = c->handshakes_per_node;
+	m->conf->handshake_rate = c->handshake_rate;
+	m->conf->handshake_timeout_ms = c->handshake_timeout_ms;
+	control_limits(m);
 	m->gossip_timer.repeat = c->interval_ms / 1000.0;
 	ev_timer_again(loop, &m->gossip_timer);
 	conf_free(c);
@@ -166,6 +216,7 @@ mosd_free(struct mosd *m)
 {
 	free(m->guest_exe);
 	free(m->guest_pids);
+	free(m->bnodes);
 	free(m->rxbuf);
 	gossip_free(m->gossip);
 	policy_free(m->policy);
@@ -286,7 +337,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (net_open(&m, &cause) == -1 || broker_listen(&m, &cause) == -1 ||
-	    control_listen(&m, &cause) == -1) {
+	    control_listen(&m, &cause) == -1 || web_listen(&m, &cause) == -1) {
 		fprintf(stderr, "mosd: %s\n", cause);
 		return 1;
 	}
@@ -301,17 +352,21 @@ main(int argc, char **argv)
 	if (mosd_drop_caps(&cause) == -1)
 		fatalx("%s", cause);
 	signal(SIGPIPE, SIG_IGN);
+	mosd_raise_nofile();
 
 	m.loop = ev_default_loop(EVFLAG_AUTO);
 	TAILQ_INIT(&m.procs);
 	net_start(&m);
 	broker_start(&m);
 	control_start(&m);
+	web_start(&m);
 	/* Ended clients and links are freed here, outside their callbacks. */
 	ev_check_init(&m.reap_ev, mosd_reap_cb);
 	m.reap_ev.data = &m;
 	ev_check_start(m.loop, &m.reap_ev);
 	guests_init(&m);
+	/* Known to itself from the start, not from its first gossip round. */
+	net_refresh_self(&m);
 	balance_start(&m);
 	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m.probe_timer.data = &m;
@@ -322,6 +377,8 @@ main(int argc, char **argv)
 	    m.conf->interval_ms / 1000.0);
 	m.gossip_timer.data = &m;
 	ev_timer_start(m.loop, &m.gossip_timer);
+	ev_timer_init(&m.log_timer, mosd_log_cb, 1, 1);
+	ev_timer_start(m.loop, &m.log_timer);
 	ev_signal_init(&m.sig_term, mosd_stop_cb, SIGTERM);
 	ev_signal_init(&m.sig_int, mosd_stop_cb, SIGINT);
 	ev_signal_init(&m.sig_hup, mosd_reload_cb, SIGHUP);
@@ -337,6 +394,7 @@ main(int argc, char **argv)
 	    m.probe.speed);
 	ev_run(m.loop, 0);
 
+	web_stop(&m);
 	control_shutdown(&m);
 	close(m.udp_fd);
 	close(m.tcp_fd);

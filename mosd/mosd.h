@@ -16,13 +16,23 @@
 #include "gossip.h"
 #include "probe.h"
 #include "decide.h"
+#include "quota.h"
 
 
 /* peer.c */
 struct mosd;
+enum peer_kind {
+	PEER_CLIENT,		/* a tool, or an agent not registered yet */
+	PEER_AGENT,		/* holds a registered process (procs.c) */
+	PEER_ORDER,		/* ours, to an agent's order socket */
+};
 struct peer {
 	ev_io			 rev;
 	ev_io			 wev;
+	ev_timer		 idle;		/* neither asks nor reads */
+	double			 timeout;	/* its seconds; 0: none */
+	enum peer_kind		 kind;
+	struct quota_user	*quota;		/* what its uid holds, or NULL */
 	int			 fd;
 	struct mosd		*mosd;
 	uint8_t			*in;
@@ -40,6 +50,8 @@ struct peer {
 	gid_t			 gid;
 	pid_t			 pid;
 	int			 dead;
+	int			 eof;		/* it hung up its side */
+	int			 timed_out;
 	int			 refs;		/* deferred replies pending */
 	TAILQ_ENTRY(peer)	 entry;
 };
@@ -48,6 +60,9 @@ struct peer *peer_new(struct mosd *m, int fd, int (*dispatch)(struct peer *,
 	    const uint8_t *, size_t));
 void	 peer_send(struct peer *p, const void *buf, size_t len);
 int	 peer_send_fd(struct peer *p, const void *buf, size_t len, int fd);
+void	 peer_prefer(struct peer *p);
+void	 peer_timeout(struct peer *p, double seconds);
+void	 peer_agent(struct peer *p);
 void	 peer_ref(struct peer *p);
 void	 peer_unref(struct peer *p);
 void	 peer_close(struct peer *p);
@@ -89,6 +104,9 @@ void	 control_error(struct peer *p, const char *fmt, ...)
 int	 control_order(struct mosd *m, const char *path,
 	    struct Osm__CtlRequest *req, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+struct peer *control_client(struct mosd *m, int fd, uid_t uid, gid_t gid,
+	    pid_t pid, char **why);
+void	 control_limits(struct mosd *m);
 int	 control_listen(struct mosd *m, char **cause);
 void	 control_start(struct mosd *m);
 void	 control_shutdown(struct mosd *m);
@@ -137,6 +155,11 @@ int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
 /* broker.c */
 struct link;
 TAILQ_HEAD(links, link);
+struct broker_node {			/* what one node's links may take */
+	double		 tokens;	/* connections it may open now */
+	uint64_t	 at_ms;		/* tokens counted then */
+	uint32_t	 handshakes;	/* incoming, under way */
+};
 int	 broker_listen(struct mosd *m, char **cause);
 void	 broker_start(struct mosd *m);
 int	 broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
@@ -184,6 +207,49 @@ void	 net_start(struct mosd *m);
 void	 net_refresh_self(struct mosd *m);
 void	 net_send_gossip(struct mosd *m);
 
+/*
+ * web.c, web-api.c: the web monitor, libmicrohttpd on mosd's loop. web.c
+ * is the server (the daemon, its descriptors under libev, requests in,
+ * answers out); web-api.c says what a request gets (the page, the JSON of
+ * a control request to this mosd, an action once its token is checked).
+ */
+struct MHD_Daemon;
+struct MHD_Connection;
+struct web_route;
+struct web_req {
+	struct mosd		*mosd;
+	struct MHD_Connection	*conn;		/* NULL once MHD is done with it */
+	const struct web_route	*route;
+	char			*body;		/* what a POST sent */
+	size_t			 bodylen;
+	int			 handled;	/* web-api has seen it whole */
+	int			 refs;		/* MHD's, a pending request's */
+	unsigned		 status;	/* the answer: 0 until there is one */
+	char			*answer;
+	size_t			 answerlen;
+	int			 persistent;	/* answer is not ours to free */
+	const char		*type;		/* its Content-Type */
+	const char		*allow;		/* for a 405: the method allowed */
+	TAILQ_ENTRY(web_req)	 entry;		/* in web's pending list */
+};
+TAILQ_HEAD(web_reqs, web_req);
+struct web {
+	struct MHD_Daemon	*daemon;
+	ev_io			 io;		/* MHD's epoll descriptor */
+	ev_timer		 timer;		/* MHD's next timeout */
+	struct web_reqs		 pending;	/* suspended for mosd's answer */
+};
+int	 web_listen(struct mosd *m, char **cause);
+void	 web_start(struct mosd *m);
+void	 web_stop(struct mosd *m);
+struct web_req *webapi_new(struct mosd *m, struct MHD_Connection *conn);
+int	 webapi_handle(struct web_req *wr, const char *method, const char *url);
+void	 webapi_error(struct web_req *wr, unsigned status, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void	 webapi_unref(struct web_req *wr);
+extern const char web_page[];		/* web-page.html, built in */
+extern const size_t web_page_len;
+
 /* stats */
 enum mosd_counter {
 	C_RX_OK,
@@ -206,6 +272,10 @@ enum mosd_counter {
 	C_CTL_REFUSED,
 	C_OFFERS_ACCEPTED,
 	C_OFFERS_REFUSED,
+	C_CTL_TURNED_AWAY,	/* connections refused: over a quota */
+	C_CTL_DROPPED,		/* clients cut off: unread, idle */
+	C_HS_TAKEN,		/* incoming handshakes begun */
+	C_HS_REFUSED,		/* handshakes refused: over a limit */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -224,6 +294,7 @@ struct mosd {
 	ev_timer		 gossip_timer;
 	ev_timer		 probe_timer;
 	ev_timer		 balance_timer;
+	ev_timer		 log_timer;	/* log_limit_flush */
 	struct balance		 balance;
 	struct policy		*policy;
 	uint32_t		 flags;		/* NodeFlag, set by mosctl */
@@ -233,6 +304,8 @@ struct mosd {
 
 	int			 ctl_fd;
 	ev_io			 ctl_ev;
+	ev_timer		 ctl_pause;	/* out of descriptors: wait */
+	struct quota		 quota;
 	ev_check		 reap_ev;
 	struct peers		 peers;
 	size_t			 npeers;
@@ -240,11 +313,16 @@ struct mosd {
 
 	int			 tcp_fd;	/* the migration broker */
 	ev_io			 tcp_ev;
+	ev_timer		 tcp_pause;	/* out of descriptors: wait */
 	struct links		 links;
+	struct broker_node	*bnodes;	/* per node, in gossip order */
+	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
 	pid_t			*guest_pids;	/* agent per guest uid slot */
 	size_t			 nagent_slots;
 	ev_child		 child_ev;
+
+	struct web		*web;		/* NULL: the monitor is off */
 
 	uint64_t		 counters[C_NCOUNTERS];
 	struct mosd_home {			/* returns home, by reason */

@@ -39,6 +39,8 @@ static const enum mosd_counter net_gossip_counter[GOSSIP_NRESULTS] = {
 };
 
 /* The node whose map address (and port, if with_port) is ss; 0 if none. */
+static struct log_limit net_log_rx;
+
 uint32_t
 net_node_by_addr(const struct cluster_conf *c,
     const struct sockaddr_storage *ss, int with_port)
@@ -120,7 +122,8 @@ net_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 		    (struct sockaddr *)&ss, &sslen);
 		if (n == -1) {
 			if (errno != EAGAIN && errno != EINTR)
-				log_warn("gossip: recvfrom");
+				log_limited_warnx(&net_log_rx, 0, "gossip: "
+				    "recvfrom: %s", strerror(errno));
 			return;
 		}
 		if ((size_t)n > NET_RX_BUF) {

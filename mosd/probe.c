@@ -1,7 +1,7 @@
 /*
  * The load probe: what this node has and how busy it is, from the node's
- * own view — runnable tasks in its PID namespace (its /proc), CPU capacity
- * and memory from its cgroup — so that a lab node in a namespace with a CPU
+ * own view — runnable tasks in its PID namespace (its /proc), CPU capacity,
+ * memory and swap from its cgroup — so that a lab node in a namespace with a CPU
  * quota measures itself like a machine of that size.
  *
  * Every path is read under probe->root, "" on a live system; the unit tests
@@ -365,6 +365,65 @@ probe_memory(struct probe *p)
 	p->mem_free = avail;
 }
 
+/*
+ * Swap: the machine's (meminfo), bounded by what the memory cgroup lets
+ * this node swap — v1's memsw limit less the memory limit, v2's
+ * memory.swap.max — and used as the cgroup counts it. A line of neither
+ * (a kernel without swap accounting) leaves the machine's figures.
+ */
+static void
+probe_swap(struct probe *p)
+{
+	char		 path[768], dir[512];
+	uint64_t	 total = 0, avail = 0, v, limit = PROBE_UNLIMITED;
+	uint64_t	 memsw = PROBE_UNLIMITED, mem = PROBE_UNLIMITED;
+	uint64_t	 used, usage;
+	size_t		 stop;
+
+	if (probe_path(p, path, sizeof path, "/proc/meminfo") == 0) {
+		if (probe_stat_field(path, "SwapTotal", &v) == 0)
+			total = v * 1024;
+		if (probe_stat_field(path, "SwapFree", &v) == 0)
+			avail = v * 1024;
+	}
+	if (p->mem_cg[0] != '\0') {
+		snprintf(dir, sizeof dir, "%s", p->mem_cg);
+		stop = strlen(p->root) + 1;
+		do {
+			if (p->v2) {
+				if (probe_read_u64(dir, "memory.swap.max",
+				    &v) == 0 && v < limit)
+					limit = v;
+				continue;
+			}
+			if (probe_read_u64(dir, "memory.memsw.limit_in_bytes",
+			    &v) == 0 && v < memsw)
+				memsw = v;
+			if (probe_read_u64(dir, "memory.limit_in_bytes",
+			    &v) == 0 && v < mem)
+				mem = v;
+		} while (probe_parent(dir, stop) == 0);
+		if (!p->v2 && memsw < PROBE_UNLIMITED)
+			limit = memsw > mem ? memsw - mem : 0;
+		if (limit < total)
+			total = limit;
+		if (p->v2 && probe_read_u64(p->mem_cg, "memory.swap.current",
+		    &used) == 0)
+			avail = total > used ? total - used : 0;
+		else if (!p->v2 && probe_read_u64(p->mem_cg,
+		    "memory.memsw.usage_in_bytes", &v) == 0 &&
+		    probe_read_u64(p->mem_cg, "memory.usage_in_bytes",
+		    &usage) == 0) {
+			used = v > usage ? v - usage : 0;
+			avail = total > used ? total - used : 0;
+		}
+	}
+	if (avail > total)
+		avail = total;
+	p->swap_total = total;
+	p->swap_free = avail;
+}
+
 /* Exponential smoothing of a sample over dt milliseconds. */
 double
 probe_smooth(double avg, double sample, uint64_t dt)
@@ -430,6 +489,7 @@ probe_init(struct probe *p, const char *root, uint32_t speed, pid_t exclude,
 		return -1;
 	}
 	probe_memory(p);
+	probe_swap(p);
 	return 0;
 }
 
@@ -449,6 +509,7 @@ probe_sample(struct probe *p, uint64_t now)
 	p->last_ms = now;
 	probe_capacity(p);	/* a quota can change under a running node */
 	probe_memory(p);
+	probe_swap(p);
 }
 
 void
@@ -462,4 +523,6 @@ probe_info(const struct probe *p, struct gossip_info *info)
 	info->speed = p->speed;
 	info->mem_total = p->mem_total >> 20;
 	info->mem_free = p->mem_free >> 20;
+	info->swap_total = p->swap_total >> 20;
+	info->swap_free = p->swap_free >> 20;
 }

@@ -27,6 +27,8 @@ struct probe {
 	double		 cpus;
 	uint64_t	 mem_total;	/* bytes */
 	uint64_t	 mem_free;	/* bytes */
+	uint64_t	 swap_total;	/* bytes this node may swap */
+	uint64_t	 swap_free;	/* bytes */
 };
 
 int	 probe_init(struct probe *p, const char *root, uint32_t speed,

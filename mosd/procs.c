@@ -2,7 +2,8 @@
  * The migratable processes this node knows: those homed here, each held by
  * its deputy agent, and the guests it runs for other nodes, each served by
  * a guest agent. Agents present themselves on a control connection and
- * keep it open; an entry lives as long as that connection.
+ * keep it open; an entry lives as long as that connection, which from then
+ * on counts as an agent's (quota.h), not a tool's.
  */
 #include <pwd.h>
 #include <stdio.h>
@@ -246,6 +247,9 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 		    a->home);
 		return -1;
 	}
+	if (peer->quota != NULL &&
+	    quota_may_register(&m->quota, peer->quota, cause) == -1)
+		return -1;
 	p = xcalloc(1, sizeof *p);
 	p->role = a->role;
 	p->pid = a->pid;
@@ -269,6 +273,8 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 	p->agent = peer;
 	peer->arg = p;
 	peer->closed = procs_agent_closed;
+	/* Its own room now, no timeout, ahead of users' tools. */
+	peer_agent(peer);
 	TAILQ_INSERT_TAIL(&m->procs, p, entry);
 	log_debug("%s agent of %u@%u: pid %ld", p->role ==
 	    OSM__CTL_ROLE__ROLE_DEPUTY ? "deputy" : "guest", p->pid, p->home,

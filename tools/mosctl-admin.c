@@ -56,7 +56,7 @@ mosctl_admin_flags(const char *sock, int argc, char **argv)
 		fprintf(stderr, "mosctl: mosd did not say the node's flags\n");
 		goto out;
 	}
-	words = mosctl_flags(r->flags, " ", "none");
+	words = ctl_flags_text(r->flags, " ", "none");
 	printf("node flags: %s\n", words);
 	free(words);
 	rc = 0;

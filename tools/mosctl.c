@@ -23,15 +23,6 @@ static const struct mosctl_cmd *const mosctl_cmds[] = {
 	&mosctl_bring_cmd,
 };
 
-static const struct {
-	uint32_t	 bit;
-	const char	*name;
-} mosctl_flag_names[] = {
-	{ OSM__NODE_FLAG__NODE_BLOCK, "block" },
-	{ OSM__NODE_FLAG__NODE_STAY, "stay" },
-	{ OSM__NODE_FLAG__NODE_LSTAY, "lstay" },
-};
-
 static void __attribute__((noreturn))
 usage(int status)
 {
@@ -84,32 +75,16 @@ mosctl_call(const char *sock, int type)
 	return mosctl_request(sock, &req);
 }
 
-/*
- * A node's flags as words joined by sep, or none when there are none; bits
- * this mosctl does not know show as a number. The caller frees it.
- */
-char *
-mosctl_flags(uint32_t flags, const char *sep, const char *none)
+/* 1 if a command's only argument is --json (or -j), 0 if none; -1 else. */
+int
+mosctl_json_arg(int argc, char **argv)
 {
-	char	*s = NULL, *t;
-	size_t	 i;
-
-	for (i = 0; i < nitems(mosctl_flag_names); i++) {
-		if ((flags & mosctl_flag_names[i].bit) == 0)
-			continue;
-		flags &= ~mosctl_flag_names[i].bit;
-		t = s;
-		xasprintf(&s, "%s%s%s", t != NULL ? t : "", t != NULL ? sep : "",
-		    mosctl_flag_names[i].name);
-		free(t);
-	}
-	if (flags != 0) {
-		t = s;
-		xasprintf(&s, "%s%s%#x", t != NULL ? t : "", t != NULL ? sep : "",
-		    (unsigned)flags);
-		free(t);
-	}
-	return s != NULL ? s : xstrdup(none);
+	if (argc == 1)
+		return 0;
+	if (argc == 2 && (strcmp(argv[1], "--json") == 0 ||
+	    strcmp(argv[1], "-j") == 0))
+		return 1;
+	return -1;
 }
 
 int

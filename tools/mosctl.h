@@ -22,6 +22,6 @@ extern const struct mosctl_cmd mosctl_block_cmd, mosctl_noblock_cmd,
 struct Osm__CtlReply *mosctl_request(const char *sock,
 	    struct Osm__CtlRequest *req);
 struct Osm__CtlReply *mosctl_call(const char *sock, int type);
-char	*mosctl_flags(uint32_t flags, const char *sep, const char *none);
+int	 mosctl_json_arg(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@
 #include "moslab.h"
 
 #define MOSD_KILL_MS	2000	/* after SIGKILL */
+#define MOSD_POLL_MS	50	/* between looks at the nodes' views */
 
 /*
  * The process that becomes mosd, inside the node; never returns. Its
@@ -48,6 +49,12 @@ mosd_exec(struct lab *lab, unsigned k, int logfd, int sock)
 		dup2(null, STDIN_FILENO);
 	dup2(logfd, STDOUT_FILENO);
 	dup2(logfd, STDERR_FILENO);
+	/*
+	 * Nothing else of moslab's caller goes into mosd: a descriptor the
+	 * shell held (a pipe of `out=$(moslab up 3)`, say) would stay open
+	 * for the daemon's life, and whoever waits for its end would hang.
+	 */
+	close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
 	if (write(sock, "ok", 2) != 2)
 		_exit(127);
 	execv(lab->mosd, argv);
@@ -366,16 +373,73 @@ mosd_stop(struct lab *lab, unsigned k, char **cause)
 	return rc;
 }
 
+/*
+ * Wait up to ms for every node whose mosd runs to see every other such
+ * node up (moslab-ready.c asks them); on timeout *cause names the first
+ * node that does not see another.
+ */
+int
+mosd_wait_cluster(struct lab *lab, unsigned ms, char **cause)
+{
+	unsigned	 want[LAB_NODES_MAX], k;
+	uint64_t	 end = now_ms() + ms;
+	char		*why = NULL;
+	size_t		 n = 0, i;
+	int		 fd;
+
+	for (k = 1; k <= lab->nnodes; k++) {
+		if ((fd = mosd_pidfd(lab, k, NULL)) == -1)
+			continue;
+		close(fd);
+		want[n++] = k;
+	}
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			free(why);
+			why = NULL;
+			if ((fd = mosd_pidfd(lab, want[i], NULL)) == -1) {
+				why = mosd_log_tail(lab, want[i]);
+				xasprintf(cause, "mosd on node %u exited: %s",
+				    want[i], why);
+				free(why);
+				return -1;
+			}
+			close(fd);
+			if (ready_node(lab, want[i], want, n, &why) == -1)
+				break;
+		}
+		if (i == n)
+			return 0;
+		if (now_ms() >= end)
+			break;
+		sleep_ms(MOSD_POLL_MS);
+	}
+	xasprintf(cause, "the lab is not ready after %u ms: %s", ms, why);
+	free(why);
+	return -1;
+}
+
 static int
 cmd_start_exec(struct lab *lab, int argc, char **argv)
 {
 	char		*cause;
+	uint64_t	 wait_s = LAB_READY_MS / 1000;
 	pid_t		 pid;
 	unsigned	 k;
 	int		 fd, rc;
 
 	if ((rc = lab_node_arg(lab, argv[1], &k)) != 0)
 		return rc;
+	if (argc == 4 && strcmp(argv[2], "--wait") == 0) {
+		if (parse_uint(argv[3], 0, 3600, &wait_s) == -1) {
+			fprintf(stderr, "moslab: --wait: expected seconds from "
+			    "0 to 3600, found '%s'\n", argv[3]);
+			return 2;
+		}
+	} else if (argc != 2) {
+		lab_usage_cmd(&cmd_start);
+		return 2;
+	}
 	if ((fd = mosd_pidfd(lab, k, &pid)) != -1) {
 		close(fd);
 		fprintf(stderr, "moslab: mosd on node %u is already running "
@@ -393,7 +457,9 @@ cmd_start_exec(struct lab *lab, int argc, char **argv)
 			return lab_fail(cause);
 	}
 	if (mosd_spawn(lab, k, &cause) == -1 ||
-	    mosd_wait_ready(lab, k, &cause) == -1)
+	    mosd_wait_ready(lab, k, &cause) == -1 ||
+	    (wait_s > 0 && mosd_wait_cluster(lab, wait_s * 1000,
+	    &cause) == -1))
 		return lab_fail(cause);
 	return 0;
 }
@@ -425,10 +491,12 @@ cmd_stop_exec(struct lab *lab, int argc, char **argv)
 
 const struct lab_cmd cmd_start = {
 	.name = "start",
-	.args = "K",
-	.help = "start node K's mosd, rebooting node K first if it is dead",
+	.args = "K [--wait S]",
+	.help = "start node K's mosd, rebooting node K first if it is dead; "
+	    "return once\n\tit and the other running nodes see each other up "
+	    "(at most S seconds,\n\tdefault 30; 0: do not wait)",
 	.argc_min = 1,
-	.argc_max = 1,
+	.argc_max = 3,
 	.flags = CMD_LOCK | CMD_LAB,
 	.exec = cmd_start_exec,
 };

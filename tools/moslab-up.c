@@ -1,7 +1,9 @@
 /*
- * moslab up N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]: make N
- * nodes, write the lab's cluster.conf, key and policy, start mosd in every
- * node. A failure removes whatever was made.
+ * moslab up N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]
+ * [--web PORT] [--wait SECONDS]: make N nodes, write the lab's
+ * cluster.conf, key and policy (and with --web the web monitor's line and
+ * token), start mosd in every node, and return once every node sees every
+ * other one up. A failure removes whatever was made.
  */
 #include <sys/stat.h>
 
@@ -173,7 +175,8 @@ up_write_policy(const struct up_policy *pol, char **cause)
 }
 
 static int
-up_write_conf(struct lab *lab, const struct up_policy *pol, char **cause)
+up_write_conf(struct lab *lab, const struct up_policy *pol, unsigned web,
+    char **cause)
 {
 	FILE	*f;
 
@@ -186,6 +189,9 @@ up_write_conf(struct lab *lab, const struct up_policy *pol, char **cause)
 	    "key cluster.key\n", lab->name, lab->nnodes);
 	if (pol->path != NULL)
 		fprintf(f, "policy %s\n", pol->path);
+	/* every node on its own loopback; the token beside this file */
+	if (web != 0)
+		fprintf(f, "web 127.0.0.1 %u\nweb-token web.token\n", web);
 	if (fclose(f) == EOF) {
 		xasprintf(cause, "%s: %s", lab->conf, strerror(errno));
 		return -1;
@@ -196,7 +202,7 @@ up_write_conf(struct lab *lab, const struct up_policy *pol, char **cause)
 /* Everything but mosd: state, network, cgroups, node inits. */
 static int
 up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem,
-    const struct up_policy *pol, char **cause)
+    const struct up_policy *pol, unsigned web, char **cause)
 {
 	char		*dir;
 	unsigned	 k;
@@ -211,8 +217,16 @@ up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem,
 		return -1;
 	}
 	free(dir);
+	if (web != 0) {
+		xasprintf(&dir, "%s/web.token", lab->dir);
+		if (key_generate(dir, cause) == -1) {
+			free(dir);
+			return -1;
+		}
+		free(dir);
+	}
 	if ((pol->path != NULL && up_write_policy(pol, cause) == -1) ||
-	    up_write_conf(lab, pol, cause) == -1 ||
+	    up_write_conf(lab, pol, web, cause) == -1 ||
 	    net_bridge_create(lab, cause) == -1)
 		return -1;
 	for (k = 1; k <= lab->nnodes; k++) {
@@ -232,14 +246,15 @@ up_build(struct lab *lab, uint64_t *cpus, uint64_t *mem,
 	return 0;
 }
 
-/* Build the lab and start mosd in every node. */
+/* Build the lab, start mosd in every node, wait (wait_ms) for gossip. */
 static int
 up_start(struct lab *lab, uint64_t *cpus, uint64_t *mem,
-    const struct up_policy *pol, char **cause)
+    const struct up_policy *pol, unsigned web, uint64_t wait_ms,
+    char **cause)
 {
 	unsigned	k;
 
-	if (up_build(lab, cpus, mem, pol, cause) == -1)
+	if (up_build(lab, cpus, mem, pol, web, cause) == -1)
 		return -1;
 	for (k = 1; k <= lab->nnodes; k++)
 		if (mosd_spawn(lab, k, cause) == -1)
@@ -247,6 +262,8 @@ up_start(struct lab *lab, uint64_t *cpus, uint64_t *mem,
 	for (k = 1; k <= lab->nnodes; k++)
 		if (mosd_wait_ready(lab, k, cause) == -1)
 			return -1;
+	if (wait_ms > 0 && mosd_wait_cluster(lab, wait_ms, cause) == -1)
+		return -1;
 	return 0;
 }
 
@@ -257,12 +274,15 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "mem", required_argument, NULL, 'm' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "wait", required_argument, NULL, 'w' },
+		{ "web", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*cpus_arg = NULL, *mem_arg = NULL, *policy_arg = NULL;
 	struct up_policy pol = { NULL, NULL, 0 };
 	uint64_t	 n, cpus[LAB_NODES_MAX], mem[LAB_NODES_MAX];
+	uint64_t	 wait_ms = LAB_READY_MS, web = 0;
 	char		*cause;
 	unsigned	 k;
 	int		 ch, rc = 1;
@@ -278,6 +298,22 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 			break;
 		case 'p':
 			policy_arg = optarg;
+			break;
+		case 'w':
+			if (parse_uint(optarg, 0, 3600, &wait_ms) == -1) {
+				fprintf(stderr, "moslab: --wait: expected "
+				    "seconds from 0 to 3600, found '%s'\n",
+				    optarg);
+				return 2;
+			}
+			wait_ms *= 1000;
+			break;
+		case 'W':
+			if (parse_uint(optarg, 1, 65535, &web) == -1) {
+				fprintf(stderr, "moslab: --web: expected a port "
+				    "from 1 to 65535, found '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			lab_usage_cmd(&cmd_up);
@@ -321,7 +357,7 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 	}
 
 	lab->nnodes = n;
-	if (up_start(lab, cpus, mem, &pol, &cause) == -1) {
+	if (up_start(lab, cpus, mem, &pol, web, wait_ms, &cause) == -1) {
 		fprintf(stderr, "moslab: %s\n", cause);
 		free(cause);
 		fprintf(stderr, "moslab: removing what was made of lab '%s'\n",
@@ -340,9 +376,13 @@ out:
 
 const struct lab_cmd cmd_up = {
 	.name = "up",
-	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE]",
+	.args = "N [--cpus Q[,Q...]] [--mem MB[,MB...]] [--policy FILE] "
+	    "[--web PORT] [--wait S]",
 	.help = "make N nodes, start mosd in each (default 1 CPU, 1024 MB, "
-	    "no policy.conf)",
+	    "no policy.conf);\n\treturn once every node sees every other "
+	    "one up (--wait: at most S\n\tseconds, default 30; 0: do not "
+	    "wait); --web: each node's web monitor on its\n\t127.0.0.1:PORT, "
+	    "the token in the lab's web.token",
 	.argc_min = 1,
 	.argc_max = -1,
 	.flags = CMD_LOCK,

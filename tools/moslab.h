@@ -17,6 +17,7 @@
 #define LAB_LOCK	"/run/osmosis-lab.lock"
 #define LAB_CPU_PERIOD	100000		/* CFS period, µs */
 #define LAB_WAIT_MS	5000		/* for mosd, the cgroups, a process */
+#define LAB_READY_MS	30000		/* for the nodes to see each other */
 
 struct lab {
 	char		 name[LAB_NAME_MAX + 1];
@@ -99,5 +100,10 @@ int	 mosd_spawn(struct lab *lab, unsigned k, char **cause);
 int	 mosd_wait_ready(struct lab *lab, unsigned k, char **cause);
 int	 mosd_pidfd(struct lab *lab, unsigned k, pid_t *pidp);
 int	 mosd_stop(struct lab *lab, unsigned k, char **cause);
+int	 mosd_wait_cluster(struct lab *lab, unsigned ms, char **cause);
+
+/* moslab-ready.c */
+int	 ready_node(struct lab *lab, unsigned k, const unsigned *want,
+	    size_t n, char **cause);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * mosps: the migratable processes of this node's users, where they run.
- * The columns are for people; -o FIELD,... prints chosen fields with no
- * header and WHERE always a node number, for scripts.
+ * The columns are for people; for scripts, -o FIELD,... prints chosen
+ * fields with no header and WHERE always a node number, and --json one
+ * document (lib/ctl-json.c).
  */
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -25,7 +27,7 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosps [-a] [-v] [-p pid] [-o field[,field...]] "
+	    "usage: mosps [-a] [-v] [-p pid] [-o field[,field...] | -j] "
 	    "[-S socket]\n"
 	    "List the migratable processes homed on this node: yours, or with\n"
 	    "-a everyone's.\n\n"
@@ -37,6 +39,7 @@ usage(int status)
 	    "              header: pid user where state cpu rss command why\n"
 	    "              (why last: the last move, return home or move\n"
 	    "              that did not happen, and its reason)\n"
+	    "  -j, --json  one JSON document (see mosps(1))\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Columns: PID USER WHERE STATE CPU%% RSS COMMAND; WHERE is 'here'\n"
@@ -194,19 +197,21 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
 	Osm__CtlReply	*r;
 	Osm__CtlProc	*p;
+	json_t		*doc;
 	const struct mosps_field *fields[MOSPS_FIELDS_MAX];
 	const char	*sock = OSM_SOCKET_PATH;
 	char		*cause;
 	uint64_t	 pid = 0;
 	size_t		 i, j, nfields = 0, shown = 0;
-	int		 ch, verbose = 0;
+	int		 ch, json = 0, verbose = 0;
 
-	while ((ch = getopt_long(argc, argv, "ahp:o:S:v", longopts,
+	while ((ch = getopt_long(argc, argv, "ahjp:o:S:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -223,6 +228,9 @@ main(int argc, char **argv)
 			if (mosps_parse_fields(optarg, fields, &nfields) == -1)
 				usage(2);
 			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'S':
 			sock = optarg;
 			break;
@@ -235,7 +243,7 @@ main(int argc, char **argv)
 			usage(2);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (json && nfields > 0))
 		usage(2);
 	req.type = OSM__CTL_TYPE__CTL_PS;
 	if ((r = ctl_call(sock, &req, &cause)) == NULL) {
@@ -247,6 +255,14 @@ main(int argc, char **argv)
 		    r->error : "no reason given");
 		ctl_reply_free(r);
 		return 1;
+	}
+	if (json) {
+		shown = json_array_size(json_object_get(doc =
+		    ctl_json_ps(r, pid), "procs"));
+		ctl_reply_free(r);
+		if (ctl_json_print(stdout, doc) == -1)
+			return 1;
+		goto out;
 	}
 	if (nfields == 0)
 		printf("%7s %-10s %-5s %-9s %5s %6s %s\n", "PID", "USER",
@@ -264,6 +280,7 @@ main(int argc, char **argv)
 		shown++;
 	}
 	ctl_reply_free(r);
+out:
 	if (pid != 0 && shown == 0) {
 		fprintf(stderr, "mosps: no process %llu listed\n",
 		    (unsigned long long)pid);

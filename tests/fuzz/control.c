@@ -89,6 +89,7 @@ fuzz_init(void)
 		if (m.gossip->ids[i] != 3)
 			gossip_merge(m.gossip, i, now_ms(), &info);
 	net_refresh_self(&m);
+	control_limits(&m);
 }
 
 static void
@@ -162,6 +163,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t	*body;
 	size_t		 len, k;
 	uint8_t		 op, mode;
+	uid_t		 uid;
+	char		*why = NULL;
 	int		 sv[2][2], ends[2], i, fd0 = fuzz_lowest_fd();
 
 	mode = fuzz_u8(&in);
@@ -170,9 +173,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0, sv[i]) == -1)
 			fatal("socketpair");
-		p = peer_new(&m, sv[i][0], control_dispatch);
-		p->uid = p->gid = i == 0 ? uids[mode & 3] : 0;
-		p->pid = 0;	/* /proc shows 0 as the tracer of most */
+		/* pid 0: /proc shows 0 as the tracer of most */
+		uid = i == 0 ? uids[mode & 3] : 0;
+		if (control_client(&m, sv[i][0], uid, uid, 0, &why) == NULL)
+			fatalx("control_client: %s", why);
 		ends[i] = sv[i][1];
 	}
 
@@ -194,6 +198,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		peer_close(p);
 	peer_reap(&m);
 	fuzz_assert(TAILQ_EMPTY(&m.peers) && m.npeers == 0);
+	/* every quota given back */
+	fuzz_assert(m.quota.users == NULL && m.quota.conns == 0);
 	fuzz_assert(TAILQ_EMPTY(&m.procs));
 	fuzz_assert(TAILQ_EMPTY(&m.links));
 	for (i = 0; i < 2; i++) {
@@ -206,6 +212,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.flags = 0;
 	fuzz_fd_check(fd0);
 	return 0;
+}
+
+/* n copies of req, each framed, in one raw write to the first client. */
+static void
+control_seed_burst(struct fuzz_out *o, Osm__CtlRequest *req, size_t n)
+{
+	struct fuzz_out	 burst = { 0 };
+	uint8_t		 buf[256];
+	uint32_t	 len;
+	size_t		 i;
+
+	req->version = CTL_VERSION;
+	len = osm__ctl_request__get_packed_size(req);
+	fuzz_assert(len <= sizeof buf);
+	osm__ctl_request__pack(req, buf);
+	len = htonl(len);
+	for (i = 0; i < n; i++) {
+		fuzz_put(&burst, &len, sizeof len);
+		fuzz_put(&burst, buf, ntohl(len));
+	}
+	fuzz_put_record(o, 0, burst.p, burst.n);
+	free(burst.p);
 }
 
 static void
@@ -311,6 +339,43 @@ fuzz_seeds(const char *dir)
 	fuzz_put_u8(&o, 2);
 	put_request(&o, 0, &req);
 	fuzz_seed(dir, "bad-state", &o);
+
+	/*
+	 * requests that come faster than they are answered: a burst in one
+	 * write (taken a few per loop iteration), and a deputy's order
+	 * (deferred) with a request behind it that waits for its answer
+	 */
+	osm__ctl_request__init(&req);
+	req.type = OSM__CTL_TYPE__CTL_STATS;
+	fuzz_put_u8(&o, 1);
+	control_seed_burst(&o, &req, 500);
+	fuzz_seed(dir, "burst", &o);
+
+	agent.role = OSM__CTL_ROLE__ROLE_DEPUTY;
+	agent.pid = 1;
+	agent.home = 0;
+	agent.where = 1;
+	agent.state = OSM__PROC_STATE__PROC_RUNNING;
+	agent.socket = "@osmosis-deputy-fuzz";
+	agent.has_local_pid = 0;
+	osm__ctl_request__init(&req);
+	req.type = OSM__CTL_TYPE__CTL_AGENT_HELLO;
+	req.agent = &agent;
+	fuzz_put_u8(&o, 4);
+	put_request(&o, 0, &req);
+	osm__ctl_request__init(&req);
+	req.type = OSM__CTL_TYPE__CTL_MIGRATE;
+	req.has_pid = req.has_node = 1;
+	req.pid = 1;
+	req.node = 2;
+	control_seed_burst(&o, &req, 1);
+	osm__ctl_request__init(&req);
+	req.type = OSM__CTL_TYPE__CTL_STATUS;
+	control_seed_burst(&o, &req, 3);
+	reply.ok = 1;
+	reply.error = NULL;
+	fuzz_put_msg(&o, 2 | 1, &reply.base);
+	fuzz_seed(dir, "deferred-then-more", &o);
 
 	/* a record over the limit, announced and cut short */
 	fuzz_put_u8(&o, 1);

@@ -50,7 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(buf + 8, &blen, 4);
 	}
 	if ((mode & 2) && n >= FRAME_OVERHEAD)
-		hmac_sha256(key->bytes, key->len, buf, n - FRAME_MAC,
+		crypto_hmac(key->bytes, key->len, buf, n - FRAME_MAC,
 		    buf + n - FRAME_MAC);
 
 	if (n >= FRAME_HDR) {

@@ -12,9 +12,13 @@
  *
  * Input: a mode byte (bit 0: image mode; bit 1: the reader stops after
  * (mode >> 3) * 64 bytes, and fails if bit 2 is set), then records. A
- * record whose op has bit 0 set is a message body that the harness frames
- * under the session key as the next message, of kind op >> 1; otherwise
- * its bytes go into the stream as they are. Every refusal has a cause.
+ * record whose op has bit 0 set is a message body that the harness seals
+ * as the guest agent would (session_send under the guest's keys) as the
+ * next message, of kind op >> 1; op 0xfe (FUZZ_FLIP) flips the byte of
+ * what is in the stream so far at the offset its first two bytes give
+ * (modulo); any other op's bytes go into the stream as they are. The
+ * receiver has the home's keys. Every refusal has a cause, and outside
+ * image mode no message taken covers a flipped byte.
  */
 #include <arpa/inet.h>
 
@@ -30,8 +34,17 @@
 #include "proto/migrate.pb-c.h"
 #include "proto/remote.pb-c.h"
 
-static uint8_t		 skey[SESSION_KEY_LEN];
-static struct cluster_key skey_ck = { .len = SESSION_KEY_LEN };
+#define FUZZ_FLIP	0xfe
+#define FUZZ_FLIPS	8
+
+/* The offsets of the bytes FUZZ_FLIP flipped in this input's stream. */
+struct flips {
+	size_t	off[FUZZ_FLIPS];
+	int	n;
+};
+
+static uint8_t		 home_keys[SESSION_KEY_LEN];
+static uint8_t		 guest_keys[SESSION_KEY_LEN];
 static struct remote	*guest;
 
 /* The message each kind carries, where it is a protobuf-c one. */
@@ -63,8 +76,8 @@ fuzz_init(void)
 	static const uint8_t	nr[SESSION_NONCE_LEN] = "guest nonce 0123";
 	char			*cause = NULL;
 
-	session_derive(fuzz_key(), nh, nr, 1, 2, skey);
-	memcpy(skey_ck.bytes, skey, sizeof skey);
+	session_derive(fuzz_key(), nh, nr, 1, 2, SESSION_HOME, home_keys);
+	session_derive(fuzz_key(), nh, nr, 1, 2, SESSION_REMOTE, guest_keys);
 	/* A guest agent with no call pending: every reply is refused. */
 	if ((guest = remote_new(-1, getpid(), getpid(), NULL, &cause)) == NULL)
 		fatalx("%s", cause);
@@ -137,54 +150,86 @@ read_image(int fd, void *arg, char **cause)
 	return 0;
 }
 
-/* The stream the input describes. */
+/* Flip one byte of what the stream holds so far. */
 static void
-stream(struct fuzz_in *in, struct fuzz_out *o)
+flip(int fd, const uint8_t *p, size_t len, struct flips *f)
 {
-	const uint8_t	*p;
-	uint8_t		*plain, *frame;
-	uint8_t		 op;
-	size_t		 len, n;
-	uint64_t	 seq = 0;
-	int		 i;
+	off_t	end = lseek(fd, 0, SEEK_CUR);
+	uint8_t	c;
+	size_t	off;
 
+	if (len < 2 || end <= 0 || f->n == FUZZ_FLIPS)
+		return;
+	off = (p[0] << 8 | p[1]) % end;
+	if (pread(fd, &c, 1, off) != 1)
+		fatal("memfd");
+	c ^= len > 2 && p[2] != 0 ? p[2] : 1;
+	if (pwrite(fd, &c, 1, off) != 1)
+		fatal("memfd");
+	f->off[f->n++] = off;
+}
+
+/* The stream the input describes, in a file read from its start. */
+static int
+stream(struct fuzz_in *in, struct flips *f)
+{
+	struct session	 snd;
+	const uint8_t	*p;
+	uint8_t		 op;
+	size_t		 len;
+	char		*cause = NULL;
+	int		 fd;
+
+	fd = fuzz_memfd("", 0);
+	session_init(&snd, fd, guest_keys, RMT_MSG_MAX);
 	while (fuzz_record(in, &op, &p, &len)) {
-		if (!(op & 1)) {
-			fuzz_put(o, p, len);
-			continue;
-		}
-		seq++;
-		plain = xmalloc(8 + len);
-		for (i = 0; i < 8; i++)
-			plain[i] = seq >> (8 * (7 - i));
-		memcpy(plain + 8, p, len);
-		frame = xmalloc(FRAME_OVERHEAD + 8 + len);
-		n = frame_pack(op >> 1, plain, 8 + len, &skey_ck, frame,
-		    FRAME_OVERHEAD + 8 + len);
-		fuzz_put(o, frame, n);
-		free(frame);
-		free(plain);
+		if (op == FUZZ_FLIP)
+			flip(fd, p, len, f);
+		else if (!(op & 1)) {
+			if (write_all(fd, p, len) == -1)
+				fatal("memfd");
+		} else if (session_send(&snd, op >> 1, p, len, &cause) == -1)
+			fatalx("%s", cause);
 	}
+	session_free(&snd);
+	if (lseek(fd, 0, SEEK_SET) == -1)
+		fatal("memfd");
+	return fd;
+}
+
+/* The bytes of that stream, for seeds. */
+static void
+stream_bytes(struct fuzz_out *o, struct fuzz_out *wire)
+{
+	struct fuzz_in	 in = { o->p, o->n };
+	struct flips	 f = { .n = 0 };
+	uint8_t		 buf[4096];
+	ssize_t		 n;
+	int		 fd = stream(&in, &f);
+
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		fuzz_put(wire, buf, n);
+	close(fd);
+	free(o->p);
+	memset(o, 0, sizeof *o);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in	 in = { data, size };
-	struct fuzz_out	 o = { 0 };
 	struct session	 s;
 	const uint8_t	*body;
 	uint16_t	 kind;
 	struct reader	 r;
-	size_t		 len;
+	struct flips	 f = { .n = 0 };
+	size_t		 len, at = 0;
 	char		*cause = NULL;
-	int		 fd, mode, fd0 = fuzz_lowest_fd();
+	int		 fd, mode, i, fd0 = fuzz_lowest_fd();
 
 	mode = fuzz_u8(&in);
-	stream(&in, &o);
-	fd = fuzz_memfd(o.p, o.n);
-	free(o.p);
-	session_init(&s, fd, skey, RMT_MSG_MAX);
+	fd = stream(&in, &f);
+	session_init(&s, fd, home_keys, RMT_MSG_MAX);
 	if (mode & 1) {
 		r.limit = mode & 2 ? (size_t)(mode >> 3) * 64 : SIZE_MAX;
 		r.fail = (mode & 4) != 0;
@@ -199,6 +244,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	while (session_recv(&s, &kind, &body, &len, &cause) == 0) {
 		fuzz_assert(len <= RMT_MSG_MAX);
+		/* The frame taken was at [at, at + consumed) of the stream. */
+		for (i = 0; i < f.n && !(mode & 1); i++)
+			fuzz_assert(f.off[i] < at || f.off[i] >= at + s.consumed);
+		at += s.consumed;
 		log_debug("message of kind %u, %zu bytes", kind, len);
 		decode(kind, body, len);
 	}
@@ -215,7 +264,6 @@ void
 fuzz_seeds(const char *dir)
 {
 	struct fuzz_out		 o = { 0 }, wire = { 0 };
-	struct fuzz_in		 in;
 	Osm__SesSetup		 setup = OSM__SES_SETUP__INIT;
 	Osm__SesSignal		 sig = OSM__SES_SIGNAL__INIT;
 	Osm__SesArrived		 arr = OSM__SES_ARRIVED__INIT;
@@ -229,6 +277,7 @@ fuzz_seeds(const char *dir)
 	Osm__RemoteReply	 reply = OSM__REMOTE_REPLY__INIT;
 	Osm__RemoteOutput	 out = OSM__REMOTE_OUTPUT__INIT, *outp = &out;
 	uint64_t		 args[6] = { 3, 0, 16 };
+	uint16_t		 flip_at;
 	uint8_t			*big;
 	const uint32_t		 pre[2] = { htonl(MIG_MAGIC),
 				    htonl(MIG_VERSION) };
@@ -303,15 +352,39 @@ fuzz_seeds(const char *dir)
 
 	/* a replay: the first message as it is on the wire, twice */
 	fuzz_put_msg(&o, K(SETUP), &setup.base);
-	in.p = o.p;
-	in.n = o.n;
-	stream(&in, &wire);
-	free(o.p);
-	memset(&o, 0, sizeof o);
+	stream_bytes(&o, &wire);
 	fuzz_put_u8(&o, 0);
 	fuzz_put_record(&o, 0, wire.p, wire.n);
 	fuzz_put_record(&o, 0, wire.p, wire.n);
 	fuzz_seed(dir, "replay", &o);
+
+	/*
+	 * One byte flipped by the harness: of the second message's body, of
+	 * the first's tag; the first message sent again, with one ciphertext
+	 * byte flipped; a frame of version 1.
+	 */
+	fuzz_put_u8(&o, 0);
+	fuzz_put_msg(&o, K(SETUP), &setup.base);
+	fuzz_put_msg(&o, K(SIGNAL), &sig.base);
+	flip_at = htons(wire.n + SESSION_HDR + 1);
+	fuzz_put_record(&o, FUZZ_FLIP, &flip_at, 2);
+	fuzz_put_msg(&o, K(SIGNAL), &sig.base);
+	fuzz_seed(dir, "flipped-body", &o);
+	fuzz_put_u8(&o, 0);
+	fuzz_put_msg(&o, K(SETUP), &setup.base);
+	flip_at = htons(wire.n - 1);
+	fuzz_put_record(&o, FUZZ_FLIP, &flip_at, 2);
+	fuzz_put_msg(&o, K(ARRIVED), &arr.base);
+	fuzz_seed(dir, "flipped-tag", &o);
+	wire.p[SESSION_HDR] ^= 1;
+	fuzz_put_u8(&o, 0);
+	fuzz_put_record(&o, 0, wire.p, wire.n);
+	fuzz_seed(dir, "tampered", &o);
+	wire.p[SESSION_HDR] ^= 1;
+	wire.p[5] = 1;
+	fuzz_put_u8(&o, 0);
+	fuzz_put_record(&o, 0, wire.p, wire.n);
+	fuzz_seed(dir, "version-1", &o);
 	free(wire.p);
 #undef K
 }

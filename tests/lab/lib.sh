@@ -21,6 +21,13 @@
 #	nprocs N [K]		N processes are listed
 #	away			a process homed on node 1 runs on node 2
 #
+# JSON (mosctl status --json and the like, read with python3):
+#	pyjson EXPR		evaluate EXPR over the document on standard
+#				input (as d): print it, or fail if it is False,
+#				None or an empty list (a test or a search)
+#	node_field K NODE FIELD	FIELD of NODE in node K's mosctl status --json
+#	counter NAME [K]	mosd's counter NAME on node K (mosctl stats)
+#
 # $OSM_BIN is the bin/ under test (tests/lab/run exports it). Until the
 # tree has a bin/mosd, nodes run tests/lab/fake-mosd instead.
 
@@ -135,11 +142,31 @@ check_clean() {
 	[ ! -e "$(lab_dir)" ] || fail "state directory left: $(lab_dir)"
 }
 
-# Wait until node 1 sees every node of the lab up (gossip takes a moment
-# after up): wait_cluster N [SECONDS].
+pyjson() {
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = eval("(" + sys.argv[1] + "\n)")
+if v is False or v is None or v == []:
+    sys.exit(1)
+if v is not True:
+    print(v)' "$1"
+}
+
+node_field() {
+	lab_exec "$1" mosctl status --json |
+	    pyjson "[n for n in d['nodes'] if n['node'] == $2][0]['$3']"
+}
+
+counter() {
+	lab_exec "${2:-1}" mosctl stats --json | pyjson "d['counters']['$1']"
+}
+
+# Wait until node 1 sees N nodes up: wait_cluster N [SECONDS]. moslab up
+# returns once every node sees every other one up; this is for a node
+# started again, or a lab not every node of which runs mosd.
 _cluster_up() {
-	[ "$("$MOSLAB" exec 1 mosctl status 2>/dev/null |
-	    awk 'NR > 1 && $3 == "up"' | wc -l)" -eq "$1" ]
+	lab_exec 1 mosctl status --json 2>/dev/null | pyjson "d['active'] == $1"
 }
 wait_cluster() {
 	wait_for "${2:-10}" _cluster_up "$1" ||

@@ -31,7 +31,7 @@ expect 0 "node flags: block" lab_exec 2 mosctl block
 lab_exec 2 mosctl status | grep -qx "this node: 2, flags: block" ||
     fail "status on node 2: $(lab_exec 2 mosctl status)"
 flagged() {
-	lab_exec 1 mosctl status | awk '$1 == 2 && $NF == "block"' | grep -q .
+	[ "$(node_field 1 2 flags)" = "['block']" ]
 }
 wait_for 5 flagged || fail "node 1 does not see node 2 blocked"
 

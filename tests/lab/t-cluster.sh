@@ -6,12 +6,20 @@
 
 lab_up 4 --cpus 0.5 --mem 512
 
-# Every node lists all four nodes up, with AGE at most 3, within 5 s.
+# moslab up returned: every node already lists all four nodes up, and
+# within 5 s with information at most 3 s old.
+for k in 1 2 3 4; do
+	lab_exec "$k" mosctl status --json | pyjson "d['active'] == 4 and
+	    all(n['state'] == 'up' for n in d['nodes'])" || {
+		lab_exec "$k" mosctl status
+		fail "node $k does not see 4 nodes up after moslab up"
+	}
+done
 all_fresh() {
 	for k in 1 2 3 4; do
-		lab_exec "$k" mosctl status | awk '
-		    NR > 1 && $3 == "up" && $10 <= 3 { n++ }
-		    END { exit n != 4 }' || return 1
+		lab_exec "$k" mosctl status --json | pyjson "all(
+		    n['state'] == 'up' and n['age_ms'] <= 3000
+		    for n in d['nodes'])" || return 1
 	done
 }
 wait_for 5 all_fresh || {
@@ -19,19 +27,25 @@ wait_for 5 all_fresh || {
 	fail "not every node saw 4 nodes up with AGE <= 3 within 5 s"
 }
 lab_exec 1 mosctl status | head -1 | grep -q \
-    '^NODE  *ADDRESS  *STATE  *LOAD  *CPUS  *SPEED  *MEMFREE  *MEMTOTAL  *GUESTS  *AGE  *FLAGS$' ||
+    '^NODE  *ADDRESS  *STATE  *LOAD  *CPUS  *SPEED  *MEMFREE  *MEMTOTAL  *GUESTS  *AGE  *FLAGS  *SWAPFREE  *SWAPTOTAL$' ||
     fail "status header"
-# What node 1 says of node 3: its cgroup's 0.5 CPU and 512 MiB.
-lab_exec 1 mosctl status | awk '$1 == 3 && $2 == "10.77.0.3" &&
-    $5 == "0.50" && $8 == 512 && $7 <= 512 && $7 > 400 { ok = 1 }
-    END { exit !ok }' || fail "node 3's capacity as seen from node 1"
+# What node 1 says of node 3: its cgroup's 0.5 CPU and 512 MiB; the
+# columns and the JSON agree.
+lab_exec 1 mosctl status --json | pyjson "[n for n in d['nodes']
+    if n['node'] == 3 and n['address'] == '10.77.0.3' and
+    n['cpus'] == 0.5 and n['mem_total_mib'] == 512 and
+    400 < n['mem_free_mib'] <= 512 and n['swap_free_mib'] <=
+    n['swap_total_mib'] and n['guests'] == 0 and n['flags'] == []]" ||
+    fail "node 3's capacity as seen from node 1: $(lab_exec 1 mosctl status)"
+lab_exec 1 mosctl status | awk '$1 == 3 && $5 == "0.50" && $8 == 512
+    { ok = 1 } END { exit !ok }' || fail "node 3's columns"
 
 # A CPU burner in node 2 makes node 2 the most loaded in node 1's view.
 "$MOSLAB" exec 2 sh -c 'while :; do :; done' &
 burner=$!
 node2_busiest() {
-	lab_exec 1 mosctl status | awk '$3 == "up" && $4 > max { max = $4; n = $1 }
-	    END { exit !(n == 2 && max >= 1.0) }'
+	lab_exec 1 mosctl status --json | pyjson "max((n['load'], n['node'])
+	    for n in d['nodes'] if n['state'] == 'up') >= (1.0, 2)"
 }
 wait_for 6 node2_busiest || {
 	lab_exec 1 mosctl status
@@ -69,9 +83,6 @@ body += bytes([0x22, 0x01, 0x02]) + b"".join(
      (12, 0)))
 s.sendto(frame(body), to)                                # wrong source
 PY
-counter() {
-	lab_exec 1 mosctl stats | awk -v n="$1" '$1 == n { print $2 }'
-}
 dropped_all() {
 	for c in dropped_truncated dropped_oversized dropped_bad_magic \
 	    dropped_wrong_version dropped_bad_mac dropped_malformed \
@@ -84,18 +95,23 @@ wait_for 3 dropped_all || {
 	fail "hostile datagrams not all dropped and counted"
 }
 # ... and nothing of them was believed: node 2's load is not 0.99.
-lab_exec 1 mosctl status | awk '$1 == 2 && $4 == "0.99" { exit 1 }' ||
+[ "$(node_field 1 2 load)" != 0.99 ] ||
     fail "a forged entry for node 2 was believed"
 
 # A stopped mosd is shown down within the timeout (6 s for 4 nodes at
 # 1 s), then up again once it is back.
 "$MOSLAB" stop 4 || fail "moslab stop 4"
 node4_is() {
-	lab_exec 1 mosctl status | awk -v s="$1" '$1 == 4 { exit $3 != s }'
+	[ "$(node_field 1 4 state)" = "$1" ]
 }
 wait_for 9 node4_is down || fail "node 4 not shown down within 9 s"
+# heard of before, so down rather than unknown, and nothing stale shown
+lab_exec 1 mosctl status --json | pyjson "[n for n in d['nodes']
+    if n['node'] == 4 and n['load'] is None and n['age_ms'] > 0]" ||
+    fail "node 4 down: $(lab_exec 1 mosctl status --json)"
 "$MOSLAB" start 4 || fail "moslab start 4"
-wait_for 5 node4_is up || fail "node 4 not shown up again within 5 s"
+# moslab start returned: node 4 and the others see each other again
+node4_is up || fail "node 4 not shown up again after moslab start"
 [ "$(lab_exec 1 mosmon -b | awk 'NR > 1' | wc -l)" -eq 4 ] ||
     fail "mosmon -b does not list 4 nodes"
 

@@ -9,9 +9,6 @@ P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
 lab_up 3 --cpus 0.5 --mem 256
 wait_cluster 3
-counter() {
-	lab_exec 1 mosctl stats | awk -v n="$1" '$1 == n { print $2 }'
-}
 before_mac=$(counter dropped_bad_mac)
 before_big=$(counter dropped_oversized)
 

@@ -401,6 +401,9 @@ bad_image() {
 		bad "refused without saying \"$1\""
 	elif "$MOSCR" info "$W/bad.img" > /dev/null 2>&1; then
 		bad "moscr info accepted it"
+	elif "$MOSCR" info --json "$W/bad.img" > "$W/$name.json" 2>&1 ||
+	    grep -q '{' "$W/$name.json"; then
+		bad "moscr info --json accepted it"
 	else
 		ok
 	fi
@@ -436,6 +439,33 @@ if "$MOSCR" info "$img" > "$W/info.out" 2>&1 &&
 else
 	bad "moscr info"
 	cat "$W/info.out"
+fi
+
+# The same, as JSON: what the text says, as numbers and names.
+name=info-json
+if "$MOSCR" info --json "$img" > "$W/info.json" 2>&1 &&
+    carried=$(sed -n 's/^memory: *\([0-9]*\) areas, \([0-9]*\) pages.*/\1 \2/p' \
+    "$W/info.out") && [ -n "$carried" ] &&
+    python3 - "$W/info.json" $carried <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+areas, pages = int(sys.argv[2]), int(sys.argv[3])
+m = d["memory"]
+assert d["comm"] == "fpu-static", d["comm"]
+assert d["argv"][0].endswith("fpu-static"), d["argv"]
+assert isinstance(d["pid"], int) and d["pid"] > 0
+assert d["registers"]["ip"] > 0 and d["registers"]["xstate_bytes"] > 0
+assert len(m["areas"]) == areas and m["pages"] == pages, (m["pages"], pages)
+assert any(a["name"] == "[stack]" and a["perms"] == "rw-p" for a in m["areas"])
+assert all(a["start"] < a["end"] for a in m["areas"])
+assert isinstance(d["signals"]["blocked"], list)
+assert [f["fd"] for f in d["files"]][:3] == [0, 1, 2], d["files"]
+PY
+then
+	ok
+else
+	bad "moscr info --json"
+	cat "$W/info.json"
 fi
 
 echo "zdtm: $passed passed, $failed failed"

@@ -3,6 +3,8 @@
  * and tests/policy, the policy's questions, the number parsers. Part of
  * the check_lib binary (check_lib.c runs it).
  */
+#include <sys/socket.h>
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -26,11 +28,31 @@ conf_dump(const struct cluster_conf *c)
 
 	xasprintf(&out, "port %u\ninterval %llums\ntimeout %llums\n"
 	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n"
-	    "guests %u-%u\npolicy %s\n", c->port,
+	    "guests %u-%u\npolicy %s\nweb-token %s\n", c->port,
 	    (unsigned long long)c->interval_ms,
 	    (unsigned long long)c->timeout_ms, c->window, c->speed, c->self,
 	    c->key_path, c->socket_path, (unsigned)c->guest_uid_first,
-	    (unsigned)c->guest_uid_last, c->policy_path);
+	    (unsigned)c->guest_uid_last, c->policy_path, c->web_token_path);
+	if (c->web_port == 0)
+		xasprintf(&tmp, "%sweb off\n", out);
+	else
+		xasprintf(&tmp, "%sweb %s %u (family %s)\n", out, c->web_addr,
+		    c->web_port, c->web_sa.ss_family == AF_INET6 ? "inet6" :
+		    "inet");
+	free(out);
+	out = tmp;
+	xasprintf(&tmp, "%sclients %u\nclients_per_user %u\n"
+	    "agents_per_user %u\nclient_timeout %llums\nclient_output %llu\n"
+	    "user_output %llu\nhandshakes %u\nhandshakes_per_node %u\n"
+	    "handshake_rate %u\nhandshake_timeout %llums\n", out, c->clients,
+	    c->clients_per_user, c->agents_per_user,
+	    (unsigned long long)c->client_timeout_ms,
+	    (unsigned long long)c->client_output,
+	    (unsigned long long)c->user_output, c->handshakes,
+	    c->handshakes_per_node, c->handshake_rate,
+	    (unsigned long long)c->handshake_timeout_ms);
+	free(out);
+	out = tmp;
 	for (i = 0; i < c->nnodes; i++) {
 		xasprintf(&tmp, "%snode %u %s\n", out, c->nodes[i].id,
 		    c->nodes[i].addr);

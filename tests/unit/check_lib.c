@@ -1,6 +1,8 @@
 /*
- * Check suite for lib/: hashing, keys, framing, streams, sessions, files
- * written whole; config and policy parsing are in check_lib-conf.c.
+ * Check suite for lib/: keys, framing, streams, files written whole;
+ * crypto and sessions are in check_lib-crypto.c, config and policy
+ * parsing in check_lib-conf.c, the log limits in check_lib-log.c, the
+ * JSON documents in check_lib-json.c.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,87 +18,6 @@
 
 #include "lib/osm.h"
 #include "check_lib.h"
-
-static void
-hex(const uint8_t *p, size_t n, char *out)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-static void
-sha_hex(const void *data, size_t len, char *out)
-{
-	struct sha256	c;
-	uint8_t		d[SHA256_LEN];
-
-	sha256_init(&c);
-	sha256_update(&c, data, len);
-	sha256_final(&c, d);
-	hex(d, sizeof d, out);
-}
-
-START_TEST(test_sha256_vectors)
-{
-	char		 out[65];
-	struct sha256	 c;
-	uint8_t		 d[SHA256_LEN], *big;
-	size_t		 i;
-
-	sha_hex("", 0, out);
-	ck_assert_str_eq(out, "e3b0c44298fc1c149afbf4c8996fb924"
-	    "27ae41e4649b934ca495991b7852b855");
-	sha_hex("abc", 3, out);
-	ck_assert_str_eq(out, "ba7816bf8f01cfea414140de5dae2223"
-	    "b00361a396177a9cb410ff61f20015ad");
-	sha_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
-	    out);
-	ck_assert_str_eq(out, "248d6a61d20638b8e5c026930c3e6039"
-	    "a33ce45964ff2167f6ecedd419db06c1");
-
-	/* A million 'a', fed in odd-sized pieces to cross block edges. */
-	big = malloc(1000000);
-	memset(big, 'a', 1000000);
-	sha256_init(&c);
-	for (i = 0; i < 1000000; i += 997)
-		sha256_update(&c, big + i, i + 997 > 1000000 ? 1000000 - i :
-		    997);
-	sha256_final(&c, d);
-	hex(d, sizeof d, out);
-	ck_assert_str_eq(out, "cdc76e5c9914fb9281a1c7e284d73e67"
-	    "f1809a48a497200e046d39ccc7112cd0");
-	free(big);
-}
-END_TEST
-
-START_TEST(test_hmac_rfc4231)
-{
-	uint8_t	key[131], mac[SHA256_LEN];
-	char	out[65];
-
-	/* RFC 4231 test case 1 */
-	memset(key, 0x0b, 20);
-	hmac_sha256(key, 20, "Hi There", 8, mac);
-	hex(mac, sizeof mac, out);
-	ck_assert_str_eq(out, "b0344c61d8db38535ca8afceaf0bf12b"
-	    "881dc200c9833da726e9376c2e32cff7");
-	/* test case 2 */
-	hmac_sha256((const uint8_t *)"Jefe", 4,
-	    "what do ya want for nothing?", 28, mac);
-	hex(mac, sizeof mac, out);
-	ck_assert_str_eq(out, "5bdcc146bf60754e6a042426089575c7"
-	    "5a003f089d2739839dec58b964ec3843");
-	/* test case 6: a key longer than the block */
-	memset(key, 0xaa, 131);
-	hmac_sha256(key, 131, "Test Using Larger Than Block-Size Key - "
-	    "Hash Key First", 54, mac);
-	hex(mac, sizeof mac, out);
-	ck_assert_str_eq(out, "60e431591ee0b67f0d8a26aacbf5b77f"
-	    "8e0bc6213728c5140546040f0ee37f54");
-}
-END_TEST
 
 char tmpdir[] = "/tmp/check_lib.XXXXXX";
 
@@ -225,6 +146,24 @@ START_TEST(test_frame_roundtrip)
 	/* does not fit */
 	ck_assert_uint_eq(frame_pack(1, buf, 250, &test_key, buf, sizeof buf),
 	    0);
+}
+END_TEST
+
+/*
+ * The datagram format is the one older nodes speak (computed with
+ * Python's hmac module): gossip and handshakes between the two work.
+ */
+START_TEST(test_frame_format)
+{
+	uint8_t	buf[256];
+	char	out[2 * sizeof buf + 1];
+	size_t	n, i;
+
+	n = frame_pack(7, "hello", 5, &test_key, buf, sizeof buf);
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", buf[i]);
+	ck_assert_str_eq(out, "4f534d47000100070000000568656c6c6f"
+	    "69281a720fba73375170703adae59144db88d20aad5aefa4f877aab0658f272c");
 }
 END_TEST
 
@@ -470,194 +409,11 @@ START_TEST(test_atomic_fail)
 }
 END_TEST
 
-static const uint8_t skey[SESSION_KEY_LEN] = "0123456789abcdef0123456789abcdef";
-
-START_TEST(test_session_roundtrip)
-{
-	struct session	 a, b;
-	const uint8_t	*body;
-	size_t		 len;
-	uint16_t	 kind;
-	char		*cause = NULL, big[100000];
-	int		 sv[2];
-
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	session_init(&a, sv[0], skey, sizeof big);
-	session_init(&b, sv[1], skey, sizeof big);
-	ck_assert_int_eq(session_send(&a, 3, "one", 3, &cause), 0);
-	ck_assert_int_eq(session_send(&a, 4, "", 0, &cause), 0);
-	memset(big, 'x', sizeof big);
-	if (fork() == 0) {	/* a big one, bigger than the socket buffer */
-		session_send(&a, 5, big, sizeof big, &cause);
-		_exit(0);
-	}
-	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), 0);
-	ck_assert_uint_eq(kind, 3);
-	ck_assert_uint_eq(len, 3);
-	ck_assert_int_eq(memcmp(body, "one", 3), 0);
-	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), 0);
-	ck_assert_uint_eq(kind, 4);
-	ck_assert_uint_eq(len, 0);
-	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), 0);
-	ck_assert_uint_eq(kind, 5);
-	ck_assert_uint_eq(len, sizeof big);
-	ck_assert_int_eq(memcmp(body, big, sizeof big), 0);
-	wait(NULL);
-	/* over the limit: refused at the sender */
-	ck_assert_int_eq(session_send(&a, 5, big, sizeof big + 1, &cause), -1);
-	ck_assert_ptr_nonnull(strstr(cause, "over the limit"));
-	free(cause);
-	/* the peer closing between messages */
-	close(sv[0]);
-	cause = NULL;
-	ck_assert_int_eq(session_recv(&b, &kind, &body, &len, &cause), -1);
-	ck_assert_ptr_nonnull(strstr(cause, "closed"));
-	free(cause);
-	session_free(&a);
-	session_free(&b);
-	close(sv[1]);
-}
-END_TEST
-
-/* Capture what a sender writes, to replay, reorder or corrupt it. */
-static size_t
-session_capture(const uint8_t *key, int n, uint8_t *out, size_t *ends)
-{
-	struct session	 a;
-	char		*cause, msg[16];
-	int		 p[2], i;
-	size_t		 len = 0;
-	ssize_t		 r;
-
-	ck_assert_int_eq(pipe(p), 0);
-	session_init(&a, p[1], key, 1024);
-	for (i = 0; i < n; i++) {
-		snprintf(msg, sizeof msg, "msg%d", i);
-		ck_assert_int_eq(session_send(&a, 1, msg, strlen(msg), &cause),
-		    0);
-		r = read(p[0], out + len, 4096);
-		ck_assert_int_gt(r, 0);
-		len += r;
-		ends[i] = len;
-	}
-	session_free(&a);
-	close(p[0]);
-	close(p[1]);
-	return len;
-}
-
-static int
-session_feed(const uint8_t *buf, size_t len, const uint8_t *key, int *got,
-    char **cause)
-{
-	struct session	 b;
-	const uint8_t	*body;
-	size_t		 blen, i;
-	uint16_t	 kind;
-	int		 p[2], rc = 0;
-
-	*got = 0;
-	*cause = NULL;
-	ck_assert_int_eq(pipe(p), 0);
-	session_init(&b, p[0], key, 1024);
-	/* one byte at a time: framing must not depend on read sizes */
-	for (i = 0; i < len && rc == 0; i++) {
-		ck_assert_int_eq(write(p[1], buf + i, 1), 1);
-		ck_assert_int_eq(session_fill(&b, cause), 1);
-		while ((rc = session_next(&b, &kind, &body, &blen,
-		    cause)) == 1)
-			(*got)++;
-	}
-	session_free(&b);
-	close(p[0]);
-	close(p[1]);
-	return rc;
-}
-
-START_TEST(test_session_hostile)
-{
-	uint8_t	 buf[4096], bad[4096], other[SESSION_KEY_LEN];
-	size_t	 ends[3], len, first;
-	char	*cause;
-	int	 got;
-
-	len = session_capture(skey, 3, buf, ends);
-	ck_assert_int_eq(session_feed(buf, len, skey, &got, &cause), 0);
-	ck_assert_int_eq(got, 3);
-
-	/* replayed: message 1 twice */
-	first = ends[0];
-	memcpy(bad, buf, first);
-	memcpy(bad + first, buf, first);
-	ck_assert_int_eq(session_feed(bad, 2 * first, skey, &got, &cause), -1);
-	ck_assert_int_eq(got, 1);
-	ck_assert_ptr_nonnull(strstr(cause, "out of order"));
-	free(cause);
-
-	/* dropped: message 2 missing */
-	memcpy(bad, buf, first);
-	memcpy(bad + first, buf + ends[1], len - ends[1]);
-	ck_assert_int_eq(session_feed(bad, first + len - ends[1], skey, &got,
-	    &cause), -1);
-	ck_assert_int_eq(got, 1);
-	free(cause);
-
-	/* a flipped bit in the body */
-	memcpy(bad, buf, len);
-	bad[ends[1] - FRAME_MAC - 1] ^= 4;
-	ck_assert_int_eq(session_feed(bad, len, skey, &got, &cause), -1);
-	ck_assert_int_eq(got, 1);
-	ck_assert_ptr_nonnull(strstr(cause, "bad MAC"));
-	free(cause);
-
-	/* another session's key */
-	memcpy(other, skey, sizeof other);
-	other[0] ^= 1;
-	ck_assert_int_eq(session_feed(buf, len, other, &got, &cause), -1);
-	ck_assert_int_eq(got, 0);
-	free(cause);
-
-	/* a length far over the limit is refused before it is buffered */
-	memcpy(bad, buf, len);
-	bad[8] = 0x7f;
-	ck_assert_int_eq(session_feed(bad, len, skey, &got, &cause), -1);
-	ck_assert_ptr_nonnull(strstr(cause, "over the limit"));
-	free(cause);
-}
-END_TEST
-
-START_TEST(test_session_derive)
-{
-	struct cluster_key	ck = { .bytes = "cluster key 0123", .len = 16 };
-	uint8_t			nh[SESSION_NONCE_LEN] = "home nonce 01234";
-	uint8_t			nr[SESSION_NONCE_LEN] = "remote nonce 012";
-	uint8_t			k1[SESSION_KEY_LEN], k2[SESSION_KEY_LEN];
-
-	session_derive(&ck, nh, nr, 1, 2, k1);
-	session_derive(&ck, nh, nr, 1, 2, k2);
-	ck_assert_int_eq(memcmp(k1, k2, sizeof k1), 0);
-	session_derive(&ck, nh, nr, 2, 1, k2);
-	ck_assert_int_ne(memcmp(k1, k2, sizeof k1), 0);
-	nr[0] ^= 1;
-	session_derive(&ck, nh, nr, 1, 2, k2);
-	ck_assert_int_ne(memcmp(k1, k2, sizeof k1), 0);
-	ck.bytes[0] ^= 1;
-	nr[0] ^= 1;
-	session_derive(&ck, nh, nr, 1, 2, k2);
-	ck_assert_int_ne(memcmp(k1, k2, sizeof k1), 0);
-}
-END_TEST
-
 static Suite *
 lib_suite(void)
 {
 	Suite	*s = suite_create("lib");
 	TCase	*tc;
-
-	tc = tcase_create("crypto");
-	tcase_add_test(tc, test_sha256_vectors);
-	tcase_add_test(tc, test_hmac_rfc4231);
-	suite_add_tcase(s, tc);
 
 	tc = tcase_create("key");
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
@@ -667,6 +423,7 @@ lib_suite(void)
 
 	tc = tcase_create("frame");
 	tcase_add_test(tc, test_frame_roundtrip);
+	tcase_add_test(tc, test_frame_format);
 	tcase_add_test(tc, test_frame_hostile);
 	tcase_add_test(tc, test_stream);
 	suite_add_tcase(s, tc);
@@ -678,13 +435,10 @@ lib_suite(void)
 	tcase_add_test(tc, test_atomic_fail);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("session");
-	tcase_add_test(tc, test_session_roundtrip);
-	tcase_add_test(tc, test_session_hostile);
-	tcase_add_test(tc, test_session_derive);
-	suite_add_tcase(s, tc);
-
+	check_lib_crypto(s);
 	check_lib_conf(s);
+	check_lib_json(s);
+	check_lib_log(s);
 	return s;
 }
 

@@ -12,7 +12,11 @@ void	 tmp_setup(void);
 void	 tmp_teardown(void);
 char	*tmp_file(const char *name, const char *content, mode_t mode);
 
-/* check_lib-conf.c: its test cases, added to s */
+/* check_lib-conf.c, check_lib-crypto.c, check_lib-json.c, check_lib-log.c:
+ * their test cases, added to s */
 void	 check_lib_conf(Suite *s);
+void	 check_lib_crypto(Suite *s);
+void	 check_lib_json(Suite *s);
+void	 check_lib_log(Suite *s);
 
 #endif

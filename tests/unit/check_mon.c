@@ -64,16 +64,33 @@ reply_nodes_free(Osm__CtlNode **nodes, size_t n)
 	}
 }
 
+/* A node's guests, swap and flags, which mosd sends with the rest. */
+static void
+mk_extra(Osm__CtlNode *n, int guests, int swap_total, int swap_free,
+    uint32_t flags)
+{
+	n->has_guests = n->has_swap_total = n->has_swap_free = 1;
+	n->has_flags = 1;
+	n->guests = guests;
+	n->swap_total = swap_total;
+	n->swap_free = swap_free;
+	n->flags = flags;
+}
+
 /*
- * Five nodes, out of order: 3 up, 1 up and loaded past capacity, 2 down
- * with stale figures, 4 up with no memory figures, 5 never heard of.
+ * Five nodes, out of order: 3 up and blocked, with 2 guests; 1 up, loaded
+ * past capacity, swapping; 2 down with stale figures; 4 up with no memory
+ * figures; 5 never heard of.
  */
 static void
 mk_cluster(Osm__CtlNode *nodes[5])
 {
 	nodes[0] = mk_node(3, 1, 1, 52, 100, 1000, 1024, 812);
+	mk_extra(nodes[0], 2, 0, 0, OSM__NODE_FLAG__NODE_BLOCK);
 	nodes[1] = mk_node(1, 1, 1, 250, 200, 1500, 2048, 100);
+	mk_extra(nodes[1], 0, 4096, 1024, 0);
 	nodes[2] = mk_node(2, 0, 1, 75, 100, 1000, 1024, 500);
+	mk_extra(nodes[2], 1, 100, 50, OSM__NODE_FLAG__NODE_STAY);
 	nodes[3] = mk_node(4, 1, 1, 0, 400, 2000, ABSENT, ABSENT);
 	nodes[4] = mk_node(5, 0, 0, ABSENT, ABSENT, ABSENT, ABSENT, ABSENT);
 }
@@ -111,12 +128,22 @@ START_TEST(test_sample_convert)
 	ck_assert_double_eq_tol(s.nodes[0].speed, 1500, 1e-9);
 	ck_assert_double_eq_tol(s.nodes[0].mem_total, 2048, 1e-9);
 	ck_assert_double_eq_tol(s.nodes[0].mem_free, 100, 1e-9);
+	ck_assert_double_eq_tol(s.nodes[0].swap_total, 4096, 1e-9);
+	ck_assert_double_eq_tol(s.nodes[0].swap_free, 1024, 1e-9);
 	ck_assert_double_eq_tol(s.nodes[2].load, 0.52, 1e-9);
-	/* a down node's figures are stale and dropped */
+	ck_assert_double_eq_tol(s.nodes[2].guests, 2, 1e-9);
+	ck_assert_uint_eq(s.nodes[2].flags, OSM__NODE_FLAG__NODE_BLOCK);
+	ck_assert_uint_eq(s.active, 3);
+	/* a down node's figures are stale and dropped, its flags too */
 	ck_assert(!s.nodes[1].up);
+	ck_assert_int_eq(s.nodes[1].state, CTL_NODE_DOWN);
 	ck_assert(isnan(s.nodes[1].load) && isnan(s.nodes[1].cpus) &&
 	    isnan(s.nodes[1].speed) && isnan(s.nodes[1].mem_free) &&
-	    isnan(s.nodes[1].mem_total));
+	    isnan(s.nodes[1].mem_total) && isnan(s.nodes[1].guests) &&
+	    isnan(s.nodes[1].swap_total));
+	ck_assert_uint_eq(s.nodes[1].flags, 0);
+	/* never heard of is not down */
+	ck_assert_int_eq(s.nodes[4].state, CTL_NODE_UNKNOWN);
 	/* figures mosd left out are not known; zero is a figure */
 	ck_assert_double_eq(s.nodes[3].load, 0);
 	ck_assert(isnan(s.nodes[3].mem_total) && isnan(s.nodes[3].mem_free));
@@ -170,6 +197,9 @@ batch_text(const struct mon_sample *s, int hide_down)
 	return buf;
 }
 
+#define BATCH_HEAD	"NODE STATE LOAD CPUS SPEED MEMFREE MEMTOTAL GUESTS " \
+			"SWAPFREE SWAPTOTAL FLAGS\n"
+
 START_TEST(test_batch)
 {
 	struct mon_sample	 s;
@@ -178,24 +208,22 @@ START_TEST(test_batch)
 
 	sample_cluster(&s);
 	text = batch_text(&s, 0);
-	ck_assert_str_eq(text,
-	    "NODE STATE LOAD CPUS SPEED MEMFREE MEMTOTAL\n"
-	    "1 up 2.50 2.00 1500 100 2048\n"
-	    "2 down - - - - -\n"
-	    "3 up 0.52 1.00 1000 812 1024\n"
-	    "4 up 0.00 4.00 2000 - -\n"
-	    "5 down - - - - -\n");
+	ck_assert_str_eq(text, BATCH_HEAD
+	    "1 up 2.50 2.00 1500 100 2048 0 1024 4096 -\n"
+	    "2 down - - - - - - - - -\n"
+	    "3 up 0.52 1.00 1000 812 1024 2 0 0 block\n"
+	    "4 up 0.00 4.00 2000 - - - - - -\n"
+	    "5 unknown - - - - - - - - -\n");
 	free(text);
 	text = batch_text(&s, 1);
-	ck_assert_str_eq(text,
-	    "NODE STATE LOAD CPUS SPEED MEMFREE MEMTOTAL\n"
-	    "1 up 2.50 2.00 1500 100 2048\n"
-	    "3 up 0.52 1.00 1000 812 1024\n"
-	    "4 up 0.00 4.00 2000 - -\n");
+	ck_assert_str_eq(text, BATCH_HEAD
+	    "1 up 2.50 2.00 1500 100 2048 0 1024 4096 -\n"
+	    "3 up 0.52 1.00 1000 812 1024 2 0 0 block\n"
+	    "4 up 0.00 4.00 2000 - - - - - -\n");
 	free(text);
 	sample_clear(&s);
 	text = batch_text(&s, 0);
-	ck_assert_str_eq(text, "NODE STATE LOAD CPUS SPEED MEMFREE MEMTOTAL\n");
+	ck_assert_str_eq(text, BATCH_HEAD);
 	free(text);
 
 	/* a write error is reported */
@@ -221,6 +249,8 @@ sample_many(struct mon_sample *s, size_t n, size_t down)
 	for (i = 0; i < n; i++) {
 		s->nodes[i].id = i + 1;
 		s->nodes[i].up = down == 0 || (i + 1) % down != 0;
+		s->nodes[i].state = s->nodes[i].up ? CTL_NODE_UP :
+		    CTL_NODE_DOWN;
 		s->nodes[i].load = s->nodes[i].up ? (i + 1) / 100.0 : NAN;
 		s->nodes[i].cpus = 1;
 		s->nodes[i].speed = 1000;
@@ -370,34 +400,34 @@ START_TEST(test_draw)
 	struct mon_view		 v = { .mode = MON_LOAD };
 	struct mon_sample	 s;
 	SCREEN			*scr;
-	int			 rows = 24 - VIEW_CHROME, bar = 80 - 8 - 7 - 1;
+	int			 rows = 24 - VIEW_CHROME, bar = 80 - 9 - 14 - 1;
 
 	scr = vt_open(24, 80);
 	sample_cluster(&s);
 	s.when = 1700000000;
 	draw_frame(stdscr, &s, NULL, &v);
 	ck_assert_ptr_nonnull(strstr(vt_row(0), "load"));
-	ck_assert_ptr_nonnull(strstr(vt_row(0), "nodes 1-5 of 5"));
+	ck_assert_ptr_nonnull(strstr(vt_row(0), "nodes 1-5 of 5, 3 active"));
 	ck_assert_ptr_nonnull(strstr(vt_row(0), "self 3"));
 	ck_assert_ptr_nonnull(strstr(vt_row(1), "bar full at 2.50"));
-	ck_assert_ptr_nonnull(strstr(vt_row(1), "LOAD"));
-	/* node 1 at 2.50 fills the bar; node 3 (this one) at 0.52 */
-	ck_assert(strncmp(vt_row(2), "     1  ", 8) == 0);
+	ck_assert_ptr_nonnull(strstr(vt_row(1), "LOAD GUESTS"));
+	/* node 1 at 2.50 fills the bar; node 3 (this one, blocked) at 0.52 */
+	ck_assert(strncmp(vt_row(2), "     1   ", 9) == 0);
 	ck_assert_int_eq(vt_count(2, '#'), bar);
-	ck_assert_ptr_nonnull(strstr(vt_row(2), "2.50"));
-	ck_assert(strncmp(vt_row(3), "     2  down", 12) == 0);
+	ck_assert_ptr_nonnull(strstr(vt_row(2), "2.50      0"));
+	ck_assert(strncmp(vt_row(3), "     2   down", 13) == 0);
 	ck_assert_int_eq(vt_count(3, '#'), 0);
-	ck_assert(strncmp(vt_row(4), "     3* ", 8) == 0);
+	ck_assert(strncmp(vt_row(4), "     3*B ", 9) == 0);
 	ck_assert_int_eq(vt_count(4, '#'), (int)lround(0.52 / 2.5 * bar));
-	ck_assert_ptr_nonnull(strstr(vt_row(4), "0.52"));
+	ck_assert_ptr_nonnull(strstr(vt_row(4), "0.52      2"));
 	ck_assert_int_eq(vt_count(5, '#'), 0);		/* idle */
-	ck_assert(strncmp(vt_row(6), "     5  down", 12) == 0);
+	ck_assert(strncmp(vt_row(6), "     5   unknown", 16) == 0);
 	ck_assert_int_eq(vt_find("q quit"), 23);
 
 	/* memory: used '#' and free '.' against the largest total, 2048 */
 	ck_assert_int_eq(view_key(&v, 'm', &s, rows), 1);
 	draw_frame(stdscr, &s, NULL, &v);
-	bar = 80 - 8 - 16 - 1;
+	bar = 80 - 9 - 16 - 1;
 	ck_assert_ptr_nonnull(strstr(vt_row(0), "memory"));
 	ck_assert_ptr_nonnull(strstr(vt_row(1), "USED"));
 	ck_assert_ptr_nonnull(strstr(vt_row(1), "FREE"));
@@ -414,28 +444,41 @@ START_TEST(test_draw)
 	/* speed and CPUs: a bar of speed against the fastest, 2000 */
 	view_key(&v, 's', &s, rows);
 	draw_frame(stdscr, &s, NULL, &v);
-	bar = 80 - 8 - 14 - 1;
+	bar = 80 - 9 - 14 - 1;
 	ck_assert_ptr_nonnull(strstr(vt_row(0), "speed"));
 	ck_assert_ptr_nonnull(strstr(vt_row(1), "CPUS"));
 	ck_assert_int_eq(vt_count(5, '#'), bar);
 	ck_assert_int_eq(vt_count(2, '#'), (int)lround(1500.0 / 2000 * bar));
 	ck_assert_ptr_nonnull(strstr(vt_row(2), "1500   2.00"));
 
+	/* swap: node 1 uses 3072 of 4096 MiB; node 3 has none */
+	view_key(&v, 'w', &s, rows);
+	draw_frame(stdscr, &s, NULL, &v);
+	bar = 80 - 9 - 16 - 1;
+	ck_assert_ptr_nonnull(strstr(vt_row(0), "swap"));
+	ck_assert_ptr_nonnull(strstr(vt_row(1), "swap MiB"));
+	ck_assert_int_eq(vt_count(2, '#'), (int)lround(3072.0 / 4096 * bar));
+	ck_assert_int_eq(vt_count(2, '#') + vt_count(2, '.'), bar);
+	ck_assert_ptr_nonnull(strstr(vt_row(2), "3072    1024"));
+	ck_assert_int_eq(vt_count(4, '#') + vt_count(4, '.'), 0);
+	ck_assert_ptr_nonnull(strstr(vt_row(4), "0       0"));
+
 	/* hiding the down nodes */
 	view_key(&v, 'd', &s, rows);
 	view_key(&v, 'l', &s, rows);
 	draw_frame(stdscr, &s, NULL, &v);
 	ck_assert_ptr_nonnull(strstr(vt_row(0), "nodes 1-3 of 3 "
-	    "(2 down hidden)"));
+	    "(2 down hidden), 3 active"));
 	ck_assert_int_eq(vt_find("  down"), -1);
-	ck_assert(strncmp(vt_row(3), "     3* ", 8) == 0);
-	ck_assert(strncmp(vt_row(4), "     4  ", 8) == 0);
+	ck_assert_int_eq(vt_find("unknown"), -1);
+	ck_assert(strncmp(vt_row(3), "     3*B ", 9) == 0);
+	ck_assert(strncmp(vt_row(4), "     4   ", 9) == 0);
 
 	/* an error replaces the key help; the last sample stays */
 	draw_frame(stdscr, &s, "cannot reach mosd", &v);
 	ck_assert(strncmp(vt_row(23), "error: cannot reach mosd (retrying)",
 	    35) == 0);
-	ck_assert(strncmp(vt_row(2), "     1  ", 8) == 0);
+	ck_assert(strncmp(vt_row(2), "     1   ", 9) == 0);
 	sample_clear(&s);
 
 	/* nothing sampled yet */

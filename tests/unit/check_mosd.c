@@ -1,9 +1,10 @@
 /*
  * Check suite for mosd's pure cores, each through its own header and
  * without libev: gossip merge rules, message building and decoding of
- * hostile input, target cycles; the load probe and the load formula,
- * against fake /proc and cgroup trees; the balancer's decisions, from
- * plain views of nodes and lists of processes.
+ * hostile input, target cycles; the balancer's decisions, from plain
+ * views of nodes and lists of processes. The load probe and the load
+ * formula, against fake /proc and cgroup trees, are in check_mosd-probe.c;
+ * what users may make mosd hold in check_mosd-quota.c.
  */
 #include <sys/stat.h>
 
@@ -20,6 +21,11 @@
 #include "mosd/probe.h"
 #include "proto/ctl.pb-c.h"
 #include "proto/gossip.pb-c.h"
+
+/* check_mosd-probe.c: its test case, added to s */
+void	 check_mosd_probe(Suite *s);
+/* check_mosd-quota.c: its test case, added to s */
+void	 check_mosd_quota(Suite *s);
 
 static const uint32_t ids4[] = { 1, 2, 3, 4 };
 
@@ -330,6 +336,77 @@ START_TEST(test_receive_hostile)
 }
 END_TEST
 
+/*
+ * Swap travels in arrays of its own (gossip.proto's fields 13 and 14): a
+ * new sender's reach the receiver; an older sender's message, without
+ * them, is still good and says no swap; arrays of the wrong length, or
+ * more swap free than there is, are refused.
+ */
+START_TEST(test_gossip_swap)
+{
+	struct gossip		*a = g_new(1), *b = g_new(2);
+	struct gossip_info	 self = info_load(10);
+	Osm__Gossip		 m = OSM__GOSSIP__INIT;
+	uint32_t		 arrs[9], swap[2] = { 2048, 100 }, sender;
+	uint8_t			 buf[GOSSIP_MSG_MAX];
+	size_t			 len;
+	ssize_t			 i;
+
+	self.swap_total = 2048;
+	self.swap_free = 1500;
+	gossip_set_self(a, &self, 1000);
+	len = gossip_build(a, 2, 1000, buf, sizeof buf);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 1, &sender),
+	    GOSSIP_OK);
+	i = gossip_index(b, 1);
+	ck_assert_uint_eq(b->view[i].info.swap_total, 2048);
+	ck_assert_uint_eq(b->view[i].info.swap_free, 1500);
+
+	/* from node 3, as a build before swap in gossip would send it */
+	m.sender = 3;
+	m.incarnation = 1;
+	m.seq = 1;
+	raw_entry(arrs, 1, 0, 3);
+	len = pack_raw(&m, arrs, 1, buf);
+	ck_assert_int_eq(gossip_receive(b, 1000, buf, len, 3, &sender),
+	    GOSSIP_OK);
+	i = gossip_index(b, 3);
+	ck_assert_uint_eq(b->view[i].info.load, 50);
+	ck_assert_uint_eq(b->view[i].info.swap_total, 0);
+
+	/* one swap array without the other */
+	m.seq = 2;
+	m.n_swap_total = 1;
+	m.swap_total = swap;
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* both, but longer than the entries */
+	m.n_swap_total = m.n_swap_free = 2;
+	m.swap_free = swap;
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* more free than total */
+	m.n_swap_total = m.n_swap_free = 1;
+	m.swap_total = &swap[1];
+	m.swap_free = &swap[0];
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_BAD_FIELD);
+	/* and right */
+	m.swap_total = &swap[0];
+	m.swap_free = &swap[1];
+	len = osm__gossip__pack(&m, buf);
+	ck_assert_int_eq(gossip_receive(b, 2000, buf, len, 3, &sender),
+	    GOSSIP_OK);
+	ck_assert_uint_eq(b->view[i].info.swap_total, 2048);
+	ck_assert_uint_eq(b->view[i].info.swap_free, 100);
+	gossip_free(a);
+	gossip_free(b);
+}
+END_TEST
+
 /* However many nodes, a message fits in a datagram. */
 START_TEST(test_build_size_limit)
 {
@@ -355,159 +432,6 @@ START_TEST(test_build_size_limit)
 	ck_assert_uint_le(len + FRAME_OVERHEAD, GOSSIP_MSG_MAX);
 	gossip_free(g);
 	free(ids);
-}
-END_TEST
-
-/* --- probe ---------------------------------------------------------- */
-
-static char root[64];
-
-static void
-put(const char *rel, const char *content)
-{
-	char	path[512], dir[512], *s;
-	FILE	*f;
-
-	snprintf(path, sizeof path, "%s%s", root, rel);
-	snprintf(dir, sizeof dir, "%s", path);
-	s = strrchr(dir, '/');
-	*s = '\0';
-	ck_assert_int_eq(mkdir_p(dir, 0755), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(content, f);
-	fclose(f);
-}
-
-static void
-probe_setup(void)
-{
-	strcpy(root, "/tmp/check_mosd.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
-	put("/sys/devices/system/cpu/online", "0-3\n");
-	put("/proc/meminfo", "MemTotal:       8000000 kB\n"
-	    "MemFree:        1000000 kB\nMemAvailable:   6000000 kB\n");
-	/* pid 10: two threads, one running; pid 11 running; 12 sleeping */
-	put("/proc/10/task/10/stat", "10 (a b) R 1 1 1\n");
-	put("/proc/10/task/13/stat", "13 (a b) S 1 1 1\n");
-	put("/proc/11/task/11/stat", "11 (x) y) R 1 1 1\n");
-	put("/proc/12/task/12/stat", "12 (z) S 1 1 1\n");
-	put("/proc/self/status", "\n");
-}
-
-static void
-probe_teardown(void)
-{
-	char	cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-START_TEST(test_probe_runnable)
-{
-	char	proc[128];
-
-	snprintf(proc, sizeof proc, "%s/proc", root);
-	ck_assert_int_eq(probe_count_runnable(proc, 0), 2);
-	ck_assert_int_eq(probe_count_runnable(proc, 11), 1);
-}
-END_TEST
-
-START_TEST(test_probe_cgroup_v1)
-{
-	struct probe	 p;
-	char		*cause = NULL;
-
-	put("/proc/self/mountinfo",
-	    "30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
-	    "31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
-	    "32 25 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
-	put("/proc/self/cgroup", "5:memory:/lab/node1\n4:cpu:/lab/node1\n"
-	    "0::/\n");
-	put("/sys/fs/cgroup/cpu/lab/node1/cpu.cfs_quota_us", "50000\n");
-	put("/sys/fs/cgroup/cpu/lab/node1/cpu.cfs_period_us", "100000\n");
-	put("/sys/fs/cgroup/cpu/lab/cpu.cfs_quota_us", "-1\n");
-	put("/sys/fs/cgroup/cpu/lab/cpu.cfs_period_us", "100000\n");
-	put("/sys/fs/cgroup/memory/lab/node1/memory.limit_in_bytes",
-	    "536870912\n");
-	put("/sys/fs/cgroup/memory/lab/node1/memory.usage_in_bytes",
-	    "209715200\n");
-	put("/sys/fs/cgroup/memory/lab/node1/memory.stat",
-	    "cache 1\ntotal_inactive_file 104857600\n");
-	put("/sys/fs/cgroup/memory/lab/memory.limit_in_bytes",
-	    "9223372036854771712\n");
-	ck_assert_msg(probe_init(&p, root, 1000, 0, &cause) == 0, "%s", cause);
-	ck_assert(p.v2 == 0);
-	ck_assert(fabs(p.cpus - 0.5) < 1e-9);
-	ck_assert_uint_eq(p.mem_total, 512ULL << 20);
-	/* 512 MiB - (200 - 100 inactive) MiB */
-	ck_assert_uint_eq(p.mem_free, 412ULL << 20);
-}
-END_TEST
-
-START_TEST(test_probe_cgroup_v2)
-{
-	struct probe	 p;
-	char		*cause = NULL;
-
-	put("/proc/self/mountinfo",
-	    "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
-	put("/proc/self/cgroup", "0::/lab/node2\n");
-	put("/sys/fs/cgroup/lab/node2/cpu.max", "150000 100000\n");
-	put("/sys/fs/cgroup/lab/cpu.max", "max 100000\n");
-	put("/sys/fs/cgroup/lab/node2/memory.max", "max\n");
-	put("/sys/fs/cgroup/lab/memory.max", "1073741824\n");
-	put("/sys/fs/cgroup/lab/node2/memory.current", "104857600\n");
-	put("/sys/fs/cgroup/lab/node2/memory.stat", "inactive_file 0\n");
-	ck_assert_msg(probe_init(&p, root, 1000, 0, &cause) == 0, "%s", cause);
-	ck_assert(p.v2 == 1);
-	ck_assert(fabs(p.cpus - 1.5) < 1e-9);
-	ck_assert_uint_eq(p.mem_total, 1024ULL << 20);
-	ck_assert_uint_eq(p.mem_free, 924ULL << 20);
-}
-END_TEST
-
-START_TEST(test_probe_no_cgroup)
-{
-	struct probe		 p;
-	struct gossip_info	 info;
-	char			*cause = NULL;
-
-	put("/proc/self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda rw\n");
-	put("/proc/self/cgroup", "\n");
-	ck_assert_msg(probe_init(&p, root, 2000, 0, &cause) == 0, "%s", cause);
-	ck_assert(fabs(p.cpus - 4) < 1e-9);	/* online CPUs */
-	ck_assert_uint_eq(p.mem_total, 8000000ULL * 1024);
-	ck_assert_uint_eq(p.mem_free, 6000000ULL * 1024);
-	probe_sample(&p, 1000);
-	ck_assert(fabs(p.runnable - 2) < 1e-9);	/* first sample as is */
-	probe_info(&p, &info);
-	/* 2 runnable / 4 CPUs at twice the reference speed */
-	ck_assert_uint_eq(info.load, 25);
-	ck_assert_uint_eq(info.cpus, 400);
-	ck_assert_uint_eq(info.speed, 2000);
-	ck_assert_uint_eq(info.mem_total, 7812);
-}
-END_TEST
-
-START_TEST(test_load_formula)
-{
-	double	avg = 0;
-	int	i;
-
-	ck_assert_uint_eq(probe_load(1, 1, 1000), 100);
-	ck_assert_uint_eq(probe_load(1, 0.5, 1000), 200);
-	ck_assert_uint_eq(probe_load(3, 2, 1500), 100);
-	ck_assert_uint_eq(probe_load(0, 1, 1000), 0);
-	ck_assert_uint_eq(probe_load(1, 0, 1000), 0);
-	/* smoothing: after one time constant ~63% of a step */
-	for (i = 0; i < 3; i++)
-		avg = probe_smooth(avg, 1, PROBE_TAU_MS / 3);
-	ck_assert(fabs(avg - (1 - exp(-1))) < 1e-9);
-	/* and converges */
-	for (i = 0; i < 100; i++)
-		avg = probe_smooth(avg, 1, 500);
-	ck_assert(fabs(avg - 1) < 1e-6);
 }
 END_TEST
 
@@ -936,16 +860,10 @@ mosd_suite(void)
 	tcase_add_test(tc, test_new_incarnation);
 	tcase_add_test(tc, test_receive_hostile);
 	tcase_add_test(tc, test_build_size_limit);
+	tcase_add_test(tc, test_gossip_swap);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("probe");
-	tcase_add_checked_fixture(tc, probe_setup, probe_teardown);
-	tcase_add_test(tc, test_probe_runnable);
-	tcase_add_test(tc, test_probe_cgroup_v1);
-	tcase_add_test(tc, test_probe_cgroup_v2);
-	tcase_add_test(tc, test_probe_no_cgroup);
-	tcase_add_test(tc, test_load_formula);
-	suite_add_tcase(s, tc);
+	check_mosd_probe(s);
 
 	tc = tcase_create("decide");
 	tcase_add_test(tc, test_decide_speed);
@@ -965,6 +883,8 @@ mosd_suite(void)
 	tcase_add_test(tc, test_decide_random);
 	tcase_add_test(tc, test_decide_best);
 	suite_add_tcase(s, tc);
+
+	check_mosd_quota(s);
 	return s;
 }
 
