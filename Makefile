@@ -236,7 +236,14 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
-		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper
+		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
+		   $(OBJ)/tests/mosrun/threads
+
+# Threads, OpenMP's among them (tests/lab/t-threads.sh).
+$(OBJ)/tests/mosrun/threads: tests/mosrun/threads.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -fopenmp -pthread \
+	    -o $@ $<
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)

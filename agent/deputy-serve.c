@@ -23,105 +23,157 @@
 
 #define SERVE_ERESTARTSYS	512	/* the kernel's: restart the call */
 
-/* The call at home is over, answered or moot. */
+/* Lane l's call is over, answered or moot. */
+static void
+serve_lane_done(struct husk_lane *l)
+{
+	home_free(l->call);
+	l->call = NULL;
+	l->nudged = 0;
+	free(l->held);
+	l->held = NULL;
+}
+
+/* Every call at home is over: moot, the process's state comes whole. */
 void
 deputy_serve_done(struct deputy *d)
 {
-	home_free(d->call);
-	d->call = NULL;
-	d->nudged = 0;
-	free(d->held);
-	d->held = NULL;
+	size_t	i;
+
+	for (i = 0; i < d->husk.nlanes; i++)
+		serve_lane_done(&d->husk.lanes[i]);
 }
 
 static int
-serve_send_held(struct deputy *d, char **cause)
+serve_send_held(struct deputy *d, struct husk_lane *l, char **cause)
 {
 	int	rc;
 
-	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, d->held,
-	    d->held_len, cause);
-	deputy_serve_done(d);
+	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, l->held,
+	    l->held_len, cause);
+	serve_lane_done(l);
 	return rc;
 }
 
-/* A reply held back for signals goes once no more are pending for P. */
+/* Replies held back for signals go once no more are pending for P. */
 int
 deputy_serve_flush(struct deputy *d, char **cause)
 {
-	if (d->held == NULL || deputy_signal_pending(d->pid))
-		return 0;
-	return serve_send_held(d, cause);
+	struct husk_lane	*l;
+	size_t			 i;
+
+	for (i = 0; i < d->husk.nlanes; i++) {
+		l = &d->husk.lanes[i];
+		if (l->held == NULL || deputy_signal_pending(d, l->tid))
+			continue;
+		if (serve_send_held(d, l, cause) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /*
- * The forwarded call returned in P. Its reply waits while signals are
- * pending for P: R must have them before it sees the call's end, as it
- * would have at home (a kill of itself returns after the handler ran; an
- * interrupted call restarts or fails by R's handler flags).
+ * The forwarded call returned in lane l. Its reply waits while signals
+ * are pending for P: R must have them before it sees the call's end, as
+ * it would have at home (a kill of itself returns after the handler ran;
+ * an interrupted call restarts or fails by R's handler flags).
  */
 static int
-serve_returned(struct deputy *d, long rv, char **cause)
+serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
 {
 	uint64_t	 base;
 	size_t		 len;
-	uint8_t		*mem = husk_scratch(&d->husk, &base, &len);
+	uint8_t		*mem = husk_scratch(l, &base, &len);
 	int		 pending;
 
-	log_debug("process %d: %s = %ld", (int)d->pid, d->call->name, rv);
+	log_debug("process %d, thread %d: %s = %ld", (int)d->pid,
+	    (int)l->tid, l->call->name, rv);
 	/*
 	 * Broken off for a checkpoint, the calls Linux does not restart
 	 * after a stop (epoll_wait, a socket read with a timeout) say EINTR:
 	 * R makes them again, as the kernel restarts the others. Not if a
 	 * signal for R came meanwhile: the EINTR may be its.
 	 */
-	if (d->nudged && rv == -EINTR && home_again(d->call))
+	if (l->nudged && rv == -EINTR && home_again(l->call))
 		rv = -SERVE_ERESTARTSYS;
-	if (home_reply(d->call, rv, mem, home_readback(d->call, rv), &d->held,
-	    &d->held_len, cause) == -1)
+	if (home_reply(l->call, rv, mem, home_readback(l->call, rv), &l->held,
+	    &l->held_len, cause) == -1)
 		return -1;
 	/* Before P runs on: once it does, it takes its signals at once. */
-	pending = deputy_signal_pending(d->pid);
-	if (husk_run(&d->husk, cause) == -1)
+	pending = deputy_signal_pending(d, l->tid);
+	if (husk_run_lane(&d->husk, l, cause) == -1)
 		return -1;
-	return pending ? 0 : serve_send_held(d, cause);
+	return pending ? 0 : serve_send_held(d, l, cause);
 }
 
-/* Run a forwarded call inside P: the stub runs it, in P's context. */
+/*
+ * Run a forwarded call inside P, in the lane of the thread that made it
+ * away: the stub runs it there, in that thread's context.
+ */
 int
 deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
     char **cause)
 {
-	uint64_t	 base;
-	size_t		 room;
-	uint8_t		*mem;
-	char		*why = NULL;
+	struct home_call	*hc;
+	struct husk_lane	*l;
+	uint64_t		 base;
+	size_t			 room;
+	uint8_t			*mem;
+	char			*why = NULL;
 
-	if (d->call != NULL) {
-		xasprintf(cause, "a call came while one was running");
-		return -1;
-	}
-	if ((d->call = home_check(body, len, d->pid, &why)) == NULL) {
+	if ((hc = home_check(body, len, d->pid, &why)) == NULL) {
 		log_warnx("process %d: refused a call: %s", (int)d->pid, why);
 		free(why);
 		xasprintf(cause, "it sent a call that is not forwardable");
 		return -1;
 	}
-	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
-	    d->call->span);
-	husk_scratch(&d->husk, &base, &room);
-	if (d->call->span > room && (husk_hold(&d->husk, cause) == -1 ||
-	    husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,
-	    cause) == -1 || husk_run(&d->husk, cause) == -1))
+	if ((l = husk_lane(&d->husk, hc->tid)) == NULL) {
+		xasprintf(cause, "it sent a call of thread %d, which the "
+		    "process has not", (int)hc->tid);
+		home_free(hc);
 		return -1;
+	}
+	if (l->call != NULL) {
+		xasprintf(cause, "a call of thread %d came while one was "
+		    "running", (int)l->tid);
+		home_free(hc);
+		return -1;
+	}
+	l->call = hc;
+	log_debug("process %d, thread %d: %s, %zu bytes", (int)d->pid,
+	    (int)l->tid, hc->name, hc->span);
+	husk_scratch(l, &base, &room);
+	if (hc->span > room) {
+		/* only this lane stops: the others go on with their calls */
+		if (l->running && mig_thread_interrupt(d->task, l->tid,
+		    cause) == -1)
+			return -1;
+		l->running = 0;
+		if (husk_grow(&d->husk, l, (hc->span + 0xffff) & ~0xffffUL,
+		    cause) == -1 || husk_run_lane(&d->husk, l, cause) == -1)
+			return -1;
+	}
 	if (deputy_signal_stolen(d, cause) == -1)
 		return -1;
-	mem = husk_scratch(&d->husk, &base, &room);
-	if (home_layout(d->call, base, room, cause) == -1)
+	mem = husk_scratch(l, &base, &room);
+	if (home_layout(hc, base, room, cause) == -1)
 		return -1;
-	memcpy(mem, d->call->image, d->call->image_len);
-	husk_call(&d->husk, d->call->nr, d->call->args);
+	memcpy(mem, hc->image, hc->image_len);
+	husk_call(l, hc->nr, hc->args);
 	return 0;
+}
+
+/* The lane running call seq, or NULL. */
+static struct husk_lane *
+serve_lane_of(struct deputy *d, uint64_t seq)
+{
+	size_t	i;
+
+	for (i = 0; i < d->husk.nlanes; i++)
+		if (d->husk.lanes[i].call != NULL &&
+		    d->husk.lanes[i].call->seq == seq)
+			return &d->husk.lanes[i];
+	return NULL;
 }
 
 /*
@@ -133,36 +185,45 @@ int
 deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
     char **cause)
 {
-	Osm__SesCancel	*c;
+	Osm__SesCancel		*c;
+	struct husk_lane	*l;
 
 	if ((c = osm__ses_cancel__unpack(NULL, len, body)) == NULL) {
 		xasprintf(cause, "malformed cancel");
 		return -1;
 	}
-	if (d->call != NULL && d->call->seq == c->seq && d->held == NULL)
-		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
+	if ((l = serve_lane_of(d, c->seq)) != NULL && l->held == NULL)
+		ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
 	osm__ses_cancel__free_unpacked(c, NULL);
 	return 0;
 }
 
-/* A ptrace stop of P while it is away. */
+/* A ptrace stop of P's thread tid while it is away. */
 int
-deputy_serve_stop(struct deputy *d, int status, char **cause)
+deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 {
-	siginfo_t	 si;
-	int		 sig = WSTOPSIG(status);
-	long		 rv;
+	struct husk_lane	*l;
+	siginfo_t		 si;
+	int			 sig = WSTOPSIG(status);
+	long			 rv;
 
 	if (!WIFSTOPPED(status))
 		return 0;
-	if ((status >> 16) == PTRACE_EVENT_STOP && sig != SIGTRAP) {
-		/* a group stop, the one that mirrors R's: stay stopped */
-		ptrace(PTRACE_LISTEN, d->pid, 0, 0);
+	if ((l = husk_lane(&d->husk, tid)) == NULL) {
+		/* not a lane's: let it be (it is not ours to serve) */
+		ptrace(PTRACE_CONT, tid, 0, 0);
 		return 0;
 	}
-	switch (husk_stopped(&d->husk, status, &rv, &si)) {
+	if ((status >> 16) == PTRACE_EVENT_STOP && sig != SIGTRAP) {
+		/* a group stop, the one that mirrors R's: stay stopped */
+		l->running = 0;
+		ptrace(PTRACE_LISTEN, tid, 0, 0);
+		l->running = 1;
+		return 0;
+	}
+	switch (husk_stopped(&d->husk, l, status, &rv, &si)) {
 	case HUSK_RETURNED:
-		return serve_returned(d, rv, cause);
+		return serve_returned(d, l, rv, cause);
 	case HUSK_SIGNAL:
 		if (sig == d->ending || sig == d->stop_sent) {
 			/* ours: the one that ends P, or stops it */
@@ -170,7 +231,7 @@ deputy_serve_stop(struct deputy *d, int status, char **cause)
 			break;
 		}
 		/* a signal for the process: R's, not the husk's */
-		if (deputy_signal_relay(d, &si, cause) == -1 ||
+		if (deputy_signal_relay(d, l, &si, cause) == -1 ||
 		    deputy_serve_flush(d, cause) == -1)
 			return -1;
 		sig = 0;
@@ -179,31 +240,37 @@ deputy_serve_stop(struct deputy *d, int status, char **cause)
 		sig = 0;
 		break;
 	}
-	return husk_continue(&d->husk, sig, cause);
+	return husk_continue(&d->husk, l, sig, cause);
 }
 
 /*
- * Before the process leaves: the call running at home is stopped, and its
- * outcome — done, or not begun — told to R first, so that nothing it did
- * at home is lost and nothing is done twice.
+ * Before the process leaves: the calls running at home are stopped, and
+ * their outcomes — done, or not begun — told to R first, so that nothing
+ * done at home is lost and nothing is done twice.
  */
 int
 deputy_serve_settle(struct deputy *d, char **cause)
 {
+	size_t	i;
+	pid_t	r;
 	int	status;
 
-	if (d->husk.busy && ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT: %s", strerror(errno));
-		return -1;
-	}
-	while (d->call != NULL) {
-		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
+	for (i = 0; i < d->husk.nlanes; i++)
+		if (d->husk.lanes[i].busy && ptrace(PTRACE_INTERRUPT,
+		    d->husk.lanes[i].tid, 0, 0) == -1) {
+			xasprintf(cause, "PTRACE_INTERRUPT: %s",
+			    strerror(errno));
+			return -1;
+		}
+	while (husk_busy(&d->husk)) {
+		while ((r = waitpid(-1, &status, __WALL)) == -1 &&
+		    errno == EINTR)
 			;
-		if (!WIFSTOPPED(status)) {
+		if (r == -1 || (r == d->pid && !WIFSTOPPED(status))) {
 			xasprintf(cause, "the process ended");
 			return -1;
 		}
-		if (deputy_serve_stop(d, status, cause) == -1)
+		if (deputy_serve_stop(d, r, status, cause) == -1)
 			return -1;
 	}
 	return 0;

@@ -171,9 +171,9 @@ deputy_order(void *arg, Osm__CtlRequest *req, int fd)
 	free(reply.error);
 }
 
-/* A ptrace stop or the end of P, while P is at home. */
+/* A ptrace stop or the end of P's thread tid, while P is at home. */
 static void
-deputy_home_event(struct deputy *d, int status)
+deputy_home_event(struct deputy *d, pid_t tid, int status)
 {
 	int	sig = 0, event = status >> 16;
 
@@ -185,12 +185,12 @@ deputy_home_event(struct deputy *d, int status)
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* A group stop: stay stopped, as the shell expects. */
 		if (WSTOPSIG(status) != SIGTRAP) {
-			ptrace(PTRACE_LISTEN, d->pid, 0, 0);
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
 			return;
 		}
 	} else if (event == 0)
 		sig = WSTOPSIG(status);	/* pass the signal on */
-	ptrace(PTRACE_CONT, d->pid, 0, sig);
+	ptrace(PTRACE_CONT, tid, 0, sig);
 }
 
 static void
@@ -201,16 +201,19 @@ deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	int		 status;
 	pid_t		 r;
 
-	while ((r = waitpid(d->pid, &status, WNOHANG | __WALL)) > 0) {
+	/* Every thread of P is ours to wait for (__WALL); only P's end ends us. */
+	while ((r = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (r != d->pid)
+				continue;	/* a thread of P's ended */
 			log_debug("process %d ended", (int)d->pid);
 			if (d->state == DEPUTY_AWAY)
 				deputy_away_ended(d);
 			deputy_exit(d, 0);
 		}
 		if (d->state != DEPUTY_AWAY)
-			deputy_home_event(d, status);
-		else if (deputy_serve_stop(d, status, &cause) == -1) {
+			deputy_home_event(d, r, status);
+		else if (deputy_serve_stop(d, r, status, &cause) == -1) {
 			deputy_away_lost(d, cause);
 			free(cause);
 			cause = NULL;
@@ -327,7 +330,7 @@ deputy_main(const struct deputy_opts *o, pid_t pid, int sync)
 			deputy_exit(&d, 0);	/* exec failed: mosrun said */
 		if ((status >> 16) == PTRACE_EVENT_EXEC)
 			break;
-		deputy_home_event(&d, status);
+		deputy_home_event(&d, pid, status);
 	}
 	deputy_command(&d);
 	d.cpu_at = now_ms();	/* the program starts: its CPU use counts */

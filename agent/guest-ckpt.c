@@ -32,7 +32,7 @@ guest_ckpt(struct guest *g, uint64_t broken)
 	size_t		 n = 0, i;
 	char		*cause = NULL;
 
-	if (!g->ckpt_wanted || g->pending != 0)
+	if (!g->ckpt_wanted || g->ncalls != 0)
 		return -1;
 	g->ckpt_wanted = 0;
 	if ((t = mig_seize(g->pid, &cause)) == NULL) {
@@ -75,7 +75,7 @@ guest_ckpt(struct guest *g, uint64_t broken)
 		s.has_code = s.has_value = 1;
 		s.code = si[i].si_code;
 		s.value = si[i].si_value.sival_int;
-		guest_signal_deliver(g, &s);
+		guest_signal_deliver(g, &s, 0);
 	}
 	free(si);
 	return 0;

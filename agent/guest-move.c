@@ -6,10 +6,12 @@
  * a call it waits on is left to restart, at home — and its image goes
  * home; the agent then ends. See docs/REMOTE.md.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/capability.h>
 #include <linux/filter.h>
 
 #include <signal.h>
@@ -23,7 +25,38 @@
 struct move_restore {
 	struct guest	*g;
 	struct mig_task	*t;
+	struct mig_pin	 pin;
 };
+
+/*
+ * R, the image's process: it keeps its home's pid and thread ids, in a
+ * PID namespace (and user namespace) of ours, so that its threads are
+ * those of its husk at home, id for id, and threads it makes here can
+ * take the ids of those made for them at home. A single-threaded process
+ * may do without, where the namespace cannot be had (its threads then
+ * bring it home). R holds nothing of this node: no log, no terminal on
+ * 0-2.
+ */
+static struct mig_task *
+move_spawn(struct guest *g, const struct mig_image *mi, char **cause)
+{
+	struct mig_task	*t;
+	char		*why = NULL;
+
+	if ((t = mig_spawn_bare_pid(mi->header->pid, &why)) != NULL) {
+		g->ids_kept = 1;
+		return t;
+	}
+	if (mig_image_keeps_ids(mi)) {
+		xasprintf(cause, "%zu threads, whose ids it must keep: %s",
+		    mi->nthreads, why);
+		free(why);
+		return NULL;
+	}
+	log_warnx("%s: runs with an id of this node's: %s", g->conn.who, why);
+	free(why);
+	return mig_spawn_bare(cause);
+}
 
 /* R from the image, its files our stand-ins for those at home. */
 static int
@@ -31,10 +64,21 @@ move_restore_fn(int fd, void *arg, char **cause)
 {
 	struct move_restore	*m = arg;
 	struct mig_restore_opts	 opts = { .flags = MIG_CONTEXT };
+	struct mig_image	 mi;
+	int			 rc = -1;
 
 	opts.mapped = guest_files_mapped;
 	opts.mapped_arg = m->g;
-	return mig_restore(m->t, fd, &opts, NULL, cause);
+	if (mig_restore_begin(fd, &mi, cause) == -1)
+		return -1;
+	if ((m->t = move_spawn(m->g, &mi, cause)) == NULL)
+		goto out;
+	m->g->pid = mig_pid(m->t);
+	mig_pin(m->t, &m->pin);
+	rc = mig_restore_from(m->t, &mi, &opts, NULL, cause);
+out:
+	mig_image_free(&mi);
+	return rc;
 }
 
 /* R's context, as it goes home or into a checkpoint. */
@@ -42,6 +86,44 @@ int
 guest_move_dump_fn(int fd, void *arg, char **cause)
 {
 	return mig_dump(arg, fd, MIG_CONTEXT | MIG_FILTERED, NULL, cause);
+}
+
+/*
+ * R, restored, gives up every capability, in every thread: those it had
+ * in our user namespace (to make its threads with their ids) are none of
+ * its business, and it must hold none to run here.
+ */
+static int
+move_drop_caps(struct mig_task *t, char **cause)
+{
+	struct __user_cap_header_struct	 hdr = { _LINUX_CAPABILITY_VERSION_3,
+					     0 };
+	struct __user_cap_data_struct	 data[2];
+	pid_t				*tids;
+	size_t				 n, i;
+	long				 page;
+	int				 rc = -1;
+
+	memset(data, 0, sizeof data);
+	if (mig_call_ok(t, "mmap", &page, SYS_mmap, (sysargs){ 0, 4096,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },
+	    cause) == -1)
+		return -1;
+	n = mig_threads(t, NULL, 0);
+	tids = xcalloc(n, sizeof *tids);
+	mig_threads(t, tids, n);
+	if (mig_write(t, page, &hdr, sizeof hdr, cause) == -1 ||
+	    mig_write(t, page + 64, data, sizeof data, cause) == -1)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (mig_thread_call_ok(t, tids[i], "capset", NULL, SYS_capset,
+		    (sysargs){ page, page + 64 }, cause) == -1)
+			goto out;
+	rc = mig_call_ok(t, "munmap", NULL, SYS_munmap, (sysargs){ page,
+	    4096 }, cause);
+out:
+	free(tids);
+	return rc;
 }
 
 /* Put R, restored and held, under its filter: its listener, or -1. */
@@ -69,7 +151,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
 	struct move_restore mr;
 	struct mig_task	*t;
-	struct mig_pin	 pin;
+	char		*why = NULL;
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
@@ -95,17 +177,20 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	osm__ses_setup__free_unpacked(setup, NULL);
 
-	/* R holds nothing of this node: no log, no terminal on 0-2. */
-	if ((t = mig_spawn_bare(cause)) == NULL)
-		return -1;
-	g->pid = mig_pid(t);
-	mig_pin(t, &pin);
+	/* Before the image: its reading takes a thread, which unshare refuses. */
+	if (mig_pidns_user(&why) == -1) {
+		log_warnx("%s: %s", g->conn.who, why);
+		free(why);
+	}
 	mr.g = g;
-	mr.t = t;
+	mr.t = NULL;
 	if (session_recv_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &mr, cause) == -1 ||
-	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
+	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &mr, cause) == -1)
+		goto fail;
+	t = mr.t;
+	if (mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
 	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1 ||
+	    move_drop_caps(t, cause) == -1 ||
 	    (listener = move_confine(g, t, cause)) == -1)
 		goto fail;
 	if ((g->remote = remote_new(listener, g->pid, g->gs->pid, &g->base,
@@ -114,7 +199,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		goto fail;
 	}
 	/* R is our child: its end and its stops reach us by waitpid. */
-	mig_unpin(t, &pin);
+	mig_unpin(t, &mr.pin);
 	if (mig_release(t, cause) == -1) {
 		kill(g->pid, SIGKILL);
 		return -1;
@@ -129,8 +214,10 @@ guest_move_arrive(struct guest *g, char **cause)
 	    (int)g->pid);
 	return 0;
 fail:
-	mig_unpin(t, &pin);
-	mig_kill(t);
+	if (mr.t != NULL) {
+		mig_unpin(mr.t, &mr.pin);
+		mig_kill(mr.t);
+	}
 	g->pid = 0;
 	return -1;
 }

@@ -1,4 +1,8 @@
-/* Reading /proc/PID: a status field, and the CPU time a process used. */
+/*
+ * Reading /proc/PID: a status field, the CPU time a process used, its
+ * threads.
+ */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,4 +87,31 @@ proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 	*user_ns = ut * (1000000000ULL / hz);
 	*sys_ns = st * (1000000000ULL / hz);
 	return 0;
+}
+
+/*
+ * The ids of pid's threads, from /proc/PID/task, into *tids (the caller
+ * frees it); how many, or -1 if pid is gone.
+ */
+ssize_t
+proc_threads(pid_t pid, pid_t **tids)
+{
+	char		 path[64];
+	struct dirent	*e;
+	DIR		*dir;
+	size_t		 n = 0;
+	long		 tid;
+
+	*tids = NULL;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if ((dir = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(dir)) != NULL) {
+		if ((tid = strtol(e->d_name, NULL, 10)) <= 0)
+			continue;
+		*tids = xreallocarray(*tids, n + 1, sizeof **tids);
+		(*tids)[n++] = (pid_t)tid;
+	}
+	closedir(dir);
+	return (ssize_t)n;
 }

@@ -170,6 +170,7 @@ struct rmt_keep {
 };
 struct rmt_call {
 	uint64_t	 seq;
+	pid_t		 vtid;		/* the caller, as R knows it; 0: lead */
 	int		 nr;
 	const char	*name;
 	uint64_t	 args[6];
@@ -222,11 +223,16 @@ struct remote_pending;
 struct remote {
 	int		 listener;
 	pid_t		 pid;		/* R */
+	pid_t		 vpid;		/* R's pid as R knows it; 0: not read */
 	struct emulate	 emu;
 	int		 sync_wakeup;	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
 	uint64_t	 seq;
 	struct remote_pending *pending;	/* forwarded, not yet answered */
 	size_t		 npending;
+	struct remote_tid {		/* R's threads: our id, and R's */
+		pid_t	 here, v;
+	}		*tids;
+	size_t		 ntids;
 	void		*notif;
 	size_t		 notif_size;
 	void		*resp;

@@ -93,12 +93,16 @@ void		 remote_forget(struct remote *g, uint64_t seq);
 int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 		    int woken, struct remote_event *ev, char **cause);
 int		 remote_listener(const struct remote *g);
+pid_t		 remote_vtid(struct remote *g, pid_t tid);
+void		 remote_thread_forget(struct remote *g, pid_t tid);
+pid_t		 remote_tid_here(struct remote *g, pid_t vtid);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
 
 /* home.c */
 struct home_call {
 	uint64_t	 seq;
+	pid_t		 tid;		/* the thread it is for; 0: the lead */
 	int		 nr;
 	const char	*name;
 	size_t		 span;		/* scratch bytes the call needs */

@@ -258,4 +258,7 @@ int	 files_check(const Osm__ImgFiles *f, const struct mig_restore_opts *o,
 int	 files_restore(struct mig_task *t, const Osm__ImgFiles *f,
 	    const struct mig_restore_opts *o, char **cause);
 
+/* pidns.c */
+pid_t		 pidns_fork(pid_t pid, char **cause);
+
 #endif

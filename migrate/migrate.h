@@ -182,6 +182,7 @@ struct mig_task	*mig_seize(pid_t pid, char **cause);
 struct mig_task	*mig_spawn(char **cause);
 struct mig_task	*mig_spawn_bare(char **cause);
 struct mig_task	*mig_spawn_pid(pid_t pid, char **cause);
+struct mig_task	*mig_spawn_bare_pid(pid_t pid, char **cause);
 struct mig_task	*mig_adopt(pid_t pid, char **cause);
 pid_t		 mig_pid(const struct mig_task *t);
 int		 mig_release(struct mig_task *t, char **cause);
@@ -284,6 +285,7 @@ int		 mig_thread_exit(struct mig_task *t, pid_t tid, char **cause);
  * its own PID namespace. Returns init's pid (ours), or -1.
  */
 pid_t		 mig_pidns(char **cause);
+int		 mig_pidns_user(char **cause);
 
 /* dump.c */
 int		 mig_dump(struct mig_task *t, int fd, int flags,

@@ -15,7 +15,10 @@
  * it, it also leaves if the caller goes.
  */
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <linux/sched.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,4 +131,117 @@ mig_pidns(char **cause)
 	}
 	close(p[0]);
 	return init;
+}
+
+/*
+ * A child with pid as its own pid, in a PID namespace of its own, for a
+ * caller that must stay able to make threads (a guest agent reads its
+ * images in one): the caller makes a user namespace (unless root) but
+ * no PID namespace; a helper it forks makes the PID namespace, its init,
+ * and the child, with CLONE_PARENT, so that the child is the caller's.
+ * Returns 0 in the child, its pid in the caller, -1 with *cause.
+ */
+static int	pidns_user_done;
+
+/*
+ * The user namespace mig_spawn_bare_pid needs, made now, while the
+ * caller has a single thread (unshare refuses it otherwise); nothing for
+ * root.
+ */
+int
+mig_pidns_user(char **cause)
+{
+	uid_t	uid = geteuid();
+	gid_t	gid = getegid();
+	char	map[64];
+
+	if (uid != 0 && !pidns_user_done) {
+		if (unshare(CLONE_NEWUSER) == -1) {
+			xasprintf(cause, "cannot make a user namespace: %s%s",
+			    strerror(errno), errno == EPERM || errno == ENOSPC ?
+			    " (user namespaces not allowed here: "
+			    "user.max_user_namespaces)" : "");
+			return -1;
+		}
+		snprintf(map, sizeof map, "%u %u 1", uid, uid);
+		if (pidns_write("/proc/self/uid_map", map, cause) == -1 ||
+		    pidns_write("/proc/self/setgroups", "deny", cause) == -1)
+			return -1;
+		snprintf(map, sizeof map, "%u %u 1", gid, gid);
+		if (pidns_write("/proc/self/gid_map", map, cause) == -1)
+			return -1;
+		pidns_user_done = 1;
+	}
+	return 0;
+}
+
+pid_t
+pidns_fork(pid_t pid, char **cause)
+{
+	static int		 alive[2] = { -1, -1 };
+	struct clone_args	 ca;
+	int			 p[2], status, err = 0;
+	pid_t			 helper, init, r = -1;
+
+	if (mig_pidns_user(cause) == -1)
+		return -1;
+	/* Its read end tells init we are gone; ours stays open till then. */
+	if (alive[1] == -1 && pipe2(alive, O_CLOEXEC) == -1) {
+		xasprintf(cause, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		xasprintf(cause, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if ((helper = fork()) == -1) {
+		xasprintf(cause, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (helper == 0) {
+		close(p[0]);
+		if (unshare(CLONE_NEWPID) == -1)
+			err = errno;
+		else if ((init = fork()) == 0)
+			pidns_init(alive[0]);
+		else if (init == -1)
+			err = errno;
+		else {
+			memset(&ca, 0, sizeof ca);
+			ca.flags = CLONE_PARENT;
+			ca.set_tid = (uintptr_t)&pid;
+			ca.set_tid_size = 1;
+			if ((r = syscall(SYS_clone3, &ca, sizeof ca)) == 0) {
+				close(p[1]);
+				return 0;	/* the child, the caller's */
+			}
+			if (r == -1)
+				err = errno;
+		}
+		if (write(p[1], err != 0 ? &err : &r, sizeof r) != sizeof r)
+			_exit(1);
+		_exit(err != 0 ? 2 : 0);
+	}
+	close(p[1]);
+	if (read(p[0], &r, sizeof r) != sizeof r)
+		r = -1, err = EIO;
+	close(p[0]);
+	while (waitpid(helper, &status, 0) == -1 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+		err = (int)r;
+		r = -1;
+	}
+	if (r <= 0) {
+		if (err == EEXIST)
+			xasprintf(cause, "cannot choose pid %d: it is taken",
+			    pid);
+		else
+			xasprintf(cause, "a PID namespace with pid %d: %s", pid,
+			    strerror(err != 0 ? err : EIO));
+		return -1;
+	}
+	return r;
 }

@@ -364,8 +364,8 @@ mig_spawn_bare(char **cause)
  * CAP_SYS_ADMIN in the user namespace owning the PID namespace our
  * children are born in, and an init already there (mig_pidns).
  */
-struct mig_task *
-mig_spawn_pid(pid_t pid, char **cause)
+static struct mig_task *
+seize_spawn_pid(pid_t pid, int bare, char **cause)
 {
 	struct mig_task		*t;
 	struct clone_args	 ca;
@@ -393,7 +393,40 @@ mig_spawn_pid(pid_t pid, char **cause)
 		return NULL;
 	}
 	if (r == 0)
-		seize_child(0);
+		seize_child(bare);
+	if ((t = seize_spawned(r, cause)) == NULL)
+		return NULL;
+	if (t->vtgid != pid) {
+		xasprintf(cause, "spawned process %d has pid %d in its PID "
+		    "namespace, not %d", (int)r, t->vtgid, pid);
+		mig_kill(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct mig_task *
+mig_spawn_pid(pid_t pid, char **cause)
+{
+	return seize_spawn_pid(pid, 0, cause);
+}
+
+/*
+ * Both, for a guest's R that keeps its home's pid: in a PID namespace of
+ * its own (and a user namespace of ours, unless we are root) made for it,
+ * while the caller stays in its own, still able to make threads (which a
+ * caller in the state mig_pidns leaves cannot). One per caller.
+ */
+struct mig_task *
+mig_spawn_bare_pid(pid_t pid, char **cause)
+{
+	struct mig_task	*t;
+	pid_t		 r;
+
+	if ((r = pidns_fork(pid, cause)) == -1)
+		return NULL;
+	if (r == 0)
+		seize_child(1);
 	if ((t = seize_spawned(r, cause)) == NULL)
 		return NULL;
 	if (t->vtgid != pid) {

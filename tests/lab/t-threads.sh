@@ -1,0 +1,74 @@
+#!/bin/sh
+# Threads away: an OpenMP program moved 1 -> 2 -> home mid-run prints what
+# an unmoved run prints, its CPU time charged to node 2; a pthread program
+# whose workers forward writes while another thread waits in a forwarded
+# read of a FIFO fed later, all of it on node 2.
+. "$(dirname "$0")/lib.sh"
+P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
+
+lab_up 2 --cpus 2 --mem 512
+wait_cluster 2
+lab_exec 1 mkfifo /tmp/feed || fail "set-up"
+
+# start NAME CMD...: run CMD (its output in /tmp/NAME) in node 1, from a
+# shell holding a descriptor of its own; $pid is the migratable process.
+start() {
+	name=$1
+	shift
+	"$MOSLAB" exec 1 sh -c "exec 7</dev/null; $* > /tmp/$name 2>&1; \
+	    echo status \$? >> /tmp/$name" &
+	job=$!
+	wait_for 10 nprocs 1 ||
+	    fail "$name: not in mosps: $(lab_exec 1 mosps -a)"
+	pid=$(ps_list pid | head -n 1)
+}
+out() {
+	lab_exec 1 cat "/tmp/$1"
+}
+
+# OpenMP, moved mid-run, and home again.
+lab_exec 1 sh -c "$P/threads omp 10 > /tmp/omp-ref" || fail "omp: reference"
+start omp "mosrun $P/threads omp 10"
+wait_for 10 lab_exec 1 grep -q "phase 0" /tmp/omp || fail "omp: no start"
+before=$(node_cpu 2)
+lab_exec 1 mosmigrate "$pid" 2 || fail "omp: move to 2"
+[ "$(where "$pid")" = 2 ] || fail "omp: not on node 2"
+rpid=$(lab_exec 2 pgrep -x threads | head -n 1)
+n=$(lab_exec 2 sh -c "ls /proc/$rpid/task | wc -l")
+[ "$n" -eq 2 ] || fail "omp: $n threads on node 2, not its 2"
+# ... with its home's pid (in a PID namespace of its own) and no privilege
+lab_exec 2 grep -q "^NSpid:.*[[:space:]]$pid\$" /proc/$rpid/status ||
+    fail "omp: its pid on node 2 is not $pid"
+for tid in $(lab_exec 2 ls /proc/$rpid/task); do
+	lab_exec 2 grep -qxF "CapPrm:	0000000000000000" \
+	    /proc/$rpid/task/$tid/status || fail "omp: thread $tid has caps"
+done
+wait_for 30 lab_exec 1 grep -q "phase 4" /tmp/omp || fail "omp: stuck: $(out omp)"
+lab_exec 1 mosmigrate "$pid" home || fail "omp: move home"
+wait "$job"
+used=$(( $(node_cpu 2) - before ))
+[ "$used" -gt 500000000 ] || fail "omp: node 2 charged only $used ns"
+out omp | grep -qx "status 0" || fail "omp: $(out omp)"
+lab_exec 1 sh -c "echo status 0 >> /tmp/omp-ref; cmp /tmp/omp /tmp/omp-ref" ||
+    fail "omp: output differs: $(out omp)"
+
+# Workers write while a thread waits in a read at home; the read fed later.
+start pipe "mosrun $P/threads pipe /tmp/feed 40"
+wait_for 10 lab_exec 1 grep -q ready /tmp/pipe || fail "pipe: not ready"
+lab_exec 1 mosmigrate "$pid" 2 || fail "pipe: move to 2"
+[ "$(where "$pid")" = 2 ] || fail "pipe: not on node 2"
+wait_for 30 lab_exec 1 sh -c "grep -c 'done' /tmp/pipe | grep -qx 3" ||
+    fail "pipe: the workers were held up: $(out pipe)"
+[ "$(where "$pid")" = 2 ] || fail "pipe: went home: $(out pipe)"
+lab_exec 1 grep -q "read:" /tmp/pipe && fail "pipe: read before it was fed"
+lab_exec 1 sh -c 'echo word > /tmp/feed'
+wait "$job"
+out pipe | grep -q "^read: word (thread " || fail "pipe: $(out pipe)"
+[ "$(out pipe | grep -c '^worker . line')" = 120 ] || fail "pipe: lines lost"
+out pipe | grep -qx "status 0" || fail "pipe: $(out pipe)"
+lab_exec 1 mosps -v "$pid" 2>/dev/null | grep -q "came home" &&
+    fail "pipe: came home: $(lab_exec 1 mosps -v)"
+
+"$MOSLAB" down || fail "moslab down"
+check_clean
+echo PASS
