@@ -190,6 +190,10 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 		if (kind == OSM__SES_KIND__SES_FILE_ASK &&
 		    deputy_files_answer(d, body, len, cause) == -1)
 			goto lost;
+		/* A thread that ended before it froze: its image lacks it. */
+		if (kind == OSM__SES_KIND__SES_THREAD_EXIT &&
+		    deputy_thread_exit(d, body, len, cause) == -1)
+			goto lost;
 		if (kind == OSM__SES_KIND__SES_EXIT) {
 			if (away_exit(d, body, len, cause) == -1)
 				goto lost;
@@ -305,6 +309,10 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 		return deputy_ckpt_away(d, body, len, cause);
 	case OSM__SES_KIND__SES_FILE_ASK:
 		return deputy_files_answer(d, body, len, cause);
+	case OSM__SES_KIND__SES_THREAD_NEW:
+		return deputy_thread_new(d, body, len, cause);
+	case OSM__SES_KIND__SES_THREAD_EXIT:
+		return deputy_thread_exit(d, body, len, cause);
 	default:
 		xasprintf(cause, "it sent an unexpected message");
 		return -1;

@@ -151,7 +151,6 @@ guest_move_arrive(struct guest *g, char **cause)
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
 	struct move_restore mr;
 	struct mig_task	*t;
-	char		*why = NULL;
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
@@ -177,18 +176,16 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	osm__ses_setup__free_unpacked(setup, NULL);
 
-	/* Before the image: its reading takes a thread, which unshare refuses. */
-	if (mig_pidns_user(&why) == -1) {
-		log_warnx("%s: %s", g->conn.who, why);
-		free(why);
-	}
 	mr.g = g;
 	mr.t = NULL;
 	if (session_recv_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
 	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &mr, cause) == -1)
 		goto fail;
 	t = mr.t;
-	if (mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
+	/* Restored: the descriptors of ours it was born with go. */
+	if ((g->ids_kept && mig_call_ok(t, "close_range", NULL,
+	    SYS_close_range, (sysargs){ 3, ~0U, 0 }, cause) == -1) ||
+	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
 	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1 ||
 	    move_drop_caps(t, cause) == -1 ||
 	    (listener = move_confine(g, t, cause)) == -1)

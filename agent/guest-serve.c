@@ -189,6 +189,9 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	case REMOTE_HOME:
 		guest_move_want_home(g, ev.why);
 		break;
+	case REMOTE_THREAD:
+		guest_thread_call(g, &ev);
+		break;
 	case REMOTE_ANSWERED:
 		break;
 	case REMOTE_NONE:

@@ -114,10 +114,13 @@ husk_path(const struct husk_lane *l, char *buf, size_t size)
 	    l->memfd) >= (int)size ? -1 : 0;
 }
 
-/* Lane l's shared area, of a control page and scratch bytes, mapped. */
+/*
+ * Lane l's shared area, of a control page and scratch bytes, mapped; the
+ * path to it written by via (NULL: into the stub's page, still writable).
+ */
 static int
 husk_lane_make(struct husk *h, struct husk_lane *l, size_t scratch,
-    char **cause)
+    const struct husk_lane *via, char **cause)
 {
 	char	path[64];
 
@@ -129,8 +132,16 @@ husk_lane_make(struct husk *h, struct husk_lane *l, size_t scratch,
 		xasprintf(cause, "the husk's memory: %s", strerror(errno));
 		return -1;
 	}
-	if (husk_path(l, path, sizeof path) == -1 ||
-	    mig_write(h->t, h->code + HUSK_PATH, path, strlen(path) + 1,
+	if (husk_path(l, path, sizeof path) == -1) {
+		xasprintf(cause, "the husk's memory: path too long");
+		return -1;
+	}
+	if (via != NULL) {
+		/* past the control words of via's page, which it shares */
+		memcpy(via->shm + HUSK_PATH, path, strlen(path) + 1);
+		return husk_map(h, l, via->base + HUSK_PATH, l->len, cause);
+	}
+	if (mig_write(h->t, h->code + HUSK_PATH, path, strlen(path) + 1,
 	    cause) == -1)
 		return -1;
 	return husk_map(h, l, h->code + HUSK_PATH, l->len, cause);
@@ -173,7 +184,8 @@ husk_make(struct mig_task *t, size_t scratch, struct husk *h, char **cause)
 	if (mig_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1)
 		goto fail;
 	for (i = 0; i < n; i++)
-		if (husk_lane_make(h, &h->lanes[i], scratch, cause) == -1)
+		if (husk_lane_make(h, &h->lanes[i], scratch, NULL,
+		    cause) == -1)
 			goto fail;
 	if (mig_call_ok(t, "mprotect the stub", NULL, SYS_mprotect, (sysargs){
 	    h->code, HUSK_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
@@ -204,7 +216,10 @@ husk_free(struct husk *h)
 	h->nlanes = 0;
 }
 
-/* The lane of thread tid (0: the lead's), or NULL. */
+/*
+ * The lane of thread tid, or NULL; 0 is the lead's (or, once the main
+ * thread has ended, the first left's).
+ */
 struct husk_lane *
 husk_lane(struct husk *h, pid_t tid)
 {
@@ -462,4 +477,66 @@ husk_default(struct husk *h, int sig, char **cause)
 	memset(l->shm + HUSK_PAGE, 0, 32);
 	return mig_call_ok(h->t, "rt_sigaction", NULL, SYS_rt_sigaction,
 	    (sysargs){ sig, l->base + HUSK_PAGE, 0, 8 }, cause);
+}
+
+/*
+ * A lane for thread tid, new in the held task (made for a thread its copy
+ * makes away), held: its area mapped by that thread. husk_run_lane
+ * starts it.
+ */
+struct husk_lane *
+husk_lane_add(struct husk *h, pid_t tid, size_t scratch, char **cause)
+{
+	struct husk_lane	*l;
+	size_t			 via = 0;
+
+	while (via < h->nlanes && h->lanes[via].busy)
+		via++;
+	if (via == h->nlanes) {
+		xasprintf(cause, "every thread of the husk is busy");
+		return NULL;
+	}
+	h->lanes = xreallocarray(h->lanes, h->nlanes + 1, sizeof *h->lanes);
+	l = &h->lanes[h->nlanes];
+	memset(l, 0, sizeof *l);
+	l->tid = tid;
+	l->memfd = -1;
+	l->shm = MAP_FAILED;
+	if (husk_lane_make(h, l, scratch, &h->lanes[via], cause) == -1) {
+		if (l->shm != MAP_FAILED)
+			munmap(l->shm, l->len);
+		if (l->memfd != -1)
+			close(l->memfd);
+		return NULL;
+	}
+	h->nlanes++;
+	return l;
+}
+
+/*
+ * End lane l's thread (its copy's thread ended away), and the lane: its
+ * area unmapped by the thread, which then exits, alone.
+ */
+int
+husk_lane_end(struct husk *h, struct husk_lane *l, char **cause)
+{
+	char	*ignored = NULL;
+	size_t	 i = l - h->lanes;
+
+	if (l->running && mig_thread_interrupt(h->t, l->tid, cause) == -1)
+		return -1;
+	l->running = l->busy = 0;
+	if (mig_thread_call_ok(h->t, l->tid, "munmap", NULL, SYS_munmap,
+	    (sysargs){ l->base, l->len }, &ignored) == -1)
+		free(ignored);
+	if (mig_thread_exit(h->t, l->tid, cause) == -1)
+		return -1;
+	munmap(l->shm, l->len);
+	close(l->memfd);
+	home_free(l->call);
+	free(l->held);
+	/* in order: the lead's stays first */
+	memmove(&h->lanes[i], &h->lanes[i + 1], (--h->nlanes - i) *
+	    sizeof *h->lanes);
+	return 0;
 }

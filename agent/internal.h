@@ -70,6 +70,10 @@ int		 husk_default(struct husk *h, int sig, char **cause);
 int		 husk_end(struct husk *h, int signaled, int status,
 		    char **cause);
 int		 husk_say(struct husk *h, int fd, const char *msg, size_t len);
+struct husk_lane *husk_lane_add(struct husk *h, pid_t tid, size_t scratch,
+		    char **cause);
+int		 husk_lane_end(struct husk *h, struct husk_lane *l,
+		    char **cause);
 
 /* conn.c: an agent's connection to its node's mosd */
 struct conn {
@@ -211,6 +215,12 @@ int	 deputy_serve_stop(struct deputy *d, pid_t tid, int status,
 	    char **cause);
 int	 deputy_serve_settle(struct deputy *d, char **cause);
 
+/* deputy-thread.c */
+int	 deputy_thread_new(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+int	 deputy_thread_exit(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+
 /* deputy-move.c */
 void	 deputy_move_close(struct deputy *d);
 int	 deputy_move_out(struct deputy *d, uint32_t node, int stopped,
@@ -240,6 +250,9 @@ struct guest_file {
 	int		 memfd;		/* its bytes from home; -1: a local copy */
 	int		 carry;		/* replaced at home: dumps carry it */
 	char		 link[64];	/* /proc/<G>/fd/<fd>, for R to open */
+	char		 self_link[64];	/* /proc/self/fd/<fd>: R, born with
+					   our descriptors, in a user
+					   namespace, where ours are barred */
 	uint64_t	 dev, ino;	/* of fd */
 	struct mig_range *have;		/* memfd: the bytes in, sorted */
 	size_t		 nhave;
@@ -302,6 +315,14 @@ struct guest {
 	struct mig_stand_in	*stand_ins;	/* for dumps of R */
 	uint64_t		 ask_seq;
 	struct guest_map	 map;
+	struct guest_clone {			/* threads R makes, waiting */
+		uint64_t	 id;		/* its clone's notification */
+		pid_t		 tid;		/* the maker, ours */
+		uint64_t	 seq;		/* asked of home */
+	}			*clones;
+	size_t			 nclones;
+	int			 clone_asked;	/* the first one's */
+	uint64_t		 thread_seq;
 };
 
 /* guest-ses.c */
@@ -351,6 +372,10 @@ void	 guest_move_want_home(struct guest *g, const char *why);
 /* guest-files.c, continued */
 void	 guest_files_replaced(struct guest *g, const uint8_t *body,
 	    size_t len);
+
+/* guest-thread.c */
+void	 guest_thread_call(struct guest *g, const struct remote_event *ev);
+void	 guest_thread_made(struct guest *g, const uint8_t *body, size_t len);
 
 /* guest-ckpt.c */
 int	 guest_ckpt(struct guest *g, uint64_t broken);

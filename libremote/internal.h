@@ -26,6 +26,8 @@ enum rmt_class {
 	RMT_EMULATE,	/* the guest agent answers it */
 	RMT_FORWARD,	/* executed in the home process */
 	RMT_MAP,	/* a file mapping the guest makes, the file from home */
+	RMT_THREAD,	/* a thread made or ended: the guest mirrors it at home
+			   (a process made goes home) */
 };
 
 enum rmt_dir {		/* the values of proto's RemoteDir */

@@ -192,6 +192,11 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		memcpy(ev->args, args, sizeof ev->args);
 		g->stats.mapped++;
 		return 0;
+	case RMT_THREAD:
+		ev->kind = REMOTE_THREAD;
+		ev->why = tc.entry != NULL ? tc.entry->why : NULL;
+		memcpy(ev->args, args, sizeof ev->args);
+		return 0;
 	case RMT_FORWARD:
 		break;
 	}
@@ -627,4 +632,55 @@ remote_map(struct remote *g, uint64_t id, int fd, int srcfd, char **cause)
 		return 1;
 	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
 	return -1;
+}
+
+/*
+ * Let the call R waits in (notification id) run in R as it is, unchanged:
+ * a thread made or ended, once its mirror at home is. 0, 1 if R left the
+ * call meanwhile, -1 with *cause.
+ */
+int
+remote_continue(struct remote *g, uint64_t id, char **cause)
+{
+	struct seccomp_notif_resp	*resp = g->resp;
+
+	memset(resp, 0, g->resp_size);
+	resp->id = id;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 1;
+	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
+	return -1;
+}
+
+/*
+ * The flags of R's thread tid's clone (nr clone, its flags in args[0]) or
+ * clone3 (in the struct clone_args args[0] points at, read from R): 0, or
+ * -1 if they cannot be read. The flags decide between a thread, which
+ * stays here, and a process, which goes home; they are read while R waits
+ * in the call, which R's other threads could change before the kernel
+ * reads them: a thread that becomes a process then is R's own doing, and
+ * its mirror at home is left waiting, ended with the process.
+ */
+int
+remote_clone_flags(struct remote *g, pid_t tid, int nr, const uint64_t *args,
+    uint64_t *flags)
+{
+	struct iovec	local, rem;
+
+	(void)g;
+	if (nr == SYS_clone) {
+		*flags = args[0];
+		return 0;
+	}
+	if (args[1] < sizeof *flags)
+		return -1;
+	local.iov_base = flags;
+	local.iov_len = sizeof *flags;
+	rem.iov_base = (void *)(uintptr_t)args[0];
+	rem.iov_len = sizeof *flags;
+	return process_vm_readv(tid, &local, 1, &rem, 1, 0) ==
+	    (ssize_t)sizeof *flags ? 0 : -1;
 }

@@ -69,6 +69,9 @@ enum remote_event_kind {
 	REMOTE_HOME,		/* bring R home; the call stays pending */
 	REMOTE_MAP,		/* a file mapping: args say which; the caller
 				   makes it (remote_map) or brings R home */
+	REMOTE_THREAD,		/* clone, clone3 or exit: nr and args say
+				   which; the caller lets it run
+				   (remote_continue) or brings R home */
 };
 struct remote_event {
 	enum remote_event_kind kind;
@@ -98,6 +101,9 @@ void		 remote_thread_forget(struct remote *g, pid_t tid);
 pid_t		 remote_tid_here(struct remote *g, pid_t vtid);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
+int		 remote_continue(struct remote *g, uint64_t id, char **cause);
+int		 remote_clone_flags(struct remote *g, pid_t tid, int nr,
+		    const uint64_t *args, uint64_t *flags);
 
 /* home.c */
 struct home_call {

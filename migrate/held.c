@@ -403,3 +403,27 @@ mig_thread_new(struct mig_task *t, pid_t tid, pid_t *made, char **cause)
 		rc = -1;
 	return rc;
 }
+
+/*
+ * The same, made by thread via of the held task rather than by its lead:
+ * the lead may be busy (a husk's thread serving a call), via must be held.
+ */
+int
+mig_thread_new_in(struct mig_task *t, pid_t via, pid_t tid, pid_t *made,
+    char **cause)
+{
+	struct mig_thread	*th, *lead = t->lead;
+	int			 rc;
+
+	if ((th = held_thread(t, via, cause)) == NULL)
+		return -1;
+	if (th->running) {
+		xasprintf(cause, "thread %d of process %d is running, not "
+		    "held", via, t->vtgid);
+		return -1;
+	}
+	t->lead = th;
+	rc = mig_thread_new(t, tid, made, cause);
+	t->lead = lead;
+	return rc;
+}

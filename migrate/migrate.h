@@ -172,7 +172,13 @@ typedef unsigned long sysargs[6];
  * inside it, its memory read and written, code of ours started in it (the
  * deputy's husk, agent/husk.c), a seccomp filter put on it (a guest's R),
  * the files it maps and what they stand for. mig_spawn_pid is mig_spawn
- * with pid as the child's own pid (clone3 with set_tid: see mig_pidns).
+ * with pid as the child's own pid (clone3 with set_tid: see mig_pidns);
+ * mig_spawn_bare_pid is both, in a PID namespace (and a user namespace,
+ * unless root) of the child's own, made for it by a helper while the
+ * caller stays in its own and able to make threads; the child is born
+ * holding the caller's descriptors from 3 up (its /proc/self/fd/N is the
+ * caller's N, which it could not open through the caller's /proc from
+ * inside its user namespace), for the caller to close.
  */
 struct mig_pin {
 	cpu_set_t	 self, task;	/* the affinities to come back to */
@@ -248,6 +254,7 @@ int		 mig_file_identify(const char *path, Osm__ImgFileId *id,
  *			its own (mig_thread_set_regs) before it runs. A
  *			chosen id takes CAP_SYS_ADMIN, in the task, over
  *			its PID namespace; a taken one is refused.
+ * mig_thread_new_in	the same, made by held thread via, not the lead.
  * mig_thread_exit	end thread tid alone (exit, not exit_group), its
  *			clear-child-tid word and robust list let go first;
  *			reaped here. Not the last thread: end the process.
@@ -272,6 +279,8 @@ size_t		 mig_thread_stolen(struct mig_task *t, pid_t tid,
 		    siginfo_t *out, size_t max);
 int		 mig_thread_new(struct mig_task *t, pid_t tid, pid_t *made,
 		    char **cause);
+int		 mig_thread_new_in(struct mig_task *t, pid_t via, pid_t tid,
+		    pid_t *made, char **cause);
 int		 mig_thread_exit(struct mig_task *t, pid_t tid, char **cause);
 
 /*
@@ -285,7 +294,7 @@ int		 mig_thread_exit(struct mig_task *t, pid_t tid, char **cause);
  * its own PID namespace. Returns init's pid (ours), or -1.
  */
 pid_t		 mig_pidns(char **cause);
-int		 mig_pidns_user(char **cause);
+int		 mig_pidns_next(pid_t member, pid_t next, char **cause);
 
 /* dump.c */
 int		 mig_dump(struct mig_task *t, int fd, int flags,

@@ -133,58 +133,40 @@ mig_pidns(char **cause)
 	return init;
 }
 
-/*
- * A child with pid as its own pid, in a PID namespace of its own, for a
- * caller that must stay able to make threads (a guest agent reads its
- * images in one): the caller makes a user namespace (unless root) but
- * no PID namespace; a helper it forks makes the PID namespace, its init,
- * and the child, with CLONE_PARENT, so that the child is the caller's.
- * Returns 0 in the child, its pid in the caller, -1 with *cause.
- */
-static int	pidns_user_done;
-
-/*
- * The user namespace mig_spawn_bare_pid needs, made now, while the
- * caller has a single thread (unshare refuses it otherwise); nothing for
- * root.
- */
-int
-mig_pidns_user(char **cause)
+/* In a fresh user namespace: our own ids mapped to themselves. */
+static int
+pidns_map(uid_t uid, gid_t gid)
 {
-	uid_t	uid = geteuid();
-	gid_t	gid = getegid();
 	char	map[64];
 
-	if (uid != 0 && !pidns_user_done) {
-		if (unshare(CLONE_NEWUSER) == -1) {
-			xasprintf(cause, "cannot make a user namespace: %s%s",
-			    strerror(errno), errno == EPERM || errno == ENOSPC ?
-			    " (user namespaces not allowed here: "
-			    "user.max_user_namespaces)" : "");
-			return -1;
-		}
-		snprintf(map, sizeof map, "%u %u 1", uid, uid);
-		if (pidns_write("/proc/self/uid_map", map, cause) == -1 ||
-		    pidns_write("/proc/self/setgroups", "deny", cause) == -1)
-			return -1;
-		snprintf(map, sizeof map, "%u %u 1", gid, gid);
-		if (pidns_write("/proc/self/gid_map", map, cause) == -1)
-			return -1;
-		pidns_user_done = 1;
-	}
-	return 0;
+	snprintf(map, sizeof map, "%u %u 1", uid, uid);
+	if (write_file_str("/proc/self/uid_map", map) == -1 ||
+	    write_file_str("/proc/self/setgroups", "deny") == -1)
+		return -1;
+	snprintf(map, sizeof map, "%u %u 1", gid, gid);
+	return write_file_str("/proc/self/gid_map", map);
 }
 
+/*
+ * A child with pid as its own pid, in a PID namespace of its own, for a
+ * caller that must stay as it is: in its own namespaces, able to make
+ * threads (a guest agent reads its images in one), its peers' ids seen as
+ * they are. A helper it forks makes the namespaces (a user namespace
+ * too, unless we are root: its owner, our uid, keeps every capability
+ * over it), their init, and the child, with CLONE_PARENT, so that the
+ * child is the caller's. Returns 0 in the child, its pid in the caller,
+ * -1 with *cause.
+ */
 pid_t
 pidns_fork(pid_t pid, char **cause)
 {
 	static int		 alive[2] = { -1, -1 };
 	struct clone_args	 ca;
-	int			 p[2], status, err = 0;
+	uid_t			 uid = geteuid();
+	gid_t			 gid = getegid();
+	int			 p[2], status, err = 0, user = uid != 0;
 	pid_t			 helper, init, r = -1;
 
-	if (mig_pidns_user(cause) == -1)
-		return -1;
 	/* Its read end tells init we are gone; ours stays open till then. */
 	if (alive[1] == -1 && pipe2(alive, O_CLOEXEC) == -1) {
 		xasprintf(cause, "pipe: %s", strerror(errno));
@@ -202,8 +184,9 @@ pidns_fork(pid_t pid, char **cause)
 	}
 	if (helper == 0) {
 		close(p[0]);
-		if (unshare(CLONE_NEWPID) == -1)
-			err = errno;
+		if (unshare(CLONE_NEWPID | (user ? CLONE_NEWUSER : 0)) == -1 ||
+		    (user && pidns_map(uid, gid) == -1))
+			err = errno != 0 ? errno : EPERM;
 		else if ((init = fork()) == 0)
 			pidns_init(alive[0]);
 		else if (init == -1)
@@ -220,13 +203,17 @@ pidns_fork(pid_t pid, char **cause)
 			if (r == -1)
 				err = errno;
 		}
-		if (write(p[1], err != 0 ? &err : &r, sizeof r) != sizeof r)
+		if (err != 0)
+			r = err;
+		if (write(p[1], &r, sizeof r) != sizeof r)
 			_exit(1);
 		_exit(err != 0 ? 2 : 0);
 	}
 	close(p[1]);
-	if (read(p[0], &r, sizeof r) != sizeof r)
-		r = -1, err = EIO;
+	if (read(p[0], &r, sizeof r) != sizeof r) {
+		r = -1;
+		err = EIO;
+	}
 	close(p[0]);
 	while (waitpid(helper, &status, 0) == -1 && errno == EINTR)
 		;
@@ -239,9 +226,75 @@ pidns_fork(pid_t pid, char **cause)
 			xasprintf(cause, "cannot choose pid %d: it is taken",
 			    pid);
 		else
-			xasprintf(cause, "a PID namespace with pid %d: %s", pid,
-			    strerror(err != 0 ? err : EIO));
+			xasprintf(cause, "a %sPID namespace with pid %d: %s%s",
+			    user ? "user and " : "", pid,
+			    strerror(err != 0 ? err : EIO), err == EPERM ||
+			    err == ENOSPC ? " (user namespaces not allowed "
+			    "here: user.max_user_namespaces)" : "");
 		return -1;
 	}
 	return r;
+}
+
+/*
+ * Make next the id the PID namespace of process member (made by
+ * mig_spawn_bare_pid) gives next: its ns_last_pid set to next - 1, from a
+ * process of ours inside it, which takes CAP_SYS_ADMIN over it (ours, in
+ * our user namespace). Who makes the next process or thread there gets
+ * next, if it is free: the caller lets only that one be made meanwhile.
+ */
+int
+mig_pidns_next(pid_t member, pid_t next, char **cause)
+{
+	char	 path[64], val[32];
+	pid_t	 helper, in;
+	int	 fd, ufd, status, err = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)member);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((helper = fork()) == -1) {
+		xasprintf(cause, "fork: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (helper == 0) {
+		/*
+		 * Its user namespace first (ours if we are root), where we,
+		 * its owner, hold every capability; only a process born
+		 * inside then writes the PID namespace's next id.
+		 */
+		snprintf(path, sizeof path, "/proc/%d/ns/user", (int)member);
+		if (geteuid() != 0 && ((ufd = open(path, O_RDONLY)) == -1 ||
+		    setns(ufd, CLONE_NEWUSER) == -1))
+			_exit(10 + errno % 100);
+		if (setns(fd, CLONE_NEWPID) == -1)
+			_exit(10 + errno % 100);
+		if ((in = fork()) == 0) {
+			snprintf(val, sizeof val, "%d", (int)next - 1);
+			_exit(write_file_str("/proc/sys/kernel/ns_last_pid",
+			    val) == -1 ? 110 + errno % 100 : 0);
+		}
+		if (in == -1 || waitpid(in, &status, 0) != in ||
+		    !WIFEXITED(status))
+			_exit(3);
+		_exit(WEXITSTATUS(status));
+	}
+	close(fd);
+	while (waitpid(helper, &status, 0) == -1 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= 10) {
+		err = WEXITSTATUS(status) >= 110 ? WEXITSTATUS(status) - 110 :
+		    WEXITSTATUS(status) - 10;
+		xasprintf(cause, "%s the id %d in process %d's PID namespace: "
+		    "%s", WEXITSTATUS(status) >= 110 ? "cannot make" :
+		    "cannot enter", (int)next, (int)member, strerror(err));
+	} else
+		xasprintf(cause, "cannot make the id %d in process %d's PID "
+		    "namespace", (int)next, (int)member);
+	return -1;
 }

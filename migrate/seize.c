@@ -275,7 +275,8 @@ fail:
 
 /*
  * The child's side of a spawn: stop at once under our trace, holding
- * nothing but 0-2 (ours, or with bare /dev/null).
+ * nothing but 0-2 (ours, or with bare /dev/null); with bare 2, our
+ * descriptors from 3 up too, for the caller to close.
  */
 static void __attribute__((noreturn))
 seize_child(int bare)
@@ -290,7 +291,8 @@ seize_child(int bare)
 	    syscall(SYS_dup2, null, 1) == -1 ||
 	    syscall(SYS_dup2, null, 2) == -1))
 		syscall(SYS_exit_group, 127);
-	syscall(SYS_close_range, 3, ~0U, 0);
+	if (bare != 2)
+		syscall(SYS_close_range, 3, ~0U, 0);
 	syscall(SYS_kill, syscall(SYS_getpid), SIGSTOP);
 	syscall(SYS_exit_group, 127);
 	for (;;)
@@ -415,7 +417,10 @@ mig_spawn_pid(pid_t pid, char **cause)
  * Both, for a guest's R that keeps its home's pid: in a PID namespace of
  * its own (and a user namespace of ours, unless we are root) made for it,
  * while the caller stays in its own, still able to make threads (which a
- * caller in the state mig_pidns leaves cannot). One per caller.
+ * caller in the state mig_pidns leaves cannot). It is born with the
+ * caller's descriptors from 3 up, which only it may open through
+ * /proc/self/fd from inside its user namespace: the caller closes them
+ * once it has what it needs.
  */
 struct mig_task *
 mig_spawn_bare_pid(pid_t pid, char **cause)
@@ -426,7 +431,7 @@ mig_spawn_bare_pid(pid_t pid, char **cause)
 	if ((r = pidns_fork(pid, cause)) == -1)
 		return NULL;
 	if (r == 0)
-		seize_child(1);
+		seize_child(2);
 	if ((t = seize_spawned(r, cause)) == NULL)
 		return NULL;
 	if (t->vtgid != pid) {

@@ -39,6 +39,9 @@ n=$(lab_exec 2 sh -c "ls /proc/$rpid/task | wc -l")
 # ... with its home's pid (in a PID namespace of its own) and no privilege
 lab_exec 2 grep -q "^NSpid:.*[[:space:]]$pid\$" /proc/$rpid/status ||
     fail "omp: its pid on node 2 is not $pid"
+# ... holding none of its guest's descriptors: 0-2 and its filter's
+nfd=$(lab_exec 2 ls /proc/$rpid/fd | wc -l)
+[ "$nfd" -le 4 ] || fail "omp: R holds $nfd descriptors on node 2"
 for tid in $(lab_exec 2 ls /proc/$rpid/task); do
 	lab_exec 2 grep -qxF "CapPrm:	0000000000000000" \
 	    /proc/$rpid/task/$tid/status || fail "omp: thread $tid has caps"
@@ -61,13 +64,36 @@ wait_for 30 lab_exec 1 sh -c "grep -c 'done' /tmp/pipe | grep -qx 3" ||
     fail "pipe: the workers were held up: $(out pipe)"
 [ "$(where "$pid")" = 2 ] || fail "pipe: went home: $(out pipe)"
 lab_exec 1 grep -q "read:" /tmp/pipe && fail "pipe: read before it was fed"
+lab_exec 1 mosps -v | grep -q "came home" &&
+    fail "pipe: came home: $(lab_exec 1 mosps -v)"
 lab_exec 1 sh -c 'echo word > /tmp/feed'
 wait "$job"
 out pipe | grep -q "^read: word (thread " || fail "pipe: $(out pipe)"
 [ "$(out pipe | grep -c '^worker . line')" = 120 ] || fail "pipe: lines lost"
 out pipe | grep -qx "status 0" || fail "pipe: $(out pipe)"
-lab_exec 1 mosps -v "$pid" 2>/dev/null | grep -q "came home" &&
-    fail "pipe: came home: $(lab_exec 1 mosps -v)"
+
+# Threads made, joined and ended away, staying away; a signal to one
+# thread by its id, and one to the process that one thread alone takes.
+lab_exec 1 sh -c 'rm -f /tmp/feed; mkfifo /tmp/feed'
+start spawn "mosrun $P/threads spawn /tmp/feed 5"
+wait_for 10 lab_exec 1 grep -q ready /tmp/spawn || fail "spawn: not ready"
+lab_exec 1 mosmigrate "$pid" 2 || fail "spawn: move to 2"
+lab_exec 1 sh -c 'echo go > /tmp/feed'
+wait_for 30 lab_exec 1 grep -q "waiting for usr2" /tmp/spawn ||
+    fail "spawn: stuck: $(out spawn)"
+[ "$(where "$pid")" = 2 ] || fail "spawn: went home: $(lab_exec 1 mosps -v)"
+lab_exec 1 mosps -v | grep -q "came home" &&
+    fail "spawn: came home: $(lab_exec 1 mosps -v)"
+n=$(lab_exec 2 sh -c "ls /proc/\$(pgrep -x threads | head -1)/task | wc -l")
+[ "$n" = 2 ] || fail "spawn: $n threads on node 2, not its 2"
+lab_exec 1 kill -USR2 "$pid"
+wait "$job"
+[ "$(out spawn | grep -c '^round . thread .$')" = 20 ] ||
+    fail "spawn: threads lost: $(out spawn)"
+for want in "joined 20" "usr1 to the thread: took it" \
+    "usr2 to the process: the one that takes it took it" "status 0"; do
+	out spawn | grep -qxF "$want" || fail "spawn: no '$want': $(out spawn)"
+done
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -7,6 +7,11 @@
  *	threads pipe FIFO N	three workers write N lines each, one every
  *				20 ms, while a fourth thread waits in a read of
  *				FIFO, fed later; "read: WORD" once it is
+ *	threads spawn FIFO N	once FIFO is read, N rounds of four threads
+ *				made and joined, each saying its id; then a
+ *				signal sent to one thread (pthread_kill) and
+ *				one to the process that only one thread takes,
+ *				each saying which thread took it
  *
  * Every line goes out with write(2) on stdout: forwarded while away, each
  * thread's from its own thread.
@@ -15,6 +20,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +111,95 @@ pipes(char *fifo, int n)
 	return rv == NULL ? 0 : 1;
 }
 
+static volatile pid_t	took;
+
+static void
+on_signal(int sig)
+{
+	took = (pid_t)syscall(SYS_gettid);
+	(void)sig;
+}
+
+static void *
+spawned(void *arg)
+{
+	say("round %d thread %d\n", (int)(intptr_t)arg / 4,
+	    (int)(intptr_t)arg % 4);
+	return (void *)(intptr_t)syscall(SYS_gettid);
+}
+
+static volatile int	 stop;
+static volatile pid_t	 target_tid;
+
+static void *
+target(void *arg)
+{
+	sigset_t	set;
+
+	/* the only thread that takes SIGUSR2 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	target_tid = (pid_t)syscall(SYS_gettid);
+	while (!stop)
+		usleep(1000);
+	return arg;
+}
+
+static int
+spawn(char *fifo, int rounds)
+{
+	struct sigaction sa;
+	pthread_t	 th[4], t;
+	sigset_t	 set;
+	char		 buf[16];
+	void		*rv;
+	int		 fd, r, i;
+	pid_t		 seen[4];
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	say("ready\n");
+	if ((fd = open(fifo, O_RDONLY)) == -1 || read(fd, buf, sizeof buf) <= 0)
+		return 1;
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, spawned,
+			    (void *)(intptr_t)(r * 4 + i));
+		for (i = 0; i < 4; i++) {
+			pthread_join(th[i], &rv);
+			seen[i] = (pid_t)(intptr_t)rv;
+		}
+		for (i = 0; i < 4; i++)
+			if (seen[i] <= 0 || seen[i] == getpid())
+				return 4;
+	}
+	say("joined %d\n", rounds * 4);
+	pthread_create(&t, NULL, target, NULL);
+	while (target_tid == 0)
+		usleep(1000);
+	took = 0;
+	pthread_kill(t, SIGUSR1);
+	while (took == 0)
+		usleep(1000);
+	say("usr1 to the thread: %s\n", took == target_tid ? "took it" :
+	    "another took it");
+	took = 0;
+	say("waiting for usr2\n");
+	while (took == 0)
+		usleep(1000);
+	say("usr2 to the process: %s\n", took == target_tid ?
+	    "the one that takes it took it" : "another took it");
+	stop = 1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -112,6 +207,9 @@ main(int argc, char **argv)
 		return omp(atoi(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "pipe") == 0)
 		return pipes(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: threads omp PHASES | pipe FIFO N\n");
+	if (argc == 4 && strcmp(argv[1], "spawn") == 0)
+		return spawn(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: threads omp PHASES | pipe FIFO N | "
+	    "spawn FIFO N\n");
 	return 2;
 }
