@@ -57,8 +57,12 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 		a->has_mem_need = 1;
 		a->mem_need = d->o->mem_need;
 	}
-	a->has_cpu_permille = a->has_rss_bytes = 1;
+	a->has_cpu_permille = a->has_rss_bytes = a->has_threads = 1;
 	a->cpu_permille = d->cpu_permille;
+	/* away, the husk mirrors the copy's threads, one for one */
+	a->threads = d->state == DEPUTY_AWAY ? d->husk.nlanes : d->threads;
+	if (a->threads == 0)
+		a->threads = 1;
 	a->rss_bytes = d->rss;
 	deputy_why_describe(d, a);
 }
@@ -74,6 +78,8 @@ deputy_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	char		 path[64], buf[128];
 	uint64_t	 u, s, now = now_ms();
 	unsigned long	 pages = 0;
+	pid_t		*tids;
+	ssize_t		 n;
 
 	if (d->state != DEPUTY_HOME || proc_cpu_ns(d->pid, &u, &s) == -1)
 		return;
@@ -86,6 +92,9 @@ deputy_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	if (read_file_str(path, buf, sizeof buf) == 0)
 		sscanf(buf, "%*u %lu", &pages);
 	d->rss = (uint64_t)pages * sysconf(_SC_PAGESIZE);
+	if ((n = proc_threads(d->pid, &tids)) > 0)
+		d->threads = n;
+	free(tids);
 	conn_report(&d->conn);
 }
 

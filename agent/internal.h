@@ -136,7 +136,8 @@ struct deputy {
 	int			 ending;	/* the signal P dies of */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
-	uint32_t		 cpu_permille;
+	uint32_t		 cpu_permille;	/* of one CPU: 2000 is two */
+	uint32_t		 threads;	/* at home, last counted */
 	uint64_t		 rss;
 	struct mig_file		*files;		/* P maps, listed at a move */
 	size_t			 nfiles;

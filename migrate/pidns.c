@@ -148,6 +148,22 @@ pidns_map(uid_t uid, gid_t gid)
 }
 
 /*
+ * In a fresh user namespace, its capabilities are all ours, the bounding
+ * set full again: empty it, so that what we make there can never have
+ * more than it is given (the caller drops the rest once it is done).
+ */
+static int
+pidns_bound(void)
+{
+	int	c;
+
+	for (c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1)
+			return -1;
+	return 0;
+}
+
+/*
  * A child with pid as its own pid, in a PID namespace of its own, for a
  * caller that must stay as it is: in its own namespaces, able to make
  * threads (a guest agent reads its images in one), its peers' ids seen as
@@ -187,6 +203,8 @@ pidns_fork(pid_t pid, char **cause)
 		if (unshare(CLONE_NEWPID | (user ? CLONE_NEWUSER : 0)) == -1 ||
 		    (user && pidns_map(uid, gid) == -1))
 			err = errno != 0 ? errno : EPERM;
+		else if (user && pidns_bound() == -1)
+			err = errno;
 		else if ((init = fork()) == 0)
 			pidns_init(alive[0]);
 		else if (init == -1)

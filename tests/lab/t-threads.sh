@@ -33,6 +33,8 @@ wait_for 10 lab_exec 1 grep -q "phase 0" /tmp/omp || fail "omp: no start"
 before=$(node_cpu 2)
 lab_exec 1 mosmigrate "$pid" 2 || fail "omp: move to 2"
 [ "$(where "$pid")" = 2 ] || fail "omp: not on node 2"
+thr=$(ps_field "$pid" thr)
+[ "$thr" = 2 ] || fail "omp: mosps says $thr threads, not 2"
 rpid=$(lab_exec 2 pgrep -x threads | head -n 1)
 n=$(lab_exec 2 sh -c "ls /proc/$rpid/task | wc -l")
 [ "$n" -eq 2 ] || fail "omp: $n threads on node 2, not its 2"
@@ -94,6 +96,34 @@ for want in "joined 20" "usr1 to the thread: took it" \
     "usr2 to the process: the one that takes it took it" "status 0"; do
 	out spawn | grep -qxF "$want" || fail "spawn: no '$want': $(out spawn)"
 done
+
+# Checkpoints taken away of the OpenMP program; its node dies; it goes on
+# at home from the last one, and its output is as an unbroken run's.
+S=$(lab_dir)/share
+mkdir -p "$S"
+"$MOSLAB" exec 1 sh -c "OSM_DEPUTY_LOG=$S/dlog mosrun -L -C $S/ck -A 0.005 $P/threads omp 16 \
+    > $S/out 2> $S/err" &
+job=$!
+wait_for 10 nprocs 1 || fail "ckpt: not in mosps"
+pid=$(ps_list pid | head -n 1)
+lab_exec 1 mosmigrate "$pid" 2 || fail "ckpt: move to 2"
+last() {
+	ls "$S" | sed -n 's/^ck\.\([0-9]*\)$/\1/p' | sort -n | tail -1
+}
+k=$(last)
+later() {
+	[ "$(last)" -ge $((${k:-0} + 2)) ]
+}
+wait_for 20 later || fail "ckpt: no checkpoints away: $(ls "$S"; cat "$S/dlog")"
+[ "$(where "$pid")" = 2 ] || fail "ckpt: left node 2"
+"$OSM_BIN/moscr" info "$S/ck.$(last)" | grep -q "^threads: *2" ||
+    fail "ckpt: $("$OSM_BIN/moscr" info "$S/ck.$(last)" | head -20)"
+grep -q "phase 15" "$S/out" && fail "ckpt: it ended before the kill"
+"$MOSLAB" kill 2 || fail "ckpt: moslab kill 2"
+wait "$job" || fail "ckpt: it failed: $(cat "$S/err")"
+grep -q "restarting it here" "$S/err" || fail "ckpt: no restart: $(cat "$S/err")"
+lab_exec 1 sh -c "$P/threads omp 16" > "$S/ref" || fail "ckpt: reference"
+cmp -s "$S/ref" "$S/out" || fail "ckpt: output differs: $(cat "$S/out")"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
