@@ -258,7 +258,12 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # Benchmarks: never part of make check (bench/checkpoint and bench/forward
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
-    $(OBJ)/bench/tcprtt $(OBJ)/bench/session
+    $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/fwdthreads
+
+# Forwarded calls of several threads at once (bench/threads).
+$(OBJ)/bench/fwdthreads: bench/fwdthreads.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -pthread -o $@ $<
 
 # Programs the lab benchmarks run inside nodes.
 $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c

@@ -75,7 +75,8 @@ out pipe | grep -q "^read: word (thread " || fail "pipe: $(out pipe)"
 out pipe | grep -qx "status 0" || fail "pipe: $(out pipe)"
 
 # Threads made, joined and ended away, staying away; a signal to one
-# thread by its id, and one to the process that one thread alone takes.
+# thread by its id, and one to the process that one thread alone takes;
+# then a fork, which brings the threaded process home to fork there.
 lab_exec 1 sh -c 'rm -f /tmp/feed; mkfifo /tmp/feed'
 start spawn "mosrun $P/threads spawn /tmp/feed 5"
 wait_for 10 lab_exec 1 grep -q ready /tmp/spawn || fail "spawn: not ready"
@@ -90,12 +91,34 @@ n=$(lab_exec 2 sh -c "ls /proc/\$(pgrep -x threads | head -1)/task | wc -l")
 [ "$n" = 2 ] || fail "spawn: $n threads on node 2, not its 2"
 lab_exec 1 kill -USR2 "$pid"
 wait "$job"
+grep -q "guest $pid@1 must go home: new process" "$(lab_dir)/node2/mosd.log" ||
+    fail "spawn: the fork did not bring it home: $(tail -3 "$(lab_dir)/node2/mosd.log")"
 [ "$(out spawn | grep -c '^round . thread .$')" = 20 ] ||
     fail "spawn: threads lost: $(out spawn)"
 for want in "joined 20" "usr1 to the thread: took it" \
-    "usr2 to the process: the one that takes it took it" "status 0"; do
+    "usr2 to the process: the one that takes it took it" \
+    "child exited 3" "status 0"; do
 	out spawn | grep -qxF "$want" || fail "spawn: no '$want': $(out spawn)"
 done
+
+# A Python 3 program with threads, moved mid-run: the output of a run at
+# home, but for its pid.
+PY=$(cd "$(dirname "$0")/../zdtm" && pwd)/python-threads.py
+lab_exec 1 python3 "$PY" | grep -v '^READY' > "$(lab_dir)/py.ref" ||
+    fail "python: reference"
+start py "mosrun python3 $PY"
+nthreads() {
+	[ "$(lab_exec 1 ls /proc/$pid/task | wc -l)" -ge 5 ]
+}
+wait_for 10 nthreads || fail "python: no threads: $(out py)"
+lab_exec 1 mosmigrate "$pid" 2 || fail "python: move"
+[ "$(where "$pid")" = 2 ] || fail "python: not on node 2"
+[ "$(ps_field "$pid" thr)" -ge 5 ] || fail "python: its threads did not move"
+wait "$job"
+out py | grep -v '^READY' | grep -v '^status 0$' |
+    cmp -s - "$(lab_dir)/py.ref" ||
+    fail "python: output differs: $(out py | diff - "$(lab_dir)/py.ref")"
+out py | grep -qx "status 0" || fail "python: $(out py)"
 
 # Checkpoints taken away of the OpenMP program; its node dies; it goes on
 # at home from the last one, and its output is as an unbroken run's.

@@ -11,12 +11,13 @@
  *				made and joined, each saying its id; then a
  *				signal sent to one thread (pthread_kill) and
  *				one to the process that only one thread takes,
- *				each saying which thread took it
+ *				each saying which thread took it; then a fork
  *
  * Every line goes out with write(2) on stdout: forwarded while away, each
  * thread's from its own thread.
  */
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -159,8 +160,8 @@ spawn(char *fifo, int rounds)
 	sigset_t	 set;
 	char		 buf[16];
 	void		*rv;
-	int		 fd, r, i;
-	pid_t		 seen[4];
+	int		 fd, r, i, status;
+	pid_t		 seen[4], child;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -200,6 +201,12 @@ spawn(char *fifo, int rounds)
 		usleep(1000);
 	say("usr2 to the process: %s\n", took == target_tid ?
 	    "the one that takes it took it" : "another took it");
+	/* a process made by a threaded one: it goes home, where it forks */
+	if ((child = fork()) == 0)
+		_exit(3);
+	if (child == -1 || waitpid(child, &status, 0) != child)
+		return 5;
+	say("child exited %d\n", WEXITSTATUS(status));
 	stop = 1;
 	pthread_join(t, NULL);
 	return 0;
