@@ -142,7 +142,6 @@ guest_signal_from_home(struct guest *g, const uint8_t *body, size_t len)
 	struct guest_call	*c;
 	pid_t			 tid = 0;
 	size_t			 i;
-	int			 waits = 0;
 
 	if ((s = osm__ses_signal__unpack(NULL, len, body)) == NULL ||
 	    s->signo < 1 || s->signo >= NSIG) {
@@ -164,7 +163,6 @@ guest_signal_from_home(struct guest *g, const uint8_t *body, size_t len)
 		if (c->has_mask && (c->mask & (1ULL << (s->signo - 1))) &&
 		    s->signo != SIGKILL && s->signo != SIGSTOP)
 			continue;
-		waits = 1;
 		if ((!s->has_seq || s->seq != c->seq) && !c->cancelled) {
 			cancel.seq = c->seq;
 			guest_ses_send(g, OSM__SES_KIND__SES_CANCEL,
@@ -174,7 +172,7 @@ guest_signal_from_home(struct guest *g, const uint8_t *body, size_t len)
 	}
 	if (g->ncalls == 0 || (s->has_code && s->code == SI_QUEUE))
 		guest_signal_deliver(g, s, tid);	/* queued: a value */
-	else if (waits || g->ncalls > 0)
+	else
 		signal_hold(g, s->signo, tid);
 	osm__ses_signal__free_unpacked(s, NULL);
 }

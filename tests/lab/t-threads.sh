@@ -101,6 +101,18 @@ for want in "joined 20" "usr1 to the thread: took it" \
 	out spawn | grep -qxF "$want" || fail "spawn: no '$want': $(out spawn)"
 done
 
+# A thread other than main ends the process: its parent sees the status,
+# or the signal, of a native run.
+lab_exec 1 mosrun -r 2 "$P/threads" end 7
+[ $? = 7 ] || fail "end: not status 7"
+grep -q "ended: status 7" "$(lab_dir)/node2/mosd.log" ||
+    fail "end: exit 7 did not happen on node 2"
+lab_exec 1 sh -c "mosrun -r 2 $P/threads end -15; echo \$? > /tmp/end"
+[ "$(lab_exec 1 cat /tmp/end)" = 143 ] ||
+    fail "end: SIGTERM in a thread: status $(lab_exec 1 cat /tmp/end)"
+grep -q "ended: signal 15" "$(lab_dir)/node2/mosd.log" ||
+    fail "end: it did not end on node 2"
+
 # A Python 3 program with threads, moved mid-run: the output of a run at
 # home, but for its pid.
 PY=$(cd "$(dirname "$0")/../zdtm" && pwd)/python-threads.py

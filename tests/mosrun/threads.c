@@ -12,6 +12,9 @@
  *				signal sent to one thread (pthread_kill) and
  *				one to the process that only one thread takes,
  *				each saying which thread took it; then a fork
+ *	threads end CODE	a thread made away ends the process, main
+ *				waiting: exit(CODE), or if CODE is negative
+ *				the signal -CODE sent to itself
  *
  * Every line goes out with write(2) on stdout: forwarded while away, each
  * thread's from its own thread.
@@ -212,6 +215,28 @@ spawn(char *fifo, int rounds)
 	return 0;
 }
 
+/* A thread, not main, ends the process: exit(code), or signal -code. */
+static void *
+ender(void *arg)
+{
+	int	code = (int)(intptr_t)arg;
+
+	usleep(100 * 1000);
+	if (code < 0)
+		pthread_kill(pthread_self(), -code);
+	exit(code);
+}
+
+static void __attribute__((noreturn))
+end(int code)
+{
+	pthread_t	t;
+
+	pthread_create(&t, NULL, ender, (void *)(intptr_t)code);
+	for (;;)
+		pause();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -221,7 +246,9 @@ main(int argc, char **argv)
 		return pipes(argv[2], atoi(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "spawn") == 0)
 		return spawn(argv[2], atoi(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "end") == 0)
+		end(atoi(argv[2]));
 	fprintf(stderr, "usage: threads omp PHASES | pipe FIFO N | "
-	    "spawn FIFO N\n");
+	    "spawn FIFO N | end CODE\n");
 	return 2;
 }
