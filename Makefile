@@ -6,6 +6,7 @@
 #	make demo	deps, build, a 4-node lab with a workload to watch
 #	make asan	the whole of make check under ASan and UBSan
 #	make install	PREFIX=/usr/local DESTDIR=
+#	make deb	build/deb/osmosis_VERSION_amd64.deb (debian/)
 
 PREFIX		?= /usr/local
 DESTDIR		?=
@@ -15,6 +16,11 @@ MANDIR		?= $(PREFIX)/share/man
 
 BIN		?= bin
 OBJ		?= build
+
+# The version lives in one place, lib/osm.h; the man pages get it when
+# installed, and make deb checks that debian/changelog says the same.
+VERSION		:= $(shell sed -n 's/^.define OSM_VERSION[[:space:]]*"\(.*\)"$$/\1/p' \
+		   lib/osm.h)
 
 CC		?= cc
 CFLAGS		?= -O2 -g
@@ -37,7 +43,8 @@ DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
 		   python3 man-db clang libssl-dev libjansson-dev \
-		   libmicrohttpd-dev curl chromium libgomp1
+		   libmicrohttpd-dev curl chromium libgomp1 \
+		   debhelper dpkg-dev rsync lintian systemd-container
 
 # --- sources -------------------------------------------------------------
 
@@ -97,7 +104,8 @@ check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
 check_migrate_LDLIBS = $(CRYPTO_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
-check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o
+check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
+		    $(OBJ)/tests/unit/check_remote-fileio.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS)
@@ -237,6 +245,8 @@ $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
+		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
+		   $(OBJ)/tests/mosrun/files \
 		   $(OBJ)/tests/mosrun/threads
 
 # Threads, OpenMP's among them (tests/lab/t-threads.sh).
@@ -423,8 +433,10 @@ check: deps
 	tests/layers $(OBJ)
 	tests/run-unit $(UNIT_BINS)
 	$(MAKE) fuzz
+	DEB_BUILD_OPTIONS=nocheck $(MAKE) deb
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
-	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) tests/lab/run
+	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) \
+	    OSM_DEB=$(abspath $(DEB)) tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
@@ -442,6 +454,13 @@ demo: deps
 	    tests/lab/demo.sh
 
 # --- install -------------------------------------------------------------
+#
+# make install puts every program, the man pages (stamped with VERSION),
+# the sample configuration (never over an existing file) and the systemd
+# unit under DESTDIR. mosd-guest goes beside mosd: mosd runs the one in
+# its own directory (mosd/guests.c). A cluster key is made only for an
+# install onto this machine (no DESTDIR): a staged install is a package,
+# which must not carry one (debian/osmosis.postinst makes it on the node).
 
 MANPAGES	 = $(wildcard docs/man/*.[158])
 
@@ -451,20 +470,49 @@ install: all
 	install -m 755 $(filter-out $(BIN)/mosd $(BIN)/mosd-guest,$(PROGRAMS)) \
 	    $(DESTDIR)$(PREFIX)/bin/
 	for m in $(MANPAGES); do \
-	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
-	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    sed '1s/"osmosis[^"]*"/"osmosis $(VERSION)"/' $$m \
+	        > $(DESTDIR)$(MANDIR)/man$$s/$${m##*/} && \
+	    chmod 644 $(DESTDIR)$(MANDIR)/man$$s/$${m##*/} || exit 1; done
 	install -d $(DESTDIR)$(SYSCONFDIR)/osmosis
 	for f in cluster.conf policy.conf; do \
 	    [ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f ] || \
 	    install -m 644 etc/$$f $(DESTDIR)$(SYSCONFDIR)/osmosis/$$f; done
-	[ -e $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key ] || \
-	    $(BIN)/mosd -K $(DESTDIR)$(SYSCONFDIR)/osmosis/cluster.key
+	if [ -z "$(DESTDIR)" ] && \
+	    [ ! -e $(SYSCONFDIR)/osmosis/cluster.key ]; then \
+	    $(BIN)/mosd -K $(SYSCONFDIR)/osmosis/cluster.key; fi
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/mosd.service
 
+# --- the Debian package --------------------------------------------------
+#
+# make deb builds $(DEB) with dpkg-buildpackage from debian/, offline and
+# unsigned, in a copy of this tree in $(DEB_DIR)/src (the .deb lands
+# beside it): the package's build cleans and compiles with Debian's
+# flags, which must not touch this tree's build/ and bin/. The copy is
+# kept with its objects, so that the next make deb compiles only what
+# changed. DEB_BUILD_OPTIONS=nocheck skips the unit suites the package
+# build runs (make check has just run them).
+
+DEB_DIR		?= build/deb
+DEB		 = $(DEB_DIR)/osmosis_$(VERSION)_amd64.deb
+
+deb:
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) || exit 1; \
+	if [ "$$v" != "$(VERSION)" ]; then \
+	    echo "make deb: debian/changelog's newest entry is $$v but" \
+	        "lib/osm.h says $(VERSION): add an entry" \
+	        "(dch -v $(VERSION))" >&2; exit 1; fi
+	mkdir -p $(DEB_DIR)/src
+	rsync -a --delete --filter=':- .gitignore' --exclude=/.git \
+	    ./ $(DEB_DIR)/src/
+	cd $(DEB_DIR)/src && dh_clean && \
+	    dpkg-buildpackage -us -uc -b -nc -J$$(nproc)
+	@echo "make deb: $(DEB)"
+
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units testprogs bench check asan demo install clean
+.PHONY: all deps units testprogs bench check asan demo install deb clean

@@ -22,6 +22,7 @@ struct deputy_opts {
 	uint32_t	  start_node;	/* -r, 0: home */
 	int		  best;		/* -b: start on the best node */
 	int		  locked;	/* -L: no automatic migration */
+	int		  strict_io;	/* -s: no read ahead, no write behind */
 	uint64_t	  mem_need;	/* -m, bytes */
 	const char	 *ckpt_base;	/* -C: FILE.1, FILE.2, ... */
 	double		  ckpt_every;	/* -A, seconds; 0: on demand */

@@ -92,6 +92,7 @@ deputy_away_lost(struct deputy *d, const char *why)
 
 	deputy_move_close(d);
 	deputy_serve_done(d);
+	deputy_serve_clear(d);
 	held = d->task != NULL && husk_hold(&d->husk, &cause) == 0;
 	free(cause);
 	if (held && away_restart(d, why) == 0)
@@ -128,6 +129,7 @@ away_exit(struct deputy *d, const uint8_t *body, size_t len, char **lost)
 	    e->status);
 	deputy_move_close(d);
 	deputy_serve_done(d);
+	deputy_serve_clear(d);
 	if (husk_hold(&d->husk, &cause) == -1 ||
 	    husk_end(&d->husk, e->signaled, e->status, &cause) == -1) {
 		log_warnx("process %d: %s", (int)d->pid, cause);
@@ -162,6 +164,43 @@ away_stats(struct deputy *d, const uint8_t *body, size_t len)
 	conn_report(&d->conn);
 }
 
+/* The message that waited its turn, taken now. */
+static int	away_message(struct deputy *, uint16_t, const uint8_t *, size_t,
+		    char **);
+
+/*
+ * Run what waits in its turn now, in order, the call P runs first: before
+ * an image comes (a checkpoint, the way home), which needs P still. A call
+ * R waits in is dropped if !calls (R, frozen, makes it again at home).
+ */
+static int
+away_finish(struct deputy *d, int calls, char **cause)
+{
+	uint8_t		*body;
+	size_t		 len;
+	uint16_t	 kind;
+	int		 rc;
+
+	for (;;) {
+		if (husk_busy(&d->husk)) {
+			if (deputy_serve_wait(d, cause) == -1)
+				return -1;
+			continue;
+		}
+		if (!deputy_serve_dequeue(d, &kind, &body, &len))
+			return 0;
+		if (!calls && kind == OSM__SES_KIND__SES_CALL &&
+		    !deputy_serve_behind(body, len)) {
+			free(body);
+			continue;
+		}
+		rc = away_message(d, kind, body, len, cause);
+		free(body);
+		if (rc == -1)
+			return -1;
+	}
+}
+
 /*
  * Bring the process home: the call P runs for R settled first, then R
  * asked home. What R sent before it knew is dropped: the calls it waits on
@@ -179,6 +218,7 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 	if (why != NULL)
 		deputy_why(d, "%s from node %u", why, d->where);
 	if (deputy_serve_settle(d, cause) == -1 ||
+	    away_finish(d, 0, cause) == -1 ||
 	    deputy_files_send(d, OSM__SES_KIND__SES_COME_HOME, cause) == -1)
 		goto lost;
 	for (;;) {
@@ -186,6 +226,12 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 			goto lost;
 		if (kind == OSM__SES_KIND__SES_GO_HOME)
 			break;
+		/* a write it had its answer to must happen: nothing is lost */
+		if (kind == OSM__SES_KIND__SES_CALL &&
+		    deputy_serve_behind(body, len) &&
+		    (deputy_serve_call(d, body, len, cause) == -1 ||
+		    deputy_serve_settle(d, cause) == -1))
+			goto lost;
 		/* It may yet ask about a file it maps, or have done so. */
 		if (kind == OSM__SES_KIND__SES_FILE_ASK &&
 		    deputy_files_answer(d, body, len, cause) == -1)
@@ -201,6 +247,7 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 			return -1;
 		}
 	}
+	deputy_io_close(d);	/* our duplicates of P's files */
 	if (deputy_move_arrive_home(d, cause) == 0)
 		return 0;
 lost:
@@ -285,10 +332,13 @@ static int
 away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
     size_t len, char **cause)
 {
-	ev_timer_again(d->loop, &d->ses_timer);
 	switch (kind) {
 	case OSM__SES_KIND__SES_CALL:
 		return deputy_serve_call(d, body, len, cause);
+	case OSM__SES_KIND__SES_FD_ASK:
+		return deputy_io_fd(d, body, len, cause);
+	case OSM__SES_KIND__SES_READ:
+		return deputy_io_read(d, body, len, cause);
 	case OSM__SES_KIND__SES_CANCEL:
 		return deputy_serve_cancel(d, body, len, cause);
 	case OSM__SES_KIND__SES_STATS:
@@ -319,6 +369,71 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 	}
 }
 
+/*
+ * A message from the copy, as it comes. Most wait their turn behind the
+ * call P runs and those before them, so that the home sees R's calls in
+ * R's order (a write behind, then the read that must see it); a signal's
+ * cancel and R's statistics do not; a checkpoint's or the way home's
+ * image needs P still, and waits here for the calls before it.
+ */
+static int
+away_arrived(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len, char **cause)
+{
+	ev_timer_again(d->loop, &d->ses_timer);
+	switch (kind) {
+	case OSM__SES_KIND__SES_CANCEL:
+	case OSM__SES_KIND__SES_STATS:
+	case OSM__SES_KIND__SES_LEAVE:
+	/*
+	 * A thread's mirror is made or ended at once: its maker's calls are
+	 * done (it waits in its clone, answered only after), an ending
+	 * thread's too; a call of another thread's must not hold it up.
+	 */
+	case OSM__SES_KIND__SES_THREAD_NEW:
+	case OSM__SES_KIND__SES_THREAD_EXIT:
+		return away_message(d, kind, body, len, cause);
+	case OSM__SES_KIND__SES_CHECKPOINT:
+	case OSM__SES_KIND__SES_GO_HOME:
+		if (away_finish(d, 1, cause) == -1)
+			return -1;
+		return away_message(d, kind, body, len, cause);
+	}
+	if (d->nqueue > 0 || !deputy_serve_may(d, kind, body, len)) {
+		deputy_serve_enqueue(d, kind, body, len);
+		/* a call of a thread whose lane is free may go past others */
+		deputy_away_drain(d);
+		return 0;
+	}
+	return away_message(d, kind, body, len, cause);
+}
+
+/*
+ * P's call ended: what waited its turn goes on, as far as it can without
+ * waiting for P.
+ */
+void
+deputy_away_drain(struct deputy *d)
+{
+	uint8_t		*body;
+	size_t		 len;
+	uint16_t	 kind;
+	char		*cause = NULL;
+	int		 rc;
+
+	while (d->state == DEPUTY_AWAY && d->ses.fd != -1 &&
+	    deputy_serve_dequeue(d, &kind, &body, &len)) {
+		rc = away_message(d, kind, body, len, &cause);
+		free(body);
+		if (rc == -1) {
+			deputy_away_lost(d, cause != NULL ? cause :
+			    "it could not be served");
+			free(cause);
+			return;
+		}
+	}
+}
+
 /* The session is readable: the copy's messages, as many as have come. */
 void
 deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -338,7 +453,7 @@ deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 	while (d->ses.fd != -1 && d->state == DEPUTY_AWAY &&
 	    (rc = session_next(&d->ses, &kind, &body, &len, &cause)) == 1) {
-		if (away_message(d, kind, body, len, &cause) == -1) {
+		if (away_arrived(d, kind, body, len, &cause) == -1) {
 			deputy_away_lost(d, cause != NULL ? cause :
 			    "it could not be served");
 			break;

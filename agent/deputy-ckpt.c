@@ -201,7 +201,7 @@ ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	for (i = 0; i < d->husk.nlanes; i++) {
 		l = &d->husk.lanes[i];
 		if (l->call != NULL && l->held == NULL && l->busy &&
-		    !home_timed(l->call)) {
+		    !home_timed(l->call) && !l->call->behind) {
 			l->nudged = 1;
 			ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
 		}

@@ -1,16 +1,26 @@
 /*
  * Serving the calls R forwards home, in P while it is away. A call comes
  * as a RemoteCall, is checked (libremote/home.c: a guest must not make P
- * do what a forwarded call may not), laid out in the husk's shared area
- * and run by the husk's stub in P's own context; its result goes back as
- * a RemoteReply, after the signals P got meanwhile. P's ptrace stops while
+ * do what a forwarded call may not), laid out in the shared area of the
+ * husk's lane of the thread that made it and run by the husk's stub
+ * there, in that thread's own context; its result goes back as a
+ * RemoteReply, after the signals P got meanwhile. P's ptrace stops while
  * away are the calls' returns and the signals sent to it at home.
+ *
+ * One call runs in a lane at a time, and the lanes of different threads
+ * run theirs at once. What the copy sends meanwhile waits in its turn
+ * (deputy_serve_enqueue; deputy-away.c takes them in order): a call until
+ * its own lane is free and the messages before it of the same thread
+ * have gone, anything else until no call runs at all. A call written
+ * behind (a write R has had its answer to, libremote's fileio.c) is never
+ * broken off: a restart code makes it run again.
  *
  * Each function here returns -1 with *cause when the copy must be given
  * up (the session broke, the guest sent what it may not): the caller
  * loses it (deputy-away.c).
  */
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -20,6 +30,7 @@
 
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
+#include "proto/remote.pb-c.h"
 
 #define SERVE_ERESTARTSYS	512	/* the kernel's: restart the call */
 
@@ -44,15 +55,136 @@ deputy_serve_done(struct deputy *d)
 		serve_lane_done(&d->husk.lanes[i]);
 }
 
+/*
+ * Lane l's reply goes; after P's identity if the call was about it, so
+ * that the guest answers the next such call from what it is now.
+ */
 static int
 serve_send_held(struct deputy *d, struct husk_lane *l, char **cause)
 {
 	int	rc;
 
+	if (home_ident(l->call) && deputy_ident_send(d, cause) == -1) {
+		serve_lane_done(l);
+		return -1;
+	}
 	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, l->held,
 	    l->held_len, cause);
 	serve_lane_done(l);
 	return rc;
+}
+
+/* A message of the copy's that waits its turn. */
+void
+deputy_serve_enqueue(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len)
+{
+	struct deputy_msg	*m;
+
+	d->queue = xreallocarray(d->queue, d->nqueue + 1, sizeof *d->queue);
+	m = &d->queue[d->nqueue++];
+	m->kind = kind;
+	m->body = xmalloc(len > 0 ? len : 1);
+	memcpy(m->body, body, len);
+	m->len = len;
+}
+
+/* The thread a RemoteCall is of (0: the lead), or -1 if it is malformed. */
+static pid_t
+serve_call_tid(const uint8_t *body, size_t len)
+{
+	Osm__RemoteCall	*c;
+	pid_t		 tid;
+
+	if ((c = osm__remote_call__unpack(NULL, len, body)) == NULL)
+		return -1;
+	tid = c->has_tid ? (pid_t)c->tid : 0;
+	osm__remote_call__free_unpacked(c, NULL);
+	return tid;
+}
+
+/*
+ * May this message of the copy's run now, with nothing before it
+ * waiting? A call when its lane runs none (one for a thread the husk has
+ * not is refused when it runs); anything else when no lane runs a call.
+ */
+int
+deputy_serve_may(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len)
+{
+	struct husk_lane	*l;
+
+	if (kind != OSM__SES_KIND__SES_CALL)
+		return !husk_busy(&d->husk);
+	if ((l = husk_lane(&d->husk, serve_call_tid(body, len))) == NULL)
+		return 1;
+	return l->call == NULL;
+}
+
+/*
+ * The next message that may run, in its turn: the first whose lane is
+ * free of the calls waiting before it, never past anything else still
+ * waiting. 1, the caller frees it.
+ */
+int
+deputy_serve_dequeue(struct deputy *d, uint16_t *kind, uint8_t **body,
+    size_t *len)
+{
+	pid_t	 busy[64], tid;
+	size_t	 nbusy = 0, i, k;
+
+	for (i = 0; i < d->nqueue; i++) {
+		if (d->queue[i].kind != OSM__SES_KIND__SES_CALL) {
+			if (i > 0 || husk_busy(&d->husk))
+				return 0;
+			break;
+		}
+		tid = serve_call_tid(d->queue[i].body, d->queue[i].len);
+		for (k = 0; k < nbusy && busy[k] != tid; k++)
+			;
+		if (k == nbusy && deputy_serve_may(d, d->queue[i].kind,
+		    d->queue[i].body, d->queue[i].len))
+			break;
+		if (k == nbusy && nbusy < nitems(busy))
+			busy[nbusy++] = tid;
+		if (nbusy == nitems(busy))
+			return 0;
+	}
+	if (i == d->nqueue)
+		return 0;
+	*kind = d->queue[i].kind;
+	*body = d->queue[i].body;
+	*len = d->queue[i].len;
+	memmove(&d->queue[i], &d->queue[i + 1], (--d->nqueue - i) *
+	    sizeof *d->queue);
+	return 1;
+}
+
+void
+deputy_serve_clear(struct deputy *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->nqueue; i++)
+		free(d->queue[i].body);
+	free(d->queue);
+	d->queue = NULL;
+	d->nqueue = 0;
+	deputy_io_close(d);
+}
+
+/* Is this RemoteCall written behind (R has had its answer)? */
+int
+deputy_serve_behind(const uint8_t *body, size_t len)
+{
+	Osm__RemoteCall	*c;
+	int		 behind;
+
+	if ((c = osm__remote_call__unpack(NULL, len, body)) == NULL)
+		return 0;
+	behind = c->behind;
+	osm__remote_call__free_unpacked(c, NULL);
+	return behind;
 }
 
 /* Replies held back for signals go once no more are pending for P. */
@@ -86,8 +218,15 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
 	uint8_t		*mem = husk_scratch(l, &base, &len);
 	int		 pending;
 
-	log_debug("process %d, thread %d: %s = %ld", (int)d->pid,
-	    (int)l->tid, l->call->name, rv);
+	log_debug("process %d, thread %d: %s = %ld%s", (int)d->pid,
+	    (int)l->tid, l->call->name, rv, l->call->behind ? " (behind)" : "");
+	/* R has had its answer: the call must happen, whatever broke it off */
+	if (l->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
+		if (husk_run_lane(&d->husk, l, cause) == -1)
+			return -1;
+		husk_call(l, l->call->nr, l->call->args);
+		return 0;
+	}
 	/*
 	 * Broken off for a checkpoint, the calls Linux does not restart
 	 * after a stop (epoll_wait, a socket read with a timeout) say EINTR:
@@ -142,6 +281,13 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	l->call = hc;
 	log_debug("process %d, thread %d: %s, %zu bytes", (int)d->pid,
 	    (int)l->tid, hc->name, hc->span);
+	switch (deputy_io_write(d, hc, cause)) {
+	case -1:
+		return -1;
+	case 1:
+		serve_lane_done(l);	/* made here, P not woken */
+		return 0;
+	}
 	husk_scratch(l, &base, &room);
 	if (hc->span > room) {
 		/* only this lane stops: the others go on with their calls */
@@ -160,6 +306,11 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 		return -1;
 	memcpy(mem, hc->image, hc->image_len);
 	husk_call(l, hc->nr, hc->args);
+	/* a signal for R came while it waited its turn: break it off now */
+	if (d->cancel_seq == hc->seq && !hc->behind)
+		ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+	if (d->cancel_seq == hc->seq)
+		d->cancel_seq = 0;
 	return 0;
 }
 
@@ -179,7 +330,8 @@ serve_lane_of(struct deputy *d, uint64_t seq)
 /*
  * A signal for R came while the call was on its way: stop the call if it
  * still runs (its reply then says it was interrupted, or what it did if it
- * ended first). A call already answered is nothing to stop.
+ * ended first), or once it runs if it still waits its turn. A call
+ * already answered is nothing to stop.
  */
 int
 deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
@@ -192,8 +344,11 @@ deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
 		xasprintf(cause, "malformed cancel");
 		return -1;
 	}
-	if ((l = serve_lane_of(d, c->seq)) != NULL && l->held == NULL)
-		ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+	if ((l = serve_lane_of(d, c->seq)) != NULL) {
+		if (l->held == NULL && !l->call->behind)
+			ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+	} else
+		d->cancel_seq = c->seq;	/* if it is still to come */
 	osm__ses_cancel__free_unpacked(c, NULL);
 	return 0;
 }
@@ -216,9 +371,7 @@ deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 	}
 	if ((status >> 16) == PTRACE_EVENT_STOP && sig != SIGTRAP) {
 		/* a group stop, the one that mirrors R's: stay stopped */
-		l->running = 0;
 		ptrace(PTRACE_LISTEN, tid, 0, 0);
-		l->running = 1;
 		return 0;
 	}
 	switch (husk_stopped(&d->husk, l, status, &rv, &si)) {
@@ -244,34 +397,45 @@ deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 }
 
 /*
- * Before the process leaves: the calls running at home are stopped, and
- * their outcomes — done, or not begun — told to R first, so that nothing
- * done at home is lost and nothing is done twice.
+ * Before the process leaves: the calls running at home are stopped (but
+ * those written behind, which must happen), and their outcomes — done,
+ * or not begun — told to R first, so that nothing done at home is lost
+ * and nothing is done twice.
  */
 int
 deputy_serve_settle(struct deputy *d, char **cause)
 {
-	size_t	i;
-	pid_t	r;
-	int	status;
+	struct husk_lane	*l;
+	size_t			 i;
 
-	for (i = 0; i < d->husk.nlanes; i++)
-		if (d->husk.lanes[i].busy && ptrace(PTRACE_INTERRUPT,
-		    d->husk.lanes[i].tid, 0, 0) == -1) {
+	for (i = 0; i < d->husk.nlanes; i++) {
+		l = &d->husk.lanes[i];
+		if (l->busy && (l->call == NULL || !l->call->behind) &&
+		    ptrace(PTRACE_INTERRUPT, l->tid, 0, 0) == -1) {
 			xasprintf(cause, "PTRACE_INTERRUPT: %s",
 			    strerror(errno));
 			return -1;
 		}
+	}
 	while (husk_busy(&d->husk)) {
-		while ((r = waitpid(-1, &status, __WALL)) == -1 &&
-		    errno == EINTR)
-			;
-		if (r == -1 || (r == d->pid && !WIFSTOPPED(status))) {
-			xasprintf(cause, "the process ended");
-			return -1;
-		}
-		if (deputy_serve_stop(d, r, status, cause) == -1)
+		if (deputy_serve_wait(d, cause) == -1)
 			return -1;
 	}
 	return 0;
+}
+
+/* Wait for the next stop of a thread of P's while calls run, and take it. */
+int
+deputy_serve_wait(struct deputy *d, char **cause)
+{
+	pid_t	r;
+	int	status;
+
+	while ((r = waitpid(-1, &status, __WALL)) == -1 && errno == EINTR)
+		;
+	if (r == -1 || (r == d->pid && !WIFSTOPPED(status))) {
+		xasprintf(cause, "the process ended");
+		return -1;
+	}
+	return deputy_serve_stop(d, r, status, cause);
 }

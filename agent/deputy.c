@@ -226,7 +226,8 @@ deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			deputy_away_lost(d, cause);
 			free(cause);
 			cause = NULL;
-		}
+		} else
+			deputy_away_drain(d);
 	}
 }
 

@@ -359,12 +359,17 @@ guest_files_mapped(void *arg, const Osm__ImgVma *v)
 	return g->ids_kept ? f->self_link : f->link;
 }
 
-/* Dumps of t (R) record our files as the files at home they stand for. */
+/*
+ * Dumps of t (R) record our files as the files at home they stand for,
+ * and leave out what else is ours in R (the clock stub).
+ */
 void
 guest_files_stand_in(struct guest *g, struct mig_task *t)
 {
 	size_t	i;
 
+	guest_stub_hide(g, t);
+	guest_ses_settle(g);
 	g->stand_ins = xreallocarray(g->stand_ins, g->nfiles + 1,
 	    sizeof *g->stand_ins);
 	for (i = 0; i < g->nfiles; i++) {

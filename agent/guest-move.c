@@ -43,6 +43,7 @@ move_spawn(struct guest *g, const struct mig_image *mi, char **cause)
 	struct mig_task	*t;
 	char		*why = NULL;
 
+	g->threaded = mi->nthreads > 1;
 	if ((t = mig_spawn_bare_pid(mi->header->pid, &why)) != NULL) {
 		g->ids_kept = 1;
 		return t;
@@ -155,6 +156,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	size_t		 len;
 	uint16_t	 kind;
 	int		 listener;
+	char		*why = NULL;
 
 	if (session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
@@ -194,6 +196,12 @@ guest_move_arrive(struct guest *g, char **cause)
 	    cause)) == NULL) {
 		close(listener);
 		goto fail;
+	}
+	/* R's CPU clocks answered in R; if not, by us (guest-stub.c) */
+	if (guest_stub_install(g, t, &why) == -1) {
+		log_info("%s: CPU clocks answered by the guest: %s",
+		    g->conn.who, why);
+		free(why);
 	}
 	/* R is our child: its end and its stops reach us by waitpid. */
 	mig_unpin(t, &mr.pin);

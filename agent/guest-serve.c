@@ -17,6 +17,7 @@
 #include "proto/remote.pb-c.h"
 
 #define SERVE_MAP_MAX	(1ULL << 30)	/* bytes of one mapping had from home */
+#define SERVE_FLUSH	0.002		/* s: writes gathered wait no longer */
 
 /* Send R's call home; the answer comes in guest_serve_reply. */
 static void
@@ -168,6 +169,27 @@ guest_serve_file(struct guest *g, const uint8_t *body, size_t len)
 
 /* --- notifications and replies ---------------------------------------- */
 
+/* Writes behind gathered, and no call of R's since: they go home now. */
+static void
+serve_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct guest	*g = w->data;
+
+	remote_flush(g->remote);
+	guest_ses_out(g, 1);
+}
+
+/* Writes gathered wait a moment for the next (SERVE_FLUSH seconds). */
+static void
+serve_flush_later(struct guest *g)
+{
+	if (!remote_batched(g->remote) || ev_is_active(&g->flush))
+		return;
+	ev_timer_init(&g->flush, serve_flush_cb, SERVE_FLUSH, 0);
+	g->flush.data = g;
+	ev_timer_start(g->loop, &g->flush);
+}
+
 /* R's filter notified a call. */
 void
 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -177,11 +199,23 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
+	/*
+	 * The owner's policy may want every file call as it is; so does a
+	 * process of threads: its calls run at home at once, each thread's
+	 * in its own thread, where reads ahead and writes behind would have
+	 * to wait for every other call (they follow the calls before them).
+	 */
+	if (g->gs->strict_files || g->threaded)
+		remote_strict(g->remote);
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
+	guest_ses_out(g, 0);
 	switch (ev.kind) {
 	case REMOTE_FORWARD:
 		serve_call(g, &ev);
+		guest_ses_out(g, 1);
+		break;
+	case REMOTE_WAITING:
 		break;
 	case REMOTE_MAP:
 		serve_map(g, &ev);
@@ -193,6 +227,8 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		guest_thread_call(g, &ev);
 		break;
 	case REMOTE_ANSWERED:
+		guest_ses_out(g, 1);
+		serve_flush_later(g);
 		break;
 	case REMOTE_NONE:
 		/*
@@ -204,6 +240,60 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 			ev_io_stop(loop, w);
 		break;
 	}
+}
+
+/*
+ * P's identity at home (SES_IDENTITY): R's getpid, getuid and the like
+ * are answered from it until a call may change it.
+ */
+void
+guest_serve_identity(struct guest *g, const uint8_t *body, size_t len)
+{
+	Osm__SesIdentity	*m;
+	struct remote_ident	 id;
+
+	if ((m = osm__ses_identity__unpack(NULL, len, body)) == NULL)
+		guest_ses_fail(g, "malformed identity from home");
+	if (m->n_uid != 4 || m->n_gid != 4 || m->pid == 0 ||
+	    m->pid > INT32_MAX || m->ppid > INT32_MAX ||
+	    m->pgrp > INT32_MAX || m->sid > INT32_MAX || m->n_groups > 65536)
+		guest_ses_fail(g, "the home sent an impossible identity");
+	memset(&id, 0, sizeof id);
+	id.pid = m->pid;
+	id.ppid = m->ppid;
+	id.pgrp = m->pgrp;
+	id.sid = m->sid;
+	memcpy(id.uid, m->uid, sizeof id.uid);
+	memcpy(id.gid, m->gid, sizeof id.gid);
+	id.groups = m->groups;
+	id.ngroups = m->n_groups;
+	remote_set_ident(g->remote, &id);
+	osm__ses_identity__free_unpacked(m, NULL);
+}
+
+/* What a descriptor of R's is at home (SES_FD_INFO). */
+void
+guest_serve_fd_info(struct guest *g, const uint8_t *body, size_t len)
+{
+	char	*cause = NULL;
+
+	if (remote_fd_info(g->remote, body, len, &cause) == -1)
+		guest_ses_fail(g, cause);
+}
+
+/* Bytes read ahead for R's read (SES_READ_DATA). */
+void
+guest_serve_read_data(struct guest *g, const uint8_t *body, size_t len)
+{
+	struct remote_event	 ev;
+	char			*cause = NULL;
+
+	if (remote_read_data(g->remote, body, len, &ev, &cause) == -1)
+		guest_ses_fail(g, cause);
+	guest_ses_out(g, 0);
+	if (ev.kind == REMOTE_FORWARD)
+		serve_call(g, &ev);
+	guest_ses_out(g, 1);
 }
 
 /* Is this reply a call broken off at home (a restart code)? */
@@ -246,6 +336,7 @@ serve_apply(struct guest *g, uint64_t seq, const uint8_t *body, size_t len,
 	if (ev.kind == REMOTE_FORWARD) {
 		if (guest_ckpt(g, ev.seq) == -1)
 			serve_call(g, &ev);
+		guest_ses_out(g, 1);
 		guest_signal_deliver_unblocked(g, keep);
 	}
 }
@@ -403,6 +494,13 @@ guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)
 	char			*cause = NULL;
 	struct remote_event	 ev;
 
+	/* a write behind, or an offset owed: no call of R's waits for it */
+	switch (remote_reply_behind(g->remote, body, len, &cause)) {
+	case -1:
+		guest_ses_fail(g, cause);
+	case 1:
+		return;
+	}
 	if (serve_interrupted(body, len, &seq) == -1 ||
 	    (c = guest_signal_call(g, seq)) == NULL) {
 		/* remote_reply says what is wrong with it */

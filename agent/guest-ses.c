@@ -3,11 +3,16 @@
  * fails only when the home is gone or the link is cut off; then the copy
  * R is of no use to anyone, and the agent ends with it (guest_ses_fail).
  */
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "proto/migrate.pb-c.h"
+
+#define SES_LINGER	15000	/* ms the home has to take R's end */
 
 /* The agent is done: R is gone or lives at home now. */
 void
@@ -56,4 +61,75 @@ guest_ses_send(struct guest *g, uint16_t kind,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * What libremote left to send home besides a call (remote_out): those
+ * that go before the call sent now (post 0), or all (post 1). A write
+ * behind, an offset owed, a question about a descriptor, a read ahead.
+ */
+void
+guest_ses_out(struct guest *g, int post)
+{
+	enum remote_out	 kind;
+	uint8_t		*msg;
+	size_t		 len;
+	uint16_t	 ses;
+	int		 rc;
+
+	if (g->remote == NULL)
+		return;
+	while (remote_out(g->remote, post, &kind, &msg, &len)) {
+		switch (kind) {
+		case REMOTE_OUT_CALL:
+			ses = OSM__SES_KIND__SES_CALL;
+			break;
+		case REMOTE_OUT_FD_ASK:
+			ses = OSM__SES_KIND__SES_FD_ASK;
+			break;
+		case REMOTE_OUT_READ:
+			ses = OSM__SES_KIND__SES_READ;
+			break;
+		default:
+			fatalx("remote_out kind %d", kind);
+		}
+		rc = guest_ses_send_raw(g, ses, msg, len);
+		free(msg);
+		if (rc == -1)
+			guest_ses_fail(g, "the home went away");
+	}
+}
+
+/*
+ * R ended and the home was told: wait until the home hangs up (at most
+ * SES_LINGER ms), so that what it runs after R's writes behind, and
+ * replies to, finds the session open; what it sends is of no use now.
+ */
+void
+guest_ses_linger(struct guest *g)
+{
+	struct pollfd	 p = { .fd = g->ses.fd, .events = POLLIN };
+	uint8_t		 buf[16384];
+	uint64_t	 end = now_ms() + SES_LINGER;
+	ssize_t		 n;
+
+	while (g->ses.fd != -1 && now_ms() < end) {
+		if (poll(&p, 1, 100) == -1 && errno != EINTR)
+			return;
+		if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+			continue;
+		if ((n = read(g->ses.fd, buf, sizeof buf)) == 0 ||
+		    (n == -1 && errno != EINTR && errno != EAGAIN))
+			return;
+	}
+}
+
+/* Before a dump of R or its end: what R owes the home's offsets, sent. */
+void
+guest_ses_settle(struct guest *g)
+{
+	if (g->remote == NULL)
+		return;
+	remote_settle(g->remote);
+	guest_ses_out(g, 1);
 }

@@ -128,6 +128,15 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 		case OSM__SES_KIND__SES_THREAD_MADE:
 			guest_thread_made(g, body, len);
 			break;
+		case OSM__SES_KIND__SES_IDENTITY:
+			guest_serve_identity(g, body, len);
+			break;
+		case OSM__SES_KIND__SES_FD_INFO:
+			guest_serve_fd_info(g, body, len);
+			break;
+		case OSM__SES_KIND__SES_READ_DATA:
+			guest_serve_read_data(g, body, len);
+			break;
 		case OSM__SES_KIND__SES_COME_HOME:
 			guest_files_replaced(g, body, len);
 			guest_move_home(g, g->homeward ? "it must" :
@@ -180,6 +189,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	struct guest	*g = w->data;
 	Osm__SesExit	 e = OSM__SES_EXIT__INIT;
 	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
+	static const struct remote_stats none;
+	const struct remote_stats *st;
 	int		 status;
 
 	while (waitpid(g->pid, &status, WNOHANG | WUNTRACED |
@@ -199,9 +210,22 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		e.has_core = 1;
 		e.core = e.signaled && WCOREDUMP(status);
 		guest_cpu(g, &e.cpu_user_ns, &e.cpu_sys_ns);
+		/* the offsets R leaves, before its end */
+		guest_ses_settle(g);
 		guest_ses_send(g, OSM__SES_KIND__SES_EXIT, &e.base);
-		log_info("%s ended: %s %d", g->conn.who,
-		    e.signaled ? "signal" : "status", e.status);
+		st = g->remote != NULL ? remote_stats(g->remote) : &none;
+		log_info("%s ended: %s %d; calls %llu sent home (%llu "
+		    "behind), %llu CPU clocks and %llu identity answered "
+		    "here, %llu reads from %llu read ahead, %llu mappings",
+		    g->conn.who, e.signaled ? "signal" : "status", e.status,
+		    (unsigned long long)st->forwarded,
+		    (unsigned long long)st->behind,
+		    (unsigned long long)st->emulated,
+		    (unsigned long long)st->ident,
+		    (unsigned long long)st->served,
+		    (unsigned long long)st->fetches,
+		    (unsigned long long)st->mapped);
+		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
 	}

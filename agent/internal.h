@@ -146,6 +146,18 @@ struct deputy {
 		uint64_t	 dev, ino;
 	}			*mapped;
 	size_t			 nmapped;
+	ev_io			 ident_ev;	/* a pidfd of P's parent */
+	pid_t			 ident_ppid;	/* which */
+	struct deputy_msg {			/* the copy's, in their turn */
+		uint16_t	 kind;
+		uint8_t		*body;
+		size_t		 len;
+	}			*queue;
+	size_t			 nqueue;
+	uint64_t		 cancel_seq;	/* a call queued, to break off */
+	int			 io_pidfd;	/* P's, > 0 (deputy-io.c) */
+	int			 io_fd;		/* a duplicate of P's, > 0 */
+	int			 io_fdnum;	/* P's descriptor */
 
 	/* why it is where it is (deputy-why.c) */
 	char			 history[DEPUTY_HISTORY][160];
@@ -195,6 +207,18 @@ int	 deputy_files_answer(struct deputy *d, const uint8_t *body,
 void	 deputy_files_forget(struct deputy *d);
 int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
+/* deputy-io.c */
+int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+void	 deputy_io_close(struct deputy *d);
+int	 deputy_io_write(struct deputy *d, const struct home_call *hc,
+	    char **cause);
+
+/* deputy-ident.c */
+int	 deputy_ident_send(struct deputy *d, char **cause);
+
 /* deputy-ckpt.c */
 void	 deputy_ckpt_init(struct deputy *d);
 int	 deputy_ckpt_take(struct deputy *d, int fd, char **cause);
@@ -207,6 +231,15 @@ int	 deputy_ckpt_recover(struct deputy *d);
 
 /* deputy-serve.c */
 void	 deputy_serve_done(struct deputy *d);
+void	 deputy_serve_enqueue(struct deputy *d, uint16_t kind,
+	    const uint8_t *body, size_t len);
+int	 deputy_serve_may(struct deputy *d, uint16_t kind,
+	    const uint8_t *body, size_t len);
+int	 deputy_serve_dequeue(struct deputy *d, uint16_t *kind,
+	    uint8_t **body, size_t *len);
+void	 deputy_serve_clear(struct deputy *d);
+int	 deputy_serve_behind(const uint8_t *body, size_t len);
+int	 deputy_serve_wait(struct deputy *d, char **cause);
 int	 deputy_serve_flush(struct deputy *d, char **cause);
 int	 deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
@@ -239,6 +272,7 @@ int	 deputy_away_move(struct deputy *d, uint32_t node, int stopped,
 void	 deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents);
 void	 deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w,
 	    int revents);
+void	 deputy_away_drain(struct deputy *d);
 
 /* --- the guest agent ------------------------------------------------- */
 
@@ -290,6 +324,16 @@ struct guest_held {
 	pid_t		 tid;		/* for this thread (ours) alone; 0: any */
 };
 
+/* The clock stub in R (guest-stub.c). */
+struct guest_stub {
+	uint64_t	 start;		/* its page in R; 0: none */
+	uint64_t	 tramp;		/* the displaced instructions */
+	uint64_t	 fn;		/* R's vDSO's clock_gettime */
+	size_t		 displaced;	/* bytes of it */
+	uint8_t		 orig[16];	/* as they were */
+	struct mig_hidden hidden;	/* for dumps of R */
+};
+
 struct guest {
 	Osm__GuestStart		*gs;
 	Osm__ProcState		 state;	/* as mosd is told */
@@ -299,6 +343,7 @@ struct guest {
 	ev_io			 ses_ev;
 	pid_t			 pid;		/* R */
 	int			 ids_kept;	/* R has its home's pid, tids */
+	int			 threaded;	/* R has had threads: strict */
 	struct remote		*remote;	/* R's calls (libremote) */
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
@@ -324,6 +369,8 @@ struct guest {
 	size_t			 nclones;
 	int			 clone_asked;	/* the first one's */
 	uint64_t		 thread_seq;
+	struct guest_stub	 stub;
+	ev_timer		 flush;		/* writes gathered go home */
 };
 
 /* guest-ses.c */
@@ -335,6 +382,14 @@ int	 guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
 	    size_t len);
 int	 guest_ses_send(struct guest *g, uint16_t kind,
 	    const struct ProtobufCMessage *msg);
+void	 guest_ses_out(struct guest *g, int post);
+void	 guest_ses_settle(struct guest *g);
+void	 guest_ses_linger(struct guest *g);
+
+/* guest-stub.c */
+int	 guest_stub_install(struct guest *g, struct mig_task *t,
+	    char **cause);
+void	 guest_stub_hide(struct guest *g, struct mig_task *t);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,
@@ -385,5 +440,11 @@ int	 guest_ckpt(struct guest *g, uint64_t broken);
 void	 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents);
 void	 guest_serve_file(struct guest *g, const uint8_t *body, size_t len);
 void	 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len);
+void	 guest_serve_identity(struct guest *g, const uint8_t *body,
+	    size_t len);
+void	 guest_serve_fd_info(struct guest *g, const uint8_t *body,
+	    size_t len);
+void	 guest_serve_read_data(struct guest *g, const uint8_t *body,
+	    size_t len);
 
 #endif

@@ -19,6 +19,10 @@
  *	web-token PATH		root's 0600 file of the token the web
  *				monitor's actions need (web.token beside this
  *				file)
+ *	shared PATH...		file systems that are the same on every node
+ *				(NFS...): a process away opens its files there
+ *				where it runs (docs/REMOTE.md, "Shared file
+ *				systems")
  *
  * What local users and other nodes may make mosd hold (docs/RELIABILITY.md):
  *
@@ -49,6 +53,7 @@
 
 #define CONF_MAX_WINDOW		1024
 #define CONF_MAX_WORDS		8
+#define CONF_MAX_SHARED		64	/* shared paths, all lines together */
 
 struct conf_parse {
 	struct cluster_conf	*conf;
@@ -288,6 +293,49 @@ conf_limit(struct conf_parse *p, const char *k, const char *v)
 	return 1;
 }
 
+/*
+ * A shared path: absolute, in its plainest spelling (no "." or ".."
+ * component, no doubled or trailing slash), for a process's path is
+ * compared with it by its characters; never "/" itself, which would
+ * leave no file at home.
+ */
+static int
+conf_shared(struct conf_parse *p, char **w, int nw)
+{
+	struct cluster_conf	*c = p->conf;
+	const char		*s, *e;
+	size_t			 len;
+	int			 i;
+
+	if (nw < 2)
+		return conf_error(p, "expected 'shared PATH...'");
+	for (i = 1; i < nw; i++) {
+		s = w[i];
+		len = strlen(s);
+		if (s[0] != '/' || len < 2 || len >= OSM_SHARED_PATH_MAX ||
+		    s[len - 1] == '/')
+			return conf_error(p, "a shared path is absolute, not "
+			    "'/', and ends in a name: found '%s'", s);
+		for (e = s; *e != '\0'; e++) {
+			if (*e != '/')
+				continue;
+			if (e[1] == '/' || (e[1] == '.' && (e[2] == '/' ||
+			    e[2] == '\0' || (e[2] == '.' && (e[3] == '/' ||
+			    e[3] == '\0')))))
+				return conf_error(p, "a shared path has no "
+				    "'.', '..' or empty component: found "
+				    "'%s'", s);
+		}
+		if (c->nshared == CONF_MAX_SHARED)
+			return conf_error(p, "more than %d shared paths",
+			    CONF_MAX_SHARED);
+		c->shared = xreallocarray(c->shared, c->nshared + 1,
+		    sizeof *c->shared);
+		c->shared[c->nshared++] = xstrdup(s);
+	}
+	return 0;
+}
+
 static int
 conf_line(struct conf_parse *p, char **w, int nw)
 {
@@ -309,6 +357,8 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	}
 	if (strcmp(k, "web") == 0)
 		return conf_web(p, w, nw);
+	if (strcmp(k, "shared") == 0)
+		return conf_shared(p, w, nw);
 	if (nw != 2)
 		return conf_error(p, "expected '%s VALUE'", k);
 	switch (conf_limit(p, k, w[1])) {
@@ -375,7 +425,8 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else
 		return conf_error(p, "unknown directive '%s' (expected node, "
 		    "port, interval, timeout, window, speed, self, key, "
-		    "socket, guests, policy, web, web-token or a limit: "
+		    "socket, guests, policy, web, web-token, shared or a "
+		    "limit: "
 		    "clients, clients_per_user, agents_per_user, "
 		    "client_timeout, client_output, user_output, handshakes, "
 		    "handshakes_per_node, handshake_rate, handshake_timeout)",
@@ -494,6 +545,8 @@ fail:
 void
 conf_free(struct cluster_conf *c)
 {
+	size_t	i;
+
 	if (c == NULL)
 		return;
 	free(c->path);
@@ -502,7 +555,37 @@ conf_free(struct cluster_conf *c)
 	free(c->socket_path);
 	free(c->policy_path);
 	free(c->web_token_path);
+	for (i = 0; i < c->nshared; i++)
+		free(c->shared[i]);
+	free(c->shared);
 	free(c);
+}
+
+/*
+ * Is path under one of the shared paths (or one of them)? Only a path in
+ * plain spelling can say: one with a "." or ".." component, or a doubled
+ * slash, is not (it goes home, where the kernel resolves it).
+ */
+int
+conf_is_shared(char * const *shared, size_t nshared, const char *path)
+{
+	const char	*e;
+	size_t		 i, len;
+
+	if (path[0] != '/')
+		return 0;
+	for (e = path; *e != '\0'; e++)
+		if (*e == '/' && (e[1] == '/' || (e[1] == '.' &&
+		    (e[2] == '/' || e[2] == '\0' || (e[2] == '.' &&
+		    (e[3] == '/' || e[3] == '\0'))))))
+			return 0;
+	for (i = 0; i < nshared; i++) {
+		len = strlen(shared[i]);
+		if (strncmp(path, shared[i], len) == 0 &&
+		    (path[len] == '\0' || path[len] == '/'))
+			return 1;
+	}
+	return 0;
 }
 
 const struct conf_node *

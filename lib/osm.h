@@ -301,6 +301,9 @@ struct cluster_conf {
 	struct sockaddr_storage web_sa;
 	socklen_t	 web_salen;
 	char		*web_token_path; /* web.token beside this file */
+	char		**shared;	/* shared PATH...: the same file system
+					   on every node, in plain spelling */
+	size_t		 nshared;
 	uint32_t	 clients;	/* users' tool connections, together */
 	uint32_t	 clients_per_user;
 	uint32_t	 agents_per_user;	/* processes registered */
@@ -312,7 +315,10 @@ struct cluster_conf {
 	uint32_t	 handshake_rate;	/* new connections/s from a node */
 	uint64_t	 handshake_timeout_ms;
 };
+#define OSM_SHARED_PATH_MAX	1024	/* bytes of a shared path, and NUL */
 struct cluster_conf *conf_load(const char *path, char **cause);
+int	 conf_is_shared(char * const *shared, size_t nshared,
+	     const char *path);
 void	 conf_free(struct cluster_conf *c);
 const struct conf_node *conf_find(const struct cluster_conf *c, uint32_t id);
 int	 conf_find_self(struct cluster_conf *c, char **cause);
@@ -331,6 +337,8 @@ struct policy_rule {			/* for a user, a group, the default */
 	struct policy_nodes nodes;	/* where its processes may run */
 	uint32_t	 max_away;	/* processes away at once */
 	int		 automatic;	/* the balancer may move them */
+	int		 strict_files;	/* files strict: no read ahead, no
+					   write behind away (mosrun -s) */
 };
 enum policy_who_kind { POLICY_USER, POLICY_GROUP, POLICY_ANYONE };
 struct policy_who {

@@ -35,6 +35,7 @@
 #define POLICY_KEY_ACCEPT	0x08
 #define POLICY_KEY_REFUSE	0x10
 #define POLICY_KEY_GUESTS	0x20
+#define POLICY_KEY_FILES	0x40
 
 struct policy_mark {			/* where a user or group line was */
 	unsigned	 line;
@@ -87,6 +88,7 @@ policy_rule_init(struct policy_rule *r)
 	policy_nodes_all(&r->nodes);
 	r->max_away = POLICY_NO_LIMIT;
 	r->automatic = 1;
+	r->strict_files = 0;
 }
 
 /* Account names as useradd(8) takes them, without its odd corners. */
@@ -275,14 +277,15 @@ static int
 policy_rule_keys(struct policy_parse *p, char **w, int nw, int first,
     struct policy_rule *r, unsigned *seen)
 {
-	static const char *const names[] = { "nodes", "away", "auto" };
+	static const char *const names[] = { "nodes", "away", "auto",
+				    "files" };
 	static const unsigned	 bits[] = { POLICY_KEY_NODES, POLICY_KEY_AWAY,
-				    POLICY_KEY_AUTO };
+				    POLICY_KEY_AUTO, POLICY_KEY_FILES };
 	int			 i, key;
 
 	for (i = first; i < nw; i += 2) {
 		key = policy_key(p, w, nw, i, names, bits, nitems(names), seen,
-		    "nodes, away or auto");
+		    "nodes, away, auto or files");
 		if (key == -1)
 			return -1;
 		if (key == POLICY_KEY_NODES) {
@@ -292,6 +295,15 @@ policy_rule_keys(struct policy_parse *p, char **w, int nw, int first,
 		} else if (key == POLICY_KEY_AWAY) {
 			if (policy_limit(p, w[i], w[i + 1], &r->max_away) == -1)
 				return -1;
+		} else if (key == POLICY_KEY_FILES) {
+			if (strcmp(w[i + 1], "strict") == 0)
+				r->strict_files = 1;
+			else if (strcmp(w[i + 1], "fast") == 0)
+				r->strict_files = 0;
+			else
+				return policy_error(p, "expected 'fast' or "
+				    "'strict' after 'files', found '%s'",
+				    w[i + 1]);
 		} else if (strcmp(w[i + 1], "yes") == 0)
 			r->automatic = 1;
 		else if (strcmp(w[i + 1], "no") == 0)
@@ -423,6 +435,8 @@ policy_inherit(const struct policy_rule *def, struct policy_named *named,
 			named[i].rule.max_away = def->max_away;
 		if (!(marks[i].keys & POLICY_KEY_AUTO))
 			named[i].rule.automatic = def->automatic;
+		if (!(marks[i].keys & POLICY_KEY_FILES))
+			named[i].rule.strict_files = def->strict_files;
 	}
 }
 

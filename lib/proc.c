@@ -7,9 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "osm.h"
+
+/* The process-wide CPU clock of pid (the kernel's MAKE_PROCESS_CPUCLOCK). */
+#define PROC_CPUCLOCK(pid)	((clockid_t)((~(unsigned int)(pid) << 3) | 2))
 
 /*
  * The value of field key ("TracerPid", "SigPnd") in /proc/PID/status,
@@ -65,11 +69,16 @@ proc_status_mask(pid_t pid, const char *key, uint64_t *mask)
 	return 0;
 }
 
-/* User and system CPU time of pid, from /proc/PID/stat, in ns. */
+/*
+ * User and system CPU time of pid, in ns: the total its CPU clock's, split
+ * as /proc/PID/stat's ticks are.
+ */
 int
 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 {
 	char		 path[64], buf[1024], *p;
+	struct timespec	 ts;
+	uint64_t	 rt;
 	unsigned long	 ut, st;
 	long		 hz = sysconf(_SC_CLK_TCK);
 	int		 i;
@@ -79,13 +88,27 @@ proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 	if (read_file_str(path, buf, sizeof buf) == -1 ||
 	    (p = strrchr(buf, ')')) == NULL)
 		return -1;
-	/* utime and stime are fields 14 and 15; p is at the end of 2 */
-	for (i = 0; i < 11 && p != NULL; i++)
+	/*
+	 * utime and stime are fields 14 and 15; p is at the end of 2, and
+	 * the twelfth space after it is the one before field 14.
+	 */
+	for (i = 0; i < 12 && p != NULL; i++)
 		p = strchr(p + 1, ' ');
 	if (p == NULL || sscanf(p + 1, "%lu %lu", &ut, &st) != 2)
 		return -1;
 	*user_ns = ut * (1000000000ULL / hz);
 	*sys_ns = st * (1000000000ULL / hz);
+	/*
+	 * Ticks are 10 ms: the process's CPU clock (any process may read
+	 * another's) is to the nanosecond, and a clock continued from this
+	 * elsewhere must not go back. The ticks only split it.
+	 */
+	if (clock_gettime(PROC_CPUCLOCK(pid), &ts) == 0) {
+		rt = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		*sys_ns = ut + st == 0 ? 0 :
+		    (unsigned __int128)rt * st / (ut + st);
+		*user_ns = rt - *sys_ns;
+	}
 	return 0;
 }
 

@@ -281,6 +281,7 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 	hc->seq = c->seq;
 	hc->tid = c->has_tid ? (pid_t)c->tid : 0;
 	hc->nr = c->nr;
+	hc->behind = c->behind;
 	hc->name = "unknown";
 	if (c->n_args != 6) {
 		home_fail(hc, cause, "%zu arguments", c->n_args);
@@ -473,4 +474,17 @@ home_again(const struct home_call *hc)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * Is hc about the process's identity (a getpid, a setuid...)? Its reply
+ * then follows the identity as it is after the call (SES_IDENTITY), which
+ * the guest answers such calls from until one may change it again.
+ */
+int
+home_ident(const struct home_call *hc)
+{
+	const struct table_entry	*e = table_lookup(hc->nr);
+
+	return e != NULL && e->ident != TI_NONE;
 }

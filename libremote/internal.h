@@ -12,6 +12,7 @@ struct Osm__RemoteCall;
 struct Osm__RemoteReply;
 
 #define RMT_REGIONS_MAX	4096
+#define FIO_WIN_MAX_BYTES (4U << 20)	/* bytes read ahead at once */
 #define RMT_ALIGN	16		/* of every region laid out at home */
 /*
  * What a pointer into memory R could not read becomes at home: an address
@@ -107,6 +108,13 @@ struct table_rule {
 	size_t			 nsubs;
 };
 
+/* What a call has to do with the process's identity (ident.c). */
+enum table_ident {
+	TI_NONE = 0,
+	TI_READ,	/* answered from the identity the home sent */
+	TI_CHANGE,	/* may change it: the home sends it again */
+};
+
 struct table_entry {
 	int			 nr;
 	const char		*name;
@@ -116,6 +124,7 @@ struct table_entry {
 	/* for values the rule does not list; `self` is the home pid */
 	enum rmt_class		(*classify)(const uint64_t *a, pid_t self);
 	uint8_t			 trim_unit;	/* of TF_TRIM, default 1 */
+	uint8_t			 ident;		/* enum table_ident */
 	const char		*why;	/* when it goes home, for logs */
 };
 
@@ -143,6 +152,8 @@ extern const struct table_rule request_ioctl, request_fcntl, request_prctl;
 extern const struct table_rule request_clocks, request_self;
 extern const struct table_rule request_mmap;
 enum rmt_class request_clock_class(const uint64_t *a, pid_t self);
+enum rmt_class request_clock_gettime_class(const uint64_t *a, pid_t self);
+int	 request_clock_stub(const uint64_t *a);
 enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
 enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
@@ -187,6 +198,7 @@ struct rmt_call {
 	int64_t		 ret_max;	/* the largest valid return value */
 	int		 has_mask;	/* a wait with a signal mask, */
 	uint64_t	 mask;		/* which stays here */
+	int		 behind;	/* answered already (fileio.c) */
 };
 enum marshal_result {
 	MARSHAL_OK,
@@ -210,23 +222,118 @@ struct emulate {
 long	 emulate_call(struct emulate *e, pid_t tid, int nr,
 	    const uint64_t *args);
 
+/* fileio.c */
+enum fio_state {
+	FIO_ASKED = 1,		/* what it is asked of the home */
+	FIO_KNOWN,		/* a regular file */
+	FIO_OTHER,		/* anything else: calls go home as they are */
+};
+struct fio_fd {
+	int		 fd;
+	enum fio_state	 state;
+	int		 readable;
+	int		 behind;	/* writes may go behind */
+	int		 append;
+	uint64_t	 dev, ino;
+	int		 pos_known;
+	uint64_t	 pos;		/* R's file offset */
+	uint64_t	 seek;		/* taken from windows, owed home */
+	uint8_t		*win;		/* read ahead: bytes at win_off */
+	uint64_t	 win_off;
+	size_t		 win_len;
+	int		 win_eof;	/* up to the end of the file */
+	uint64_t	 win_at;	/* when read */
+	size_t		 grow;		/* the stream's window */
+	int64_t		 err;		/* a write behind failed */
+};
+struct fio_msg {
+	int		 kind;		/* enum remote_out */
+	int		 post;		/* after the call sent now */
+	uint8_t		*msg;
+	size_t		 len;
+};
+struct fio_behind {
+	uint64_t	 seq;
+	int		 fd;
+	int64_t		 expect;	/* its full answer; -1 any */
+};
+struct fio {
+	int		 off;		/* strict: every call as it is */
+	struct fio_fd	*fds;
+	size_t		 nfds;
+	struct fio_msg	*out;
+	size_t		 nout;
+	struct fio_behind *behind;
+	size_t		 nbehind;
+	int		 waiting;	/* R's read, for its window */
+	uint64_t	 wait_id;
+	pid_t		 wait_tid;
+	int		 wait_fd;
+	uint64_t	 wait_buf;
+	size_t		 wait_len;
+	uint64_t	 wait_seq;
+	uint64_t	 wait_args[6];
+	/* writes behind gathered into one (fio_batch): a write, or a
+	   pwrite64 at boff, of blen bytes on bfd's file */
+	int		 bnr;
+	int		 bfd;
+	uint64_t	 bdev, bino;
+	uint64_t	 boff;
+	uint8_t		*buf;
+	size_t		 blen;
+	uint64_t	 stats_behind;
+	uint64_t	 stats_served;
+	uint64_t	 stats_fetches;
+	uint64_t	 stats_errors;
+};
+enum fio_verdict {
+	FIO_PASS,
+	FIO_BEHIND,
+	FIO_ANSWER,
+	FIO_WAIT,
+};
+struct Osm__RemoteFdInfo;
+struct Osm__RemoteReadData;
+void	 fio_free(struct fio *f);
+void	 fio_push(struct fio *f, int kind, int post, uint8_t *msg,
+	    size_t len);
+int	 fio_out(struct fio *f, int post, int *kind, uint8_t **msg,
+	    size_t *len);
+void	 fio_settle(struct fio *f, uint64_t *seq);
+void	 fio_flush(struct fio *f, uint64_t *seq);
+int	 fio_batched(const struct fio *f);
+enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
+	    uint64_t *args, uint64_t *seq, long *rv);
+void	 fio_sent_behind(struct fio *f, uint64_t seq, int nr,
+	    const uint64_t *args, int64_t expect);
+int	 fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret,
+	    int64_t *expect);
+void	 fio_result(struct fio *f, int nr, const uint64_t *args,
+	    int64_t *ret);
+void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m);
+int	 fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
+	    int valid, long *rv);
+
+/* ident.c */
+struct ident {
+	int		 valid;
+	struct remote_ident id;
+};
+void	 ident_set(struct ident *c, const struct remote_ident *id);
+void	 ident_clear(struct ident *c);
+int	 ident_answer(const struct ident *c, pid_t tid, pid_t main_tid,
+	    int nr, const uint64_t *args, long *rv);
+
 
 /* remote.c */
-struct remote_stats {
-	uint64_t	 forwarded;
-	uint64_t	 emulated;
-	uint64_t	 home;
-	uint64_t	 gone;		/* answers for a call R left */
-	uint64_t	 restarted;	/* sent home again */
-	uint64_t	 faults;	/* outputs R's memory refused */
-	uint64_t	 mapped;	/* file mappings handed to the caller */
-};
 struct remote_pending;
 struct remote {
 	int		 listener;
 	pid_t		 pid;		/* R */
 	pid_t		 vpid;		/* R's pid as R knows it; 0: not read */
 	struct emulate	 emu;
+	struct ident	 ident;		/* the home's, as it last said */
+	struct fio	 fio;		/* regular files (fileio.c) */
 	int		 sync_wakeup;	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
 	uint64_t	 seq;
 	struct remote_pending *pending;	/* forwarded, not yet answered */

@@ -555,6 +555,10 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 		msg.has_trim_unit = 1;
 		msg.trim_unit = c->trim_unit;
 	}
+	if (c->behind) {
+		msg.has_behind = 1;
+		msg.behind = 1;
+	}
 	for (i = 0; i < c->nregions; i++) {
 		osm__remote_region__init(&regs[i]);
 		regs[i].dir = c->regions[i].dir;

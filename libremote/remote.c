@@ -99,6 +99,8 @@ remote_free(struct remote *g)
 	}
 	free(g->pending);
 	free(g->tids);
+	ident_clear(&g->ident);
+	fio_free(&g->fio);
 	free(g->notif);
 	free(g->resp);
 	free(g);
@@ -132,6 +134,106 @@ remote_home(struct remote *g, struct remote_event *ev, const char *why)
 }
 
 /*
+ * A call about the process's identity: answered here from what the home
+ * said, if it is known (1, ev says REMOTE_ANSWERED; -1 with *cause if the
+ * listener failed), or to go home (0). One that may change it makes the
+ * identity unknown until the home says it again, before its answer.
+ */
+static int
+remote_ident(struct remote *g, const struct seccomp_notif *n,
+    const struct table_call *tc, const uint64_t *args,
+    struct remote_event *ev, char **cause)
+{
+	long	rv;
+
+	if (tc->entry == NULL || tc->entry->ident == TI_NONE)
+		return 0;
+	if (tc->entry->ident == TI_CHANGE) {
+		g->ident.valid = 0;
+		return 0;
+	}
+	/* a pointer it writes through is R's only while R waits here */
+	if (!g->ident.valid || ioctl(g->listener,
+	    SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) != 0 ||
+	    !ident_answer(&g->ident, n->pid, g->pid, n->data.nr, args, &rv))
+		return 0;
+	if (remote_answer(g, n->id, rv, cause) == -1)
+		return -1;
+	ev->kind = REMOTE_ANSWERED;
+	g->stats.ident++;
+	return 1;
+}
+
+/*
+ * Send R's call (notification id, thread tid) home: pending until its
+ * reply (REMOTE_FORWARD), or, behind, answered now with the bytes it
+ * writes and queued for remote_out (REMOTE_ANSWERED). 0, or -1 if R's
+ * memory cannot be read at all.
+ */
+static int
+remote_forward(struct remote *g, uint64_t id, pid_t tid,
+    const struct table_call *tc, const uint64_t *args, int behind,
+    struct remote_event *ev, char **cause)
+{
+	struct remote_pending	*p;
+	struct rmt_call		 call;
+	const char		*why = NULL;
+	uint8_t			*msg;
+	size_t			 len;
+	int64_t			 n;
+
+	switch (marshal_call(tid, tc, args, &call, &why, cause)) {
+	case MARSHAL_OK:
+		break;
+	case MARSHAL_HOME:
+		remote_home(g, ev, why);
+		return 0;
+	case MARSHAL_GONE:
+		return 0;
+	case MARSHAL_ERROR:
+		return -1;
+	}
+	/* the memory we read was R's only if R still waits in this call */
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
+		marshal_free(&call);
+		return 0;
+	}
+	call.seq = ++g->seq;
+	call.vtid = remote_vtid(g, tid);
+	if (behind) {
+		/* write and pwrite64: the count, as cut to what goes home */
+		n = (int64_t)call.args[2];
+		call.behind = 1;
+		marshal_pack(&call, &msg, &len);
+		fio_push(&g->fio, REMOTE_OUT_CALL, 0, msg, len);
+		fio_sent_behind(&g->fio, call.seq, call.nr, call.args, n);
+		marshal_free(&call);
+		g->stats.forwarded++;
+		if (remote_answer(g, id, n, cause) == -1)
+			return -1;
+		ev->kind = REMOTE_ANSWERED;
+		return 0;
+	}
+	g->pending = xreallocarray(g->pending, g->npending + 1,
+	    sizeof *g->pending);
+	p = &g->pending[g->npending++];
+	p->id = id;
+	p->tid = tid;
+	p->call = call;
+	marshal_pack(&p->call, &p->msg, &p->len);
+
+	ev->kind = REMOTE_FORWARD;
+	ev->tid = tid;
+	ev->seq = call.seq;
+	ev->msg = p->msg;
+	ev->len = p->len;
+	ev->has_mask = p->call.has_mask;
+	ev->mask = p->call.mask;
+	g->stats.forwarded++;
+	return 0;
+}
+
+/*
  * Take one notification and deal with it; ev says what became of it.
  * Returns -1 only when the listener fails or R's memory cannot be read at
  * all (not R's uid, or R undumpable).
@@ -141,9 +243,6 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 {
 	struct seccomp_notif	*n = g->notif;
 	struct table_call	 tc;
-	struct remote_pending	*p;
-	struct rmt_call		 call;
-	const char		*why = NULL;
 	uint64_t		 args[6];
 	long			 rv;
 	int			 i;
@@ -188,6 +287,8 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		g->stats.emulated++;
 		return 0;
 	case RMT_MAP:
+		/* the file's bytes as R wrote them: its writes gathered first */
+		fio_flush(&g->fio, &g->seq);
 		ev->kind = REMOTE_MAP;
 		memcpy(ev->args, args, sizeof ev->args);
 		g->stats.mapped++;
@@ -200,41 +301,25 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	case RMT_FORWARD:
 		break;
 	}
-
-	switch (marshal_call(n->pid, &tc, args, &call, &why, cause)) {
-	case MARSHAL_OK:
+	if (remote_ident(g, n, &tc, args, ev, cause) != 0)
+		return ev->kind == REMOTE_ANSWERED ? 0 : -1;
+	switch (fio_call(&g->fio, n->pid, n->id, n->data.nr, args, &g->seq,
+	    &rv)) {
+	case FIO_PASS:
 		break;
-	case MARSHAL_HOME:
-		remote_home(g, ev, why);
+	case FIO_BEHIND:
+		return remote_forward(g, n->id, n->pid, &tc, args, 1, ev,
+		    cause);
+	case FIO_ANSWER:
+		if (remote_answer(g, n->id, rv, cause) == -1)
+			return -1;
+		ev->kind = REMOTE_ANSWERED;
 		return 0;
-	case MARSHAL_GONE:
+	case FIO_WAIT:
+		ev->kind = REMOTE_WAITING;
 		return 0;
-	case MARSHAL_ERROR:
-		return -1;
 	}
-	/* the memory we read was R's only if R still waits in this call */
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) != 0) {
-		marshal_free(&call);
-		return 0;
-	}
-	call.seq = ++g->seq;
-	g->pending = xreallocarray(g->pending, g->npending + 1,
-	    sizeof *g->pending);
-	p = &g->pending[g->npending++];
-	p->id = n->id;
-	p->tid = n->pid;
-	p->call = call;
-	p->call.vtid = remote_vtid(g, n->pid);
-	marshal_pack(&p->call, &p->msg, &p->len);
-
-	ev->kind = REMOTE_FORWARD;
-	ev->seq = call.seq;
-	ev->msg = p->msg;
-	ev->len = p->len;
-	ev->has_mask = p->call.has_mask;
-	ev->mask = p->call.mask;
-	g->stats.forwarded++;
-	return 0;
+	return remote_forward(g, n->id, n->pid, &tc, args, 0, ev, cause);
 }
 
 /*
@@ -484,6 +569,7 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 		rv = 0;
 		goto out;
 	}
+	fio_result(&g->fio, p->call.nr, p->call.args, &ret);
 	if (ret == -EFAULT && r->ret != -EFAULT)
 		g->stats.faults++;
 	if ((rv = remote_answer(g, p->id, ret, cause)) == 1)
@@ -593,6 +679,162 @@ int
 remote_listener(const struct remote *g)
 {
 	return g->listener;
+}
+
+const struct remote_stats *
+remote_stats(struct remote *g)
+{
+	g->stats.behind = g->fio.stats_behind;
+	g->stats.served = g->fio.stats_served;
+	g->stats.fetches = g->fio.stats_fetches;
+	g->stats.behind_errors = g->fio.stats_errors;
+	return &g->stats;
+}
+
+/*
+ * The next message for home that the last event left, before the call it
+ * sends (post 0), or after it (1); the caller frees *msg. 0: none.
+ */
+int
+remote_out(struct remote *g, int post, enum remote_out *kind, uint8_t **msg,
+    size_t *len)
+{
+	int	k;
+
+	if (!fio_out(&g->fio, post, &k, msg, len))
+		return 0;
+	*kind = k;
+	return 1;
+}
+
+/* Offsets owed go home (remote_out): before a dump of R, or at its end. */
+void
+remote_settle(struct remote *g)
+{
+	fio_settle(&g->fio, &g->seq);
+}
+
+/*
+ * Writes behind gathered wait for the next call: 1 if some do, and the
+ * agent should send them a moment later (remote_flush) if none comes.
+ */
+int
+remote_batched(const struct remote *g)
+{
+	return fio_batched(&g->fio);
+}
+
+/* Writes gathered go home (remote_out). */
+void
+remote_flush(struct remote *g)
+{
+	fio_flush(&g->fio, &g->seq);
+}
+
+/* Every call goes home as it is and waits for its answer (mosrun -s). */
+void
+remote_strict(struct remote *g)
+{
+	g->fio.off = 1;
+}
+
+/*
+ * A reply to a call sent behind, if it is one: 1 (a failure is kept for
+ * the next call on its descriptor), 0 not one, -1 refused.
+ */
+int
+remote_reply_behind(struct remote *g, const uint8_t *msg, size_t len,
+    char **cause)
+{
+	Osm__RemoteReply	*r;
+	int64_t			 expect;
+	int			 rv;
+
+	if (len > RMT_MSG_MAX ||
+	    (r = osm__remote_reply__unpack(NULL, len, msg)) == NULL) {
+		xasprintf(cause, "malformed reply");
+		return -1;
+	}
+	rv = fio_behind_reply(&g->fio, r->seq, r->ret, &expect);
+	if (rv == 1 && (r->n_outputs != 0 || r->ret < -4095 ||
+	    (expect >= 0 && r->ret > expect))) {
+		xasprintf(cause, "reply to a call behind out of range");
+		rv = -1;
+	}
+	osm__remote_reply__free_unpacked(r, NULL);
+	return rv;
+}
+
+/* The home's answer about one of R's descriptors (RemoteFdInfo). */
+int
+remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
+    char **cause)
+{
+	Osm__RemoteFdInfo	*m;
+
+	if ((m = osm__remote_fd_info__unpack(NULL, len, msg)) == NULL) {
+		xasprintf(cause, "malformed descriptor answer");
+		return -1;
+	}
+	fio_info(&g->fio, m);
+	osm__remote_fd_info__free_unpacked(m, NULL);
+	return 0;
+}
+
+/*
+ * Bytes read ahead (RemoteReadData) for R's read waiting: ev says
+ * REMOTE_ANSWERED, REMOTE_NONE (R left it, or they are for none), or
+ * REMOTE_FORWARD (the home could not: R's read goes home as it is).
+ */
+int
+remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
+    struct remote_event *ev, char **cause)
+{
+	Osm__RemoteReadData	*m;
+	struct table_call	 tc;
+	uint64_t		 id = g->fio.wait_id;
+	pid_t			 tid = g->fio.wait_tid;
+	long			 rv;
+	int			 valid, rc = 0;
+
+	memset(ev, 0, sizeof *ev);
+	if (len > RMT_MSG_MAX ||
+	    (m = osm__remote_read_data__unpack(NULL, len, msg)) == NULL) {
+		xasprintf(cause, "malformed read-ahead data");
+		return -1;
+	}
+	if (m->data.len > FIO_WIN_MAX_BYTES) {
+		xasprintf(cause, "read-ahead data of %zu bytes", m->data.len);
+		osm__remote_read_data__free_unpacked(m, NULL);
+		return -1;
+	}
+	valid = g->fio.waiting && ioctl(g->listener,
+	    SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+	switch (fio_data(&g->fio, m, valid, &rv)) {
+	case 1:
+		if ((rc = remote_answer(g, id, rv, cause)) == 1)
+			rc = 0;
+		ev->kind = REMOTE_ANSWERED;
+		break;
+	case -1:
+		table_resolve(SYS_read, g->fio.wait_args, g->emu.home_pid,
+		    &tc);
+		rc = remote_forward(g, id, tid, &tc, g->fio.wait_args, 0, ev,
+		    cause);
+		break;
+	}
+	osm__remote_read_data__free_unpacked(m, NULL);
+	return rc;
+}
+
+/*
+ * The process's identity at home, as the home says it now: the guest
+ * answers calls about it from this until one may change it.
+ */
+void
+remote_set_ident(struct remote *g, const struct remote_ident *id)
+{
+	ident_set(&g->ident, id);
 }
 
 /*

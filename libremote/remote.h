@@ -13,6 +13,9 @@
  *   filter.c		  R's seccomp filter, built from the table
  *   marshal.c		  reading a call's memory out of R into a description
  *   emulate.c		  CPU-time clocks continued from what was used before
+ *   fileio.c		  regular files: reads ahead, writes behind
+ *   ident.c		  getpid, getuid and the like answered from the
+ *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
  *			  RemoteCall out; RemoteReply in, R's memory written,
  *			  answered
@@ -40,6 +43,15 @@
 #define RMT_CALL_MAX	(64U << 20)	/* bytes in the regions of one call */
 #define RMT_IO_MAX	(8U << 20)	/* longer reads and writes are cut */
 #define RMT_MSG_MAX	(RMT_CALL_MAX + (1U << 20))	/* a packed message */
+/*
+ * The high half of clock_gettime's clock id (an int to the kernel, which
+ * ignores it) with which the guest's clock stub in R reads R's own CPU
+ * clocks, CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID: the filter
+ * lets those run (agent/guest-stub.c). Anything else R could read with it
+ * is what R may read anyway: its own clocks, without the time it used
+ * before it came.
+ */
+#define RMT_CLOCK_MAGIC	0x6f736d31U	/* "osm1" */
 
 /* filter.c */
 int	 filter_build(struct sock_fprog *prog, char **cause);
@@ -60,13 +72,47 @@ struct emulate_base {
 	uint64_t	 maxrss_kb;
 };
 
+/* ident.c: the process's identity at home, as the home says it */
+struct remote_ident {
+	pid_t		 pid;
+	pid_t		 ppid;
+	pid_t		 pgrp;
+	pid_t		 sid;
+	uint32_t	 uid[4];	/* real, effective, saved, fs */
+	uint32_t	 gid[4];
+	uint32_t	*groups;	/* supplementary */
+	size_t		 ngroups;
+};
+
 /* remote.c */
 struct remote;
+/* What became of R's notified calls. */
+struct remote_stats {
+	uint64_t	 forwarded;
+	uint64_t	 emulated;	/* CPU clocks answered by the guest */
+	uint64_t	 home;
+	uint64_t	 gone;		/* answers for a call R left */
+	uint64_t	 restarted;	/* sent home again */
+	uint64_t	 faults;	/* outputs R's memory refused */
+	uint64_t	 mapped;	/* file mappings handed to the caller */
+	uint64_t	 ident;		/* identity answered here */
+	uint64_t	 behind;	/* calls sent behind (fileio.c) */
+	uint64_t	 served;	/* reads served from windows */
+	uint64_t	 fetches;	/* windows read at home */
+	uint64_t	 behind_errors;	/* writes behind that failed */
+};
+/* Messages for home besides the call of a REMOTE_FORWARD (remote_out). */
+enum remote_out {
+	REMOTE_OUT_CALL = 1,	/* a RemoteCall, written behind */
+	REMOTE_OUT_FD_ASK,	/* a RemoteFdAsk */
+	REMOTE_OUT_READ,	/* a RemoteRead */
+};
 enum remote_event_kind {
 	REMOTE_NONE,		/* nothing: R left the call */
 	REMOTE_ANSWERED,		/* R has its answer */
 	REMOTE_FORWARD,		/* send msg home, then remote_reply */
 	REMOTE_HOME,		/* bring R home; the call stays pending */
+	REMOTE_WAITING,		/* R waits for bytes read ahead (remote_out) */
 	REMOTE_MAP,		/* a file mapping: args say which; the caller
 				   makes it (remote_map) or brings R home */
 	REMOTE_THREAD,		/* clone, clone3 or exit: nr and args say
@@ -99,6 +145,21 @@ int		 remote_listener(const struct remote *g);
 pid_t		 remote_vtid(struct remote *g, pid_t tid);
 void		 remote_thread_forget(struct remote *g, pid_t tid);
 pid_t		 remote_tid_here(struct remote *g, pid_t vtid);
+void		 remote_set_ident(struct remote *g,
+		    const struct remote_ident *id);
+const struct remote_stats *remote_stats(struct remote *g);
+int		 remote_out(struct remote *g, int post, enum remote_out *kind,
+		    uint8_t **msg, size_t *len);
+int		 remote_reply_behind(struct remote *g, const uint8_t *msg,
+		    size_t len, char **cause);
+int		 remote_fd_info(struct remote *g, const uint8_t *msg,
+		    size_t len, char **cause);
+int		 remote_read_data(struct remote *g, const uint8_t *msg,
+		    size_t len, struct remote_event *ev, char **cause);
+void		 remote_settle(struct remote *g);
+int		 remote_batched(const struct remote *g);
+void		 remote_flush(struct remote *g);
+void		 remote_strict(struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
 int		 remote_continue(struct remote *g, uint64_t id, char **cause);
@@ -110,6 +171,7 @@ struct home_call {
 	uint64_t	 seq;
 	pid_t		 tid;		/* the thread it is for; 0: the lead */
 	int		 nr;
+	int		 behind;	/* R has had its answer: run it whole */
 	const char	*name;
 	size_t		 span;		/* scratch bytes the call needs */
 	uint64_t	 args[6];	/* registers, after home_layout */
@@ -130,5 +192,6 @@ int		 home_reply(const struct home_call *hc, long ret,
 void		 home_free(struct home_call *hc);
 int		 home_timed(const struct home_call *hc);
 int		 home_again(const struct home_call *hc);
+int		 home_ident(const struct home_call *hc);
 
 #endif

@@ -318,6 +318,26 @@ request_clock_class(const uint64_t *a, pid_t self)
 	return RMT_FORWARD;
 }
 
+/*
+ * The guest's clock stub reading R's own CPU clocks (RMT_CLOCK_MAGIC in
+ * the high half of the id): local, as the filter lets it.
+ */
+int
+request_clock_stub(const uint64_t *a)
+{
+	return (a[0] >> 32) == RMT_CLOCK_MAGIC &&
+	    ((uint32_t)a[0] == CLOCK_PROCESS_CPUTIME_ID ||
+	    (uint32_t)a[0] == CLOCK_THREAD_CPUTIME_ID);
+}
+
+enum rmt_class
+request_clock_gettime_class(const uint64_t *a, pid_t self)
+{
+	if (request_clock_stub(a))
+		return RMT_LOCAL;
+	return request_clock_class(a, self);
+}
+
 /* getrusage: the process itself is emulated, its children are at home. */
 enum rmt_class
 request_rusage_class(const uint64_t *a, pid_t self)

@@ -427,3 +427,10 @@ mig_thread_new_in(struct mig_task *t, pid_t via, pid_t tid, pid_t *made,
 	t->lead = lead;
 	return rc;
 }
+
+/* The registers the held task's lead resumes with. */
+const struct user_regs_struct *
+mig_regs(struct mig_task *t)
+{
+	return &t->lead->regs;
+}

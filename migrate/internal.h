@@ -55,6 +55,7 @@ struct mig_task {
 	char		*cause;		/* of the last failed injection */
 	const struct mig_stand_in *stand_ins;	/* not ours: mig_stand_ins */
 	size_t		 nstand_ins;
+	const struct mig_hidden *hidden;	/* not the program's: mig_hide */
 };
 
 /* task.c */

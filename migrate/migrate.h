@@ -133,6 +133,23 @@ struct mig_stand_in {
 	int		 carry;		/* that file is gone: carry the bytes */
 };
 
+/*
+ * Code a guest agent put into a task for its own ends, not the program's
+ * (agent/guest-stub.c, a clock stub): a dump of the task leaves its area
+ * out, records the vDSO as it was before the agent patched it, and records
+ * a task stopped inside that code as stopped at the same point of the
+ * program's own (rewind changes the registers the dump records).
+ */
+struct mig_hidden {
+	uint64_t	 start;		/* the area, never dumped */
+	uint64_t	 end;
+	uint64_t	 patched;	/* where the vDSO was changed */
+	const uint8_t	*orig;		/* its bytes there before */
+	size_t		 orig_len;
+	void		(*rewind)(void *arg, struct user_regs_struct *r);
+	void		*arg;
+};
+
 /* A file a task maps, and the bytes of it mapped, as a dump would record. */
 struct mig_range {
 	uint64_t	 offset;
@@ -215,6 +232,8 @@ int		 mig_seccomp(struct mig_task *t, const struct sock_fprog *prog,
 		    char **cause);
 void		 mig_stand_ins(struct mig_task *t,
 		    const struct mig_stand_in *s, size_t n);
+void		 mig_hide(struct mig_task *t, const struct mig_hidden *h);
+const struct user_regs_struct *mig_regs(struct mig_task *t);
 int		 mig_files(struct mig_task *t, int flags,
 		    struct mig_file **files, size_t *n, char **cause);
 void		 mig_files_free(struct mig_file *files, size_t n);

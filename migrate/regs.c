@@ -134,15 +134,20 @@ regs_dump(struct mig_task *t, struct mig_thread *th, Osm__ImgRegs *img,
 	uint8_t	*x;
 	size_t	 len;
 
+	struct user_regs_struct	 r = th->regs;
+
+	/* stopped in code not the program's: where the program's would be */
+	if (t->hidden != NULL && t->hidden->rewind != NULL)
+		t->hidden->rewind(t->hidden->arg, &r);
 	osm__img_regs__init(img);
 	img->gp = xmalloc(sizeof *img->gp);
-	regs_to_img(&th->regs, img->gp);
+	regs_to_img(&r, img->gp);
 	if (regs_get_xstate(th->tid, &x, &len, cause) == -1)
 		return -1;
 	img->xstate.data = x;
 	img->xstate.len = len;
 	img->xfeatures = regs_xfeatures(x, len);
-	regs_restart(t, &th->regs, img);
+	regs_restart(t, &r, img);
 	return 0;
 }
 

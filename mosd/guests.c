@@ -124,6 +124,9 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 	gs.command = o->command;
 	gs.guest_uid = m->conf->guest_uid_first + slot;
 	gs.socket = m->conf->socket_path;
+	gs.has_strict_files = 1;
+	gs.strict_files = policy_rule(m->policy, o->user,
+	    (const char *const *)o->groups, o->n_groups)->strict_files;
 	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
 		*why = xstrdup("offer too large");
 		return -1;

@@ -27,7 +27,7 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-m MB]\n"
+	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-s] [-m MB]\n"
 	    "              [-C file [-A minutes] [-N max]] program [args]\n"
 	    "       mosrun -R file [--fd N=path]... [-L | -l] [-C file ...]\n"
 	    "Run program as a migratable process whose home is this node: it\n"
@@ -39,6 +39,9 @@ usage(int status)
 	    "  -L          never migrate it automatically (mosmigrate still "
 	    "can)\n"
 	    "  -l          let the balancer migrate it (the default)\n"
+	    "  -s          strict: away, every read and write of a regular\n"
+	    "              file goes home and waits for its answer (no read\n"
+	    "              ahead, no write behind)\n"
 	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
 	    "              much free are considered\n"
 	    "  -C file     checkpoints go to file.1, file.2, ... (mosmigrate\n"
@@ -120,7 +123,7 @@ main(int argc, char **argv)
 
 	memset(&o, 0, sizeof o);
 	o.sock = OSM_SOCKET_PATH;
-	while ((ch = getopt_long(argc, argv, "+A:bC:hlLm:N:r:R:S:", longopts,
+	while ((ch = getopt_long(argc, argv, "+A:bC:hlLm:N:r:R:sS:", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'A':
@@ -170,6 +173,9 @@ main(int argc, char **argv)
 			break;
 		case 'l':
 			o.locked = 0;
+			break;
+		case 's':
+			o.strict_io = 1;
 			break;
 		case 'L':
 			o.locked = 1;

@@ -16,7 +16,8 @@
  * as the guest agent would (session_send under the guest's keys) as the
  * next message, of kind op >> 1; op 0xfe (FUZZ_FLIP) flips the byte of
  * what is in the stream so far at the offset its first two bytes give
- * (modulo); any other op's bytes go into the stream as they are. The
+ * (modulo; a byte flipped once is not flipped again, which could undo
+ * it); any other op's bytes go into the stream as they are. The
  * receiver has the home's keys. Every refusal has a cause, and outside
  * image mode no message taken covers a flipped byte.
  */
@@ -32,6 +33,7 @@
 #include "libremote/remote.h"
 #include "migrate/migrate.h"
 #include "proto/migrate.pb-c.h"
+#include "proto/remote.pb-c.h"
 #include "proto/remote.pb-c.h"
 
 #define FUZZ_FLIP	0xfe
@@ -67,6 +69,9 @@ static const struct {
 	{ OSM__SES_KIND__SES_COME_HOME, &osm__ses_replaced__descriptor },
 	{ OSM__SES_KIND__SES_FILE_ASK, &osm__ses_file_ask__descriptor },
 	{ OSM__SES_KIND__SES_FILE_ANSWER, &osm__ses_file_answer__descriptor },
+	{ OSM__SES_KIND__SES_IDENTITY, &osm__ses_identity__descriptor },
+	{ OSM__SES_KIND__SES_FD_ASK, &osm__remote_fd_ask__descriptor },
+	{ OSM__SES_KIND__SES_READ, &osm__remote_read__descriptor },
 };
 
 void
@@ -98,8 +103,22 @@ decode(uint16_t kind, const uint8_t *body, size_t len)
 			fuzz_assert(cause != NULL);
 		home_free(hc);
 	} else if (kind == OSM__SES_KIND__SES_REPLY) {
+		/* no call behind: not one of those, or malformed */
+		if (remote_reply_behind(guest, body, len, &cause) == -1)
+			fuzz_assert(cause != NULL);
+		free(cause);
+		cause = NULL;
 		fuzz_assert(remote_reply(guest, body, len, -1, &ev, &cause) ==
 		    -1 && cause != NULL);
+	} else if (kind == OSM__SES_KIND__SES_FD_INFO) {
+		if (remote_fd_info(guest, body, len, &cause) == -1)
+			fuzz_assert(cause != NULL);
+	} else if (kind == OSM__SES_KIND__SES_READ_DATA) {
+		/* no read waits: dropped, or refused */
+		if (remote_read_data(guest, body, len, &ev, &cause) == -1)
+			fuzz_assert(cause != NULL);
+		else
+			fuzz_assert(ev.kind == REMOTE_NONE);
 	}
 	free(cause);
 	for (i = 0; i < nitems(session_msgs); i++) {
@@ -157,10 +176,15 @@ flip(int fd, const uint8_t *p, size_t len, struct flips *f)
 	off_t	end = lseek(fd, 0, SEEK_CUR);
 	uint8_t	c;
 	size_t	off;
+	int	i;
 
 	if (len < 2 || end <= 0 || f->n == FUZZ_FLIPS)
 		return;
 	off = (p[0] << 8 | p[1]) % end;
+	/* A second flip of a byte could put it back as it was. */
+	for (i = 0; i < f->n; i++)
+		if (f->off[i] == off)
+			return;
 	if (pread(fd, &c, 1, off) != 1)
 		fatal("memfd");
 	c ^= len > 2 && p[2] != 0 ? p[2] : 1;

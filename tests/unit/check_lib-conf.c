@@ -59,6 +59,11 @@ conf_dump(const struct cluster_conf *c)
 		free(out);
 		out = tmp;
 	}
+	for (i = 0; i < c->nshared; i++) {
+		xasprintf(&tmp, "%sshared %s\n", out, c->shared[i]);
+		free(out);
+		out = tmp;
+	}
 	return out;
 }
 
@@ -116,6 +121,27 @@ START_TEST(test_conf_golden)
 }
 END_TEST
 
+/* What is under a shared path, by its plain spelling only. */
+START_TEST(test_conf_is_shared)
+{
+	char	*sh[] = { "/home", "/scratch/a" };
+
+	ck_assert(conf_is_shared(sh, 2, "/home"));
+	ck_assert(conf_is_shared(sh, 2, "/home/u/f.db"));
+	ck_assert(conf_is_shared(sh, 2, "/scratch/a/x"));
+	ck_assert(!conf_is_shared(sh, 2, "/homes/u"));
+	ck_assert(!conf_is_shared(sh, 2, "/scratch/b"));
+	ck_assert(!conf_is_shared(sh, 2, "/scratch"));
+	ck_assert(!conf_is_shared(sh, 2, "home/u"));
+	ck_assert(!conf_is_shared(sh, 2, "/home/../etc/passwd"));
+	ck_assert(!conf_is_shared(sh, 2, "/home/./u"));
+	ck_assert(!conf_is_shared(sh, 2, "/home//u"));
+	ck_assert(!conf_is_shared(sh, 2, "/home/u/.."));
+	ck_assert(conf_is_shared(sh, 2, "/home/u/..x"));
+	ck_assert(!conf_is_shared(sh, 0, "/home/u"));
+}
+END_TEST
+
 static void	appendf(char **, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 
@@ -165,7 +191,8 @@ policy_dump_rule(char **out, const char *what, const struct policy_rule *r)
 	appendf(out, "%s nodes ", what);
 	policy_dump_nodes(out, &r->nodes);
 	policy_dump_limit(out, "away", r->max_away);
-	appendf(out, " auto %s\n", r->automatic ? "yes" : "no");
+	appendf(out, " auto %s files %s\n", r->automatic ? "yes" : "no",
+	    r->strict_files ? "strict" : "fast");
 }
 
 static void
@@ -482,6 +509,7 @@ check_lib_conf(Suite *s)
 
 	tc = tcase_create("conf");
 	tcase_add_test(tc, test_conf_golden);
+	tcase_add_test(tc, test_conf_is_shared);
 	tcase_add_test(tc, test_parse_numbers);
 	suite_add_tcase(s, tc);
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/osm.h"
@@ -409,6 +410,28 @@ START_TEST(test_atomic_fail)
 }
 END_TEST
 
+/* The CPU time /proc says a process used is the time it used. */
+START_TEST(test_proc_cpu)
+{
+	struct timespec	 ts;
+	uint64_t	 u, s, ns;
+	volatile long	 x = 0;
+
+	do {
+		x++;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec < 1 && ts.tv_nsec < 300000000);
+	ck_assert_int_eq(proc_cpu_ns(getpid(), &u, &s), 0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	/* to the nanosecond: a clock continued from it never goes back */
+	ck_assert_msg(u + s <= ns && u + s + 1000000 >= ns,
+	    "/proc says %llu + %llu ns, the clock %llu",
+	    (unsigned long long)u, (unsigned long long)s,
+	    (unsigned long long)ns);
+}
+END_TEST
+
 static Suite *
 lib_suite(void)
 {
@@ -433,6 +456,10 @@ lib_suite(void)
 	tcase_add_test(tc, test_atomic_commit);
 	tcase_add_test(tc, test_atomic_abort);
 	tcase_add_test(tc, test_atomic_fail);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("proc");
+	tcase_add_test(tc, test_proc_cpu);
 	suite_add_tcase(s, tc);
 
 	check_lib_crypto(s);

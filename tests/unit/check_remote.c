@@ -329,6 +329,26 @@ START_TEST(test_filter_agrees)
 			bpf_compare(&p, tab[i].nr, args);
 		}
 	}
+	/* the guest's clock stub reads R's own CPU clocks, and only those */
+	memset(args, 0, sizeof args);
+	for (k = -8; k < 16; k++) {
+		args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | (uint32_t)k;
+		bpf_compare(&p, SYS_clock_gettime, args);
+		bpf_compare(&p, SYS_clock_getres, args);
+	}
+	args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | CLOCK_PROCESS_CPUTIME_ID;
+	memcpy(d.args, args, sizeof d.args);
+	d.arch = AUDIT_ARCH_X86_64;
+	d.nr = SYS_clock_gettime;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+	d.nr = SYS_clock_getres;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | 0xfffffffa;	/* pid 0 */
+	memcpy(d.args, args, sizeof d.args);
+	d.nr = SYS_clock_gettime;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	memset(d.args, 0, sizeof d.args);
+
 	/* i386 (int 0x80) and x32 numbers are never let through */
 	d.arch = AUDIT_ARCH_I386;
 	d.nr = SYS_futex;
@@ -673,6 +693,7 @@ remote_suite(void)
 	suite_add_tcase(s, tc);
 
 	check_remote_hostile(s);
+	check_remote_fileio(s);
 	return s;
 }
 

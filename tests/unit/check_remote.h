@@ -6,5 +6,7 @@
 
 /* check_remote-hostile.c: its test case, added to s */
 void	 check_remote_hostile(Suite *s);
+/* check_remote-fileio.c: libremote/fileio.c's */
+void	 check_remote_fileio(Suite *s);
 
 #endif

@@ -1,0 +1,277 @@
+/*
+ * Regular files for the copy away, at home (libremote/fileio.c has the
+ * guest's side): what one of P's descriptors is (RemoteFdAsk), bytes read
+ * ahead of R's reads (RemoteRead), and the calls written behind (a write,
+ * a pwrite64, an lseek of the offset R owes). All come in their turn after
+ * the calls R sent before them, so that what they say follows those calls.
+ *
+ * The deputy makes them itself, on a duplicate of P's descriptor
+ * (pidfd_getfd: the same open file, its offset and flags shared, as a
+ * dup(2) shares them), so P is not woken: the call does to the file and
+ * its offset what P's would. Not when P has a file size limit of its own
+ * (RLIMIT_FSIZE: its writes would be held to it, ours not): P makes
+ * those.
+ */
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/migrate.pb-c.h"
+#include "proto/remote.pb-c.h"
+
+#define KCMP_FILE	0
+
+#define IO_READ_MAX	(4U << 20)	/* as the guest takes at once */
+
+static uint64_t
+io_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000ULL + ts->tv_nsec;
+}
+
+/* P's descriptor fd: its offset and flags, from /proc/P/fdinfo/fd. */
+static int
+io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
+{
+	char			 path[64], line[128];
+	unsigned long long	 v;
+	unsigned int		 f;
+	FILE			*fp;
+	int			 seen = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, fp) != NULL) {
+		if (sscanf(line, "pos: %llu", &v) == 1) {
+			*pos = v;
+			seen |= 1;
+		} else if (sscanf(line, "flags: %o", &f) == 1) {
+			*flags = f;
+			seen |= 2;
+		}
+	}
+	fclose(fp);
+	return seen == 3 ? 0 : -1;
+}
+
+/* Are P's fd and ours the same open file? */
+static int
+io_same(pid_t pid, int fd, int ours)
+{
+	return syscall(SYS_kcmp, pid, getpid(), KCMP_FILE, fd, ours) == 0;
+}
+
+/* Our duplicate of P's descriptor fd (the same open file), or -1. */
+static int
+io_dup(struct deputy *d, int fd)
+{
+	if (d->io_fd > 0 && d->io_fdnum == fd && io_same(d->pid, fd, d->io_fd))
+		return d->io_fd;
+	if (d->io_fd > 0)
+		close(d->io_fd);
+	d->io_fd = 0;
+	if (d->io_pidfd <= 0 &&
+	    (d->io_pidfd = syscall(SYS_pidfd_open, d->pid, 0)) <= 0) {
+		d->io_pidfd = 0;
+		return -1;
+	}
+	if ((d->io_fd = syscall(SYS_pidfd_getfd, d->io_pidfd, fd, 0)) <= 0) {
+		d->io_fd = 0;
+		return -1;
+	}
+	d->io_fdnum = fd;
+	return d->io_fd;
+}
+
+/* Is fd the same open file as another of P's descriptors? */
+static int
+io_shared(pid_t pid, int fd)
+{
+	char		 path[64];
+	struct dirent	*de;
+	DIR		*dir;
+	int		 other, shared = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if ((dir = opendir(path)) == NULL)
+		return 1;
+	while (!shared && (de = readdir(dir)) != NULL) {
+		other = atoi(de->d_name);
+		if (de->d_name[0] != '.' && other != fd &&
+		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) == 0)
+			shared = 1;
+	}
+	closedir(dir);
+	return shared;
+}
+
+/* What P's descriptor is now (SES_FD_ASK): answered SES_FD_INFO. */
+int
+deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
+    char **cause)
+{
+	Osm__RemoteFdAsk	*a;
+	Osm__RemoteFdInfo	 m = OSM__REMOTE_FD_INFO__INIT;
+	struct stat		 st;
+	char			 path[64];
+	unsigned int		 flags = 0;
+	uint64_t		 pos = 0;
+	int			 rc;
+
+	if ((a = osm__remote_fd_ask__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "malformed descriptor question");
+		return -1;
+	}
+	m.seq = a->seq;
+	m.fd = a->fd;
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, a->fd);
+	/* strict (mosrun -s): R's calls go home as they are */
+	if (!d->o->strict_io && a->fd >= 0 && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && io_fdinfo(d->pid, a->fd, &pos,
+	    &flags) == 0 && (flags & O_PATH) == 0) {
+		m.has_regular = m.has_readable = m.has_behind = 1;
+		m.has_append = 1;
+		m.regular = 1;
+		m.readable = (flags & O_ACCMODE) != O_WRONLY &&
+		    (flags & O_DIRECT) == 0;
+		m.behind = (flags & O_ACCMODE) != O_RDONLY &&
+		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
+		m.append = (flags & O_APPEND) != 0;
+		m.has_shared = 1;
+		m.shared = io_shared(d->pid, a->fd);
+		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
+		m.has_mtime_ns = m.has_ctime_ns = 1;
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+		m.pos = pos;
+		m.size = st.st_size;
+		m.mtime_ns = io_ns(&st.st_mtim);
+		m.ctime_ns = io_ns(&st.st_ctim);
+	}
+	osm__remote_fd_ask__free_unpacked(a, NULL);
+	rc = session_send_msg(&d->ses, OSM__SES_KIND__SES_FD_INFO, &m.base,
+	    cause);
+	return rc;
+}
+
+void
+deputy_io_close(struct deputy *d)
+{
+	if (d->io_fd > 0)
+		close(d->io_fd);
+	d->io_fd = 0;		/* none: the deputy's 0 is /dev/null */
+	if (d->io_pidfd > 0)
+		close(d->io_pidfd);
+	d->io_pidfd = 0;
+}
+
+/*
+ * A call written behind (hc: write, pwrite64, lseek), made here on our
+ * duplicate of P's descriptor, its reply sent: 1; 0 if P must make it; -1
+ * if the session broke.
+ */
+int
+deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
+{
+	const Osm__RemoteCall	*c = hc->call;
+	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
+	struct rlimit		 fsize;
+	size_t			 done;
+	ssize_t			 n = 0;
+	int			 fd;
+
+	if (!hc->behind || (hc->nr != SYS_lseek && (c->n_regions != 1 ||
+	    !c->regions[0]->has_data)) ||
+	    (hc->nr != SYS_write && hc->nr != SYS_pwrite64 &&
+	    hc->nr != SYS_lseek) || c->args[3] > INT64_MAX ||
+	    prlimit(d->pid, RLIMIT_FSIZE, NULL, &fsize) == -1 ||
+	    fsize.rlim_cur != RLIM_INFINITY ||
+	    (fd = io_dup(d, (int)c->args[0])) == -1)
+		return 0;
+	/*
+	 * R has had its answer: what a short write leaves is written on, so
+	 * that the reply says all, or why not (ENOSPC), as the next write of
+	 * a native process would have told it.
+	 */
+	if (hc->nr == SYS_lseek) {
+		r.ret = lseek(fd, (off_t)c->args[1], (int)c->args[2]);
+		if (r.ret == -1)
+			r.ret = -errno;
+	} else {
+		for (done = 0; done < c->regions[0]->data.len; done += n) {
+			n = hc->nr == SYS_write ? write(fd,
+			    c->regions[0]->data.data + done,
+			    c->regions[0]->data.len - done) : pwrite(fd,
+			    c->regions[0]->data.data + done,
+			    c->regions[0]->data.len - done,
+			    (off_t)(c->args[3] + done));
+			if (n <= 0)
+				break;
+		}
+		r.ret = n == -1 ? -errno : (int64_t)done;
+	}
+	r.seq = hc->seq;
+	log_debug("process %d: %s = %lld (behind, by the deputy)",
+	    (int)d->pid, hc->name, (long long)r.ret);
+	return session_send_msg(&d->ses, OSM__SES_KIND__SES_REPLY, &r.base,
+	    cause) == -1 ? -1 : 1;
+}
+
+/* Bytes of P's file read ahead (SES_READ): answered SES_READ_DATA. */
+int
+deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
+    char **cause)
+{
+	Osm__RemoteRead		*r;
+	Osm__RemoteReadData	 m = OSM__REMOTE_READ_DATA__INIT;
+	struct stat		 st;
+	uint8_t			*buf = NULL;
+	ssize_t			 n = -1;
+	int			 fd, rc;
+
+	if ((r = osm__remote_read__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "malformed read ahead");
+		return -1;
+	}
+	m.seq = r->seq;
+	if (r->length > IO_READ_MAX || r->offset > INT64_MAX) {
+		osm__remote_read__free_unpacked(r, NULL);
+		xasprintf(cause, "a read ahead of %u bytes", r->length);
+		return -1;
+	}
+	if ((fd = io_dup(d, r->fd)) == -1 || fstat(fd, &st) == -1 ||
+	    st.st_dev != r->dev || st.st_ino != r->ino) {
+		m.has_error = 1;
+		m.error = EBADF;
+	} else {
+		buf = xmalloc(r->length > 0 ? r->length : 1);
+		n = pread(fd, buf, r->length, r->offset);
+		if (n == -1 || fstat(fd, &st) == -1) {
+			m.has_error = 1;
+			m.error = errno;
+		} else {
+			m.has_data = m.has_size = 1;
+			m.has_mtime_ns = m.has_ctime_ns = 1;
+			m.data.data = buf;
+			m.data.len = n;
+			m.size = st.st_size;
+			m.mtime_ns = io_ns(&st.st_mtim);
+			m.ctime_ns = io_ns(&st.st_ctim);
+		}
+	}
+	osm__remote_read__free_unpacked(r, NULL);
+	rc = session_send_msg(&d->ses, OSM__SES_KIND__SES_READ_DATA, &m.base,
+	    cause);
+	free(buf);
+	return rc;
+}

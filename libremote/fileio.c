@@ -1,0 +1,713 @@
+/*
+ * Regular files away from home, in fewer and overlapped round trips
+ * (docs/REMOTE.md, "Regular files"). The guest learns what each of R's
+ * descriptors is at home the first time R reads or writes it (a
+ * RemoteFdAsk before the call, answered in order); then, for a regular file:
+ *
+ *   - R's reads are served from a read-ahead window: bytes the home reads
+ *     without moving the file offset (RemoteRead), fetched in blocks that
+ *     grow with a sequential stream and are dropped on a seek elsewhere;
+ *     the bytes R takes are owed to the home's offset, which moves by
+ *     them (an lseek written behind) before any other call;
+ *   - R's writes are answered at once and sent behind, run at home in
+ *     their turn; a write that fails there makes the next call on that
+ *     descriptor fail with its error (fsync and close included), as NFS
+ *     does.
+ *
+ * Data read ahead lives only as long as its descriptor, at most
+ * FIO_FRESH_NS, and until a write of the file's from here, or any call
+ * that may change files (open with O_TRUNC, truncate, rename...).
+ *
+ * Messages to send go out in order through remote_out (the agent sends
+ * them around the call it sends, if any). The state is keyed by
+ * descriptor, for the process; a read waiting for its window is one (R's
+ * only thread: a threaded R would key it by tid).
+ */
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/remote.pb-c.h"
+
+#define FIO_WIN_MIN	(128U << 10)	/* the first window of a stream */
+#define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
+#define FIO_FRESH_NS	1000000000ULL	/* a window older is read again */
+#define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
+#define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
+
+static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
+		    int64_t);
+
+static uint64_t
+fio_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static struct fio_fd *
+fio_find(struct fio *f, int fd)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++) {
+		if (f->fds[i].fd == fd)
+			return &f->fds[i];
+	}
+	return NULL;
+}
+
+static struct fio_fd *
+fio_add(struct fio *f, int fd)
+{
+	struct fio_fd	*e;
+
+	f->fds = xreallocarray(f->fds, f->nfds + 1, sizeof *f->fds);
+	e = &f->fds[f->nfds++];
+	memset(e, 0, sizeof *e);
+	e->fd = fd;
+	return e;
+}
+
+static void
+fio_drop_window(struct fio_fd *e)
+{
+	free(e->win);
+	e->win = NULL;
+	e->win_len = 0;
+	e->grow = 0;
+}
+
+static void
+fio_forget(struct fio *f, struct fio_fd *e)
+{
+	fio_drop_window(e);
+	*e = f->fds[--f->nfds];
+}
+
+/* Every window of file (dev, ino), or every window if all. */
+static void
+fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++) {
+		if (all || (f->fds[i].dev == dev && f->fds[i].ino == ino))
+			fio_drop_window(&f->fds[i]);
+	}
+}
+
+void
+fio_free(struct fio *f)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++)
+		free(f->fds[i].win);
+	free(f->fds);
+	for (i = 0; i < f->nout; i++)
+		free(f->out[i].msg);
+	free(f->out);
+	free(f->behind);
+	free(f->buf);
+	memset(f, 0, sizeof *f);
+}
+
+void
+fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
+{
+	f->out = xreallocarray(f->out, f->nout + 1, sizeof *f->out);
+	f->out[f->nout].kind = kind;
+	f->out[f->nout].post = post;
+	f->out[f->nout].msg = msg;
+	f->out[f->nout].len = len;
+	f->nout++;
+}
+
+/*
+ * The next message to send: those before the call the agent sends now
+ * (post 0), or after it (post 1). The caller frees *msg.
+ */
+int
+fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nout; i++) {
+		if (f->out[i].post > post)
+			continue;
+		*kind = f->out[i].kind;
+		*msg = f->out[i].msg;
+		*len = f->out[i].len;
+		memmove(&f->out[i], &f->out[i + 1],
+		    (f->nout - i - 1) * sizeof *f->out);
+		f->nout--;
+		return 1;
+	}
+	return 0;
+}
+
+/* A call written behind: its reply says only whether it failed. */
+static void
+fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect)
+{
+	f->behind = xreallocarray(f->behind, f->nbehind + 1,
+	    sizeof *f->behind);
+	f->behind[f->nbehind].seq = seq;
+	f->behind[f->nbehind].fd = fd;
+	f->behind[f->nbehind].expect = expect;
+	f->nbehind++;
+}
+
+/* The home's offset of e moves by what R took from windows. */
+static void
+fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
+{
+	struct rmt_call	 c;
+	uint8_t		*msg;
+	size_t		 len;
+
+	if (e->seek == 0)
+		return;
+	memset(&c, 0, sizeof c);
+	c.seq = ++*seq;
+	c.nr = SYS_lseek;
+	c.name = "lseek";
+	c.args[0] = e->fd;
+	c.args[1] = e->seek;
+	c.args[2] = SEEK_CUR;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, e->fd, -1);
+	f->stats_behind++;
+	e->seek = 0;
+}
+
+/*
+ * The writes gathered go home, as one write or pwrite64 behind: before
+ * any call but the next of them and a read served from another file's
+ * window, before a dump of R and its end, and a moment after the last
+ * (the agent's timer), so that the home has them promptly.
+ */
+void
+fio_flush(struct fio *f, uint64_t *seq)
+{
+	struct rmt_region	 reg;
+	struct rmt_reloc	 rel;
+	struct rmt_call		 c;
+	uint8_t			*msg;
+	size_t			 len;
+
+	if (f->blen == 0)
+		return;
+	memset(&c, 0, sizeof c);
+	memset(&reg, 0, sizeof reg);
+	memset(&rel, 0, sizeof rel);
+	reg.size = f->blen;
+	reg.dir = RMT_IN;
+	reg.data = f->buf;
+	rel.target = 0;
+	rel.arg = 1;
+	c.seq = ++*seq;
+	c.nr = f->bnr;
+	c.name = f->bnr == SYS_write ? "write" : "pwrite64";
+	c.args[0] = f->bfd;
+	c.args[2] = f->blen;
+	c.args[3] = f->boff;
+	c.regions = &reg;
+	c.nregions = 1;
+	c.relocs = &rel;
+	c.nrelocs = 1;
+	c.total = f->blen;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);	/* which frees the region's bytes */
+	f->buf = NULL;
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, f->bfd, f->blen);
+	f->stats_behind++;
+	f->blen = 0;
+}
+
+/* Are writes gathered, for the agent's timer? */
+int
+fio_batched(const struct fio *f)
+{
+	return f->blen > 0;
+}
+
+/*
+ * R's write (or pwrite64) of len bytes at buf, on e, gathered with those
+ * before it: 1 (its answer *rv), or 0 if it goes as it is.
+ */
+static int
+fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
+    const uint64_t *args, uint64_t *seq, long *rv)
+{
+	struct iovec	local, remote;
+	size_t		len = args[2];
+
+	if (len == 0 || len > FIO_BATCH_ONE) {
+		fio_flush(f, seq);	/* it goes after those before it */
+		return 0;
+	}
+	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != nr ||
+	    (nr == SYS_pwrite64 && args[3] != f->boff + f->blen) ||
+	    f->blen + len > FIO_BATCH))
+		fio_flush(f, seq);
+	if (f->buf == NULL)
+		f->buf = xmalloc(FIO_BATCH);
+	local.iov_base = f->buf + f->blen;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)args[1];
+	remote.iov_len = len;
+	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		fio_flush(f, seq);	/* home says EFAULT, or what it says */
+		return 0;
+	}
+	if (f->blen == 0) {
+		f->bnr = nr;
+		f->bfd = e->fd;
+		f->bdev = e->dev;
+		f->bino = e->ino;
+		f->boff = args[3];
+	}
+	f->blen += len;
+	*rv = len;
+	return 1;
+}
+
+/* Every offset owed goes home: before a call that may show them. */
+void
+fio_settle(struct fio *f, uint64_t *seq)
+{
+	size_t	i;
+
+	fio_flush(f, seq);
+	for (i = 0; i < f->nfds; i++)
+		fio_settle_seek(f, &f->fds[i], seq);
+}
+
+static void
+fio_ask(struct fio *f, struct fio_fd *e, uint64_t *seq)
+{
+	Osm__RemoteFdAsk	 a = OSM__REMOTE_FD_ASK__INIT;
+	uint8_t			*msg;
+
+	a.seq = ++*seq;
+	a.fd = e->fd;
+	msg = xmalloc(osm__remote_fd_ask__get_packed_size(&a));
+	/* before the call: its answer comes first, and the call's follows */
+	fio_push(f, REMOTE_OUT_FD_ASK, 0, msg,
+	    osm__remote_fd_ask__pack(&a, msg));
+	e->state = FIO_ASKED;
+}
+
+/* Ask home for len bytes of e at off, for R's read waiting. */
+static void
+fio_fetch(struct fio *f, struct fio_fd *e, uint64_t off, size_t len,
+    uint64_t *seq)
+{
+	Osm__RemoteRead	 r = OSM__REMOTE_READ__INIT;
+	uint8_t		*msg;
+
+	r.seq = f->wait_seq = ++*seq;
+	r.fd = e->fd;
+	r.dev = e->dev;
+	r.ino = e->ino;
+	r.offset = off;
+	r.length = len;
+	msg = xmalloc(osm__remote_read__get_packed_size(&r));
+	fio_push(f, REMOTE_OUT_READ, 0, msg, osm__remote_read__pack(&r, msg));
+	f->stats_fetches++;
+}
+
+static int
+fio_is_fd_call(int nr)
+{
+	switch (nr) {
+	case SYS_read:
+	case SYS_write:
+	case SYS_pread64:
+	case SYS_pwrite64:
+	case SYS_readv:
+	case SYS_writev:
+	case SYS_preadv:
+	case SYS_pwritev:
+	case SYS_preadv2:
+	case SYS_pwritev2:
+	case SYS_lseek:
+	case SYS_fstat:
+	case SYS_fsync:
+	case SYS_fdatasync:
+	case SYS_ftruncate:
+	case SYS_fallocate:
+	case SYS_close:
+	case SYS_flock:
+	case SYS_fcntl:
+	case SYS_ioctl:
+	case SYS_sync_file_range:
+	case SYS_fadvise64:
+	case SYS_fstatfs:
+	case SYS_getdents64:
+	case SYS_sendfile:
+		return 1;
+	}
+	return 0;
+}
+
+/* Calls that change no file's bytes: windows outlive them. */
+static int
+fio_harmless(int nr, const uint64_t *a)
+{
+	switch (nr) {
+	case SYS_newfstatat:
+	case SYS_statx:
+	case SYS_stat:
+	case SYS_lstat:
+	case SYS_access:
+	case SYS_faccessat:
+	case SYS_faccessat2:
+	case SYS_readlink:
+	case SYS_readlinkat:
+	case SYS_getcwd:
+	case SYS_uname:
+	case SYS_poll:
+	case SYS_ppoll:
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_fstat:
+	case SYS_lseek:
+	case SYS_read:
+	case SYS_pread64:
+	case SYS_readv:
+	case SYS_getdents64:
+	case SYS_close:
+		return 1;
+	case SYS_open:
+		return ((int)a[1] & O_TRUNC) == 0;
+	case SYS_openat:
+		return ((int)a[2] & O_TRUNC) == 0;
+	}
+	return 0;
+}
+
+/*
+ * dup2 and dup3 close their target, close_range its range: what R owed
+ * those descriptors' offsets is paid first, and they are forgotten (a
+ * new descriptor only ever takes a free number).
+ */
+static void
+fio_replaced(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
+{
+	uint64_t	lo, hi;
+	size_t		i;
+
+	if (nr == SYS_dup2 || nr == SYS_dup3)
+		lo = hi = (uint32_t)args[1];
+	else if (nr == SYS_close_range) {
+		lo = (uint32_t)args[0];
+		hi = (uint32_t)args[1];
+	} else
+		return;
+	fio_flush(f, seq);
+	for (i = 0; i < f->nfds; i++) {
+		if ((uint64_t)f->fds[i].fd >= lo &&
+		    (uint64_t)f->fds[i].fd <= hi) {
+			fio_settle_seek(f, &f->fds[i], seq);
+			fio_forget(f, &f->fds[i--]);
+		}
+	}
+}
+
+/* Write len bytes of e's window at pos into R's buffer and take them. */
+static long
+fio_serve(struct fio_fd *e, pid_t tid, uint64_t buf, size_t len)
+{
+	struct iovec	local, remote;
+	size_t		n = e->win_off + e->win_len - e->pos;
+
+	if (n > len)
+		n = len;
+	local.iov_base = e->win + (e->pos - e->win_off);
+	local.iov_len = n;
+	remote.iov_base = (void *)(uintptr_t)buf;
+	remote.iov_len = n;
+	if (n > 0 && process_vm_writev(tid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)n)
+		return -EFAULT;
+	e->pos += n;
+	e->seek += n;
+	return n;
+}
+
+/*
+ * What R's read of e wants of its window: 1 it can be served, 0 a fetch
+ * (for the stream at e->pos).
+ */
+static int
+fio_servable(const struct fio_fd *e, size_t len)
+{
+	uint64_t	end = e->win_off + e->win_len;
+
+	if (e->win == NULL || e->pos < e->win_off || e->pos >= end ||
+	    fio_now() - e->win_at > FIO_FRESH_NS)
+		return 0;
+	return end - e->pos >= len || e->win_eof;
+}
+
+/*
+ * R's forwarded call nr (tid, notification id) before it is sent home:
+ *
+ *   FIO_PASS    send it home as it is (args may have changed: an lseek
+ *		 taking what R owes the offset)
+ *   FIO_BEHIND  send it home behind; answer R with *rv now
+ *   FIO_ANSWER  answer R with *rv: served from a window, or a deferred
+ *		 error
+ *   FIO_WAIT    R waits for its window: the fetch is queued
+ */
+enum fio_verdict
+fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
+    uint64_t *seq, long *rv)
+{
+	struct fio_fd	*e = NULL;
+	int		 fd = (int)args[0];
+	size_t		 len;
+
+	if (f->off)
+		return FIO_PASS;
+	fio_replaced(f, nr, args, seq);
+	if (fio_is_fd_call(nr))
+		e = fio_find(f, fd);
+	/*
+	 * Writes gathered go before anything else, but the next of them
+	 * and a read of another file (served or fetched ahead: a read of
+	 * the same file must see them).
+	 */
+	if (f->blen > 0 && !(e != NULL && e->state == FIO_KNOWN &&
+	    (((nr == SYS_write || nr == SYS_pwrite64) && e->fd == f->bfd) ||
+	    (nr == SYS_read && (e->dev != f->bdev || e->ino != f->bino)))))
+		fio_flush(f, seq);
+	/*
+	 * R sees what it wrote: a call that may change a file drops every
+	 * window, but for a call on a known descriptor (a regular file's
+	 * drops that file's below; a pipe's, a socket's, a terminal's change
+	 * no file).
+	 */
+	if ((e == NULL || (e->state != FIO_KNOWN && e->state != FIO_OTHER)) &&
+	    !fio_harmless(nr, args))
+		fio_drop_file(f, 1, 0, 0);
+	if (e == NULL || e->state != FIO_KNOWN) {
+		/* another call may show an offset owed: pay them first */
+		fio_settle(f, seq);
+		if (e == NULL && (nr == SYS_read || nr == SYS_write ||
+		    nr == SYS_pwrite64 || nr == SYS_writev)) {
+			e = fio_add(f, fd);
+			fio_ask(f, e, seq);
+		}
+		if (e != NULL && nr == SYS_close)
+			fio_forget(f, e);
+		return FIO_PASS;
+	}
+
+	/* a write behind failed: this call says so (close still closes) */
+	if (e->err != 0 && nr != SYS_close) {
+		*rv = e->err;
+		e->err = 0;
+		return FIO_ANSWER;
+	}
+	/* a large read is as good going home as it is */
+	len = (size_t)args[2];
+	if (nr == SYS_read && e->readable && e->pos_known && len > 0 &&
+	    len <= FIO_WIN_MAX) {
+		if (fio_servable(e, len)) {
+			*rv = fio_serve(e, tid, args[1], len);
+			f->stats_served++;
+			return FIO_ANSWER;
+		}
+		/* a stream grows its window; a jump starts small */
+		if (e->win != NULL && e->pos >= e->win_off &&
+		    e->pos <= e->win_off + e->win_len)
+			e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
+			    e->grow * 2;
+		else
+			e->grow = FIO_WIN_MIN;
+		f->waiting = 1;
+		memcpy(f->wait_args, args, sizeof f->wait_args);
+		f->wait_id = id;
+		f->wait_tid = tid;
+		f->wait_fd = fd;
+		f->wait_buf = args[1];
+		f->wait_len = len;
+		fio_fetch(f, e, e->pos, len > e->grow ? len : e->grow, seq);
+		return FIO_WAIT;
+	}
+	if (nr == SYS_lseek) {
+		/* "a seek and a read in one message": what R owes rides along */
+		if ((int)args[2] == SEEK_CUR)
+			args[1] += e->seek;
+		e->seek = 0;
+		e->pos_known = 0;
+		return FIO_PASS;
+	}
+	if (nr != SYS_pwrite64)
+		fio_settle_seek(f, e, seq);
+	if (nr == SYS_close) {
+		fio_forget(f, e);
+		return FIO_PASS;
+	}
+	if (nr == SYS_write || nr == SYS_pwrite64 || nr == SYS_writev ||
+	    nr == SYS_ftruncate || nr == SYS_fallocate)
+		fio_drop_file(f, 0, e->dev, e->ino);
+	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
+		if (fio_gather(f, e, tid, nr, args, seq, rv)) {
+			fio_sent_behind_pos(f, e, nr, *rv);
+			return FIO_ANSWER;
+		}
+		return FIO_BEHIND;
+	}
+	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
+	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
+		e->pos_known = 0;
+	return FIO_PASS;
+}
+
+/* R's offset after a write behind of n bytes. */
+static void
+fio_sent_behind_pos(struct fio *f, struct fio_fd *e, int nr, int64_t n)
+{
+	if (e == NULL || nr == SYS_pwrite64)
+		return;
+	if (e->pos_known && !e->append)
+		e->pos += n;
+	else
+		e->pos_known = 0;
+}
+
+/* A call sent behind (seq), answered expect bytes. */
+void
+fio_sent_behind(struct fio *f, uint64_t seq, int nr, const uint64_t *args,
+    int64_t expect)
+{
+	fio_behind_add(f, seq, (int)args[0], expect);
+	f->stats_behind++;
+	fio_sent_behind_pos(f, fio_find(f, (int)args[0]), nr, expect);
+}
+
+/*
+ * The reply to a call sent behind, if seq is one: 1 (its failure kept for
+ * the next call on its descriptor), 0 not one.
+ */
+int
+fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t *expect)
+{
+	struct fio_fd	*e;
+	size_t		 i;
+
+	for (i = 0; i < f->nbehind; i++) {
+		if (f->behind[i].seq == seq)
+			break;
+	}
+	if (i == f->nbehind)
+		return 0;
+	*expect = f->behind[i].expect;
+	if ((ret < 0 || (f->behind[i].expect >= 0 &&
+	    ret != f->behind[i].expect)) &&
+	    (e = fio_find(f, f->behind[i].fd)) != NULL && e->err == 0) {
+		/* a short write is one whose rest the home could not write */
+		e->err = ret < 0 ? ret : -EIO;
+		f->stats_errors++;
+	}
+	f->behind[i] = f->behind[--f->nbehind];
+	return 1;
+}
+
+/*
+ * A forwarded call's result, before R has it: offsets follow, and a
+ * failure behind that came meanwhile is this call's to tell.
+ */
+void
+fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret)
+{
+	struct fio_fd	*e;
+
+	if (!fio_is_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
+		return;
+	if (nr == SYS_lseek && *ret >= 0) {
+		e->pos = *ret;
+		e->pos_known = 1;
+	} else if ((nr == SYS_read || (nr == SYS_write && !e->append)) &&
+	    *ret >= 0 && e->pos_known)
+		e->pos += *ret;
+	if (e->err != 0 && *ret >= 0) {
+		*ret = e->err;
+		e->err = 0;
+	}
+}
+
+/* The home's answer about a descriptor. */
+void
+fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
+{
+	struct fio_fd	*e = fio_find(f, m->fd);
+
+	if (e == NULL || e->state != FIO_ASKED)
+		return;		/* closed meanwhile */
+	if (!m->regular) {
+		e->state = FIO_OTHER;
+		return;
+	}
+	e->state = FIO_KNOWN;
+	/* its offset moved by another descriptor too: no offset of ours */
+	e->readable = m->readable && !m->shared;
+	e->behind = m->behind;
+	e->append = m->append;
+	e->dev = m->dev;
+	e->ino = m->ino;
+	e->pos = m->pos;
+	e->pos_known = !m->append;
+}
+
+/*
+ * Bytes read ahead for R's waiting read (m), which is still waiting if
+ * valid. *rv is R's answer when 1; 0: R left its read, or the data is for
+ * none; -1 the home could not read ahead: R's read (f->wait_*) goes home
+ * as it is, and its descriptor is no longer read ahead.
+ */
+int
+fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid, long *rv)
+{
+	struct fio_fd	*e;
+
+	if (!f->waiting || m->seq != f->wait_seq ||
+	    (e = fio_find(f, f->wait_fd)) == NULL)
+		return 0;
+	f->waiting = 0;
+	if (m->error != 0) {
+		e->readable = 0;
+		return valid ? -1 : 0;
+	}
+	free(e->win);
+	e->win = xmalloc(m->data.len > 0 ? m->data.len : 1);
+	memcpy(e->win, m->data.data, m->data.len);
+	e->win_off = e->pos;
+	e->win_len = m->data.len;
+	e->win_eof = e->pos + m->data.len >= m->size;
+	e->win_at = fio_now();
+	if (!valid)
+		return 0;	/* it reads again, from the window */
+	*rv = fio_serve(e, f->wait_tid, f->wait_buf, f->wait_len);
+	f->stats_served++;
+	return 1;
+}

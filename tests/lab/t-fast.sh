@@ -1,0 +1,163 @@
+#!/bin/sh
+# Forwarding without the round trip (docs/REMOTE.md, "Answered where it
+# runs"): a process started on node 2 gets its identity there — right
+# across setgroups, setresgid, setresuid and setsid, and after its parent
+# dies at home — with its getpid calls never sent home; its CPU-time clock
+# polled in a loop is answered inside it, monotonic and total across a
+# move, and none of those calls reach its guest agent or the home.
+. "$(dirname "$0")/lib.sh"
+
+lab_up 2
+wait_cluster 2
+D=$(lab_dir)/fast
+mkdir -p "$D" && chmod 755 "$(lab_dir)" "$D" || fail "mkdir $D"
+
+# --- identity -----------------------------------------------------------
+# The parent shell ends once the process is ready: it is reparented.
+lab_exec 1 sh -c 'cd "$1" && { OSM_DEPUTY_LOG=$1/ident.log \
+    OSM_DEPUTY_DEBUG=1 mosrun -L -r 2 "$2" > ident.out 2>&1 & } &&
+    i=0 && until grep -q ready ident.out; do
+	i=$((i + 1)); [ $i -lt 600 ] || exit 1; sleep 0.05; done' \
+    sh "$D" "$OSM_MOSRUN/ident" || fail "ident: not ready: $(cat "$D/ident.out")"
+wait_for 60 grep -q '^ok' "$D/ident.out" ||
+    fail "ident: $(cat "$D/ident.out")"
+# It was away (its reads of /proc/self/status went home), and of its
+# thousand getpid calls and more none went home but the first.
+opens=$(grep -c ': openat = ' "$D/ident.log")
+pids=$(grep -c ': getpid = ' "$D/ident.log")
+[ "$opens" -ge 400 ] || fail "ident: $opens opens sent home: was it away?"
+[ "$pids" -le 1 ] || fail "ident: $pids getpid calls sent home"
+echo "identity: $(grep '^ok' "$D/ident.out"), $opens opens and $pids getpid sent home"
+
+# --- CPU-time clocks ------------------------------------------------------
+# Polled at home to 0.3 s of CPU, moved to node 2, polled there to 1.5 s:
+# never backwards, never a jump, and the polls made on node 2 answered in
+# the process itself, not by its guest agent.
+L2=$(lab_dir)/node2/mosd.log
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L "$2" 1.5 > clock.out 2>&1 & }' \
+    sh "$D" "$OSM_MOSRUN/clock" || fail "clock: not started"
+wait_for 20 grep -q ready "$D/clock.out" || fail "clock: $(cat "$D/clock.out")"
+pid=$(pid_of clock)
+[ -n "$pid" ] || fail "clock: not listed"
+c2=$(node_cpu 2)
+lab_exec 1 mosmigrate "$pid" 2 || fail "clock: not moved"
+wait_for 60 grep -q -e '^ok' -e went "$D/clock.out" ||
+    fail "clock: no end: $(cat "$D/clock.out")"
+grep -q '^ok' "$D/clock.out" || fail "clock: $(cat "$D/clock.out")"
+c2=$(( $(node_cpu 2) - c2 ))
+[ "$c2" -ge 600000000 ] || fail "clock: node 2 charged only $c2 ns"
+wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" || fail "clock: no end on node 2"
+emulated=$(sed -n "s/.*guest $pid@1 .*ended.* \([0-9]*\) CPU clocks.*/\1/p" "$L2")
+[ "$emulated" -le 10 ] ||
+    fail "clock: $emulated CPU clock calls answered by the guest agent"
+echo "clocks: $(cat "$D/clock.out" | tail -1), node 2 charged $c2 ns, $emulated answered by the guest"
+
+# The stub is not the program's: polled on node 2, checkpointed there and
+# brought home while it polls, it goes on at home (its image names the
+# vDSO as the kernel made it, and the stub's page is not in it).
+# (moslab exec's own pipe, 251, is no descriptor a checkpoint restores)
+lab_exec 1 bash -c 'cd "$1" && { mosrun -L -r 2 "$2" 3 home > back.out 2>&1 \
+    251>&- & }' \
+    sh "$D" "$OSM_MOSRUN/clock" || fail "back: not started"
+wait_for 20 grep -q ready "$D/back.out" || fail "back: $(cat "$D/back.out")"
+pid=$(pid_of clock)
+[ "$(where "$pid")" = 2 ] || fail "back: not on node 2"
+lab_exec 1 mosmigrate "$pid" checkpoint || fail "back: no checkpoint"
+ck=$D/ckpt.$pid.1
+[ -s "$ck" ] || fail "back: no checkpoint file"
+# The image holds the program's areas only: none at the stub's address.
+stub=$(lab_exec 2 sh -c "grep -m1 ' r-xp 00000000 00:00 0 *\$' \
+    /proc/$(guest_pid clock 2)/maps" | cut -d- -f1)
+[ -n "$stub" ] || fail "back: no stub in the copy's map"
+"$OSM_BIN/moscr" info "$ck" > "$D/ck.info" 2>&1 || fail "back: $(cat "$D/ck.info")"
+! grep -q "$stub" "$D/ck.info" || fail "back: the stub's page is in the image"
+lab_exec 1 mosmigrate "$pid" home || fail "back: not brought home"
+wait_for 60 grep -q -e '^ok' -e went "$D/back.out" ||
+    fail "back: no end: $(cat "$D/back.out")"
+grep -q '^ok.* 1 back' "$D/back.out" || fail "back: $(cat "$D/back.out")"
+wait_for 10 grep -q "guest $pid@1 goes home" "$L2" || fail "back: not sent home"
+echo "home again: $(cat "$D/back.out" | tail -1)"
+
+# --- regular files -------------------------------------------------------
+F=$OSM_MOSRUN/files
+# Written behind and read back ahead, away: the same file as at home.
+lab_exec 1 sh -c 'cd "$1" && "$2" write home.dat 3000 > wh.out &&
+    mosrun -L -r 2 "$2" write away.dat 3000 > wa.out 2>&1' sh "$D" "$F" ||
+    fail "files write: $(cat "$D/wa.out")"
+grep -q '^wrote 3000 of 3000$' "$D/wa.out" || fail "files write: $(cat "$D/wa.out")"
+cmp -s "$D/home.dat" "$D/away.dat" || fail "files write: away.dat differs"
+line=$(grep "ended" "$L2" | tail -1)
+home=$(echo "$line" | sed -n 's/.*calls \([0-9]*\) sent home.*/\1/p')
+behind=$(echo "$line" | sed -n 's/.*(\([0-9]*\) behind).*/\1/p')
+served=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
+# 3,000 writes and 3,000 reads: gathered and sent behind, read ahead
+[ "$home" -le 100 ] || fail "files write: $home calls sent home: $line"
+[ "$behind" -ge 10 ] || fail "files write: $behind sent behind: $line"
+[ "$served" -ge 2900 ] || fail "files write: $served reads read ahead: $line"
+
+# A full file system at home (a small tmpfs in node 1): the failure of a
+# write behind is told on a later call, and the file holds the blocks in
+# order, each once (files checks it, reading it back), as many as the
+# same program writes at home on a file system of the same size: none
+# lost, none twice.
+mkdir -p "$D/full" "$D/fullh"
+lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/full" || fail "no tmpfs"
+lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/fullh" || fail "no tmpfs"
+lab_exec 1 sh -c 'cd "$1" && "$2" write fullh/f 200 > wfh.out 2>&1' \
+    sh "$D" "$F" || fail "files full at home: $(cat "$D/wfh.out")"
+lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write full/f 200 > wf.out 2>&1' \
+    sh "$D" "$F" || fail "files full: $(cat "$D/wf.out")"
+grep -q -e '^error on write [0-9]*: No space left on device' \
+    -e '^error on fsync: No space left on device' \
+    -e '^error on close: No space left on device' "$D/wf.out" ||
+    fail "files full: no error told: $(cat "$D/wf.out")"
+m=$(sed -n 's/^wrote \([0-9]*\) of 200$/\1/p' "$D/wfh.out")
+[ -n "$m" ] && [ "$m" -gt 0 ] || fail "files full at home: $(cat "$D/wfh.out")"
+grep -q "^wrote $m of 200\$" "$D/wf.out" ||
+    fail "files full: not the $m blocks written at home: $(cat "$D/wf.out")"
+grep "ended" "$L2" | tail -1 | grep -q '([1-9][0-9]* behind)' ||
+    fail "files full: nothing written behind"
+
+# Read ahead, then rewritten at home by another process: what R opens
+# again at once (close-to-open), and what it reads on the old descriptor
+# more than a second later, is the new content.
+head -c 65536 /dev/zero | tr '\0' a > "$D/st.dat"
+rm -f "$D/st.dat.go"
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" stale st.dat > ws.out 2>&1 & }' \
+    sh "$D" "$F" || fail "files stale: not started"
+wait_for 20 grep -q '^read a' "$D/ws.out" || fail "files stale: $(cat "$D/ws.out")"
+head -c 65536 /dev/zero | tr '\0' b | dd of="$D/st.dat" conv=notrunc 2>/dev/null
+touch "$D/st.dat.go"
+wait_for 20 grep -q -e '^fresh' -e stale "$D/ws.out" || fail "files stale: no end"
+grep -q '^fresh b' "$D/ws.out" || fail "files stale: $(cat "$D/ws.out")"
+wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q ' [1-9][0-9]* reads from'" ||
+    fail "files stale: nothing read ahead: $(grep ended "$L2" | tail -1)"
+
+# A shell's standard input shared with the process away: it leaves the
+# offset where its reads left it (dd reads 3 x 777 bytes, cat the rest).
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 dd bs=777 count=3 of=/dev/null \
+    2>/dev/null; cat > rest.out; } < home.dat' sh "$D" || fail "offset: dd"
+tail -c +2332 "$D/home.dat" | cmp -s - "$D/rest.out" || fail "offset: cat did not go on at byte 2331"
+# Standard output and error the same open file (2>&1): writes behind
+# keep its one offset, as at home (the deputy writes on P's own open file).
+P='for (1..500) { syswrite STDOUT, "out $_\n"; syswrite STDERR, "err $_\n" }'
+lab_exec 1 sh -c 'cd "$1" && perl -e "$2" > both.home 2>&1 &&
+    OSM_DEPUTY_LOG=$1/both.log OSM_DEPUTY_DEBUG=1 mosrun -L -r 2 perl -e "$2" \
+    > both.away 2>&1' sh "$D" "$P" || fail "2>&1: perl failed: $(tail -3 "$D/both.away")"
+grep -v '^mosrun: ' "$D/both.away" | cmp -s "$D/both.home" - ||
+    fail "2>&1: the output away differs"
+n=$(grep -c 'write = .* (behind, by the deputy)' "$D/both.log")
+[ "$n" -ge 900 ] || fail "2>&1: $n writes behind made by the deputy"
+echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out")(at home $m); stale: $(tail -1 "$D/ws.out")"
+
+# "files strict" in its owner's policy: every write goes home as it is.
+printf 'default files strict\n' > "$(lab_dir)/policy.conf"
+kill -HUP "$(cat "$(lab_dir)/node2/mosd.pid")"
+wait_for 5 grep -q "reload: .*policy $(lab_dir)/policy.conf" "$L2" ||
+    fail "strict: node 2 did not take the policy"
+lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write strict.dat 200 \
+    > wst.out 2>&1' sh "$D" "$F" || fail "strict: $(cat "$D/wst.out")"
+grep -q '^wrote 200 of 200$' "$D/wst.out" || fail "strict: $(cat "$D/wst.out")"
+wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q '(0 behind).* 0 reads from 0'" ||
+    fail "strict: written behind: $(grep ended "$L2" | tail -1)"
+echo "strict: $(grep ended "$L2" | tail -1 | sed 's/.*ended: //')"

@@ -1,0 +1,191 @@
+/*
+ * check_remote's part for libremote/fileio.c: regular files read ahead and
+ * written behind, the guest's bookkeeping alone, on this process's own
+ * memory (R is us): what a read, a write, a seek and another call become,
+ * what goes home and in which order, and a failure behind told later.
+ */
+#include <sys/syscall.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libremote/internal.h"
+#include "check_remote.h"
+#include "proto/remote.pb-c.h"
+
+/* The kinds of what fio has to send, in order, into kinds[]. */
+static size_t
+drain(struct fio *f, int *kinds, size_t max, uint64_t *lseek_by)
+{
+	Osm__RemoteCall	*c;
+	uint8_t		*msg;
+	size_t		 len, n = 0;
+	int		 kind;
+
+	while (fio_out(f, 1, &kind, &msg, &len)) {
+		ck_assert_uint_lt(n, max);
+		if (kind == REMOTE_OUT_CALL) {
+			c = osm__remote_call__unpack(NULL, len, msg);
+			ck_assert_ptr_nonnull(c);
+			ck_assert(c->behind);
+			kind = 100 + c->nr;
+			if (c->nr == SYS_lseek && lseek_by != NULL)
+				*lseek_by = c->args[1];
+			osm__remote_call__free_unpacked(c, NULL);
+		}
+		kinds[n++] = kind;
+		free(msg);
+	}
+	return n;
+}
+
+START_TEST(test_fileio)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	Osm__RemoteReadData	 data = OSM__REMOTE_READ_DATA__INIT;
+	struct fio		 f;
+	uint8_t			 file[300000], buf[8192];
+	uint64_t		 seq = 0, args[6], by = 0;
+	int64_t			 ret, expect;
+	int			 kinds[16];
+	long			 rv;
+	size_t			 i, n;
+	pid_t			 self = getpid();
+
+	memset(&f, 0, sizeof f);
+	for (i = 0; i < sizeof file; i++)
+		file[i] = i * 7;
+
+	/* the first read goes home, after the question about fd 5 */
+	uint64_t r1[6] = { 5, (uint64_t)buf, 4096 };
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 1, SYS_read, args, &seq, &rv),
+	    FIO_PASS);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], REMOTE_OUT_FD_ASK);
+	info.fd = 5;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = 2;
+	info.pos = 0;
+	fio_info(&f, &info);
+	ret = 4096;
+	fio_result(&f, SYS_read, args, &ret);
+
+	/* the next waits for a window, then takes its bytes from it */
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_read, args, &seq, &rv),
+	    FIO_WAIT);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], REMOTE_OUT_READ);
+	data.seq = f.wait_seq;
+	data.has_data = data.has_size = 1;
+	data.data.data = file + 4096;
+	data.data.len = 128 << 10;
+	data.size = sizeof file;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &rv), 1);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert(memcmp(buf, file + 4096, 4096) == 0);
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_read, args, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert(memcmp(buf, file + 8192, 4096) == 0);
+	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 0);
+
+	/* R's SEEK_CUR carries what R owes the home's offset */
+	uint64_t s1[6] = { 5, (uint64_t)-100, SEEK_CUR };
+	memcpy(args, s1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_lseek, args, &seq, &rv),
+	    FIO_PASS);
+	ck_assert_int_eq((int64_t)args[1], 8192 - 100);
+	ret = 12288 - 100;
+	fio_result(&f, SYS_lseek, args, &ret);
+
+	/* writes are answered at once and gathered, then go before fstat */
+	uint64_t w1[6] = { 5, (uint64_t)file, 1000 };
+	for (i = 0; i < 3; i++) {
+		memcpy(args, w1, sizeof args);
+		ck_assert_int_eq(fio_call(&f, self, 5 + i, SYS_write, args,
+		    &seq, &rv), FIO_ANSWER);
+		ck_assert_int_eq(rv, 1000);
+	}
+	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 0);
+	ck_assert(fio_batched(&f));
+	uint64_t st[6] = { 5, 0 };
+	memcpy(args, st, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 9, SYS_fstat, args, &seq, &rv),
+	    FIO_PASS);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_write);
+
+	/* a window of the file written is gone: the next read fetches */
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 10, SYS_read, args, &seq, &rv),
+	    FIO_WAIT);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_int_eq(kinds[n - 1], REMOTE_OUT_READ);
+	data.seq = f.wait_seq;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &rv), 1);
+
+	/* what R took is owed: settled as an lseek behind at its end */
+	fio_settle(&f, &seq);
+	n = drain(&f, kinds, 16, &by);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_lseek);
+	ck_assert_uint_eq(by, 4096);
+
+	/* a write behind that failed: the next call on fd 5 says so */
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 11, SYS_write, args, &seq, &rv),
+	    FIO_ANSWER);
+	fio_flush(&f, &seq);
+	drain(&f, kinds, 16, NULL);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, &expect), 1);
+	ck_assert_int_eq(expect, 1000);
+	uint64_t fs[6] = { 5 };
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 12, SYS_fsync, args, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOSPC);
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fsync, args, &seq, &rv),
+	    FIO_PASS);
+
+	/* dup2 onto fd 5: another file now, asked about again */
+	uint64_t d2[6] = { 3, 5 };
+	memcpy(args, d2, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_dup2, args, &seq, &rv),
+	    FIO_PASS);
+	drain(&f, kinds, 16, NULL);
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 15, SYS_read, args, &seq, &rv),
+	    FIO_PASS);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], REMOTE_OUT_FD_ASK);
+
+	/* strict: everything as it is */
+	f.off = 1;
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_read, args, &seq, &rv),
+	    FIO_PASS);
+	fio_free(&f);
+}
+END_TEST
+
+void
+check_remote_fileio(Suite *s)
+{
+	TCase	*tc = tcase_create("fileio");
+
+	tcase_add_test(tc, test_fileio);
+	suite_add_tcase(s, tc);
+}
