@@ -36,6 +36,9 @@ CURSES_LIBS	 = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw
 CRYPTO_LIBS	 = $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 CHECK_LIBS	 = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 JSON_LIBS	 = -ljansson
+# Intel's ISA-L, for the image's CRC-32C (migrate/crc32c.c): whatever links
+# libmigrate links it.
+ISAL_LIBS	 = -lisal
 WEB_LIBS	 = -lmicrohttpd
 
 # Debian packages for building, testing and the lab.
@@ -43,7 +46,7 @@ DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
 		   python3 man-db clang libssl-dev libjansson-dev \
-		   libmicrohttpd-dev curl chromium libgomp1 \
+		   libmicrohttpd-dev curl chromium libgomp1 libisal-dev \
 		   debhelper dpkg-dev rsync lintian systemd-container
 
 # --- sources -------------------------------------------------------------
@@ -102,13 +105,13 @@ check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_migrate_OBJS = $(OBJ)/tests/common/image-build.o
-check_migrate_LDLIBS = $(CRYPTO_LIBS)
+check_migrate_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-fileio.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
-check_agent_LDLIBS = $(CRYPTO_LIBS)
+check_agent_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 
 # zdtm-style test programs for tests/lab/t-zdtm.sh; some also built static.
 ZDTM_SRCS	 = $(wildcard tests/zdtm/*.c)
@@ -166,7 +169,8 @@ $(LIBMIGRATE): $(call obj,$(MIGRATE_SRCS))
 
 $(BIN)/moscr: $(call obj,$(MOSCR_SRCS)) $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JSON_LIBS) $(PROTOBUF_LIBS) $(CRYPTO_LIBS) \
+	    $(ISAL_LIBS)
 
 $(LIBREMOTE): $(call obj,$(REMOTE_SRCS))
 	rm -f $@ && $(AR) rcs $@ $^
@@ -183,7 +187,8 @@ $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 $(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS) \
+	    $(ISAL_LIBS)
 
 $(BIN)/mosmon: $(call obj,$(MON_SRCS)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -209,7 +214,8 @@ $(BIN)/mosmigrate: $(call obj,$(call tool_srcs,mosmigrate)) $(LIBOSM)
 $(BIN)/mosrun: $(call obj,$(call tool_srcs,mosrun)) $(LIBAGENT) $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ -lev $(PROTOBUF_LIBS) $(CRYPTO_LIBS) \
+	    $(ISAL_LIBS) -lpthread
 
 $(BIN)/moslab: $(call obj,$(call tool_srcs,moslab)) $(LIBOSM)
 	@mkdir -p $(@D)
@@ -240,11 +246,12 @@ $(OBJ)/tests/zdtm/omp: tests/zdtm/omp.c tests/zdtm/zdtm.h
 # Restores into a process it already holds, through libmigrate.
 $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
     $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS)
 
 # Programs that lab tests run under mosrun (tests/lab/t-mosrun*.sh).
 MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
+		   $(OBJ)/tests/mosrun/livewriter \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
 		   $(OBJ)/tests/mosrun/files \
 		   $(OBJ)/tests/mosrun/threads
@@ -268,7 +275,8 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # Benchmarks: never part of make check (bench/checkpoint and bench/forward
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
-    $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/fwdthreads
+    $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/stream-steps \
+    $(OBJ)/bench/fwdthreads
 
 # Forwarded calls of several threads at once (bench/threads).
 $(OBJ)/bench/fwdthreads: bench/fwdthreads.c
@@ -281,7 +289,14 @@ $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $<
 
 $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS) \
+	    -lpthread
+
+# Each step of a move's stream alone (CRC, cipher, copies, fresh pages).
+$(OBJ)/bench/stream-steps: $(call obj,bench/stream-steps.c) $(LIBMIGRATE) \
+    $(LIBOSM)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS) \
+	    -lpthread
 
 # What a session costs a message, without the network.
 $(OBJ)/bench/session: $(call obj,bench/session.c) $(LIBOSM)
@@ -298,7 +313,7 @@ $(OBJ)/tests/%: $(OBJ)/tests/unit/%.o $$($$*_OBJS) $$($$*_LIBS)
 
 $(OBJ)/tests/loopback: $(OBJ)/tests/remote/loopback.o $(LIBREMOTE) \
     $(LIBMIGRATE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(ISAL_LIBS)
 
 $(OBJ)/tests/remote/loopback.o: tests/remote/loopback.c | $(PROTO_H)
 	@mkdir -p $(@D)
@@ -349,7 +364,7 @@ FUZZ_LIBOSM_OBJS = $(call fuzz_obj,$(LIB_SRCS)) $(FUZZ_PROTO_OBJS)
 FUZZ_LIBS	 = $(FUZZ_OBJ)/libmosd.a $(FUZZ_OBJ)/libremote.a \
 		   $(FUZZ_OBJ)/libmigrate.a $(FUZZ_OBJ)/libosm.a
 FUZZ_LDLIBS	 = -lev -lcap $(JSON_LIBS) $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm \
-		   -lpthread
+		   $(ISAL_LIBS) -lpthread
 # A target links FUZZ_LIBS and FUZZ_LDLIBS unless it says less: the gossip
 # target drives the pure gossip core, which needs only lib/ and protobuf-c.
 fuzz_gossip_LIBS = $(call fuzz_obj,mosd/gossip.c) $(FUZZ_OBJ)/libosm.a

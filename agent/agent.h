@@ -17,6 +17,12 @@
 #include <stdint.h>
 
 /* What mosrun was asked for (mosrun(1)). */
+/* How a move carries the memory (docs/REMOTE.md, "Live moves"). */
+enum deputy_move {
+	DEPUTY_MOVE_LIVE,	/* pre-copy: in rounds while it runs */
+	DEPUTY_MOVE_STOP,	/* stop and copy */
+};
+
 struct deputy_opts {
 	const char	 *sock;		/* mosd's control socket */
 	uint32_t	  start_node;	/* -r, 0: home */
@@ -28,6 +34,7 @@ struct deputy_opts {
 	double		  ckpt_every;	/* -A, seconds; 0: on demand */
 	unsigned	  ckpt_max;	/* -N: the last kept; 0: all */
 	const char	 *recover;	/* -R: the checkpoint to go on from */
+	enum deputy_move  move_mode;	/* --stop-copy */
 	struct mig_fd_override *overrides;	/* --fd, with -R */
 	size_t		  noverrides;
 	char		**argv;

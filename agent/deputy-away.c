@@ -51,9 +51,8 @@ away_restart(struct deputy *d, const char *why)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
 	char			*then, *path = NULL, *cause = NULL;
-	int			 fd;
 
-	if ((fd = deputy_ckpt_open_last(d, &path, &cause)) == -1) {
+	if (deputy_ckpt_last(d, &path, &cause) == -1) {
 		if (cause != NULL)
 			log_warnx("process %d (%s): no restart: %s",
 			    (int)d->pid, d->command, cause);
@@ -63,15 +62,13 @@ away_restart(struct deputy *d, const char *why)
 	xasprintf(&then, "restarting it here from %s", path);
 	away_say_lost(d, 1, why, then);
 	free(then);
-	if (mig_restore(d->task, fd, &opts, NULL, &cause) == -1) {
+	if (mig_restore_chain(d->task, path, &opts, NULL, &cause) == -1) {
 		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
 		    cause);
 		free(cause);
 		free(path);
-		close(fd);
 		return -1;
 	}
-	close(fd);
 	free(path);
 	deputy_move_home(d);
 	return 0;

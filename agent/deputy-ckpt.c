@@ -6,7 +6,11 @@
  * migrate/'s (memory, registers, signal state, the working directory and
  * the regular files at their offsets); it is written under a temporary
  * name and renamed once complete, so that a crash while writing never
- * spoils the one before. A process away is checkpointed where it runs:
+ * spoils the one before. At home a checkpoint is live and incremental:
+ * P runs on while its memory goes (migrate/precopy.c), and each FILE.N
+ * after the first holds only what P wrote since FILE.N-1 (a chain,
+ * docs/IMAGE.md); one in CKPT_CHAIN, or in -N, is whole again, and -N
+ * keeps every file the last -N need. A process away is checkpointed where it runs:
  * its copy sends its context, and P's husk adds what stays at home
  * (docs/REMOTE.md, "Checkpoints while away").
  */
@@ -27,6 +31,7 @@
 #include "proto/migrate.pb-c.h"
 
 #define CKPT_NUDGE	0.1	/* seconds a call may block a checkpoint */
+#define CKPT_CHAIN	8	/* images in a chain at most, without -N */
 
 /*
  * Say how the checkpoint asked for went to the orders waiting for it (path
@@ -78,6 +83,27 @@ ckpt_create(struct deputy *d, struct atomic_file *af, char **cause)
 }
 
 /*
+ * Beyond -N, forget what the last -N no longer need: every file before
+ * the first of the chain the oldest of them is part of.
+ */
+static void
+ckpt_forget(struct deputy *d)
+{
+	unsigned	 oldest, keep;
+	char		*old;
+
+	if (d->o->ckpt_max == 0 || d->ckpt_last <= d->o->ckpt_max)
+		return;
+	oldest = d->ckpt_last - d->o->ckpt_max + 1;
+	keep = d->ckpt_start[oldest];
+	for (; d->ckpt_gone + 1 < keep; d->ckpt_gone++) {
+		xasprintf(&old, "%s.%u", d->ckpt_base, d->ckpt_gone + 1);
+		unlink(old);
+		free(old);
+	}
+}
+
+/*
  * The image in af is whole (ok) or not: make it FILE.N for good, forgetting
  * the oldest beyond -N, its name in *path; or throw it away, the file's
  * name put before *cause.
@@ -99,20 +125,82 @@ ckpt_commit(struct deputy *d, struct atomic_file *af, int ok, char **path,
 		return -1;
 	}
 	d->ckpt_last++;
-	if (d->o->ckpt_max > 0 && d->ckpt_last > d->o->ckpt_max) {
-		xasprintf(&old, "%s.%u", d->ckpt_base,
-		    d->ckpt_last - d->o->ckpt_max);
-		unlink(old);
-		free(old);
-	}
+	d->ckpt_start = xreallocarray(d->ckpt_start, d->ckpt_last + 1,
+	    sizeof *d->ckpt_start);
+	d->ckpt_start[d->ckpt_last] = d->ckpt_whole ? d->ckpt_last :
+	    d->ckpt_start[d->ckpt_last - 1];
+	ckpt_forget(d);
 	*path = name;
 	return 0;
 }
 
+/* The rounds of a checkpoint are over: P held for the rest. */
+static struct mig_task *
+ckpt_freeze(void *arg, char **cause)
+{
+	struct deputy	*d = arg;
+
+	if (deputy_hold(d, 0, cause) == -1)
+		return NULL;
+	return d->task;
+}
+
+/*
+ * The dump of P, held, into fd: live, and if the file before is the
+ * last this tracker made and the chain is short enough, only what P
+ * wrote since. P runs during the rounds; held again after, if all went
+ * well. Without a tracker, a whole dump, P stopped for it.
+ */
+static int
+ckpt_dump(struct deputy *d, int fd, char **cause)
+{
+	struct mig_live	 lv;
+	char		*why = NULL, *parent = NULL, *slash;
+	unsigned	 chain = d->o->ckpt_max > 0 ? d->o->ckpt_max : CKPT_CHAIN;
+	int		 rc;
+
+	if (d->track == NULL && (d->track = mig_track_new(d->task,
+	    &why)) == NULL) {
+		log_warnx("process %d (%s): its checkpoints stop it for the "
+		    "whole copy: %s", (int)d->pid, d->command, why);
+		free(why);
+		d->ckpt_whole = 1;
+		return mig_dump(d->task, fd, 0, NULL, cause);
+	}
+	memset(&lv, 0, sizeof lv);
+	lv.track = d->track;
+	lv.freeze = ckpt_freeze;
+	lv.arg = d;
+	d->ckpt_whole = !d->ckpt_delta || d->ckpt_last == 0 ||
+	    d->ckpt_last + 1 - d->ckpt_start[d->ckpt_last] >= chain;
+	if (!d->ckpt_whole) {
+		xasprintf(&parent, "%s.%u", d->ckpt_base, d->ckpt_last);
+		slash = strrchr(parent, '/');
+		lv.parent = slash != NULL ? slash + 1 : parent;
+		lv.parent_crc = d->ckpt_crc;
+		lv.parent_records = d->ckpt_records;
+	}
+	/* The tracker's state is this image's until it is committed. */
+	d->ckpt_delta = 0;
+	deputy_hold_resume(d);
+	rc = mig_dump_live(&lv, fd, 0, NULL, cause);
+	free(parent);
+	if (rc == 0) {
+		d->ckpt_crc = lv.end_crc;
+		d->ckpt_records = lv.end_records;
+		log_info("process %d (%s): checkpoint %s, %u rounds, frozen "
+		    "%.1f ms for %llu pages, %llu bytes", (int)d->pid,
+		    d->command, d->ckpt_whole ? "whole" : "of what changed",
+		    lv.rounds, lv.freeze_us / 1000.0,
+		    (unsigned long long)lv.final_pages,
+		    (unsigned long long)lv.bytes);
+	}
+	return rc;
+}
+
 /*
  * Checkpoint P, at home, into the next FILE.N: the file's name in *path,
- * or -1 with *cause. P is stopped for the dump and goes on after it,
- * failed or not.
+ * or -1 with *cause. P goes on after it, failed or not.
  */
 static int
 ckpt_write(struct deputy *d, char **path, char **cause)
@@ -123,10 +211,15 @@ ckpt_write(struct deputy *d, char **path, char **cause)
 	if (ckpt_create(d, &af, cause) == -1)
 		return -1;
 	if ((ok = deputy_hold(d, 0, cause) == 0)) {
-		ok = mig_dump(d->task, af.fd, 0, NULL, cause) == 0;
-		deputy_hold_resume(d);
+		ok = ckpt_dump(d, af.fd, cause) == 0;
+		if (d->state == DEPUTY_HELD)
+			deputy_hold_resume(d);
 	}
-	return ckpt_commit(d, &af, ok, path, cause);
+	if (ckpt_commit(d, &af, ok, path, cause) == -1)
+		return -1;
+	/* The next may add to this one. */
+	d->ckpt_delta = d->track != NULL;
+	return 0;
 }
 
 /*
@@ -300,8 +393,11 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 		cause = why;
 		goto lost;
 	}
-	if (h.af.fd != -1)
+	if (h.af.fd != -1) {
+		d->ckpt_whole = 1;
+		d->ckpt_delta = 0;
 		ckpt_commit(d, &h.af, rc == 0, &path, &cause);
+	}
 	/* The silence timer was last set before the image: count anew. */
 	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
@@ -322,50 +418,23 @@ lost:
 }
 
 /*
- * A checkpoint to restore from, checked whole first (so that a bad file
- * changes nothing) and rewound: its descriptor, or -1 with *cause.
- */
-static int
-ckpt_open(const char *path, char **cause)
-{
-	struct mig_image	mi;
-	int			fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (mig_image_load(fd, &mi, cause) == -1) {
-		close(fd);
-		return -1;
-	}
-	mig_image_free(&mi);
-	if (lseek(fd, 0, SEEK_SET) == -1) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * The last checkpoint written, checked and open, its name in *path; -1
- * when there is none (*cause NULL) or it will not do (*cause says why).
+ * The last checkpoint written, checked whole with the chain it ends (so
+ * that a bad file changes nothing), its name in *path; -1 when there is
+ * none (*cause NULL) or it will not do (*cause says why).
  */
 int
-deputy_ckpt_open_last(struct deputy *d, char **path, char **cause)
+deputy_ckpt_last(struct deputy *d, char **path, char **cause)
 {
-	int	fd;
-
 	*cause = NULL;
 	if (d->ckpt_last == 0)
 		return -1;
 	xasprintf(path, "%s.%u", d->ckpt_base, d->ckpt_last);
-	if ((fd = ckpt_open(*path, cause)) == -1) {
+	if (mig_chain_load(*path, cause) == -1) {
 		free(*path);
 		*path = NULL;
+		return -1;
 	}
-	return fd;
+	return 0;
 }
 
 /*
@@ -380,7 +449,7 @@ deputy_ckpt_recover(struct deputy *d)
 {
 	struct mig_restore_opts	 opts = { .flags = 0 };
 	char			*cause = NULL;
-	int			 fd = -1, status;
+	int			 status;
 
 	opts.overrides = d->o->overrides;
 	opts.noverrides = d->o->noverrides;
@@ -395,19 +464,17 @@ deputy_ckpt_recover(struct deputy *d)
 			break;
 		ptrace(PTRACE_CONT, d->pid, 0, 0);
 	}
-	if ((fd = ckpt_open(d->o->recover, &cause)) == -1 ||
+	if (mig_chain_load(d->o->recover, &cause) == -1 ||
 	    deputy_hold(d, 1, &cause) == -1 ||
-	    mig_restore(d->task, fd, &opts, NULL, &cause) == -1)
+	    mig_restore_chain(d->task, d->o->recover, &opts, NULL,
+	    &cause) == -1)
 		goto fail;
-	close(fd);
 	deputy_hold_resume(d);
 	return 0;
 fail:
 	fprintf(stderr, "mosrun: cannot recover from %s: %s\n",
 	    d->o->recover, cause);
 	free(cause);
-	if (fd != -1)
-		close(fd);
 	if (d->task != NULL) {
 		mig_kill(d->task);
 		d->task = NULL;

@@ -115,29 +115,24 @@ io_shared(pid_t pid, int fd)
 	return shared;
 }
 
-/* What P's descriptor is now (SES_FD_ASK): answered SES_FD_INFO. */
-int
-deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
-    char **cause)
+/* What P's descriptor fd is now, for question seq (0: an open's). */
+static int
+io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 {
-	Osm__RemoteFdAsk	*a;
 	Osm__RemoteFdInfo	 m = OSM__REMOTE_FD_INFO__INIT;
 	struct stat		 st;
-	char			 path[64];
+	char			 path[64], name[PATH_MAX];
+	struct statx		 stx;
 	unsigned int		 flags = 0;
 	uint64_t		 pos = 0;
-	int			 rc;
+	ssize_t			 n;
 
-	if ((a = osm__remote_fd_ask__unpack(NULL, len, body)) == NULL) {
-		xasprintf(cause, "malformed descriptor question");
-		return -1;
-	}
-	m.seq = a->seq;
-	m.fd = a->fd;
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, a->fd);
+	m.seq = seq;
+	m.fd = fd;
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, fd);
 	/* strict (mosrun -s): R's calls go home as they are */
-	if (!d->o->strict_io && a->fd >= 0 && stat(path, &st) == 0 &&
-	    S_ISREG(st.st_mode) && io_fdinfo(d->pid, a->fd, &pos,
+	if (!d->o->strict_io && fd >= 0 && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && io_fdinfo(d->pid, fd, &pos,
 	    &flags) == 0 && (flags & O_PATH) == 0) {
 		m.has_regular = m.has_readable = m.has_behind = 1;
 		m.has_append = 1;
@@ -148,7 +143,7 @@ deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
 		m.append = (flags & O_APPEND) != 0;
 		m.has_shared = 1;
-		m.shared = io_shared(d->pid, a->fd);
+		m.shared = io_shared(d->pid, fd);
 		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
 		m.has_mtime_ns = m.has_ctime_ns = 1;
 		m.dev = st.st_dev;
@@ -157,11 +152,64 @@ deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 		m.size = st.st_size;
 		m.mtime_ns = io_ns(&st.st_mtim);
 		m.ctime_ns = io_ns(&st.st_ctim);
+		/* the file it is, for the guest to open it too if shared */
+		if ((n = readlink(path, name, sizeof name - 1)) > 0) {
+			name[n] = '\0';
+			m.path = name;
+		}
+		m.has_flags = 1;
+		m.flags = flags;
+		if (statx(AT_FDCWD, path, 0, STATX_BTIME, &stx) == 0 &&
+		    (stx.stx_mask & STATX_BTIME)) {
+			m.has_btime_ns = 1;
+			m.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL +
+			    stx.stx_btime.tv_nsec;
+		}
+	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
+	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (n = readlink(path, name, sizeof name - 1)) > 0) {
+		/* an open's directory (sqlite3's, for an fsync of it) */
+		name[n] = '\0';
+		m.path = name;
+		m.has_directory = m.has_dev = m.has_ino = m.has_size = 1;
+		m.has_mtime_ns = m.has_ctime_ns = 1;
+		m.directory = 1;
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+		m.size = st.st_size;
+		m.mtime_ns = io_ns(&st.st_mtim);
+		m.ctime_ns = io_ns(&st.st_ctim);
 	}
-	osm__remote_fd_ask__free_unpacked(a, NULL);
-	rc = session_send_msg(&d->ses, OSM__SES_KIND__SES_FD_INFO, &m.base,
+	return session_send_msg(&d->ses, OSM__SES_KIND__SES_FD_INFO, &m.base,
 	    cause);
+}
+
+/* What P's descriptor is now (SES_FD_ASK): answered SES_FD_INFO. */
+int
+deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
+    char **cause)
+{
+	Osm__RemoteFdAsk	*a;
+	int			 rc;
+
+	if ((a = osm__remote_fd_ask__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "malformed descriptor question");
+		return -1;
+	}
+	rc = io_fd_send(d, a->seq, a->fd, cause);
+	osm__remote_fd_ask__free_unpacked(a, NULL);
 	return rc;
+}
+
+/*
+ * An open under a shared path returned fd in P: the guest hears what it
+ * is before the reply, to open the same file where R runs (docs/REMOTE.md,
+ * "Shared file systems").
+ */
+int
+deputy_io_opened(struct deputy *d, int fd, char **cause)
+{
+	return io_fd_send(d, 0, fd, cause);
 }
 
 void

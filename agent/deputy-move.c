@@ -23,18 +23,129 @@
 #define MOVE_TIMEOUT		60	/* seconds for a move to finish */
 #define MOVE_SCRATCH_MIN	(256UL << 10)
 
-static int
-move_dump_fn(int fd, void *arg, char **cause)
+/* A move out: stop-and-copy, or live (the process runs meanwhile). */
+struct move_out {
+	struct deputy	*d;
+	struct mig_live	 lv;		/* track NULL: stop-and-copy */
+	struct mig_stats st;
+};
+
+/* The rounds are over: P held for the last pages (d->task). */
+static struct mig_task *
+move_freeze(void *arg, char **cause)
 {
-	return mig_dump(arg, fd, MIG_CONTEXT, NULL, cause);
+	struct deputy	*d = arg;
+
+	if (deputy_hold(d, 0, cause) == -1)
+		return NULL;
+	return d->task;
 }
 
+/*
+ * The image, straight into the session (no pipe, no pump thread: the
+ * frames are sealed from the dump's own buffers), then its end.
+ */
 static int
-move_restore_fn(int fd, void *arg, char **cause)
+move_send(struct deputy *d, struct move_out *m, char **cause)
 {
-	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT };
+	struct session_image	si = { .s = &d->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .write = session_image_write,
+				    .arg = &si };
+	if (m->lv.track == NULL)
+		m->lv.t = d->task;
+	Osm__SesCpu		cpu = OSM__SES_CPU__INIT;
 
-	return mig_restore(arg, fd, &opts, NULL, cause);
+	m->lv.io = &io;
+	if (m->lv.track == NULL)
+		m->lv.t = d->task;
+	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT, &m->st, cause) == -1 ||
+	    session_image_end(&si, 1, cause) == -1)
+		return -1;
+	/* P is frozen now: what it used while the rounds went counts too. */
+	proc_cpu_ns(d->pid, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
+	return session_send_msg(&d->ses, OSM__SES_KIND__SES_CPU, &cpu.base,
+	    cause);
+}
+
+/*
+ * Track P's writes for a live move, and let it run until the rounds are
+ * over; without tracking (P stopped where it must stay, or no
+ * userfaultfd) the move stops and copies.
+ */
+static void
+move_live(struct deputy *d, struct move_out *m, int stopped)
+{
+	char		*why = NULL;
+	const char	*env;
+
+	m->d = d;
+	m->lv.freeze = move_freeze;
+	m->lv.arg = d;
+	if (stopped || d->move == OSM__MOVE_MODE__MOVE_STOP ||
+	    (d->move == OSM__MOVE_MODE__MOVE_DEFAULT &&
+	    d->o->move_mode == DEPUTY_MOVE_STOP))
+		return;
+	/* For tests: exactly that many rounds, whatever they achieve. */
+	if ((env = getenv("OSM_LIVE_ROUNDS")) != NULL &&
+	    (m->lv.rounds_min = m->lv.rounds_max = atoi(env)) > 0)
+		m->lv.freeze_bytes = 1;
+	/* One tracker for P: its checkpoints' own, if it has one. */
+	d->ckpt_delta = 0;
+	if ((m->lv.track = d->track) == NULL &&
+	    (m->lv.track = d->track = mig_track_new(d->task, &why)) == NULL) {
+		log_warnx("process %d (%s): no live move, it stops for the "
+		    "whole copy: %s", (int)d->pid, d->command, why);
+		free(why);
+		return;
+	}
+	deputy_hold_resume(d);
+}
+
+/* The rounds and the freeze, in the deputy's log. */
+static void
+move_log(struct deputy *d, const struct move_out *m, uint32_t node)
+{
+	const struct mig_live	*lv = &m->lv;
+	char			 rounds[256];
+	size_t			 off = 0;
+	uint32_t		 i;
+
+	if (lv->track == NULL) {
+		log_info("process %d (%s) to node %u: stopped for the copy, "
+		    "%llu pages, %llu bytes, frozen %.1f ms", (int)d->pid,
+		    d->command, node, (unsigned long long)m->st.pages,
+		    (unsigned long long)m->st.bytes, m->st.frozen_us / 1000.0);
+		return;
+	}
+	rounds[0] = '\0';
+	for (i = 0; i < lv->rounds && off < sizeof rounds - 24; i++)
+		off += snprintf(rounds + off, sizeof rounds - off, "%s%llu",
+		    i > 0 ? " " : "", (unsigned long long)lv->round_pages[i]);
+	log_info("process %d (%s) to node %u: live, %u rounds of %s pages "
+	    "in %.1f ms (%s), then frozen %.1f ms for %llu pages; %llu bytes "
+	    "in %.1f ms", (int)d->pid, d->command, node, lv->rounds, rounds,
+	    (lv->total_us - lv->freeze_us) / 1000.0, lv->stop_why,
+	    lv->freeze_us / 1000.0, (unsigned long long)lv->final_pages,
+	    (unsigned long long)lv->bytes, lv->total_us / 1000.0);
+}
+
+/* R's image, straight from the session into P, and its end. */
+static int
+move_recv(struct deputy *d, struct mig_stats *st, char **cause)
+{
+	struct session_image	si = { .s = &d->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .read = session_image_read,
+				    .view = session_image_view,
+				    .arg = &si };
+	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
+
+	if (mig_restore(d->task, -1, &opts, st, cause) == -1)
+		return -1;
+	return session_image_end(&si, 0, cause);
 }
 
 /*
@@ -187,8 +298,10 @@ int
 deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
 	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
+	struct move_out	 m;
 	int		 rc;
 
+	memset(&m, 0, sizeof m);
 	if (deputy_hold(d, stopped, cause) == -1)
 		return -1;
 	setup.pid = d->pid;
@@ -196,24 +309,32 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.gid = getgid();
 	proc_cpu_ns(d->pid, &setup.cpu_user_ns, &setup.cpu_sys_ns);
 	setup.command = d->command;
+	setup.has_stop_copy = setup.stop_copy =
+	    d->o->move_mode == DEPUTY_MOVE_STOP;
 	if (deputy_files_list(d, cause) == -1) {
 		deputy_hold_resume(d);
 		return -1;
 	}
 	deputy_files_setup(d, &setup);
+	move_live(d, &m, stopped);
 	rc = move_open(d, node, cause) == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
 	    cause) == -1 || move_files(d, node, cause) == -1 ||
-	    session_send_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_dump_fn, d->task, cause) == -1 ||
+	    move_send(d, &m, cause) == -1 ||
 	    move_arrived(d, node, cause) == -1 ? -1 : 0;
 	deputy_files_setup_free(&setup);
 	deputy_files_clear(d);
 	if (rc == -1) {
 		deputy_move_close(d);
-		deputy_hold_resume(d);
+		/* Still running if the rounds had not ended. */
+		if (d->state == DEPUTY_HELD)
+			deputy_hold_resume(d);
 		return -1;
 	}
+	move_log(d, &m, node);
+	/* Closed, our userfaultfd leaves P's memory as it was. */
+	mig_track_free(d->track);
+	d->track = NULL;
 
 	/* Arrived: only now may P's memory go. */
 	d->state = DEPUTY_AWAY;
@@ -224,6 +345,11 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 		return 1;	/* it runs there; P was what failed */
 	ev_io_set(&d->ses_ev, d->ses.fd, EV_READ);
 	ev_io_start(d->loop, &d->ses_ev);
+	/*
+	 * The loop's clock stood still while the move ran (seconds, for a
+	 * large one): without this, silence would be counted from before.
+	 */
+	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
 	return 0;
 }
@@ -249,19 +375,24 @@ deputy_move_home(struct deputy *d)
 int
 deputy_move_arrive_home(struct deputy *d, char **cause)
 {
+	struct mig_stats	st;
+	uint64_t		t0 = now_us();
+
 	ev_io_stop(d->loop, &d->ses_ev);
 	ev_timer_stop(d->loop, &d->ses_timer);
 	/* Whatever P was doing for R is moot: R's state comes whole. */
 	deputy_serve_done(d);
+	memset(&st, 0, sizeof st);
 	if (husk_hold(&d->husk, cause) == -1 ||
-	    session_recv_image(&d->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, d->task,
-	    cause) == -1) {
+	    move_recv(d, &st, cause) == -1) {
 		deputy_move_close(d);
 		return -1;
 	}
 	deputy_move_close(d);
-	log_info("process %d (%s) is home", (int)d->pid, d->command);
+	log_info("process %d (%s) is home: %u rounds, %llu pages, %llu "
+	    "bytes in %.1f ms", (int)d->pid, d->command, st.rounds,
+	    (unsigned long long)st.pages, (unsigned long long)st.bytes,
+	    (now_us() - t0) / 1000.0);
 	deputy_move_home(d);
 	return 0;
 }

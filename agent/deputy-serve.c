@@ -238,6 +238,9 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
 	if (home_reply(l->call, rv, mem, home_readback(l->call, rv), &l->held,
 	    &l->held_len, cause) == -1)
 		return -1;
+	if (home_want_fd(l->call) && rv >= 0 && rv <= INT32_MAX &&
+	    deputy_io_opened(d, (int)rv, cause) == -1)
+		return -1;
 	/* Before P runs on: once it does, it takes its signals at once. */
 	pending = deputy_signal_pending(d, l->tid);
 	if (husk_run_lane(&d->husk, l, cause) == -1)

@@ -172,7 +172,9 @@ deputy_order(void *arg, Osm__CtlRequest *req, int fd)
 		reply.error = xstrdup("the deputy takes migrate and "
 		    "checkpoint orders only");
 	else {
+		d->move = req->has_move ? req->move : OSM__MOVE_MODE__MOVE_DEFAULT;
 		reply.ok = deputy_away_move(d, req->node, 0, &cause) == 0;
+		d->move = OSM__MOVE_MODE__MOVE_DEFAULT;
 		reply.error = cause;
 		conn_report(&d->conn);
 	}

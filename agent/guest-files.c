@@ -379,7 +379,8 @@ guest_files_stand_in(struct guest *g, struct mig_task *t)
 		g->stand_ins[i].id = &g->files[i]->id;
 		g->stand_ins[i].carry = g->files[i]->carry;
 	}
-	mig_stand_ins(t, g->stand_ins, g->nfiles);
+	if (t != NULL)
+		mig_stand_ins(t, g->stand_ins, g->nfiles);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <linux/filter.h>
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,64 +23,42 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 
-struct move_restore {
-	struct guest	*g;
-	struct mig_task	*t;
-	struct mig_pin	 pin;
-};
-
 /*
- * R, the image's process: it keeps its home's pid and thread ids, in a
- * PID namespace (and user namespace) of ours, so that its threads are
- * those of its husk at home, id for id, and threads it makes here can
- * take the ids of those made for them at home. A single-threaded process
- * may do without, where the namespace cannot be had (its threads then
- * bring it home). R holds nothing of this node: no log, no terminal on
- * 0-2.
+ * R from the image, straight from the session (no pipe, no pump thread),
+ * its files our stand-ins for those at home; then the image's end, and
+ * the CPU time P had used when it was frozen.
  */
-static struct mig_task *
-move_spawn(struct guest *g, const struct mig_image *mi, char **cause)
-{
-	struct mig_task	*t;
-	char		*why = NULL;
-
-	g->threaded = mi->nthreads > 1;
-	if ((t = mig_spawn_bare_pid(mi->header->pid, &why)) != NULL) {
-		g->ids_kept = 1;
-		return t;
-	}
-	if (mig_image_keeps_ids(mi)) {
-		xasprintf(cause, "%zu threads, whose ids it must keep: %s",
-		    mi->nthreads, why);
-		free(why);
-		return NULL;
-	}
-	log_warnx("%s: runs with an id of this node's: %s", g->conn.who, why);
-	free(why);
-	return mig_spawn_bare(cause);
-}
-
-/* R from the image, its files our stand-ins for those at home. */
 static int
-move_restore_fn(int fd, void *arg, char **cause)
+move_recv(struct guest *g, struct mig_task *t, char **cause)
 {
-	struct move_restore	*m = arg;
-	struct mig_restore_opts	 opts = { .flags = MIG_CONTEXT };
-	struct mig_image	 mi;
-	int			 rc = -1;
+	struct session_image	si = { .s = &g->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .read = session_image_read,
+				    .view = session_image_view,
+				    .arg = &si };
+	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
+	Osm__SesCpu		*cpu;
+	const uint8_t		*body;
+	uint16_t		 kind;
+	size_t			 len;
 
 	opts.mapped = guest_files_mapped;
-	opts.mapped_arg = m->g;
-	if (mig_restore_begin(fd, &mi, cause) == -1)
+	opts.mapped_arg = g;
+	if (mig_restore(t, -1, &opts, NULL, cause) == -1 ||
+	    session_image_end(&si, 0, cause) == -1 ||
+	    session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
-	if ((m->t = move_spawn(m->g, &mi, cause)) == NULL)
-		goto out;
-	m->g->pid = mig_pid(m->t);
-	mig_pin(m->t, &m->pin);
-	rc = mig_restore_from(m->t, &mi, &opts, NULL, cause);
-out:
-	mig_image_free(&mi);
-	return rc;
+	/* R's CPU clocks go on from where P's stopped, not from the setup */
+	if (kind != OSM__SES_KIND__SES_CPU ||
+	    (cpu = osm__ses_cpu__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "no CPU times after the image");
+		return -1;
+	}
+	g->base.utime_ns = cpu->cpu_user_ns;
+	g->base.stime_ns = cpu->cpu_sys_ns;
+	osm__ses_cpu__free_unpacked(cpu, NULL);
+	return 0;
 }
 
 /* R's context, as it goes home or into a checkpoint. */
@@ -87,6 +66,74 @@ int
 guest_move_dump_fn(int fd, void *arg, char **cause)
 {
 	return mig_dump(arg, fd, MIG_CONTEXT | MIG_FILTERED, NULL, cause);
+}
+
+/* The rounds of a live way home are over: R frozen for the rest. */
+static struct mig_task *
+move_freeze(void *arg, char **cause)
+{
+	struct guest	*g = arg;
+	struct mig_task	*t;
+
+	if ((t = mig_seize(g->pid, cause)) == NULL)
+		return NULL;
+	/*
+	 * Held signals are queued in R, frozen now: they go home with it,
+	 * pending, and are taken there by the mask R then has — a wait's
+	 * own mask among them (guest-serve.c).
+	 */
+	guest_signal_deliver_held(g);
+	guest_files_stand_in(g, t);
+	return t;
+}
+
+struct move_home {
+	struct guest	*g;
+	struct mig_live	 lv;		/* track NULL: R seized, lv.t */
+	struct mig_stats st;
+};
+
+/* R's image, straight into the session, then its end. */
+static int
+move_home_send(struct move_home *m, char **cause)
+{
+	struct session_image	si = { .s = &m->g->ses,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		io = { .write = session_image_write,
+				    .arg = &si };
+
+	m->lv.io = &io;
+	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT | MIG_FILTERED, &m->st,
+	    cause) == -1)
+		return -1;
+	return session_image_end(&si, 1, cause);
+}
+
+/* The rounds and the freeze of the way home, in the agent's log. */
+static void
+move_home_log(struct guest *g, const struct move_home *m)
+{
+	const struct mig_live	*lv = &m->lv;
+	char			 rounds[256];
+	size_t			 off = 0;
+	uint32_t		 i;
+
+	if (lv->track == NULL) {
+		log_info("%s: home, stopped for the copy, %llu pages, frozen "
+		    "%.1f ms", g->conn.who, (unsigned long long)m->st.pages,
+		    m->st.frozen_us / 1000.0);
+		return;
+	}
+	rounds[0] = '\0';
+	for (i = 0; i < lv->rounds && off < sizeof rounds - 24; i++)
+		off += snprintf(rounds + off, sizeof rounds - off, "%s%llu",
+		    i > 0 ? " " : "", (unsigned long long)lv->round_pages[i]);
+	log_info("%s: home live, %u rounds of %s pages (%s), then frozen "
+	    "%.1f ms for %llu pages; %llu bytes in %.1f ms", g->conn.who,
+	    lv->rounds, rounds, lv->stop_why, lv->freeze_us / 1000.0,
+	    (unsigned long long)lv->final_pages,
+	    (unsigned long long)lv->bytes, lv->total_us / 1000.0);
 }
 
 /*
@@ -127,6 +174,30 @@ out:
 	return rc;
 }
 
+/*
+ * R, with its home's pid (home_pid, the setup's), and so its thread ids,
+ * in a PID namespace (and user namespace) of its own, so that its threads
+ * are those of its husk at home, id for id, and threads it makes here can
+ * take the ids of those made for them at home. Where the namespace cannot
+ * be had, R runs with an id of this node's: a threaded image then refuses
+ * to be restored (its ids would change), and a thread made here brings it
+ * home. R holds nothing of this node: no log, no terminal on 0-2.
+ */
+static struct mig_task *
+move_spawn(struct guest *g, pid_t home_pid, char **cause)
+{
+	struct mig_task	*t;
+	char		*why = NULL;
+
+	if ((t = mig_spawn_bare_pid(home_pid, &why)) != NULL) {
+		g->ids_kept = 1;
+		return t;
+	}
+	log_warnx("%s: runs with an id of this node's: %s", g->conn.who, why);
+	free(why);
+	return mig_spawn_bare(cause);
+}
+
 /* Put R, restored and held, under its filter: its listener, or -1. */
 static int
 move_confine(struct guest *g, struct mig_task *t, char **cause)
@@ -150,13 +221,14 @@ guest_move_arrive(struct guest *g, char **cause)
 {
 	Osm__SesSetup	*setup;
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
-	struct move_restore mr;
 	struct mig_task	*t;
+	struct mig_pin	 pin;
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
 	int		 listener;
 	char		*why = NULL;
+	pid_t		 home_pid;
 
 	if (session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
@@ -170,6 +242,8 @@ guest_move_arrive(struct guest *g, char **cause)
 		xasprintf(cause, "setup for another process");
 		return -1;
 	}
+	g->stop_copy = setup->has_stop_copy && setup->stop_copy;
+	home_pid = setup->pid;
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
 	if (guest_files_setup(g, setup, cause) == -1) {
@@ -178,18 +252,30 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	osm__ses_setup__free_unpacked(setup, NULL);
 
-	mr.g = g;
-	mr.t = NULL;
-	if (session_recv_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, move_restore_fn, &mr, cause) == -1)
-		goto fail;
-	t = mr.t;
+	g->uffd = -1;
+	if ((t = move_spawn(g, home_pid, cause)) == NULL)
+		return -1;
+	g->pid = mig_pid(t);
+	mig_pin(t, &pin);
 	/* Restored: the descriptors of ours it was born with go. */
-	if ((g->ids_kept && mig_call_ok(t, "close_range", NULL,
+	if (move_recv(g, t, cause) == -1 ||
+	    (g->ids_kept && mig_call_ok(t, "close_range", NULL,
 	    SYS_close_range, (sysargs){ 3, ~0U, 0 }, cause) == -1) ||
 	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
-	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1 ||
-	    move_drop_caps(t, cause) == -1 ||
+	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1)
+		goto fail;
+	g->threaded = mig_threads(t, NULL, 0) > 1;
+	/*
+	 * R's userfaultfd for its way home, live: made now, by injection,
+	 * as the filter would send the call home. R's own use of userfaultfd
+	 * still goes home (libremote's table).
+	 */
+	if (!g->stop_copy && (g->uffd = mig_track_uffd(t, &why)) == -1) {
+		log_warnx("%s: its way home will stop it for the whole copy: "
+		    "%s", g->conn.who, why);
+		free(why);
+	}
+	if (move_drop_caps(t, cause) == -1 ||
 	    (listener = move_confine(g, t, cause)) == -1)
 		goto fail;
 	if ((g->remote = remote_new(listener, g->pid, g->gs->pid, &g->base,
@@ -197,6 +283,9 @@ guest_move_arrive(struct guest *g, char **cause)
 		close(listener);
 		goto fail;
 	}
+	if (g->opener != -1)
+		remote_shared(g->remote, g->gs->shared, g->gs->n_shared,
+		    guest_open, guest_open_stat, g);
 	/* R's CPU clocks answered in R; if not, by us (guest-stub.c) */
 	if (guest_stub_install(g, t, &why) == -1) {
 		log_info("%s: CPU clocks answered by the guest: %s",
@@ -204,7 +293,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		free(why);
 	}
 	/* R is our child: its end and its stops reach us by waitpid. */
-	mig_unpin(t, &mr.pin);
+	mig_unpin(t, &pin);
 	if (mig_release(t, cause) == -1) {
 		kill(g->pid, SIGKILL);
 		return -1;
@@ -219,10 +308,8 @@ guest_move_arrive(struct guest *g, char **cause)
 	    (int)g->pid);
 	return 0;
 fail:
-	if (mr.t != NULL) {
-		mig_unpin(mr.t, &mr.pin);
-		mig_kill(mr.t);
-	}
+	mig_unpin(t, &pin);
+	mig_kill(t);
 	g->pid = 0;
 	return -1;
 }
@@ -252,37 +339,45 @@ guest_move_ended(struct guest *g)
 void
 guest_move_home(struct guest *g, const char *why)
 {
-	struct mig_task	*t;
-	char		*cause = NULL;
-
 	Osm__SesError	 reason = OSM__SES_ERROR__INIT;
+	struct move_home m;
+	char		*cause = NULL;
 
 	log_info("%s goes home: %s", g->conn.who, why);
 	g->state = OSM__PROC_STATE__PROC_LEAVING;
 	conn_report(&g->conn);
-	if ((t = mig_seize(g->pid, &cause)) == NULL) {
+	memset(&m, 0, sizeof m);
+	m.g = g;
+	if (g->uffd != -1) {
+		/* Live: R runs on while its memory goes, in rounds. */
+		m.lv.track = mig_track_fd(g->pid, g->uffd);
+		g->uffd = -1;
+		m.lv.freeze = move_freeze;
+		m.lv.arg = g;
+		guest_files_stand_in(g, NULL);
+		m.lv.hidden = guest_stub_hide(g, NULL);
+		m.lv.stand_ins = g->stand_ins;
+		m.lv.nstand_ins = g->nfiles;
+	} else if ((m.lv.t = move_freeze(g, &cause)) == NULL) {
 		if (!guest_move_ended(g))
 			guest_ses_fail(g, cause);
 		free(cause);
 		return;
 	}
-	/*
-	 * Held signals are queued in R, frozen now: they go home with it,
-	 * pending, and are taken there by the mask R then has — a wait's
-	 * own mask among them (guest-serve.c).
-	 */
-	guest_signal_deliver_held(g);
-	guest_files_stand_in(g, t);
 	reason.reason = (char *)why;
 	if (guest_ses_send(g, OSM__SES_KIND__SES_GO_HOME, &reason.base) == -1 ||
-	    session_send_image(&g->ses, OSM__SES_KIND__SES_IMAGE,
-	    OSM__SES_KIND__SES_IMAGE_END, guest_move_dump_fn, t,
-	    &cause) == -1) {
-		mig_kill(t);
+	    move_home_send(&m, &cause) == -1) {
+		mig_track_free(m.lv.track);
+		if (m.lv.t != NULL)
+			mig_kill(m.lv.t);
+		else
+			kill(g->pid, SIGKILL);
 		g->pid = 0;
 		guest_ses_fail(g, cause != NULL ? cause : "going home failed");
 	}
-	mig_kill(t);	/* it lives at home now */
+	move_home_log(g, &m);
+	mig_track_free(m.lv.track);
+	mig_kill(m.lv.t);	/* it lives at home now */
 	g->pid = 0;
 	guest_ses_stop(g, 0);
 }

@@ -223,12 +223,18 @@ stub_rewind(void *arg, struct user_regs_struct *r)
 	}
 }
 
-/* Dumps of R through t leave the stub out. */
-void
+/*
+ * Dumps of R through t leave the stub out; NULL: none, what the rounds of
+ * a live dump leave out (mig_live.hidden).
+ */
+const struct mig_hidden *
 guest_stub_hide(struct guest *g, struct mig_task *t)
 {
-	if (g->stub.start != 0)
+	if (g->stub.start == 0)
+		return NULL;
+	if (t != NULL)
 		mig_hide(t, &g->stub.hidden);
+	return &g->stub.hidden;
 }
 
 static void

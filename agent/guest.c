@@ -216,7 +216,9 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		st = g->remote != NULL ? remote_stats(g->remote) : &none;
 		log_info("%s ended: %s %d; calls %llu sent home (%llu "
 		    "behind), %llu CPU clocks and %llu identity answered "
-		    "here, %llu reads from %llu read ahead, %llu mappings",
+		    "here, %llu reads from %llu read ahead, %llu mappings, "
+		    "%llu files opened here (%llu not), %llu calls on them "
+		    "here",
 		    g->conn.who, e.signaled ? "signal" : "status", e.status,
 		    (unsigned long long)st->forwarded,
 		    (unsigned long long)st->behind,
@@ -224,7 +226,10 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		    (unsigned long long)st->ident,
 		    (unsigned long long)st->served,
 		    (unsigned long long)st->fetches,
-		    (unsigned long long)st->mapped);
+		    (unsigned long long)st->mapped,
+		    (unsigned long long)st->opened,
+		    (unsigned long long)st->refused,
+		    (unsigned long long)st->local);
 		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
@@ -258,7 +263,7 @@ guest_watch(struct guest *g, int fd)
 
 /* Serve one guest on the session socket fd, as the guest uid. */
 static int
-guest_serve(Osm__GuestStart *gs, int fd)
+guest_serve(Osm__GuestStart *gs, int fd, int opener)
 {
 	struct guest	 g;
 	struct timeval	 tv = { .tv_sec = GUEST_SETUP_TIMEOUT };
@@ -268,6 +273,7 @@ guest_serve(Osm__GuestStart *gs, int fd)
 
 	memset(&g, 0, sizeof g);
 	g.gs = gs;
+	g.opener = opener;
 	g.state = OSM__PROC_STATE__PROC_ARRIVING;
 	snprintf(what, sizeof what, "guest-%u-%u", gs->home, gs->pid);
 	snprintf(who, sizeof who, "guest %u@%u", gs->pid, gs->home);
@@ -358,7 +364,7 @@ main(int argc, char **argv)
 	uint8_t		*buf;
 	size_t		 len;
 	char		*cause = NULL;
-	int		 i, debug = 0, rc;
+	int		 i, debug = 0, rc, opener;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-d") == 0)
@@ -379,9 +385,16 @@ main(int argc, char **argv)
 	free(buf);
 	if (gs == NULL || gs->session_key.len != SESSION_KEY_LEN)
 		fatalx("malformed start message");
+	/* the owner's opener of shared files, forked while we are root */
+	if ((opener = guest_open_start(gs, &cause)) == -1 && cause != NULL) {
+		log_info("guest %u@%u: no files opened here: %s", gs->pid,
+		    gs->home, cause);
+		free(cause);
+		cause = NULL;
+	}
 	if (guest_drop(gs->guest_uid, &cause) == -1)
 		fatalx("%s", cause);
-	rc = guest_serve(gs, 3);
+	rc = guest_serve(gs, 3, opener);
 	explicit_bzero(gs->session_key.data, gs->session_key.len);
 	osm__guest_start__free_unpacked(gs, NULL);
 	return rc;

@@ -132,6 +132,7 @@ struct deputy {
 	ev_timer		 ses_timer;	/* silence on the session */
 	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
+	int			 move;		/* this order's MoveMode */
 	int			 stop_sent;	/* our stop signal, to pass */
 	int			 ending;	/* the signal P dies of */
 	uint64_t		 cpu_ns;	/* total, for mosps */
@@ -174,6 +175,13 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	struct mig_track	*track;		/* P's writes, at home */
+	int			 ckpt_delta;	/* the next may add to the last */
+	int			 ckpt_whole;	/* the one being written is */
+	uint32_t		 ckpt_crc;	/* the last one's final seal */
+	uint64_t		 ckpt_records;
+	unsigned		*ckpt_start;	/* FILE.N's chain starts at */
+	unsigned		 ckpt_gone;	/* FILE.1 to this are forgotten */
 };
 
 /* deputy-why.c */
@@ -208,6 +216,7 @@ void	 deputy_files_forget(struct deputy *d);
 int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
 /* deputy-io.c */
+int	 deputy_io_opened(struct deputy *d, int fd, char **cause);
 int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
@@ -226,7 +235,7 @@ void	 deputy_ckpt_home(struct deputy *d);
 int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    char **lost);
 void	 deputy_ckpt_ended(struct deputy *d);
-int	 deputy_ckpt_open_last(struct deputy *d, char **path, char **cause);
+int	 deputy_ckpt_last(struct deputy *d, char **path, char **cause);
 int	 deputy_ckpt_recover(struct deputy *d);
 
 /* deputy-serve.c */
@@ -356,6 +365,8 @@ struct guest {
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	int			 uffd;		/* R's, for live dumps; or -1 */
+	int			 stop_copy;	/* its moves stop and copy */
 	struct guest_file	**files;	/* R maps */
 	size_t			 nfiles;
 	struct mig_stand_in	*stand_ins;	/* for dumps of R */
@@ -371,6 +382,7 @@ struct guest {
 	uint64_t		 thread_seq;
 	struct guest_stub	 stub;
 	ev_timer		 flush;		/* writes gathered go home */
+	int			 opener;	/* guest-open.c's socket, or -1 */
 };
 
 /* guest-ses.c */
@@ -386,10 +398,17 @@ void	 guest_ses_out(struct guest *g, int post);
 void	 guest_ses_settle(struct guest *g);
 void	 guest_ses_linger(struct guest *g);
 
+/* guest-open.c */
+int	 guest_open_start(const Osm__GuestStart *gs, char **cause);
+int	 guest_open(void *arg, const char *path, int flags, char **cause);
+int	 guest_open_stat(void *arg, const char *path, int nofollow,
+	    struct stat *st);
+
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,
 	    char **cause);
-void	 guest_stub_hide(struct guest *g, struct mig_task *t);
+const struct mig_hidden *guest_stub_hide(struct guest *g,
+	    struct mig_task *t);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

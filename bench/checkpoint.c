@@ -41,6 +41,7 @@ struct figures {
 	double	restore_gbs;	/* restore from /dev/shm */
 	double	migrate_ms;	/* dump | restore through a socket */
 	double	session_ms;	/* the same through a session */
+	double	direct_ms;	/* the same, the image straight in frames */
 	uint64_t bytes;
 };
 
@@ -247,9 +248,10 @@ session_pair(struct session *home, int hfd, struct session *away, int afd)
 	memset(nh, 'h', sizeof nh);
 	memset(nr, 'r', sizeof nr);
 	session_derive(&ck, nh, nr, 1, 2, SESSION_HOME, key);
-	session_init(home, hfd, key, SESSION_CHUNK);
+	/* Room for a pages record in one frame, as the agents' sessions. */
+	session_init(home, hfd, key, 2 * SESSION_CHUNK);
 	session_derive(&ck, nh, nr, 1, 2, SESSION_REMOTE, key);
-	session_init(away, afd, key, SESSION_CHUNK);
+	session_init(away, afd, key, 2 * SESSION_CHUNK);
 	explicit_bzero(key, sizeof key);
 }
 
@@ -316,6 +318,64 @@ session_migrate(pid_t pid)
 	return now_us() - t0;
 }
 
+/*
+ * The same, the image straight into the session's frames and out of
+ * them (session_image_*, as the agents move processes): no pipe, no pump
+ * thread.
+ */
+static uint64_t
+session_migrate_direct(pid_t pid)
+{
+	struct session		 home, away;
+	struct session_image	 so = { .s = &home,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct session_image	 si = { .s = &away,
+				    .kind = OSM__SES_KIND__SES_IMAGE,
+				    .end = OSM__SES_KIND__SES_IMAGE_END };
+	struct mig_io		 out = { .write = session_image_write,
+				    .arg = &so };
+	struct mig_io		 in = { .read = session_image_read,
+				    .view = session_image_view, .arg = &si };
+	struct mig_restore_opts	 opts = { .io = &in };
+	struct mig_live		 lv;
+	struct mig_task		*t;
+	char			*cause = NULL;
+	int			 sv[2];
+	pid_t			 other;
+	uint64_t		 t0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		die("socketpair", NULL);
+	session_pair(&home, sv[0], &away, sv[1]);
+	t0 = now_us();
+	if ((other = fork()) == 0) {
+		close(sv[0]);
+		if ((t = mig_spawn(&cause)) == NULL)
+			die("spawn", cause);
+		if (mig_restore(t, -1, &opts, NULL, &cause) == -1 ||
+		    session_image_end(&si, 0, &cause) == -1)
+			die("restore from the session's frames", cause);
+		mig_kill(t);
+		_exit(0);
+	}
+	close(sv[1]);
+	memset(&lv, 0, sizeof lv);
+	lv.io = &out;
+	if ((lv.t = mig_seize(pid, &cause)) == NULL)
+		die("seize", cause);
+	if (mig_dump_live(&lv, -1, 0, NULL, &cause) == -1 ||
+	    session_image_end(&so, 1, &cause) == -1)
+		die("dump into the session's frames", cause);
+	if (mig_release(lv.t, &cause) == -1)
+		die("release", cause);
+	close(sv[0]);
+	waitpid(other, NULL, 0);
+	session_free(&home);
+	session_free(&away);
+	return now_us() - t0;
+}
+
 static pid_t
 drain(int fd, int other)
 {
@@ -350,7 +410,7 @@ static void
 measure(size_t mib, int runs, struct figures *f)
 {
 	struct mig_stats st;
-	double		 fr[32], fi[32], so[32], re[32], mi[32], se[32];
+	double		 fr[32], fi[32], so[32], re[32], mi[32], se[32], di[32];
 	pid_t		 pid, other;
 	int		 fd, sv[2], r;
 	uint64_t	 us;
@@ -407,6 +467,10 @@ measure(size_t mib, int runs, struct figures *f)
 		us = session_migrate(pid);
 		if (r >= 0)
 			se[r] = us / 1000.0;
+		warm(mib << 20);
+		us = session_migrate_direct(pid);
+		if (r >= 0)
+			di[r] = us / 1000.0;
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -416,6 +480,7 @@ measure(size_t mib, int runs, struct figures *f)
 	f->restore_gbs = median(re, runs);
 	f->migrate_ms = median(mi, runs);
 	f->session_ms = median(se, runs);
+	f->direct_ms = median(di, runs);
 }
 
 int
@@ -461,15 +526,16 @@ main(int argc, char **argv)
 	    cold ? ", memory not warmed" : ", memory warmed");
 	printf("| touched memory | threads | image | frozen by dump | dump to "
 	    "/dev/shm | dump to socket | restore from /dev/shm | migration "
-	    "over a socket | migration through a session |\n");
-	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	    "over a socket | migration through a session | the same, direct "
+	    "|\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < nsizes; i++) {
 		measure(sizes[i], runs, &f);
 		printf("| %zu MiB | %d | %.1f MiB | %.0f ms | %.2f GB/s | "
-		    "%.2f GB/s | %.2f GB/s | %.0f ms | %.0f ms |\n", sizes[i],
-		    nthreads,
+		    "%.2f GB/s | %.2f GB/s | %.0f ms | %.0f ms | %.0f ms |\n",
+		    sizes[i], nthreads,
 		    f.bytes / 1048576.0, f.frozen_ms, f.file_gbs, f.sock_gbs,
-		    f.restore_gbs, f.migrate_ms, f.session_ms);
+		    f.restore_gbs, f.migrate_ms, f.session_ms, f.direct_ms);
 		fflush(stdout);
 	}
 	return 0;

@@ -53,7 +53,7 @@
 
 #define CONF_MAX_WINDOW		1024
 #define CONF_MAX_WORDS		8
-#define CONF_MAX_SHARED		64	/* shared paths, all lines together */
+#define CONF_MAX_SHARED		32	/* shared paths, all lines together */
 
 struct conf_parse {
 	struct cluster_conf	*conf;

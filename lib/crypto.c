@@ -9,6 +9,8 @@
  * provider lacks an algorithm (a broken installation): both are fatal, as
  * running out of memory is everywhere else (lib/xmalloc.c).
  */
+#include <sys/uio.h>
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -242,23 +244,40 @@ crypto_aead_update(struct crypto_aead *a, uint8_t *out, const uint8_t *in,
 /*
  * Encrypt len bytes of in into out (which may be in) under the 96-bit
  * iv, authenticating them and aad; the tag goes to tag. The caller makes
- * each iv unique under the key.
+ * each iv unique under the key. crypto_sealv seals n pieces as one
+ * message, into out (their total length).
  */
+void
+crypto_sealv(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
+    const void *aad, size_t aadlen, const struct iovec *iov, int n,
+    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN])
+{
+	int	outl, i;
+
+	if (!a->encrypt ||
+	    EVP_CipherInit_ex2(a->ctx, NULL, NULL, iv, 1, NULL) != 1 ||
+	    crypto_aead_update(a, NULL, aad, aadlen) == -1)
+		fatalx("libcrypto: AES-256-GCM sealing failed");
+	for (i = 0; i < n; i++) {
+		if (crypto_aead_update(a, out, iov[i].iov_base,
+		    iov[i].iov_len) == -1)
+			fatalx("libcrypto: AES-256-GCM sealing failed");
+		out += iov[i].iov_len;
+	}
+	if (EVP_CipherFinal_ex(a->ctx, out, &outl) != 1 || outl != 0 ||
+	    EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_GCM_GET_TAG, CRYPTO_TAG_LEN,
+	    tag) != 1)
+		fatalx("libcrypto: AES-256-GCM sealing failed");
+}
+
 void
 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
     const void *aad, size_t aadlen, const void *in, size_t len,
     uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN])
 {
-	int	outl;
+	struct iovec	iov = { (void *)in, len };
 
-	if (!a->encrypt ||
-	    EVP_CipherInit_ex2(a->ctx, NULL, NULL, iv, 1, NULL) != 1 ||
-	    crypto_aead_update(a, NULL, aad, aadlen) == -1 ||
-	    crypto_aead_update(a, out, in, len) == -1 ||
-	    EVP_CipherFinal_ex(a->ctx, out + len, &outl) != 1 || outl != 0 ||
-	    EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_GCM_GET_TAG, CRYPTO_TAG_LEN,
-	    tag) != 1)
-		fatalx("libcrypto: AES-256-GCM sealing failed");
+	crypto_sealv(a, iv, aad, aadlen, &iov, 1, out, tag);
 }
 
 /*

@@ -17,7 +17,8 @@
 #define OSM_CONF_PATH		"/etc/osmosis/cluster.conf"
 #define OSM_PORT		4750
 #define OSM_MAX_NODES		65535
-#define OSM_GUEST_START_MAX	4096	/* mosd to mosd-guest, bytes */
+#define OSM_GUEST_START_MAX	(48U << 10) /* mosd to mosd-guest, bytes (32
+					   shared paths of 1 KiB) */
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -134,6 +135,10 @@ void	 crypto_aead_free(struct crypto_aead *a);
 void	 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
 	    const void *aad, size_t aadlen, const void *in, size_t len,
 	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);
+struct iovec;
+void	 crypto_sealv(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
+	    const void *aad, size_t aadlen, const struct iovec *iov, int n,
+	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);
 int	 crypto_open(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
 	    const void *aad, size_t aadlen, const uint8_t *in, size_t len,
 	    uint8_t *out, const uint8_t tag[CRYPTO_TAG_LEN]);
@@ -231,6 +236,27 @@ int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 int	 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
 #define SESSION_CHUNK		(1U << 20)	/* image bytes per frame */
+/*
+ * An image straight through a session, no pump: session_image_write and
+ * session_image_read are the writer's and the reader's (migrate/'s
+ * mig_io), frames of kind; session_image_end sends the end frame, or
+ * waits for it after the last byte read.
+ */
+struct session_image {
+	struct session	*s;
+	uint16_t	 kind;
+	uint16_t	 end;
+	const uint8_t	*p;		/* the frame being read */
+	size_t		 left;
+	int		 ended;		/* its end frame came */
+};
+int	 session_sendv(struct session *s, uint16_t kind,
+	    const struct iovec *iov, int n, char **cause);
+int	 session_image_write(void *arg, const struct iovec *iov, int n,
+	    char **cause);
+int	 session_image_read(void *arg, void *buf, size_t len, char **cause);
+const void *session_image_view(void *arg, size_t len);
+int	 session_image_end(struct session_image *si, int sender, char **cause);
 int	 session_send_image(struct session *s, uint16_t kind, uint16_t end,
 	    int (*fn)(int, void *, char **), void *arg, char **cause);
 int	 session_recv_image(struct session *s, uint16_t kind, uint16_t end,

@@ -19,6 +19,7 @@
  * blocks, bounded by the socket's send timeout.
  */
 #include <arpa/inet.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,13 +131,18 @@ session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
 	explicit_bzero(from_remote, sizeof from_remote);
 }
 
+/* Seal the pieces of iov as one frame of kind, and send it. */
 int
-session_send(struct session *s, uint16_t kind, const void *body, size_t len,
-    char **cause)
+session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
+    int n, char **cause)
 {
 	uint8_t	iv[CRYPTO_IV_LEN];
-	size_t	need = SESSION_OVERHEAD + len;
+	size_t	len = 0, need;
+	int	i;
 
+	for (i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	need = SESSION_OVERHEAD + len;
 	if (len > s->max - SESSION_OVERHEAD) {
 		xasprintf(cause, "session message of %zu bytes is over the "
 		    "limit of %zu", len, s->max - SESSION_OVERHEAD);
@@ -158,7 +164,7 @@ session_send(struct session *s, uint16_t kind, const void *body, size_t len,
 	s->out[7] = kind & 0xff;
 	put32(s->out + 8, len);
 	session_iv(s->tx_dir, ++s->tx_seq, iv);
-	crypto_seal(s->tx, iv, s->out, SESSION_HDR, body, len,
+	crypto_sealv(s->tx, iv, s->out, SESSION_HDR, iov, n,
 	    s->out + SESSION_HDR, s->out + SESSION_HDR + len);
 	if (write_all(s->fd, s->out, need) == -1) {
 		xasprintf(cause, "session write: %s", errno == EAGAIN ?
@@ -166,6 +172,15 @@ session_send(struct session *s, uint16_t kind, const void *body, size_t len,
 		return -1;
 	}
 	return 0;
+}
+
+int
+session_send(struct session *s, uint16_t kind, const void *body, size_t len,
+    char **cause)
+{
+	struct iovec	iov = { (void *)body, len };
+
+	return session_sendv(s, kind, &iov, 1, cause);
 }
 
 /* Send a protobuf message (NULL: an empty body) as one frame of kind. */
@@ -455,4 +470,123 @@ session_recv_image(struct session *s, uint16_t kind, uint16_t end,
     int (*fn)(int, void *, char **), void *arg, char **cause)
 {
 	return session_pumped(s, 0, kind, end, fn, arg, cause);
+}
+
+/*
+ * An image written straight into the session (migrate/'s mig_io): each
+ * write of the image's is one frame (more if it is over the session's
+ * limit), sealed from the writer's own buffers; no pipe, no pump thread.
+ * 0, or -1 with *cause.
+ */
+int
+session_image_write(void *arg, const struct iovec *iov, int n, char **cause)
+{
+	struct session_image	*si = arg;
+	struct iovec		 part[16];
+	size_t			 max = si->s->max - SESSION_OVERHEAD, room, off;
+	int			 i = 0, k;
+
+	off = 0;
+	while (i < n) {
+		room = max;
+		for (k = 0; i < n && room > 0 && k < (int)nitems(part); k++) {
+			part[k].iov_base = (uint8_t *)iov[i].iov_base + off;
+			part[k].iov_len = iov[i].iov_len - off;
+			if (part[k].iov_len > room) {
+				part[k].iov_len = room;
+				off += room;
+			} else {
+				off = 0;
+				i++;
+			}
+			room -= part[k].iov_len;
+		}
+		if (session_sendv(si->s, si->kind, part, k, cause) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Exactly len bytes of the image coming on the session, taken from its
+ * frames where they were opened: 0; 1 if its end frame came first; -1
+ * with *cause.
+ */
+int
+session_image_read(void *arg, void *buf, size_t len, char **cause)
+{
+	struct session_image	*si = arg;
+	uint8_t			*out = buf;
+	uint16_t		 kind;
+	size_t			 n;
+
+	while (len > 0) {
+		if (si->left == 0) {
+			if (si->ended)
+				return 1;
+			if (session_recv(si->s, &kind, &si->p, &si->left,
+			    cause) == -1)
+				return -1;
+			if (kind == si->end) {
+				si->ended = 1;
+				si->left = 0;
+				return 1;
+			}
+			if (kind != si->kind) {
+				xasprintf(cause, "message of kind %u inside an "
+				    "image", kind);
+				return -1;
+			}
+			continue;
+		}
+		n = len < si->left ? len : si->left;
+		memcpy(out, si->p, n);
+		out += n;
+		si->p += n;
+		si->left -= n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * The next len bytes of the image where the last frame was opened, if
+ * they are all in it (as a pages record's data is: the writer sends each
+ * of its writes as one frame), else NULL and session_image_read copies
+ * them. Valid until the next read.
+ */
+const void *
+session_image_view(void *arg, size_t len)
+{
+	struct session_image	*si = arg;
+	const uint8_t		*p;
+
+	if (si->left < len)
+		return NULL;
+	p = si->p;
+	si->p += len;
+	si->left -= len;
+	return p;
+}
+
+/*
+ * The image is over: the sender sends the end frame; the reader, its
+ * image read whole, takes the end frame, which must come next.
+ */
+int
+session_image_end(struct session_image *si, int sender, char **cause)
+{
+	uint8_t	c;
+
+	if (sender)
+		return session_send(si->s, si->end, "", 0, cause);
+	switch (session_image_read(si, &c, 1, cause)) {
+	case 1:
+		return 0;
+	case 0:
+		xasprintf(cause, "the session carries more than the image");
+		/* FALLTHROUGH */
+	default:
+		return -1;
+	}
 }

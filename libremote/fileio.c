@@ -168,30 +168,82 @@ fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect)
 	f->nbehind++;
 }
 
-/* The home's offset of e moves by what R took from windows. */
-static void
-fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
+/* An lseek of fd (to off, by whence) written behind, before the call. */
+void
+fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
+    uint64_t *seq)
 {
 	struct rmt_call	 c;
 	uint8_t		*msg;
 	size_t		 len;
 
-	if (e->seek == 0)
-		return;
 	memset(&c, 0, sizeof c);
 	c.seq = ++*seq;
 	c.nr = SYS_lseek;
 	c.name = "lseek";
-	c.args[0] = e->fd;
-	c.args[1] = e->seek;
-	c.args[2] = SEEK_CUR;
+	c.args[0] = fd;
+	c.args[1] = (uint64_t)off;
+	c.args[2] = whence;
 	c.trim_unit = 1;
 	c.behind = 1;
 	marshal_pack(&c, &msg, &len);
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, e->fd, -1);
+	fio_behind_add(f, c.seq, fd, -1);
 	f->stats_behind++;
+}
+
+/*
+ * A close of fd written behind (one opened where R runs, whose home
+ * descriptor had no writes to fail): its failure is nobody's.
+ */
+void
+fio_close_behind(struct fio *f, int fd, uint64_t *seq)
+{
+	struct rmt_call	 c;
+	uint8_t		*msg;
+	size_t		 len;
+
+	memset(&c, 0, sizeof c);
+	c.seq = ++*seq;
+	c.nr = SYS_close;
+	c.name = "close";
+	c.args[0] = fd;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, -1, -1);
+	f->stats_behind++;
+}
+
+/* The home's offset of e moves by what R took from windows. */
+static void
+fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
+{
+	if (e->seek == 0)
+		return;
+	fio_lseek_behind(f, e->fd, (int64_t)e->seek, SEEK_CUR, seq);
 	e->seek = 0;
+}
+
+/* Forget fd: R's calls on it are no longer ours (shared.c has it). */
+void
+fio_drop_fd(struct fio *f, int fd)
+{
+	struct fio_fd	*e;
+
+	if ((e = fio_find(f, fd)) != NULL)
+		fio_forget(f, e);
+}
+
+/*
+ * A file written some other way (through a descriptor opened where R
+ * runs): its windows are stale.
+ */
+void
+fio_changed(struct fio *f, uint64_t dev, uint64_t ino)
+{
+	fio_drop_file(f, 0, dev, ino);
 }
 
 /*
@@ -512,7 +564,8 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		/* another call may show an offset owed: pay them first */
 		fio_settle(f, seq);
 		if (e == NULL && (nr == SYS_read || nr == SYS_write ||
-		    nr == SYS_pwrite64 || nr == SYS_writev)) {
+		    nr == SYS_pwrite64 || nr == SYS_writev ||
+		    nr == SYS_pread64)) {
 			e = fio_add(f, fd);
 			fio_ask(f, e, seq);
 		}

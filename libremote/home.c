@@ -488,3 +488,13 @@ home_ident(const struct home_call *hc)
 
 	return e != NULL && e->ident != TI_NONE;
 }
+
+/*
+ * Is hc an open under a shared path? The descriptor it returns is then
+ * described to the guest (a RemoteFdInfo of seq 0) before its reply.
+ */
+int
+home_want_fd(const struct home_call *hc)
+{
+	return hc->call->want_fd;
+}

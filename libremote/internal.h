@@ -199,6 +199,7 @@ struct rmt_call {
 	int		 has_mask;	/* a wait with a signal mask, */
 	uint64_t	 mask;		/* which stays here */
 	int		 behind;	/* answered already (fileio.c) */
+	int		 want_fd;	/* an open under a shared path */
 };
 enum marshal_result {
 	MARSHAL_OK,
@@ -301,6 +302,11 @@ int	 fio_out(struct fio *f, int post, int *kind, uint8_t **msg,
 	    size_t *len);
 void	 fio_settle(struct fio *f, uint64_t *seq);
 void	 fio_flush(struct fio *f, uint64_t *seq);
+void	 fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
+	    uint64_t *seq);
+void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
+void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
+void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
 enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
 	    uint64_t *args, uint64_t *seq, long *rv);
@@ -325,6 +331,51 @@ int	 ident_answer(const struct ident *c, pid_t tid, pid_t main_tid,
 	    int nr, const uint64_t *args, long *rv);
 
 
+/* shared.c */
+struct shared_fd {
+	int		 fd;		/* R's, the home's number */
+	int		 ours;		/* the same open file */
+	uint64_t	 dev, ino;	/* at home */
+	uint64_t	 home_off;	/* the home's descriptor's offset */
+};
+struct shared_root {
+	int		 proven;	/* a file of it was the home's */
+	uint64_t	 dev;		/* its device here */
+	uint64_t	 home_dev;	/* and at home */
+};
+struct shared {
+	char		**paths;	/* the node's shared paths */
+	size_t		 npaths;
+	struct shared_root *roots;	/* one for each path */
+	remote_opener	 opener;
+	remote_stater	 stater;
+	void		*arg;
+	struct shared_fd *fds;		/* R's descriptors opened here */
+	size_t		 nfds;
+	struct Osm__RemoteFdInfo *info;	/* the home's, of an open's fd */
+	int		 null;		/* /dev/null, for R's closed ones */
+	uint64_t	 stats_local;	/* calls made here on them */
+	uint64_t	 stats_opened;
+	uint64_t	 stats_refused;	/* not provably the same file */
+};
+struct remote;
+struct remote_event;
+void	 shared_free(struct shared *s);
+void	 shared_settle(struct remote *g);
+int	 shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
+	    const uint64_t *args, int map, struct remote_event *ev,
+	    char **cause);
+int	 shared_want(struct remote *g, struct rmt_call *c, int *flags,
+	    int *dup_of);
+void	 shared_dup(struct remote *g, uint64_t id, int from, int flags,
+	    int64_t fd);
+void	 shared_info(struct shared *s, struct Osm__RemoteFdInfo *m);
+void	 shared_opened(struct remote *g, uint64_t id, int flags,
+	    int64_t fd);
+int	 shared_adopt(struct remote *g, const struct Osm__RemoteFdInfo *m,
+	    uint64_t id);
+void	 shared_adopted(struct remote *g, int nr, int fd, int64_t ret);
+
 /* remote.c */
 struct remote_pending;
 struct remote {
@@ -334,6 +385,7 @@ struct remote {
 	struct emulate	 emu;
 	struct ident	 ident;		/* the home's, as it last said */
 	struct fio	 fio;		/* regular files (fileio.c) */
+	struct shared	 shared;	/* opened here (shared.c) */
 	int		 sync_wakeup;	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
 	uint64_t	 seq;
 	struct remote_pending *pending;	/* forwarded, not yet answered */

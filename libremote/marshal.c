@@ -559,6 +559,10 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 		msg.has_behind = 1;
 		msg.behind = 1;
 	}
+	if (c->want_fd) {
+		msg.has_want_fd = 1;
+		msg.want_fd = 1;
+	}
 	for (i = 0; i < c->nregions; i++) {
 		osm__remote_region__init(&regs[i]);
 		regs[i].dir = c->regions[i].dir;

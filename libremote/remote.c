@@ -47,6 +47,10 @@ struct remote_pending {
 	struct rmt_call	 call;
 	uint8_t		*msg;		/* the packed RemoteCall */
 	size_t		 len;
+	int		 open;	/* an open, maybe under a shared path */
+	int		 flags;		/* to open it here with */
+	int		 dup_of;	/* a dup of a descriptor opened here */
+	int		 adopted;	/* its descriptor opened here meanwhile */
 };
 
 struct remote *
@@ -101,6 +105,7 @@ remote_free(struct remote *g)
 	free(g->tids);
 	ident_clear(&g->ident);
 	fio_free(&g->fio);
+	shared_free(&g->shared);
 	free(g->notif);
 	free(g->resp);
 	free(g);
@@ -219,6 +224,10 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	p = &g->pending[g->npending++];
 	p->id = id;
 	p->tid = tid;
+	p->flags = 0;
+	p->adopted = 0;
+	p->open = shared_want(g, &call, &p->flags, &p->dup_of) &&
+	    p->dup_of == -1;
 	p->call = call;
 	marshal_pack(&p->call, &p->msg, &p->len);
 
@@ -287,6 +296,9 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		g->stats.emulated++;
 		return 0;
 	case RMT_MAP:
+		if ((i = shared_call(g, n->id, n->pid, n->data.nr, args, 1, ev,
+		    cause)) != 0)
+			return i == -1 ? -1 : 0;
 		/* the file's bytes as R wrote them: its writes gathered first */
 		fio_flush(&g->fio, &g->seq);
 		ev->kind = REMOTE_MAP;
@@ -303,6 +315,9 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	}
 	if (remote_ident(g, n, &tc, args, ev, cause) != 0)
 		return ev->kind == REMOTE_ANSWERED ? 0 : -1;
+	if ((i = shared_call(g, n->id, n->pid, n->data.nr, args, 0, ev,
+	    cause)) != 0)
+		return i == -1 ? -1 : 0;
 	switch (fio_call(&g->fio, n->pid, n->id, n->data.nr, args, &g->seq,
 	    &rv)) {
 	case FIO_PASS:
@@ -570,6 +585,12 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 		goto out;
 	}
 	fio_result(&g->fio, p->call.nr, p->call.args, &ret);
+	if (p->open && ret >= 0)
+		shared_opened(g, p->id, p->flags, ret);
+	if (p->dup_of >= 0 && ret >= 0)
+		shared_dup(g, p->id, p->dup_of, p->flags, ret);
+	if (p->adopted)
+		shared_adopted(g, p->call.nr, (int)p->call.args[0], ret);
 	if (ret == -EFAULT && r->ret != -EFAULT)
 		g->stats.faults++;
 	if ((rv = remote_answer(g, p->id, ret, cause)) == 1)
@@ -688,6 +709,9 @@ remote_stats(struct remote *g)
 	g->stats.served = g->fio.stats_served;
 	g->stats.fetches = g->fio.stats_fetches;
 	g->stats.behind_errors = g->fio.stats_errors;
+	g->stats.local = g->shared.stats_local;
+	g->stats.opened = g->shared.stats_opened;
+	g->stats.refused = g->shared.stats_refused;
 	return &g->stats;
 }
 
@@ -712,6 +736,7 @@ void
 remote_settle(struct remote *g)
 {
 	fio_settle(&g->fio, &g->seq);
+	shared_settle(g);
 }
 
 /*
@@ -771,10 +796,30 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
     char **cause)
 {
 	Osm__RemoteFdInfo	*m;
+	size_t			 i;
 
 	if ((m = osm__remote_fd_info__unpack(NULL, len, msg)) == NULL) {
 		xasprintf(cause, "malformed descriptor answer");
 		return -1;
+	}
+	/* seq 0: what an open under a shared path gave, before its reply */
+	if (m->seq == 0) {
+		shared_info(&g->shared, m);
+		return 0;
+	}
+	/*
+	 * A file under a shared path, known to R before it came (or opened
+	 * on an earlier node): opened here too, put into R while the call
+	 * that asked waits at home.
+	 */
+	for (i = 0; i < g->npending; i++) {
+		if (g->pending[i].call.args[0] != (uint64_t)m->fd ||
+		    !shared_adopt(g, m, g->pending[i].id))
+			continue;
+		g->pending[i].adopted = 1;
+		fio_drop_fd(&g->fio, m->fd);
+		osm__remote_fd_info__free_unpacked(m, NULL);
+		return 0;
 	}
 	fio_info(&g->fio, m);
 	osm__remote_fd_info__free_unpacked(m, NULL);

@@ -100,6 +100,9 @@ struct remote_stats {
 	uint64_t	 served;	/* reads served from windows */
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */
+	uint64_t	 local;		/* calls on files opened here (shared) */
+	uint64_t	 opened;	/* files opened here */
+	uint64_t	 refused;	/* not provably the same file here */
 };
 /* Messages for home besides the call of a REMOTE_FORWARD (remote_out). */
 enum remote_out {
@@ -165,6 +168,17 @@ int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 int		 remote_continue(struct remote *g, uint64_t id, char **cause);
 int		 remote_clone_flags(struct remote *g, pid_t tid, int nr,
 		    const uint64_t *args, uint64_t *flags);
+/*
+ * The opener of files under shared paths: a descriptor, or -1; and its
+ * stat of one: 0, or -errno (-EAGAIN: it could not say).
+ */
+struct stat;
+typedef int	(*remote_opener)(void *arg, const char *path, int flags,
+		    char **cause);
+typedef int	(*remote_stater)(void *arg, const char *path, int nofollow,
+		    struct stat *st);
+void		 remote_shared(struct remote *g, char **paths, size_t npaths,
+		    remote_opener opener, remote_stater stater, void *arg);
 
 /* home.c */
 struct home_call {
@@ -192,6 +206,7 @@ int		 home_reply(const struct home_call *hc, long ret,
 void		 home_free(struct home_call *hc);
 int		 home_timed(const struct home_call *hc);
 int		 home_again(const struct home_call *hc);
+int		 home_want_fd(const struct home_call *hc);
 int		 home_ident(const struct home_call *hc);
 
 #endif

@@ -86,7 +86,10 @@ dump_write(struct img *img, int kind, void *msg, char **cause)
 	return img_write(img, &rec, cause);
 }
 
-/* The description: the process's records, each thread's, the seal. */
+/*
+ * The description, after img's preamble (and a live dump's rounds): the
+ * process's records, each thread's, the seal.
+ */
 static int
 dump_describe(struct img *img, Osm__ImgHeader *hdr, Osm__ImgTask *task,
     Osm__ImgSignals *sig, Osm__ImgFiles *files, Osm__ImgMm *mm,
@@ -94,8 +97,7 @@ dump_describe(struct img *img, Osm__ImgHeader *hdr, Osm__ImgTask *task,
 {
 	size_t	i;
 
-	if (img_write_preamble(img, cause) == -1 ||
-	    dump_write(img, OSM__IMG_RECORD__BODY_HEADER, hdr, cause) == -1 ||
+	if (dump_write(img, OSM__IMG_RECORD__BODY_HEADER, hdr, cause) == -1 ||
 	    dump_write(img, OSM__IMG_RECORD__BODY_TASK, task, cause) == -1 ||
 	    dump_write(img, OSM__IMG_RECORD__BODY_SIGNALS, sig, cause) == -1 ||
 	    dump_write(img, OSM__IMG_RECORD__BODY_FILES, files, cause) == -1 ||
@@ -109,9 +111,15 @@ dump_describe(struct img *img, Osm__ImgHeader *hdr, Osm__ImgTask *task,
 	return img_write_seal(img, 0, cause);
 }
 
+/*
+ * The image of the held task after img's preamble (and a live dump's
+ * rounds): the description, then the pages pages_scan() chose, which
+ * runs, if not NULL, may change (precopy.c: what the rounds sent).
+ */
 int
-mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
-    char **cause)
+dump_image(struct mig_task *t, struct img *img, int flags,
+    struct mig_stats *st, struct mm_dump *given, dump_runs_fn runs,
+    void *arg, char **cause)
 {
 	Osm__ImgHeader	 hdr = OSM__IMG_HEADER__INIT;
 	Osm__ImgTask	 task = OSM__IMG_TASK__INIT;
@@ -120,19 +128,31 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	Osm__ImgThread	**th = NULL;
 	size_t		 nth = 0;
 	struct mm_dump	 md;
-	struct img	 img;
 	struct mig_pin	 pin = { .pinned = 0 };
 	int		 rc = -1, have_cs = 0;
 
 	memset(&md, 0, sizeof md);
-	if (st != NULL)
-		memset(st, 0, sizeof *st);
 	if (dump_refuse(t, flags, cause) == -1 ||
-	    threads_refuse(t, cause) == -1)
+	    threads_refuse(t, cause) == -1) {
+		if (given != NULL)
+			mm_dump_free(given);
 		return -1;
-	/* The areas before our scratch page joins them. */
-	if (mm_dump_layout(t, &md, flags, cause) == -1)
-		return -1;
+	}
+	/*
+	 * The areas before our scratch page joins them: those given (a live
+	 * dump's last round) if the task still has them, which a freeze
+	 * then need not read with every page counted.
+	 */
+	if (given != NULL && mm_dump_same(t, given)) {
+		md = *given;
+		memset(given, 0, sizeof *given);
+	} else {
+		if (given != NULL)
+			mm_dump_free(given);
+		if (mm_dump_layout(t, &md, flags, cause) == -1)
+			return -1;
+	}
+	md.skip_live = runs != NULL;
 	mig_pin(t, &pin);
 
 	/*
@@ -156,19 +176,19 @@ mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
 	have_cs = 0;
 	if (task_settle(t, cause) == -1)
 		goto out;
-	if (pages_scan(t, &md, cause) == -1)
+	if (pages_scan(t, &md, cause) == -1 ||
+	    (runs != NULL && runs(arg, t, &md, cause) == -1))
 		goto out;
 
-	img_init(&img, fd);
-	if (dump_describe(&img, &hdr, &task, &sig, &files, &md.mm, th, nth,
+	if (dump_describe(img, &hdr, &task, &sig, &files, &md.mm, th, nth,
 	    cause) == -1)
 		goto out;
-	if (pages_dump(t, &md, &img, st, cause) == -1 ||
-	    img_write_seal(&img, 1, cause) == -1)
+	if (pages_dump(t, &md, img, st, cause) == -1 ||
+	    img_write_seal(img, 1, cause) == -1)
 		goto out;
 
 	if (st != NULL) {
-		st->bytes = img.bytes;
+		st->bytes = img->bytes;
 		st->frozen_us = now_us() - t->seized_us;
 	}
 	rc = 0;
@@ -183,6 +203,20 @@ out:
 	threads_free(th, nth);
 	mm_dump_free(&md);
 	return rc;
+}
+
+int
+mig_dump(struct mig_task *t, int fd, int flags, struct mig_stats *st,
+    char **cause)
+{
+	struct img	img;
+
+	if (st != NULL)
+		memset(st, 0, sizeof *st);
+	img_init(&img, fd);
+	if (img_write_preamble(&img, cause) == -1)
+		return -1;
+	return dump_image(t, &img, flags, st, NULL, NULL, NULL, cause);
 }
 
 /*
@@ -248,6 +282,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	int		 rc = -1, more;
 
 	memset(&mi, 0, sizeof mi);
+	img_init(&in, ctx);
 	if (dump_refuse(t, 0, cause) == -1)
 		return -1;
 	if (task_scratch(t, 0, DUMP_SCRATCH, cause) == -1)
@@ -258,7 +293,6 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	    task_unscratch(t, cause) == -1 || task_settle(t, cause) == -1)
 		goto out;
 
-	img_init(&in, ctx);
 	if (img_read_meta(&in, &mi, cause) == -1)
 		goto out;
 	/* The husk's memory is gone: its command line is the copy's. */
@@ -298,7 +332,8 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 		mi.threads[0] = &main;
 	}
 	img_init(&out, fd);
-	if (dump_describe(&out, &header, &task, &sig, &files, mi.mm,
+	if (img_write_preamble(&out, cause) == -1 ||
+	    dump_describe(&out, &header, &task, &sig, &files, mi.mm,
 	    mi.threads, mi.nthreads, cause) == -1)
 		goto out;
 
@@ -308,7 +343,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	while ((more = img_pages_next(&in, &cur, mi.vma_pages, buf, &rec,
 	    cause)) == 1) {
 		if (img_write_pages(&out, rec->pages->extents,
-		    rec->pages->n_extents, buf, in.raw_len, cause) == -1)
+		    rec->pages->n_extents, in.raw, in.raw_len, cause) == -1)
 			goto out;
 		osm__img_record__free_unpacked(rec, NULL);
 		rec = NULL;
@@ -321,6 +356,7 @@ out:
 		osm__img_record__free_unpacked(rec, NULL);
 	task_unscratch(t, NULL);
 	free(buf);
+	img_free(&in);
 	mig_image_free(&mi);
 	core_free(&hdr, &home);
 	sig_free(&hsig);

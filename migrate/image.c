@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ static const char *img_names[] = {
 	[OSM__IMG_RECORD__BODY_PAGES] = "pages",
 	[OSM__IMG_RECORD__BODY_SEAL] = "seal",
 	[OSM__IMG_RECORD__BODY_THREAD] = "thread",
+	[OSM__IMG_RECORD__BODY_ROUND] = "round",
+	[OSM__IMG_RECORD__BODY_PARENT] = "parent",
 };
 
 void
@@ -39,13 +42,42 @@ img_init(struct img *img, int fd)
 {
 	memset(img, 0, sizeof *img);
 	img->fd = fd;
+	runs_init(&img->held);
+}
+
+void
+img_free(struct img *img)
+{
+	runs_free(&img->held);
+	free(img->parent);
+	img->parent = NULL;
+}
+
+/*
+ * Can the ranges an image keeps be checked? Not those of an incremental
+ * image read alone: they refer to the images before it.
+ */
+static int
+img_check_kept(struct img *img, const Osm__ImgMm *mm, char **cause)
+{
+	if (img->parent != NULL && !img->chained)
+		return 0;
+	return runs_check_kept(&img->held, mm, cause);
 }
 
 static int
 img_writev(struct img *img, struct iovec *iov, int n, char **cause)
 {
 	ssize_t	 w;
+	int	 i;
 
+	if (img->io != NULL) {
+		if (img->io->write(img->io->arg, iov, n, cause) == -1)
+			return -1;
+		for (i = 0; i < n; i++)
+			img->bytes += iov[i].iov_len;
+		return 0;
+	}
 	while (n > 0) {
 		w = writev(img->fd, iov, n > IOV_MAX ? IOV_MAX : n);
 		if (w == -1) {
@@ -160,11 +192,30 @@ img_write_seal(struct img *img, int last, char **cause)
 
 	seal.crc = img->crc;
 	seal.records = img->records;
+	if (last) {
+		img->end_crc = seal.crc;
+		img->end_records = seal.records;
+	}
 	seal.kind = last ? OSM__IMG_SEAL_KIND__SEAL_END :
+	    img->end_seal != 0 ? (Osm__ImgSealKind)img->end_seal :
 	    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION;
 	rec.body_case = OSM__IMG_RECORD__BODY_SEAL;
 	rec.seal = &seal;
 	return img_write(img, &rec, cause);
+}
+
+/* Exactly len bytes, from the fd or img->io: -1 and errno 0 at the end. */
+static int
+img_get(struct img *img, void *buf, size_t len, char **cause)
+{
+	int	rc;
+
+	if (img->io == NULL)
+		return read_all(img->fd, buf, len);
+	if ((rc = img->io->read(img->io->arg, buf, len, cause)) == 0)
+		return 0;
+	errno = rc == 1 ? 0 : EIO;
+	return -1;
 }
 
 /* Read exactly len bytes; a short read is a truncated image. */
@@ -172,8 +223,12 @@ static int
 img_fill(struct img *img, void *buf, size_t len, const char *what,
     char **cause)
 {
-	if (read_all(img->fd, buf, len) == -1) {
-		if (errno == 0)
+	char	*why = NULL;
+
+	if (img_get(img, buf, len, &why) == -1) {
+		if (why != NULL)
+			*cause = why;
+		else if (errno == 0)
 			xasprintf(cause, "image truncated: it ends inside %s "
 			    "(after %llu bytes)", what,
 			    (unsigned long long)img->bytes);
@@ -189,9 +244,12 @@ static int
 img_read_preamble(struct img *img, char **cause)
 {
 	uint32_t	pre[2];
+	char		*why = NULL;
 
-	if (read_all(img->fd, pre, sizeof pre) == -1) {
-		if (errno == 0)
+	if (img_get(img, pre, sizeof pre, &why) == -1) {
+		if (why != NULL)
+			*cause = why;
+		else if (errno == 0)
 			xasprintf(cause, "not a checkpoint image: too short");
 		else
 			xasprintf(cause, "read image: %s", strerror(errno));
@@ -203,11 +261,13 @@ img_read_preamble(struct img *img, char **cause)
 		    "0x%08x", ntohl(pre[0]));
 		return -1;
 	}
-	if (ntohl(pre[1]) != MIG_VERSION) {
+	if (ntohl(pre[1]) < MIG_VERSION_MIN || ntohl(pre[1]) > MIG_VERSION) {
 		xasprintf(cause, "image format version %u, this build reads "
-		    "version %u", ntohl(pre[1]), MIG_VERSION);
+		    "versions %u to %u", ntohl(pre[1]), MIG_VERSION_MIN,
+		    MIG_VERSION);
 		return -1;
 	}
+	img->version = ntohl(pre[1]);
 	img->crc = crc32c(0, pre, sizeof pre);
 	return 0;
 }
@@ -286,7 +346,8 @@ img_read(struct img *img, char **cause)
 	if (rec->body_case == OSM__IMG_RECORD__BODY_SEAL) {
 		seal = rec->seal;
 		if (seal->kind != OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION &&
-		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_END) {
+		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_END &&
+		    seal->kind != OSM__IMG_SEAL_KIND__SEAL_ROUND) {
 			xasprintf(cause, "image corrupted: seal of unknown "
 			    "kind %d", seal->kind);
 			goto fail;
@@ -296,6 +357,10 @@ img_read(struct img *img, char **cause)
 			    "before record %llu",
 			    (unsigned long long)img->records);
 			goto fail;
+		}
+		if (seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
+			img->end_crc = seal->crc;
+			img->end_records = seal->records;
 		}
 	}
 	if (rec->body_case == OSM__IMG_RECORD__BODY_PAGES) {
@@ -315,7 +380,10 @@ fail:
 	return NULL;
 }
 
-/* The page contents after a pages record, into buf of raw_len bytes. */
+/*
+ * The page contents after a pages record, into buf of raw_len bytes, or
+ * where io holds them: img->raw says which.
+ */
 int
 img_read_raw(struct img *img, void *buf, size_t len, char **cause)
 {
@@ -333,15 +401,69 @@ img_read_raw(struct img *img, void *buf, size_t len, char **cause)
 		    "where %zu were announced", ntohl(be), len);
 		return -1;
 	}
-	if (img_fill(img, buf, len, "page data", cause) == -1)
+	/* Where the session already holds them, the pages are not copied. */
+	img->raw = NULL;
+	if (img->io != NULL && img->io->view != NULL &&
+	    (img->raw = img->io->view(img->io->arg, len)) != NULL)
+		img->bytes += len;
+	else if (img_fill(img, buf, len, "page data", cause) == -1)
 		return -1;
-	if (crc32c(0, buf, len) != img->raw_crc) {
+	else
+		img->raw = buf;
+	if (crc32c(0, img->raw, len) != img->raw_crc) {
 		xasprintf(cause, "image corrupted: page data checksum "
 		    "mismatch after record %llu",
 		    (unsigned long long)img->records);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * A round of a live dump, before the description: its layout checked as
+ * a description's is, what it keeps against what the rounds before left,
+ * then its pages, which the restore's round_fn writes into the target or
+ * which are read and checked here, up to the round's seal.
+ */
+static int
+img_round(struct img *img, const Osm__ImgRound *round, char **cause)
+{
+	Osm__ImgRecord	*rec = NULL;
+	struct img_pages cur;
+	uint64_t	*counts;
+	uint8_t		*buf;
+	int		 more, rc = -1;
+
+	if (img->version < 2 || round->round != img->rounds + 1) {
+		xasprintf(cause, "image corrupted: round %u where %s belongs",
+		    round->round, img->version < 2 ? "no round" : "the next");
+		return -1;
+	}
+	if (mm_check(round->mm, cause) == -1 ||
+	    img_check_kept(img, round->mm, cause) == -1)
+		return -1;
+	img->rounds++;
+	img->end_seal = OSM__IMG_SEAL_KIND__SEAL_ROUND;
+	if (img->round_fn != NULL) {
+		rc = img->round_fn(img->round_arg, img, round, cause);
+		goto out;
+	}
+	counts = xcalloc(round->mm->n_vmas + 1, sizeof *counts);
+	buf = xmalloc(MIG_PAGES_MAX);
+	img_pages_init(&cur, round->mm);
+	while ((more = img_pages_next(img, &cur, counts, buf, &rec,
+	    cause)) == 1) {
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = NULL;
+	}
+	free(buf);
+	free(counts);
+	rc = more;
+out:
+	img->end_seal = 0;
+	if (rc == 0)
+		runs_hold(&img->held, round->mm);
+	return rc;
 }
 
 static const Osm__ImgRecord__BodyCase img_meta_order[] = {
@@ -386,10 +508,45 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	memset(mi, 0, sizeof *mi);
 	if (img_read_preamble(img, cause) == -1)
 		return -1;
+	/* An incremental image names the one before it, first. */
+	if ((rec = img_read(img, cause)) != NULL &&
+	    rec->body_case == OSM__IMG_RECORD__BODY_PARENT) {
+		if (img->version < 2 || rec->parent->name[0] == '\0' ||
+		    strchr(rec->parent->name, '/') != NULL) {
+			xasprintf(cause, "image corrupted: a parent named %s",
+			    img->version < 2 ? "in a version 1 image" :
+			    "by a path, or empty");
+			osm__img_record__free_unpacked(rec, NULL);
+			return -1;
+		}
+		img->parent = xstrdup(rec->parent->name);
+		img->parent_crc = rec->parent->crc;
+		img->parent_records = rec->parent->records;
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = img_read(img, cause);
+	}
+	/* A live dump's rounds come first. */
+	while (rec != NULL &&
+	    rec->body_case == OSM__IMG_RECORD__BODY_ROUND) {
+		if (img_round(img, rec->round, cause) == -1) {
+			osm__img_record__free_unpacked(rec, NULL);
+			return -1;
+		}
+		osm__img_record__free_unpacked(rec, NULL);
+		rec = img_read(img, cause);
+	}
+	if (rec == NULL)
+		return -1;
 	for (i = 0; i < nitems(img_meta_order); i++) {
-		if ((mi->rec[i] = img_read_kind(img, img_meta_order[i],
-		    img_names[img_meta_order[i]], cause)) == NULL)
+		if (i > 0 && (rec = img_read(img, cause)) == NULL)
 			goto fail;
+		mi->rec[i] = rec;
+		if (rec->body_case != img_meta_order[i]) {
+			xasprintf(cause, "image corrupted: %s record where the "
+			    "%s record belongs", img_names[rec->body_case],
+			    img_names[img_meta_order[i]]);
+			goto fail;
+		}
 	}
 	mi->header = mi->rec[0]->header;
 	mi->task = mi->rec[1]->task;
@@ -416,7 +573,8 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	if (sig_check(mi->sig, cause) == -1 ||
 	    files_check(mi->files, NULL, cause) == -1 ||
 	    mm_check(mi->mm, cause) == -1 ||
-	    threads_check(mi->header, mi->threads, mi->nthreads, cause) == -1)
+	    threads_check(mi->header, mi->threads, mi->nthreads, cause) == -1 ||
+	    img_check_kept(img, mi->mm, cause) == -1)
 		goto fail;
 	mi->vma_pages = xcalloc(mi->mm->n_vmas + 1, sizeof *mi->vma_pages);
 	return 0;
@@ -440,7 +598,11 @@ mig_image_free(struct mig_image *mi)
 	free(mi->trec);
 	free(mi->threads);
 	free(mi->vma_pages);
-	free(mi->rd);
+	if (mi->rd != NULL) {
+		img_free(mi->rd);
+		free(mi->rd);
+	}
+	free(mi->parent);
 	memset(mi, 0, sizeof *mi);
 }
 
@@ -519,8 +681,9 @@ img_pages_done(struct img_pages *cur, const uint64_t *counts,
 /*
  * The next run of an image's pages, after its description: checked
  * against the memory map as the cursor goes (counts per area, n_vmas + 1
- * of them), its contents read into buf (MIG_PAGES_MAX bytes). 1 with the
- * record in *rec, which the caller frees, and img->raw_len bytes in buf;
+ * of them), its contents read into buf (MIG_PAGES_MAX bytes) or viewed
+ * where img->io holds them. 1 with the record in *rec, which the caller
+ * frees, and img->raw_len bytes at img->raw;
  * 0 at the final seal, every area's pages found; -1 with *cause.
  */
 int
@@ -533,7 +696,8 @@ img_pages_next(struct img *img, struct img_pages *cur, uint64_t *counts,
 	if ((r = img_read(img, cause)) == NULL)
 		return -1;
 	if (r->body_case == OSM__IMG_RECORD__BODY_SEAL &&
-	    r->seal->kind == OSM__IMG_SEAL_KIND__SEAL_END) {
+	    (int)r->seal->kind == (img->end_seal != 0 ? img->end_seal :
+	    OSM__IMG_SEAL_KIND__SEAL_END)) {
 		osm__img_record__free_unpacked(r, NULL);
 		return img_pages_done(cur, counts, cause) == -1 ? -1 : 0;
 	}
@@ -568,8 +732,10 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 	int		 rc = -1, more;
 
 	img_init(&img, fd);
-	if (img_read_meta(&img, mi, cause) == -1)
+	if (img_read_meta(&img, mi, cause) == -1) {
+		img_free(&img);
 		return -1;
+	}
 	buf = xmalloc(MIG_PAGES_MAX);
 	img_pages_init(&cur, mi->mm);
 	while ((more = img_pages_next(&img, &cur, mi->vma_pages, buf, &rec,
@@ -590,12 +756,145 @@ mig_image_load(int fd, struct mig_image *mi, char **cause)
 		goto out;
 	}
 	mi->bytes = img.bytes;
+	mi->rounds = img.rounds;
+	if (img.parent != NULL) {
+		mi->parent = img.parent;
+		img.parent = NULL;
+		mi->parent_crc = img.parent_crc;
+		mi->parent_records = img.parent_records;
+	}
+	mi->end_crc = img.end_crc;
+	mi->end_records = img.end_records;
 	rc = 0;
 out:
 	if (rec != NULL)
 		osm__img_record__free_unpacked(rec, NULL);
 	free(buf);
+	img_free(&img);
 	if (rc == -1)
 		mig_image_free(mi);
+	return rc;
+}
+
+/* The parent an image at fd names, or NULL; fd is rewound. */
+static int
+img_parent_of(int fd, char **name, char **cause)
+{
+	struct img	 img;
+	Osm__ImgRecord	*rec;
+	int		 rc = -1;
+
+	*name = NULL;
+	img_init(&img, fd);
+	if (img_read_preamble(&img, cause) == -1 ||
+	    (rec = img_read(&img, cause)) == NULL)
+		goto out;
+	if (rec->body_case == OSM__IMG_RECORD__BODY_PARENT)
+		*name = xstrdup(rec->parent->name);
+	osm__img_record__free_unpacked(rec, NULL);
+	rc = 0;
+out:
+	img_free(&img);
+	if (lseek(fd, 0, SEEK_SET) == -1 && rc == 0) {
+		xasprintf(cause, "rewind image: %s", strerror(errno));
+		free(*name);
+		*name = NULL;
+		rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * The images of the chain that ends at path, opened, oldest first, into
+ * fds (MIG_CHAIN_MAX of them); each parent is found beside its child.
+ */
+int
+mig_chain_open(const char *path, int *fds, size_t *n, char **cause)
+{
+	char	*cur = xstrdup(path), *name, *dir, *slash;
+	size_t	 i, k = 0;
+	int	 fd;
+
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		slash[1] = '\0';
+	else
+		dir[0] = '\0';
+	for (;;) {
+		if (k == MIG_CHAIN_MAX) {
+			xasprintf(cause, "%s: a chain of more than %d images",
+			    path, MIG_CHAIN_MAX);
+			goto fail;
+		}
+		if ((fd = open(cur, O_RDONLY | O_CLOEXEC)) == -1) {
+			xasprintf(cause, "%s: %s", cur, strerror(errno));
+			goto fail;
+		}
+		fds[k++] = fd;
+		if (img_parent_of(fd, &name, cause) == -1) {
+			char *c = *cause;
+
+			xasprintf(cause, "%s: %s", cur, c);
+			free(c);
+			goto fail;
+		}
+		if (name == NULL)
+			break;
+		free(cur);
+		xasprintf(&cur, "%s%s", dir, name);
+		free(name);
+	}
+	/* oldest first */
+	for (i = 0; i < k / 2; i++) {
+		fd = fds[i];
+		fds[i] = fds[k - 1 - i];
+		fds[k - 1 - i] = fd;
+	}
+	*n = k;
+	free(cur);
+	free(dir);
+	return 0;
+fail:
+	while (k > 0)
+		close(fds[--k]);
+	free(cur);
+	free(dir);
+	return -1;
+}
+
+/*
+ * Check a whole chain: each image whole, each naming the final seal of
+ * the one before.
+ */
+int
+mig_chain_load(const char *path, char **cause)
+{
+	struct mig_image mi;
+	int		 fds[MIG_CHAIN_MAX];
+	size_t		 n, i;
+	uint32_t	 crc = 0;
+	uint64_t	 records = 0;
+	int		 rc = -1;
+
+	if (mig_chain_open(path, fds, &n, cause) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (mig_image_load(fds[i], &mi, cause) == -1)
+			goto out;
+		if (i > 0 && (mi.parent_crc != crc ||
+		    mi.parent_records != records)) {
+			xasprintf(cause, "%s: the image it adds to (%s) is "
+			    "not the one it was made from", path, mi.parent);
+			mig_image_free(&mi);
+			goto out;
+		}
+		crc = mi.end_crc;
+		records = mi.end_records;
+		mig_image_free(&mi);
+	}
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		close(fds[i]);
 	return rc;
 }

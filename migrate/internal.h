@@ -6,6 +6,8 @@
 #ifndef MIGRATE_INTERNAL_H
 #define MIGRATE_INTERNAL_H
 
+#include <sys/ioctl.h>
+
 #include "migrate.h"
 
 /* The kernel's restart codes, which libc does not define. */
@@ -108,17 +110,97 @@ int	 clone_end(struct mig_task *t, struct mig_thread *th,
 	    char **cause);
 void	 clone_kill(struct mig_task *t);
 
+/* The PAGEMAP_SCAN ioctl (Linux 6.7), not in this libc's headers. */
+struct pm_region {
+	uint64_t	start;
+	uint64_t	end;
+	uint64_t	categories;
+};
+struct pm_scan_arg {
+	uint64_t	size;
+	uint64_t	flags;
+	uint64_t	start;
+	uint64_t	end;
+	uint64_t	walk_end;
+	uint64_t	vec;
+	uint64_t	vec_len;
+	uint64_t	max_pages;
+	uint64_t	category_inverted;
+	uint64_t	category_mask;
+	uint64_t	category_anyof_mask;
+	uint64_t	return_mask;
+};
+#define PM_SCAN			_IOWR('f', 16, struct pm_scan_arg)
+#define PM_SCAN_WP_MATCHING	(1 << 0)	/* protect what matched */
+#define PM_SCAN_CHECK_WPASYNC	(1 << 1)	/* EPERM unless registered */
+#define PM_WRITTEN		(1 << 1)
+#define PM_FILE			(1 << 2)
+#define PM_PRESENT		(1 << 3)
+#define PM_SWAPPED		(1 << 4)
+#define PM_PFNZERO		(1 << 5)
+#define PM_NREGIONS		1024
+
+/* runs.c: sorted, disjoint address ranges */
+struct run {
+	uint64_t	 start;
+	uint64_t	 end;
+};
+struct runs {
+	struct run	*r;
+	size_t		 n;
+	size_t		 alloc;
+};
+void	 runs_init(struct runs *s);
+void	 runs_free(struct runs *s);
+void	 runs_add(struct runs *s, uint64_t start, uint64_t end);
+void	 runs_sort(struct runs *s);
+void	 runs_and(const struct runs *a, const struct runs *b,
+	    struct runs *out);
+void	 runs_minus(const struct runs *a, const struct runs *b,
+	    struct runs *out);
+void	 runs_or(const struct runs *a, const struct runs *b,
+	    struct runs *out);
+void	 runs_copy(const struct runs *a, struct runs *out);
+uint64_t runs_bytes(const struct runs *s);
+int	 runs_live(const Osm__ImgVma *v);
+void	 runs_kept(const Osm__ImgMm *mm, struct runs *out);
+int	 runs_check_kept(const struct runs *held, const Osm__ImgMm *mm,
+	    char **cause);
+void	 runs_hold(struct runs *held, const Osm__ImgMm *mm);
+
 /* image.c */
+struct img;
+/* A round read (rec), for a restore to apply: its pages are next. */
+typedef int (*img_round_fn)(void *arg, struct img *img,
+    const Osm__ImgRound *round, char **cause);
 struct img {
 	int		 fd;
+	const struct mig_io *io;	/* instead of fd, if not NULL */
+	uint32_t	 version;	/* of the image read */
 	uint32_t	 crc;		/* over everything but raw pages */
 	uint64_t	 records;
 	uint64_t	 bytes;
 	int		 expect_raw;	/* a pages record came, its data next */
 	size_t		 raw_len;
 	uint32_t	 raw_crc;
+	const uint8_t	*raw;		/* the last page data read: the
+					   caller's buffer, or io's view */
+	int		 end_seal;	/* what ends the pages now: 0, END */
+	uint32_t	 rounds;	/* read so far */
+	struct runs	 held;		/* what the rounds left the target */
+	img_round_fn	 round_fn;	/* NULL: rounds read and checked */
+	void		*round_arg;
+	char		*parent;	/* a chain's: the image before, or NULL */
+	uint32_t	 parent_crc;	/* and its final seal */
+	uint64_t	 parent_records;
+	int		 chained;	/* held is the chain's so far */
+	uint32_t	 prev_crc;	/* chained: the final seal before */
+	uint64_t	 prev_records;
+	uint32_t	 end_crc;	/* the final seal read */
+	uint64_t	 end_records;
 };
 void	 img_init(struct img *img, int fd);
+void	 img_free(struct img *img);
 int	 img_write_preamble(struct img *img, char **cause);
 int	 img_write(struct img *img, Osm__ImgRecord *rec, char **cause);
 int	 img_write_pages(struct img *img, Osm__ImgExtent **ext, size_t next,
@@ -136,6 +218,23 @@ struct img_pages {
 void	 img_pages_init(struct img_pages *cur, const Osm__ImgMm *mm);
 int	 img_pages_next(struct img *img, struct img_pages *cur,
 	    uint64_t *counts, uint8_t *buf, Osm__ImgRecord **rec, char **cause);
+
+/* track.c */
+struct mig_track {
+	pid_t		 pid;
+	int		 uffd;
+	struct runs	 held;		/* what the stream's target holds */
+	struct runs	 sent;		/* pages sent into held, not zero */
+};
+#define TRACK_WRITTEN	0x01
+#define TRACK_PROTECT	0x02
+#define TRACK_PRESENT	0x04
+#define TRACK_CHECK	0x08		/* 1 if not registered with us */
+void	 track_reset(struct mig_track *k);
+int	 track_register(struct mig_track *k, uint64_t start, uint64_t end);
+int	 track_pagemap(struct mig_track *k, char **cause);
+int	 track_scan(int pagemap, uint64_t start, uint64_t end, int how,
+	    struct runs *out, char **cause);
 
 /* crc32c.c */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
@@ -155,9 +254,13 @@ struct mm_dump {
 	uint64_t	 vdso_end;
 	struct mm_run	*runs;
 	size_t		 nruns;
+	char		*maps;		/* the areas' lines, as /proc/PID/maps */
+	size_t		 maps_len;
+	int		 skip_live;	/* pages_scan: not those of rounds */
 };
 int	 mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 	    char **cause);
+int	 mm_dump_same(struct mig_task *t, const struct mm_dump *md);
 void	 mm_dump_free(struct mm_dump *md);
 int	 mm_check(const Osm__ImgMm *mm, char **cause);
 int	 mm_check_files(const Osm__ImgMm *mm,
@@ -180,12 +283,37 @@ int	 fileid_identify(const char *path, Osm__ImgFileId *id, uint8_t *out,
 int	 fileid_is(const Osm__ImgFileId *id, const char *path);
 int	 fileid_inode(const Osm__ImgFileId *id, const char *path);
 
+/* dump.c */
+typedef int (*dump_runs_fn)(void *arg, struct mig_task *t, struct mm_dump *md,
+    char **cause);
+int	 dump_image(struct mig_task *t, struct img *img, int flags,
+	    struct mig_stats *st, struct mm_dump *given, dump_runs_fn runs,
+	    void *arg, char **cause);
+
 /* pages.c */
 int	 pages_scan(struct mig_task *t, struct mm_dump *md, char **cause);
 int	 pages_dump(struct mig_task *t, struct mm_dump *md, struct img *img,
 	    struct mig_stats *st, char **cause);
 int	 pages_restore(struct mig_task *t, const Osm__ImgMm *mm,
 	    struct img *img, struct mig_stats *st, char **cause);
+
+/* rounds.c */
+struct rounds {
+	struct mig_task	*t;
+	struct mig_stats *st;
+	int		 started;
+	uint64_t	 vdso[3][2];	/* where the first round put them */
+	size_t		 nvdso;
+};
+int	 rounds_apply(void *arg, struct img *img, const Osm__ImgRound *r,
+	    char **cause);
+int	 rounds_final(struct rounds *rd, const struct img *img,
+	    const Osm__ImgMm *mm, const Osm__ImgTask *task,
+	    const struct mig_restore_opts *o, int flags, char **cause);
+int	 rounds_prot(struct mig_task *t, const Osm__ImgMm *mm, char **cause);
+int	 rounds_image(struct rounds *rd, struct img *img, char **cause);
+void	 rounds_next(struct img *img, int fd);
+int	 rounds_linked(struct img *img, char **cause);
 
 /* regs.c */
 int	 regs_dump(struct mig_task *t, struct mig_thread *th,

@@ -63,7 +63,9 @@ struct sock_fprog;
 
 /* The image: 8-byte preamble, then stream records (docs/IMAGE.md). */
 #define MIG_MAGIC		0x4f534d43U	/* "OSMC" */
-#define MIG_VERSION		2
+#define MIG_VERSION		3	/* 2: threads (ids kept); rounds of a
+					   live dump; 3: both */
+#define MIG_VERSION_MIN		3
 #define MIG_META_MAX		(16U << 20)	/* one descriptive record */
 #define MIG_PAGES_MAX		(8U << 20)	/* raw record of pages, at most */
 #define MIG_BATCH		(1U << 20)	/* what a dump puts in one */
@@ -82,6 +84,29 @@ struct mig_stats {
 	uint64_t	 pages;		/* pages carried */
 	uint64_t	 bytes;		/* image bytes */
 	uint64_t	 mem_us;	/* time spent moving pages */
+	uint32_t	 rounds;	/* restore: rounds of a live dump */
+};
+
+/*
+ * Where an image goes or comes from instead of a descriptor: write sends
+ * the pieces of one write of the image's (one frame of a session); read
+ * gives exactly len bytes (0), says the image's end came first (1), or
+ * fails (-1); both fill *cause. lib/session.c's session_image_* are
+ * these, for an image straight through a session.
+ */
+struct iovec;
+struct mig_io {
+	int		(*write)(void *arg, const struct iovec *iov, int n,
+			    char **cause);
+	int		(*read)(void *arg, void *buf, size_t len,
+			    char **cause);
+	/*
+	 * Optional: the next len bytes where the reader already holds them
+	 * (a session's opened frame), valid until the next call, instead of
+	 * a copy; NULL if they are not all there, and read takes them.
+	 */
+	const void	*(*view)(void *arg, size_t len);
+	void		*arg;
 };
 
 struct mig_fd_override {
@@ -116,6 +141,7 @@ struct mig_restore_opts {
 	int		 flags;		/* MIG_CONTEXT */
 	mig_mapped_fn	 mapped;	/* NULL: every file as it is here */
 	void		*mapped_arg;
+	const struct mig_io *io;	/* not NULL: the image, not fd */
 };
 
 /*
@@ -179,6 +205,12 @@ struct mig_image {
 	uint64_t	*vma_pages;	/* pages found in the image, per vma */
 	uint64_t	 bytes;		/* whole image */
 	struct img	*rd;		/* mig_restore_begin's reader */
+	uint32_t	 rounds;	/* of a live dump, before the description */
+	char		*parent;	/* incremental: the image before */
+	uint32_t	 parent_crc;	/* and its final seal */
+	uint64_t	 parent_records;
+	uint32_t	 end_crc;	/* this image's final seal */
+	uint64_t	 end_records;
 };
 
 typedef unsigned long sysargs[6];
@@ -335,9 +367,77 @@ int		 mig_restore_begin(int fd, struct mig_image *mi, char **cause);
 int		 mig_restore_from(struct mig_task *t, struct mig_image *mi,
 		    const struct mig_restore_opts *opts,
 		    struct mig_stats *stats, char **cause);
+/*
+ * mig_restore_chain restores an incremental checkpoint: the image at path
+ * and those it adds to (ImgParent, each beside the next), oldest first,
+ * into the state of the last.
+ */
+#define MIG_CHAIN_MAX		64
+int		 mig_restore_chain(struct mig_task *t, const char *path,
+		    const struct mig_restore_opts *opts,
+		    struct mig_stats *stats, char **cause);
+
+
+/*
+ * track.c, precopy.c: a live dump. The process's writes are tracked with
+ * a userfaultfd in write-protect mode (UFFD_FEATURE_WP_ASYNC) and the
+ * PAGEMAP_SCAN ioctl: the userfaultfd is made inside the process (held:
+ * mig_track_new; or by whoever made it, mig_track_fd), everything else
+ * is done from outside. mig_dump_live then sends its memory in rounds
+ * while it runs, each round what it wrote during the one before, until
+ * that no longer shrinks or the rest fits in a short freeze; then it
+ * calls freeze, which stops the process and gives it held, and writes
+ * the description and the last pages as mig_dump does. The image is one
+ * stream, restored by mig_restore as any other (docs/IMAGE.md, "Rounds").
+ */
+struct mig_track;
+#define MIG_ROUNDS_MAX		32
+struct mig_live {
+	struct mig_track *track;	/* NULL: t is held, stop and copy */
+	const struct mig_io *io;	/* not NULL: the image, not fd */
+	struct mig_task	*(*freeze)(void *arg, char **cause);
+	void		*arg;
+	int		 rounds_max;	/* 0: MIG_ROUNDS_MAX; 1: one round */
+	int		 rounds_min;	/* rounds before any other reason */
+	uint64_t	 freeze_bytes;	/* what may be left for the freeze;
+					   0: 20 ms worth at the rate seen */
+	const struct mig_hidden *hidden;	/* left out of the rounds too,
+						   as mig_hide */
+	const struct mig_stand_in *stand_ins;	/* as mig_stand_ins */
+	size_t		 nstand_ins;
+	/*
+	 * An incremental image: what changed since the last image made with
+	 * this tracker, which is parent (its name, beside this one) and
+	 * ended with the seal parent_crc, parent_records. NULL: whole.
+	 */
+	const char	*parent;
+	uint32_t	 parent_crc;
+	uint64_t	 parent_records;
+	/* out */
+	struct mig_task	*t;		/* held, from freeze */
+	uint32_t	 rounds;	/* rounds sent while it ran */
+	uint64_t	 round_pages[MIG_ROUNDS_MAX];
+	uint64_t	 round_us[MIG_ROUNDS_MAX];
+	uint64_t	 final_pages;	/* sent while frozen */
+	uint64_t	 freeze_us;	/* freeze called to the final seal */
+	uint64_t	 total_us;
+	uint64_t	 bytes;
+	const char	*stop_why;	/* why the rounds ended */
+	uint32_t	 end_crc;	/* the image's final seal */
+	uint64_t	 end_records;
+};
+int		 mig_track_uffd(struct mig_task *t, char **cause);
+struct mig_track *mig_track_new(struct mig_task *t, char **cause);
+struct mig_track *mig_track_fd(pid_t pid, int uffd);
+void		 mig_track_free(struct mig_track *k);
+int		 mig_dump_live(struct mig_live *lv, int fd, int flags,
+		    struct mig_stats *stats, char **cause);
 
 /* image.c, threads.c */
 int		 mig_image_load(int fd, struct mig_image *mi, char **cause);
+int		 mig_chain_open(const char *path, int *fds, size_t *n,
+		    char **cause);
+int		 mig_chain_load(const char *path, char **cause);
 void		 mig_image_free(struct mig_image *mi);
 int		 mig_image_keeps_ids(const struct mig_image *mi);
 

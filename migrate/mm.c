@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,6 +278,10 @@ mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 			xasprintf(cause, "%s: no VmFlags for an area", path);
 			goto out;
 		}
+		md->maps = xreallocarray(md->maps, md->maps_len + len + 2, 1);
+		memcpy(md->maps + md->maps_len, line, len);
+		md->maps_len += len;
+		md->maps[md->maps_len++] = '\n';
 		if (s >= MIG_TASK_SIZE)
 			continue;	/* [vsyscall] */
 		if (t->hidden != NULL && s >= t->hidden->start &&
@@ -342,7 +347,35 @@ mm_dump_free(struct mm_dump *md)
 	}
 	free(md->vmas);
 	free(md->runs);
+	free(md->maps);
 	memset(md, 0, sizeof *md);
+}
+
+/*
+ * Does the task still have the areas md was read with? /proc/PID/maps
+ * says so without walking every page (smaps does, for its counts): a
+ * live dump's freeze reuses the last round's layout when it holds.
+ */
+int
+mm_dump_same(struct mig_task *t, const struct mm_dump *md)
+{
+	char	 path[64], *buf;
+	size_t	 len = 0, cap = md->maps_len + 4096;
+	ssize_t	 n;
+	int	 fd, same;
+
+	if (md->maps == NULL)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/maps", t->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	buf = xmalloc(cap);
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += n;
+	close(fd);
+	same = len == md->maps_len && memcmp(buf, md->maps, len) == 0;
+	free(buf);
+	return same;
 }
 
 static int

@@ -164,6 +164,12 @@ info_print(const char *path, const struct mig_image *mi)
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
 	info_size(mi->bytes, size, sizeof size);
 	printf("image:       %s, %s, format %u\n", path, size, MIG_VERSION);
+	if (mi->rounds > 0)
+		printf("live:        %u rounds before the description\n",
+		    mi->rounds);
+	if (mi->parent != NULL)
+		printf("adds to:     %s (what changed since it)\n",
+		    mi->parent);
 	printf("process:     %d (%s), user %u, group %u\n", h->pid, h->comm,
 	    mi->task->uid, mi->task->gid);
 	printf("command:    ");
@@ -395,6 +401,9 @@ info_json(const char *path, const struct mig_image *mi)
 	json_object_set_new(doc, "image", info_json_cstr(path));
 	json_object_set_new(doc, "bytes", info_json_u64(mi->bytes));
 	json_object_set_new(doc, "format", json_integer(MIG_VERSION));
+	json_object_set_new(doc, "rounds", json_integer(mi->rounds));
+	if (mi->parent != NULL)
+		json_object_set_new(doc, "parent", json_string(mi->parent));
 	json_object_set_new(doc, "pid", json_integer(h->pid));
 	json_object_set_new(doc, "comm", info_json_cstr(h->comm));
 	json_object_set_new(doc, "uid", json_integer(mi->task->uid));

@@ -180,7 +180,9 @@ restore_run(int argc, char **argv)
 	if ((t = keep ? mig_spawn_pid(mi.header->pid, &cause) :
 	    mig_spawn(&cause)) == NULL)
 		goto fail_image;
-	if (mig_restore_from(t, &mi, &opts, &st, &cause) == -1) {
+	/* A file may end a chain of incremental images: read it again whole. */
+	if ((fd == STDIN_FILENO ? mig_restore_from(t, &mi, &opts, &st,
+	    &cause) : mig_restore_chain(t, in, &opts, &st, &cause)) == -1) {
 		mig_kill(t);
 		goto fail_image;
 	}

@@ -20,33 +20,6 @@
 #include "lib/osm.h"
 #include "internal.h"
 
-/* The PAGEMAP_SCAN ioctl (Linux 6.7), not in this libc's headers. */
-struct pm_region {
-	uint64_t	start;
-	uint64_t	end;
-	uint64_t	categories;
-};
-struct pm_scan_arg {
-	uint64_t	size;
-	uint64_t	flags;
-	uint64_t	start;
-	uint64_t	end;
-	uint64_t	walk_end;
-	uint64_t	vec;
-	uint64_t	vec_len;
-	uint64_t	max_pages;
-	uint64_t	category_inverted;
-	uint64_t	category_mask;
-	uint64_t	category_anyof_mask;
-	uint64_t	return_mask;
-};
-#define PM_SCAN			_IOWR('f', 16, struct pm_scan_arg)
-#define PM_FILE			(1 << 2)
-#define PM_PRESENT		(1 << 3)
-#define PM_SWAPPED		(1 << 4)
-#define PM_PFNZERO		(1 << 5)
-#define PM_NREGIONS		1024
-
 #define PAGEMAP_PRESENT		(1ULL << 63)
 #define PAGEMAP_SWAPPED		(1ULL << 62)
 #define PAGEMAP_FILE		(1ULL << 61)
@@ -250,7 +223,9 @@ pages_scan(struct mig_task *t, struct mm_dump *md, char **cause)
 		ps.vma = i;
 		md->vmas[i]->pages = 0;
 		want = pages_want(md->vmas[i]);
-		if (want == WANT_NONE)
+		/* A live dump's own, from its tracking: precopy.c. */
+		if (want == WANT_NONE || (md->skip_live &&
+		    runs_live(md->vmas[i])))
 			continue;
 		if (want == WANT_ALL) {
 			pages_scan_all(&ps, md->vmas[i], mem);
@@ -440,7 +415,7 @@ pages_restore(struct mig_task *t, const Osm__ImgMm *mm, struct img *img,
 			remote[i].iov_len =
 			    rec->pages->extents[i]->npages * MIG_PAGE;
 		}
-		local.iov_base = buf;
+		local.iov_base = (void *)img->raw;
 		local.iov_len = len;
 		n = process_vm_writev(t->pid, &local, 1, remote, i, 0);
 		if (n != (ssize_t)len) {

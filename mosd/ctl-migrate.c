@@ -80,7 +80,8 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	}
 	if (!ckpt && ctl_migrate_may(m, mp, node, &reply->error) == -1)
 		return -1;
-	if (procs_order(m, mp, req->type, node, ctl_migrate_done, p,
+	if (procs_order(m, mp, req->type, node, req->has_move ? req->move :
+	    OSM__MOVE_MODE__MOVE_DEFAULT, ctl_migrate_done, p,
 	    &reply->error) == -1)
 		return -1;
 	peer_ref(p);

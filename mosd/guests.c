@@ -127,6 +127,8 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 	gs.has_strict_files = 1;
 	gs.strict_files = policy_rule(m->policy, o->user,
 	    (const char *const *)o->groups, o->n_groups)->strict_files;
+	gs.shared = m->conf->shared;
+	gs.n_shared = m->conf->nshared;
 	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
 		*why = xstrdup("offer too large");
 		return -1;

@@ -177,6 +177,14 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	free(m->conf->web_token_path);
 	m->conf->web_token_path = c->web_token_path;
 	c->web_token_path = NULL;
+	/* Shared paths: for the guests that come from now on. */
+	for (i = 0; i < m->conf->nshared; i++)
+		free(m->conf->shared[i]);
+	free(m->conf->shared);
+	m->conf->shared = c->shared;
+	m->conf->nshared = c->nshared;
+	c->shared = NULL;
+	c->nshared = 0;
 	m->conf->interval_ms = c->interval_ms;
 	m->conf->timeout_ms = c->timeout_ms;
 	m->gossip->timeout_ms = gossip_timeout(m->gossip->n, c->interval_ms,
@@ -198,9 +206,11 @@ mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_timer_again(loop, &m->gossip_timer);
 	conf_free(c);
 	log_info("reload: interval %llums, timeout %llums, speed %u, "
-	    "policy %s", (unsigned long long)m->conf->interval_ms,
+	    "policy %s, %zu shared paths",
+	    (unsigned long long)m->conf->interval_ms,
 	    (unsigned long long)m->gossip->timeout_ms, m->probe.speed,
-	    pol->path != NULL ? pol->path : "built in (allow all)");
+	    pol->path != NULL ? pol->path : "built in (allow all)",
+	    m->conf->nshared);
 }
 
 /* What mosd_setup and the run made; what is not made yet is NULL. */

@@ -150,7 +150,7 @@ int	 procs_hello(struct mosd *m, struct peer *peer,
 int	 procs_status(struct mosd *m, struct peer *peer,
 	    const struct Osm__CtlAgent *a, char **cause);
 int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
-	    uint32_t node, void (*done)(struct mosd *, void *,
+	    uint32_t node, int move, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
 
 /* broker.c */

@@ -299,11 +299,12 @@ procs_status(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 
 /*
  * Send the agent of mp an order: CTL_MIGRATE to node (0: home, for a
- * guest) or CTL_CHECKPOINT. done gets the agent's answer.
+ * guest), the way move says (MoveMode), or CTL_CHECKPOINT. done gets the
+ * agent's answer.
  */
 int
 procs_order(struct mosd *m, const struct mproc *mp, int type, uint32_t node,
-    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    int move, void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
     void *arg, char **cause)
 {
 	Osm__CtlRequest	order = OSM__CTL_REQUEST__INIT;
@@ -319,6 +320,8 @@ procs_order(struct mosd *m, const struct mproc *mp, int type, uint32_t node,
 	if (type == OSM__CTL_TYPE__CTL_MIGRATE) {
 		order.has_node = 1;
 		order.node = node;
+		order.has_move = move != OSM__MOVE_MODE__MOVE_DEFAULT;
+		order.move = move;
 	}
 	return control_order(m, mp->socket, &order, done, arg, cause);
 }

@@ -19,11 +19,16 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosmigrate [-S socket] pid node|home|checkpoint\n"
+	    "usage: mosmigrate [-S socket] [--live|--stop-copy] "
+	    "pid node|home|checkpoint\n"
 	    "Move migratable process pid, homed on this node, to node (a node\n"
 	    "number) or back home, or checkpoint it now (to the next file of\n"
 	    "its mosrun -C, else ckpt.PID in the directory mosrun started in).\n"
 	    "Allowed to the process's owner and root.\n\n"
+	    "  --live      move it while it runs: its memory goes in rounds,\n"
+	    "              it stops only for the last pages (the default,\n"
+	    "              unless mosrun --stop-copy started it)\n"
+	    "  --stop-copy stop it for the whole copy of its memory\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Exit status: 0 once the process runs there, 1 if the move was\n"
@@ -76,6 +81,8 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "live", no_argument, NULL, 'l' },
+		{ "stop-copy", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
@@ -89,6 +96,14 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'S':
 			sock = optarg;
+			break;
+		case 'l':
+			req.has_move = 1;
+			req.move = OSM__MOVE_MODE__MOVE_LIVE;
+			break;
+		case 'P':
+			req.has_move = 1;
+			req.move = OSM__MOVE_MODE__MOVE_STOP;
 			break;
 		case 'h':
 			usage(0);

@@ -41,7 +41,8 @@ usage(int status)
 	    "  -l          let the balancer migrate it (the default)\n"
 	    "  -s          strict: away, every read and write of a regular\n"
 	    "              file goes home and waits for its answer (no read\n"
-	    "              ahead, no write behind)\n"
+	    "              ahead, no write behind, no file of a shared path\n"
+	    "              opened where it runs)\n"
 	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
 	    "              much free are considered\n"
 	    "  -C file     checkpoints go to file.1, file.2, ... (mosmigrate\n"
@@ -51,6 +52,8 @@ usage(int status)
 	    "  -R file     go on from checkpoint file, here, as its home\n"
 	    "  --fd N=path with -R: open path as descriptor N instead of the\n"
 	    "              file the checkpoint recorded\n"
+	    "  --stop-copy its moves stop it for the whole copy of its memory\n"
+	    "              (by default it runs on while its memory goes)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -112,6 +115,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
 		{ "fd", required_argument, NULL, 'F' },
+		{ "stop-copy", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct deputy_opts	 o;
@@ -199,6 +203,9 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			o.sock = optarg;
+			break;
+		case 'P':
+			o.move_mode = DEPUTY_MOVE_STOP;
 			break;
 		case 'H':
 			usage(0);

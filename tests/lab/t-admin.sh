@@ -45,8 +45,12 @@ lab_exec 1 mosmigrate "$w" 2 || fail "no move to node 2 after noblock"
 # expel: the guest comes home
 expect 0 "1 guest sent home" lab_exec 2 mosctl expel
 wait_for 10 is_at 1 "$w" 1 || fail "expel: the walker is at $(where "$w")"
-grep -q "node 2 sends it home" "$(lab_dir)/node1/mosd.log" 2>/dev/null ||
-    true	# the deputy logs to syslog; mosps is the proof
+# (the guest agent logs to its node's mosd log; moves are live)
+homelive() {	# homelive K PID: node K's guest agent took PID home live
+	grep -q "guest $2@1: home live" "$(lab_dir)/node$1/mosd.log"
+}
+wait_for 5 homelive 2 "$w" || fail "expel: not live: $(grep "$w@1" \
+    "$(lab_dir)/node2/mosd.log")"
 
 # bring: both away come back
 lab_exec 1 mosmigrate "$w" 3 || fail "move to 3"
@@ -56,12 +60,16 @@ wait_for 10 is_at 1 "$v" 2 || fail "the second walker is not on node 2"
 expect 0 "2 processes called home" lab_exec 1 mosctl bring
 wait_for 10 is_at 1 "$w" 1 || fail "bring: first walker at $(where "$w")"
 wait_for 10 is_at 1 "$v" 1 || fail "bring: second walker at $(where "$v")"
+wait_for 5 homelive 3 "$w" || fail "bring: $w not home live"
+wait_for 5 homelive 2 "$v" || fail "bring: $v not home live"
 
 # stay: a CPU-bound job on node 1 with idle nodes about stays home...
 expect 0 "node flags: stay" lab_exec 1 mosctl stay
-start 1 mosrun sh -c 'while :; do :; done'
+S=$(lab_dir)/share
+mkdir -p "$S"
+start 1 env OSM_DEPUTY_LOG=$S/s.log mosrun sh -c 'while :; do :; done'
 s=$pid
-start 1 mosrun sh -c 'while :; do :; done'
+start 1 env OSM_DEPUTY_LOG=$S/t.log mosrun sh -c 'while :; do :; done'
 t=$pid
 sleep 5
 is_at 1 "$s" 1 && is_at 1 "$t" 1 ||
@@ -72,6 +80,9 @@ moved() {
 	! is_at 1 "$s" 1 || ! is_at 1 "$t" 1
 }
 wait_for 10 moved || fail "nostay: nothing moved: $(lab_exec 1 mosps -a)"
+# the balancer's moves are live too
+wait_for 5 grep -q "to node [23]: live" "$S/s.log" "$S/t.log" ||
+    fail "balancer: not a live move: $(cat "$S/s.log" "$S/t.log")"
 
 # lstay on node 3: its own job stays, a guest there may still go. Node 3
 # runs its own spinner and, from node 1, both of node 1's (moved there).

@@ -404,6 +404,63 @@ START_TEST(test_session_roundtrip)
 }
 END_TEST
 
+/*
+ * An image straight through a session: each write one frame, or several
+ * over the limit; read back across frames; viewed in place only where the
+ * bytes are all in the frame opened; the end frame after the image.
+ */
+START_TEST(test_session_image)
+{
+	struct session		 a, b;
+	struct session_image	 wi = { .s = &a, .kind = 8, .end = 9 };
+	struct session_image	 ri = { .s = &b, .kind = 8, .end = 9 };
+	uint8_t			 h[SESSION_KEY_LEN], r[SESSION_KEY_LEN];
+	uint8_t			 big[3000], got[3000], hdr[4] = "hdr!";
+	struct iovec		 iov[2] = { { hdr, 4 }, { big, 2000 } };
+	const uint8_t		*v;
+	char			*cause = NULL;
+	size_t			 i;
+	int			 sv[2];
+
+	ses_keys(h, r);
+	for (i = 0; i < sizeof big; i++)
+		big[i] = i * 7;
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	session_init(&a, sv[0], h, 2048);
+	session_init(&b, sv[1], r, 2048);
+	/* one frame of 2004 bytes, then 3000 bytes over two */
+	ck_assert_int_eq(session_image_write(&wi, iov, 2, &cause), 0);
+	iov[1].iov_len = sizeof big;
+	ck_assert_int_eq(session_image_write(&wi, &iov[1], 1, &cause), 0);
+	ck_assert_int_eq(session_image_end(&wi, 1, &cause), 0);
+
+	ck_assert_int_eq(session_image_read(&ri, got, 4, &cause), 0);
+	ck_assert_int_eq(memcmp(got, "hdr!", 4), 0);
+	ck_assert_ptr_null(session_image_view(&ri, 2001));
+	v = session_image_view(&ri, 2000);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(memcmp(v, big, 2000), 0);
+	/* the frame is used up: the next bytes are in one not yet read */
+	ck_assert_ptr_null(session_image_view(&ri, 1));
+	ck_assert_int_eq(session_image_read(&ri, got, 10, &cause), 0);
+	ck_assert_int_eq(memcmp(got, big, 10), 0);
+	/* the rest of the first half in place, the second across frames */
+	v = session_image_view(&ri, 2038);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(memcmp(v, big + 10, 2038), 0);
+	ck_assert_int_eq(session_image_read(&ri, got, 952, &cause), 0);
+	ck_assert_int_eq(memcmp(got, big + 2048, 952), 0);
+	ck_assert_int_eq(session_image_end(&ri, 0, &cause), 0);
+	/* after the end, nothing more */
+	ck_assert_ptr_null(session_image_view(&ri, 1));
+	ck_assert_int_eq(session_image_read(&ri, got, 1, &cause), 1);
+	session_free(&a);
+	session_free(&b);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
 /* Capture what a sender writes, to replay, reorder or corrupt it. */
 static size_t
 session_capture(const uint8_t *key, int n, uint8_t *out, size_t *ends)
@@ -576,6 +633,7 @@ check_lib_crypto(Suite *s)
 	tcase_add_test(tc, test_session_derive);
 	tcase_add_test(tc, test_session_wire);
 	tcase_add_test(tc, test_session_roundtrip);
+	tcase_add_test(tc, test_session_image);
 	tcase_add_test(tc, test_session_hostile);
 	suite_add_tcase(s, tc);
 }

@@ -8,6 +8,7 @@
  * threaded child restored with its pid and tids in a PID namespace.
  */
 #include <sys/ptrace.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -195,11 +196,11 @@ START_TEST(test_foreign)
 	b.data[7] = 1;		/* the single-threaded format before */
 	cause = load(b.data, b.len, &mi);
 	ck_assert_ptr_nonnull(strstr(cause, "format version 1, this build "
-	    "reads version 2"));
+	    "reads versions 3 to 3"));
 	free(cause);
-	b.data[7] = 3;
+	b.data[7] = MIG_VERSION + 1;
 	cause = load(b.data, b.len, &mi);
-	ck_assert_ptr_nonnull(strstr(cause, "format version 3"));
+	ck_assert_ptr_nonnull(strstr(cause, "format version 4"));
 	free(cause);
 	cause = load((const uint8_t *)"#!/bin/sh\n", 10, &mi);
 	ck_assert_ptr_nonnull(strstr(cause, "bad magic"));
@@ -208,10 +209,112 @@ START_TEST(test_foreign)
 }
 END_TEST
 
+/* runs: what both ends of a live dump compute alike. */
+static void
+runs_of(struct runs *s, const uint64_t *v, size_t n)
+{
+	size_t	i;
+
+	runs_init(s);
+	for (i = 0; i + 1 < n; i += 2)
+		runs_add(s, v[i], v[i + 1]);
+}
+
+static void
+runs_is(const struct runs *s, const uint64_t *v, size_t n)
+{
+	size_t	i;
+
+	ck_assert_uint_eq(s->n, n / 2);
+	for (i = 0; i < s->n; i++) {
+		ck_assert_uint_eq(s->r[i].start, v[2 * i]);
+		ck_assert_uint_eq(s->r[i].end, v[2 * i + 1]);
+	}
+}
+
+START_TEST(test_runs)
+{
+	static const uint64_t	a[] = { 10, 20, 30, 40, 50, 60 };
+	static const uint64_t	b[] = { 15, 35, 55, 70 };
+	static const uint64_t	and[] = { 15, 20, 30, 35, 55, 60 };
+	static const uint64_t	minus[] = { 10, 15, 35, 40, 50, 55 };
+	static const uint64_t	or[] = { 10, 40, 50, 70 };
+	static const uint64_t	merged[] = { 1, 9 };
+	struct runs		 x, y, z;
+
+	runs_of(&x, a, nitems(a));
+	runs_of(&y, b, nitems(b));
+	runs_init(&z);
+	runs_and(&x, &y, &z);
+	runs_is(&z, and, nitems(and));
+	runs_minus(&x, &y, &z);
+	runs_is(&z, minus, nitems(minus));
+	runs_or(&x, &y, &z);
+	runs_is(&z, or, nitems(or));
+	ck_assert_uint_eq(runs_bytes(&z), 50);
+	/* out of order, overlapping, adjacent: sorted and merged */
+	x.n = 0;
+	runs_add(&x, 5, 9);
+	runs_add(&x, 1, 3);
+	runs_add(&x, 3, 6);
+	runs_sort(&x);
+	runs_is(&x, merged, nitems(merged));
+	runs_free(&x);
+	runs_free(&y);
+	runs_free(&z);
+}
+END_TEST
+
+/* A round's kept ranges must lie in what the target holds, each inside one
+ * private anonymous area; held after a round is kept and its areas with
+ * pages. */
+START_TEST(test_runs_kept)
+{
+	Osm__ImgVma	 v[2], *vp[2] = { &v[0], &v[1] };
+	Osm__ImgExtent	 k = OSM__IMG_EXTENT__INIT, *kp = &k;
+	Osm__ImgMm	 mm = OSM__IMG_MM__INIT;
+	struct runs	 held;
+	char		*cause = NULL;
+	static const uint64_t	after[] = { 0x10000, 0x12000, 0x20000, 0x24000 };
+
+	osm__img_vma__init(&v[0]);
+	osm__img_vma__init(&v[1]);
+	v[0].start = 0x10000;
+	v[0].end = 0x14000;
+	v[0].kind = OSM__IMG_VMA_KIND__VMA_ANON;
+	v[0].flags = MAP_PRIVATE;
+	v[1] = v[0];
+	v[1].start = 0x20000;
+	v[1].end = 0x24000;
+	v[1].pages = 1;
+	mm.vmas = vp;
+	mm.n_vmas = 2;
+	mm.kept = &kp;
+	mm.n_kept = 1;
+	k.addr = 0x10000;
+	k.npages = 2;
+	runs_init(&held);
+	ck_assert_int_eq(runs_check_kept(&held, &mm, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "kept range 0"));
+	free(cause);
+	cause = NULL;
+	runs_add(&held, 0x10000, 0x14000);
+	ck_assert_int_eq(runs_check_kept(&held, &mm, &cause), 0);
+	/* across two areas: refused */
+	k.npages = 0x10;
+	ck_assert_int_eq(runs_check_kept(&held, &mm, &cause), -1);
+	free(cause);
+	k.npages = 2;
+	runs_hold(&held, &mm);
+	runs_is(&held, after, nitems(after));
+	runs_free(&held);
+}
+END_TEST
+
 START_TEST(test_hostile_length)
 {
 	struct mig_image mi;
-	uint8_t		 data[12] = { 'O', 'S', 'M', 'C', 0, 0, 0, 2,
+	uint8_t		 data[12] = { 'O', 'S', 'M', 'C', 0, 0, 0, MIG_VERSION,
 			    0xff, 0xff, 0xff, 0xf0 };
 	char		*cause;
 
@@ -717,6 +820,8 @@ migrate_suite(void)
 	tcase_add_test(tc, test_every_truncation);
 	tcase_add_test(tc, test_every_corruption);
 	tcase_add_test(tc, test_foreign);
+	tcase_add_test(tc, test_runs);
+	tcase_add_test(tc, test_runs_kept);
 	tcase_add_test(tc, test_hostile_length);
 	tcase_add_test(tc, test_pages_outside);
 	tcase_add_test(tc, test_thread_records);

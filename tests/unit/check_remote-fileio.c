@@ -181,11 +181,66 @@ START_TEST(test_fileio)
 }
 END_TEST
 
+/*
+ * What shared.c asks of fileio: a pread64 of a descriptor not known yet
+ * asks what it is (so that a file R had before it came can be opened
+ * where it runs); a close and an lseek written behind for a descriptor
+ * opened there; and a failure of that close is nobody's to tell.
+ */
+START_TEST(test_fileio_shared)
+{
+	Osm__RemoteCall	*c;
+	struct fio	 f;
+	uint8_t		*msg, buf[64];
+	uint64_t	 seq = 0, args[6];
+	int64_t		 expect;
+	size_t		 len;
+	long		 rv;
+	int		 kind;
+
+	memset(&f, 0, sizeof f);
+	uint64_t p1[6] = { 7, (uint64_t)buf, sizeof buf, 0 };
+	memcpy(args, p1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_pread64, args, &seq,
+	    &rv), FIO_PASS);
+	ck_assert(fio_out(&f, 1, &kind, &msg, &len));
+	ck_assert_int_eq(kind, REMOTE_OUT_FD_ASK);
+	free(msg);
+
+	fio_lseek_behind(&f, 9, 4242, SEEK_SET, &seq);
+	fio_close_behind(&f, 9, &seq);
+	ck_assert(fio_out(&f, 1, &kind, &msg, &len));
+	ck_assert_int_eq(kind, REMOTE_OUT_CALL);
+	c = osm__remote_call__unpack(NULL, len, msg);
+	ck_assert_ptr_nonnull(c);
+	ck_assert(c->behind);
+	ck_assert_int_eq(c->nr, SYS_lseek);
+	ck_assert_uint_eq(c->args[0], 9);
+	ck_assert_uint_eq(c->args[1], 4242);
+	ck_assert_uint_eq(c->args[2], SEEK_SET);
+	osm__remote_call__free_unpacked(c, NULL);
+	free(msg);
+	ck_assert(fio_out(&f, 1, &kind, &msg, &len));
+	c = osm__remote_call__unpack(NULL, len, msg);
+	ck_assert_ptr_nonnull(c);
+	ck_assert(c->behind);
+	ck_assert_int_eq(c->nr, SYS_close);
+	osm__remote_call__free_unpacked(c, NULL);
+	free(msg);
+	ck_assert(!fio_out(&f, 1, &kind, &msg, &len));
+	/* the close failed at home: told to no call of R's */
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -EIO, &expect), 1);
+	ck_assert_uint_eq(f.stats_errors, 0);
+	fio_free(&f);
+}
+END_TEST
+
 void
 check_remote_fileio(Suite *s)
 {
 	TCase	*tc = tcase_create("fileio");
 
 	tcase_add_test(tc, test_fileio);
+	tcase_add_test(tc, test_fileio_shared);
 	suite_add_tcase(s, tc);
 }

@@ -1,0 +1,325 @@
+/*
+ * The opener: files under this node's shared paths, opened here with the
+ * credentials of the process's owner (docs/REMOTE.md, "Shared file
+ * systems"). The guest agent forks it as root, before it becomes the
+ * guest uid; the opener becomes the owner — its uid, and its groups as
+ * this node knows them (none and gid nogroup for a uid it does not know:
+ * fewer rights, never more), no capabilities, no way back — and opens
+ * nothing but beneath a shared path: openat2 from the path's directory
+ * with RESOLVE_BENEATH (no "..", no absolute symlink out of it),
+ * RESOLVE_NO_XDEV (no other file system mounted inside it) and
+ * RESOLVE_NO_MAGICLINKS. So what R can open here is what its owner could
+ * open in the shared file system, and nothing of this node's own. Root's
+ * processes get no opener: root's rights here would be this node's.
+ *
+ * It serves the guest agent alone, over a socket pair: a request is what
+ * to do (4 bytes: open, or stat), the flags (4 bytes: open's, or
+ * AT_SYMLINK_NOFOLLOW) and the path; the answer 4 bytes of errno, 0 with
+ * the descriptor, or with the struct stat. It ends when the agent does.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proto/migrate.pb-c.h"
+
+#define OPEN_OPEN	0	/* what a request asks */
+#define OPEN_STAT	1
+#define OPEN_NOGROUP	65534
+#define OPEN_TIMEOUT	10000	/* ms an open may take (NFS) */
+#define OPEN_FLAGS	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | \
+			 O_SYNC | O_DIRECT | O_NOATIME | O_LARGEFILE | \
+			 O_NOFOLLOW | O_CLOEXEC)
+
+/* Become the owner: its uid, its groups here, nothing else. */
+static int
+open_become(uid_t uid)
+{
+	struct passwd	*pw;
+	gid_t		 gid = OPEN_NOGROUP;
+	int		 c;
+
+	for (c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		if (c != CAP_SETPCAP && c != CAP_SETUID && c != CAP_SETGID &&
+		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1)
+			return -1;
+	if ((pw = getpwuid(uid)) != NULL && pw->pw_uid == uid) {
+		gid = pw->pw_gid;
+		if (initgroups(pw->pw_name, gid) == -1)
+			return -1;
+	} else if (setgroups(0, NULL) == -1)
+		return -1;
+	if (setresgid(gid, gid, gid) == -1 || setresuid(uid, uid, uid) == -1 ||
+	    setuid(0) != -1)
+		return -1;
+	/* not dumpable: the guest uid cannot ptrace it */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return -1;
+	return 0;
+}
+
+/* Send errno err, and fd if err is 0 (and st, if not NULL, instead). */
+static void
+open_answer(int s, int err, int fd, const struct stat *st)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov[2];
+	char		 ctl[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr	*cm;
+	int32_t		 e = err;
+
+	memset(&msg, 0, sizeof msg);
+	iov[0].iov_base = &e;
+	iov[0].iov_len = sizeof e;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 1;
+	if (err == 0 && st != NULL) {
+		iov[1].iov_base = (void *)st;
+		iov[1].iov_len = sizeof *st;
+		msg.msg_iovlen = 2;
+	} else if (err == 0) {
+		memset(ctl, 0, sizeof ctl);
+		msg.msg_control = ctl;
+		msg.msg_controllen = sizeof ctl;
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+	}
+	sendmsg(s, &msg, MSG_NOSIGNAL);
+}
+
+/*
+ * Open req's path beneath its shared path, with req's flags (a stat's:
+ * O_PATH, and O_NOFOLLOW for AT_SYMLINK_NOFOLLOW): fd or -errno.
+ */
+static int
+open_one(char **paths, const int *roots, size_t n, const char *req,
+    size_t len)
+{
+	struct open_how	 how;
+	const char	*path = req + 8, *rel;
+	size_t		 i, best = n, plen = 0;
+	int32_t		 op, flags;
+	int		 fd;
+
+	if (len < 10 || req[len - 1] != '\0')
+		return -EINVAL;
+	memcpy(&op, req, 4);
+	memcpy(&flags, req + 4, 4);
+	if (op == OPEN_STAT) {
+		if ((flags & ~AT_SYMLINK_NOFOLLOW) != 0)
+			return -EINVAL;
+		flags = O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ?
+		    O_NOFOLLOW : 0);
+	} else if (op != OPEN_OPEN || (flags & ~OPEN_FLAGS) != 0)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (roots[i] == -1 || !conf_is_shared(&paths[i], 1, path) ||
+		    strlen(paths[i]) < plen)
+			continue;
+		best = i;
+		plen = strlen(paths[i]);
+	}
+	if (best == n)
+		return -EXDEV;
+	rel = path + plen;
+	while (*rel == '/')
+		rel++;
+	if (*rel == '\0')
+		rel = ".";
+	memset(&how, 0, sizeof how);
+	how.flags = (uint64_t)flags | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
+	    RESOLVE_NO_MAGICLINKS;
+	if ((fd = syscall(SYS_openat2, roots[best], rel, &how,
+	    sizeof how)) == -1)
+		return -errno;
+	return fd;
+}
+
+static void __attribute__((noreturn))
+open_serve(int s, const Osm__GuestStart *gs)
+{
+	char		 req[8 + OSM_SHARED_PATH_MAX + PATH_MAX];
+	struct stat	 st;
+	int		*roots, fd, err;
+	int32_t		 op;
+	ssize_t		 n;
+	size_t		 i;
+
+	if (open_become(gs->owner_uid) == -1)
+		_exit(1);
+	roots = xcalloc(gs->n_shared, sizeof *roots);
+	for (i = 0; i < gs->n_shared; i++)
+		roots[i] = open(gs->shared[i], O_PATH | O_DIRECTORY |
+		    O_CLOEXEC);
+	while ((n = recv(s, req, sizeof req, 0)) > 0) {
+		fd = open_one(gs->shared, roots, gs->n_shared, req, n);
+		memcpy(&op, req, sizeof op);
+		if (fd >= 0 && op == OPEN_STAT) {
+			err = fstat(fd, &st) == -1 ? errno : 0;
+			open_answer(s, err, -1, &st);
+		} else
+			open_answer(s, fd < 0 ? -fd : 0, fd, NULL);
+		if (fd >= 0)
+			close(fd);
+	}
+	_exit(0);
+}
+
+/*
+ * Start the opener, if this node has shared paths and the owner is not
+ * root: the agent's end of its socket, or -1 (none; the reason in
+ * *cause, or NULL when there is simply nothing to share).
+ */
+int
+guest_open_start(const Osm__GuestStart *gs, char **cause)
+{
+	int	sp[2];
+	pid_t	pid;
+
+	*cause = NULL;
+	if (gs->n_shared == 0)
+		return -1;
+	if (gs->owner_uid == 0) {
+		*cause = xstrdup("root's processes open nothing here");
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
+		xasprintf(cause, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	switch (pid = fork()) {
+	case -1:
+		xasprintf(cause, "fork: %s", strerror(errno));
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	case 0:
+		close(sp[0]);
+		/* the session, the start pipe: not the opener's */
+		if (dup2(sp[1], 3) == -1)
+			_exit(1);
+		close_range(4, ~0U, 0);
+		open_serve(3, gs);
+	}
+	close(sp[1]);
+	return sp[0];
+}
+
+/*
+ * Ask the opener (op, flags, path): its descriptor into *fd, or the stat
+ * into *st; 0, or -1 with *cause (errno in *err, 0 if the opener failed).
+ */
+static int
+open_ask(struct guest *g, int32_t op, int flags, const char *path, int *fd,
+    struct stat *st, int *err, char **cause)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov[3];
+	struct pollfd	 pfd;
+	char		 ctl[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr	*cm;
+	int32_t		 f = flags, e;
+	ssize_t		 n;
+
+	*fd = -1;
+	*err = 0;
+	iov[0].iov_base = &op;
+	iov[0].iov_len = sizeof op;
+	iov[1].iov_base = &f;
+	iov[1].iov_len = sizeof f;
+	iov[2].iov_base = (void *)path;
+	iov[2].iov_len = strlen(path) + 1;
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 3;
+	if (sendmsg(g->opener, &msg, MSG_NOSIGNAL) == -1) {
+		xasprintf(cause, "opener: %s", strerror(errno));
+		return -1;
+	}
+	pfd.fd = g->opener;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, OPEN_TIMEOUT) != 1) {
+		xasprintf(cause, "opener: no answer");
+		return -1;
+	}
+	memset(&msg, 0, sizeof msg);
+	iov[0].iov_base = &e;
+	iov[0].iov_len = sizeof e;
+	iov[1].iov_base = st;
+	iov[1].iov_len = st != NULL ? sizeof *st : 0;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 2;
+	msg.msg_control = ctl;
+	msg.msg_controllen = sizeof ctl;
+	if ((n = recvmsg(g->opener, &msg, MSG_CMSG_CLOEXEC)) <
+	    (ssize_t)sizeof e) {
+		xasprintf(cause, "opener: gone");
+		return -1;
+	}
+	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type ==
+		    SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(cm), sizeof *fd);
+	if (e == 0 && ((st == NULL && *fd == -1) || (st != NULL &&
+	    n != (ssize_t)(sizeof e + sizeof *st))))
+		e = EBADMSG;
+	if (e != 0) {
+		if (*fd != -1)
+			close(*fd);
+		*fd = -1;
+		*err = e;
+		xasprintf(cause, "%s: %s", path, strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Open path with flags through the opener (remote_opener): a descriptor,
+ * or -1 with *cause.
+ */
+int
+guest_open(void *arg, const char *path, int flags, char **cause)
+{
+	int	fd, err;
+
+	if (open_ask(arg, OPEN_OPEN, flags, path, &fd, NULL, &err,
+	    cause) == -1)
+		return -1;
+	return fd;
+}
+
+/*
+ * Stat path through the opener (remote_stater), following a last link
+ * unless nofollow: 0, or -errno (-EAGAIN: ask the home).
+ */
+int
+guest_open_stat(void *arg, const char *path, int nofollow, struct stat *st)
+{
+	char	*cause = NULL;
+	int	 fd, err;
+
+	if (open_ask(arg, OPEN_STAT, nofollow ? AT_SYMLINK_NOFOLLOW : 0, path,
+	    &fd, st, &err, &cause) == 0)
+		return 0;
+	free(cause);
+	return err != 0 ? -err : -EAGAIN;
+}

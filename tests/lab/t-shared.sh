@@ -1,0 +1,153 @@
+#!/bin/sh
+# Shared file systems (docs/REMOTE.md, "Shared file systems"): a directory
+# of this machine, the same in every node (as NFS would be), declared
+# "shared" in cluster.conf. A process away opens its files there on the
+# node where it runs, as its owner, and reads, writes, fsyncs and locks
+# them there: sqlite3 writing one database away and at home at the same
+# time leaves it whole; a descriptor opened there comes home at its
+# offset; and a symbolic link out of the shared directory reaches no file
+# of the node it runs on.
+. "$(dirname "$0")/lib.sh"
+
+lab_up 2
+wait_cluster 2
+S=$(lab_dir)/shared
+L2=$(lab_dir)/node2/mosd.log
+mkdir -p "$S" && chmod 755 "$(lab_dir)" && chmod 1777 "$S" || fail "mkdir $S"
+echo "shared $S" >> "$(lab_dir)/cluster.conf"
+for n in 1 2; do
+	kill -HUP "$(cat "$(lab_dir)/node$n/mosd.pid")"
+done
+wait_for 5 grep -q "reload: .* 1 shared paths" "$L2" ||
+    fail "node 2 did not take the shared path"
+# an ordinary user's, as users run it: another descriptor held open
+as() {
+	lab_exec 1 setpriv --reuid 4242 --regid 4242 --clear-groups "$@"
+}
+# what node 2's guest agent said at the end of the last guest
+ended() {
+	grep "ended" "$L2" | tail -1
+}
+field() {
+	ended | sed -n "s/.* \([0-9]*\) $1.*/\1/p"
+}
+
+# --- nothing of the node's own ----------------------------------------
+# A link out of the shared directory to /tmp, which each node has its
+# own of: away as at home, it is the home's file. (LC_ALL=C: no locale
+# file mapped, which would bring cat home and hide a file of node 2's.)
+lab_exec 1 sh -c 'echo home > /tmp/osm-shared.txt && chmod 644 /tmp/osm-shared.txt'
+lab_exec 2 sh -c 'echo node2 > /tmp/osm-shared.txt && chmod 644 /tmp/osm-shared.txt'
+ln -sf /tmp/osm-shared.txt "$S/link"
+got=$(as env LC_ALL=C mosrun -L -r 2 cat "$S/link" 2>&1 | grep -v '^mosrun: ')
+[ "$got" = home ] || fail "link: read '$got' away"
+wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q '0 files opened here'" ||
+    fail "link: opened on node 2: $(ended)"
+# The owner's file it may not read at home, it may not read away.
+echo secret > "$S/root.txt" && chmod 600 "$S/root.txt"
+got=$(as mosrun -L -r 2 cat "$S/root.txt" 2>&1 | grep -v '^mosrun: ')
+case $got in
+*"Permission denied"*) ;;
+*) fail "root's file: read away: $got" ;;
+esac
+echo "link: '$got' for root's file, the home's file through the link"
+
+# --- sqlite3, away and at home at once, on one database ---------------
+for w in away home; do
+	awk -v w=$w 'BEGIN { print ".timeout 60000"
+	    for (i = 1; i <= 200; i++)
+		printf "insert into t(v) values(%c%s %d%c);\n", 39, w, i, 39 }' \
+	    > "$S/$w.sql"
+done
+as sh -c 'cd "$1" && sqlite3 t.db "create table t(k integer primary key,
+    v text)" && exec 7</dev/null && { mosrun -L -r 2 sqlite3 t.db < away.sql \
+    > away.out 2>&1 & sqlite3 t.db < home.sql > home.out 2>&1; wait; }' \
+    sh "$S" || fail "sqlite3: $(cat "$S/away.out" "$S/home.out")"
+wait_for 10 grep -q "ended: status 0" "$L2" || fail "sqlite3: not away: $(ended)"
+line=$(ended)
+opened=$(field "files opened here")
+here=$(field "calls on them here")
+home=$(echo "$line" | sed -n 's/.*calls \([0-9]*\) sent home.*/\1/p')
+[ "${opened:-0}" -ge 200 ] || fail "sqlite3: $opened files opened on node 2: $line"
+[ "${here:-0}" -ge 2000 ] || fail "sqlite3: $here calls made on node 2: $line"
+check=$(as sqlite3 "$S/t.db" "pragma integrity_check;
+    select count(*), count(distinct v) from t where v like 'away %';
+    select count(*) from t where v like 'home %';" | tr '\n' ' ')
+[ "$check" = "ok 200|200 200 " ] || fail "sqlite3: the database says: $check"
+echo "sqlite3: $check; away: $opened opened on node 2, $here calls there, $home sent home"
+
+# --- a descriptor opened there comes home at its offset --------------
+cat > "$S/lines.py" <<'EOF'
+import sys, time
+with open(sys.argv[1], 'w') as f:
+    for i in range(1, 401):
+        f.write('line %d\n' % i)
+        f.flush()
+        if i == 100:
+            print('ready', flush=True)
+        time.sleep(0.005)
+print('done', flush=True)
+EOF
+as sh -c 'cd "$1" && { OSM_DEPUTY_LOG=$1/lines.log OSM_DEPUTY_DEBUG=1 \
+    mosrun -L -r 2 python3 lines.py lines.txt > lines.out 2>&1 & }' \
+    sh "$S" || fail "lines: not started"
+wait_for 30 grep -q ready "$S/lines.out" || fail "lines: $(cat "$S/lines.out")"
+pid=$(pid_of python3)
+[ "$(where "$pid")" = 2 ] || fail "lines: not on node 2"
+# (seen once: mosmigrate's answer lost, "session read: Connection reset
+# by peer", though the process went home: node 2's log says below)
+lab_exec 1 mosmigrate "$pid" home > "$S/mig.out" 2>&1 ||
+    echo "lines: mosmigrate said: $(cat "$S/mig.out")"
+wait_for 30 grep -q done "$S/lines.out" || fail "lines: $(cat "$S/lines.out")"
+seq 1 400 | sed 's/^/line /' | cmp -s - "$S/lines.txt" ||
+    fail "lines: the file is not lines 1 to 400: $(head -3 "$S/lines.txt")"
+wait_for 10 grep -q "guest $pid@1 .*goes home" "$L2" || fail "lines: not sent home"
+# (its relative path resolved at home, the file written on node 2: of
+# its writes only its "ready" went home)
+n=$(grep -c ': write = ' "$S/lines.log")
+[ "$n" -le 2 ] || fail "lines: $n writes sent home"
+echo "lines: 400 in order, brought home midway, $n writes sent home"
+
+# --- a descriptor opened at home, then the move --------------------------
+# Opened and written at home, moved to node 2 midway: there the same
+# file is opened and written (its first call there asks what it is), at
+# the home's offset; the file holds every line once, in order.
+cat > "$S/later.py" <<'EOF'
+import os, sys, time
+with open(sys.argv[1], 'w') as f:
+    for i in range(1, 401):
+        f.write('line %d\n' % i)
+        f.flush()
+        if i == 100:
+            print('ready', flush=True)
+            while not os.path.exists(sys.argv[1] + '.go'):
+                time.sleep(0.01)
+print('done', flush=True)
+EOF
+as sh -c 'cd "$1" && { mosrun -L python3 later.py later.txt > later.out 2>&1 & }' \
+    sh "$S" || fail "later: not started"
+wait_for 30 grep -q ready "$S/later.out" || fail "later: $(cat "$S/later.out")"
+pid=$(pid_of python3)
+lab_exec 1 mosmigrate "$pid" 2 > "$S/mig.out" 2>&1 ||
+    fail "later: not moved: $(cat "$S/mig.out")"
+[ "$(where "$pid")" = 2 ] || fail "later: not on node 2"
+touch "$S/later.txt.go"
+wait_for 30 grep -q done "$S/later.out" || fail "later: $(cat "$S/later.out")"
+seq 1 400 | sed 's/^/line /' | cmp -s - "$S/later.txt" ||
+    fail "later: the file is not lines 1 to 400: $(sed -n '99,102p' "$S/later.txt")"
+wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" || fail "later: no end on node 2"
+line=$(grep "guest $pid@1 .*ended" "$L2")
+opened=$(echo "$line" | sed -n 's/.* \([0-9]*\) files opened here.*/\1/p')
+here=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls on them here.*/\1/p')
+[ "${opened:-0}" -ge 1 ] && [ "${here:-0}" -ge 290 ] ||
+    fail "later: the file was not written on node 2: $line"
+echo "later: 400 in order, lines 101 to 400 written on node 2 ($here calls there)"
+# Standard output and error one open file on the shared path (2>&1): the
+# same bytes as at home (not two files of two offsets on node 2).
+P='for (1..300) { syswrite STDOUT, "out $_\n"; syswrite STDERR, "err $_\n" }'
+as sh -c 'cd "$1" && perl -e "$2" > both.home 2>&1 &&
+    mosrun -L -r 2 perl -e "$2" > both.away 2>&1' sh "$S" "$P" ||
+    fail "2>&1: $(tail -3 "$S/both.away")"
+grep -v '^mosrun: ' "$S/both.away" | cmp -s "$S/both.home" - ||
+    fail "2>&1: the output away differs"
+echo "2>&1: the same output as at home"
