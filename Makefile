@@ -6,13 +6,18 @@
 #	make demo	deps, build, a 4-node lab with a workload to watch
 #	make asan	the whole of make check under ASan and UBSan
 #	make install	PREFIX=/usr/local DESTDIR=
-#	make deb	build/deb/osmosis_VERSION_amd64.deb (debian/)
+#	make install-slurm	the Slurm plugin and scripts (osmosis-slurm(8))
+#	make deb	build/deb/osmosis{,-slurm}_VERSION_amd64.deb (debian/)
 
 PREFIX		?= /usr/local
 DESTDIR		?=
 SYSCONFDIR	?= /etc
 UNITDIR		?= /lib/systemd/system
 MANDIR		?= $(PREFIX)/share/man
+LIBEXECDIR	?= $(PREFIX)/libexec
+# Where the Slurm plugin goes, and Slurm's plugstack.conf.d.
+SLURM_PLUGINDIR	?= $(PREFIX)/lib/osmosis
+SLURM_CONFDIR	?= $(SYSCONFDIR)/slurm/plugstack.conf.d
 
 BIN		?= bin
 OBJ		?= build
@@ -40,13 +45,15 @@ JSON_LIBS	 = -ljansson
 # libmigrate links it.
 ISAL_LIBS	 = -lisal
 WEB_LIBS	 = -lmicrohttpd
+SLURM_LIBS	 = -lslurm
 
 # Debian packages for building, testing and the lab.
 DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
 		   python3 man-db clang libssl-dev libjansson-dev \
-		   libmicrohttpd-dev curl chromium libgomp1 libisal-dev \
+		   libmicrohttpd-dev curl chromium libgomp1 libisal-dev slurmctld slurmd \
+		   slurm-client munge libslurm-dev \
 		   debhelper dpkg-dev rsync lintian systemd-container
 
 # --- sources -------------------------------------------------------------
@@ -62,6 +69,7 @@ MOSCR_SRCS	 = $(wildcard migrate/moscr*.c)
 REMOTE_SRCS	 = $(wildcard libremote/*.c)
 AGENT_SRCS	 = $(filter-out agent/guest.c, $(wildcard agent/*.c))
 MON_SRCS	 = $(wildcard mon/*.c)
+SLURM_TASK_SRCS	 = slurm/task.c slurm/nodes.c
 
 LIBOSM		 = $(OBJ)/libosm.a
 LIBMOSD		 = $(OBJ)/libmosd.a
@@ -82,6 +90,7 @@ PROGRAMS	 = $(BIN)/mosd $(BIN)/mosd-guest $(BIN)/mosmon $(TOOLS:%=$(BIN)/%) \
 ALL_SRCS	 = $(LIB_SRCS) $(MOSD_SRCS) mosd/main.c $(MIGRATE_SRCS) \
 		   $(MOSCR_SRCS) \
 		   $(REMOTE_SRCS) $(AGENT_SRCS) agent/guest.c $(MON_SRCS) \
+		   $(SLURM_TASK_SRCS) \
 		   $(foreach t,$(TOOLS),$(call tool_srcs,$(t)))
 ALL_OBJS	 = $(call obj,$(ALL_SRCS)) $(PROTO_C:.c=.o)
 
@@ -128,7 +137,7 @@ REMOTE_TEST_BINS = $(OBJ)/tests/loopback \
 
 # --- build ---------------------------------------------------------------
 
-all: $(LIBOSM) $(PROGRAMS)
+all: $(LIBOSM) $(PROGRAMS) slurm
 
 $(OBJ)/proto/%.pb-c.c $(OBJ)/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
@@ -229,6 +238,49 @@ $(BIN)/mosgossip-sim: $(call obj,$(call tool_srcs,mosgossip-sim)) \
     $(GOSSIP_OBJS) $(LIBOSM)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS)
+
+# --- Slurm (slurm/, osmosis-slurm(8)) ------------------------------------
+#
+# The SPANK plugin, the task wrapper it runs the tasks under, the scripts
+# for Slurm's Prolog, Epilog and HealthCheckProgram and the checkpoints'
+# requeue, and a plugstack.conf line for this tree (the lab tests'):
+# make install-slurm installs them with the installed paths.
+
+SLURM_DIR	 = $(OBJ)/slurm
+SLURM_SCRIPTS	 = requeue prolog epilog healthcheck
+SLURM_OUT	 = $(SLURM_DIR)/spank_osmosis.so $(SLURM_DIR)/slurm-task \
+		   $(SLURM_SCRIPTS:%=$(SLURM_DIR)/slurm-%) \
+		   $(SLURM_DIR)/plugstack.conf
+# The installed paths, the plugin's defaults.
+SLURM_PATHS	 = -DOSM_SLURM_TASK_PATH='"$(LIBEXECDIR)/osmosis/slurm-task"' \
+		   -DOSM_SLURM_MOSRUN_PATH='"$(PREFIX)/bin/mosrun"' \
+		   -DOSM_SLURM_REQUEUE_PATH='"$(LIBEXECDIR)/osmosis/slurm-requeue"'
+# slurm_sed BINDIR LIBEXECDIR PLUGINDIR: a script or plugstack.conf for them.
+slurm_sed	 = sed 's|@BINDIR@|$(1)|g; s|@LIBEXECDIR@|$(2)|g; s|@PLUGINDIR@|$(3)|g'
+
+slurm: $(SLURM_OUT)
+
+# Loaded into Slurm's own programs: position-independent, no sanitizer
+# (they are not built with one), nothing of ours linked in.
+$(SLURM_DIR)/spank_osmosis.so: slurm/spank.c slurm/osmosis-slurm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SLURM_PATHS) -std=gnu11 $(WARNINGS) $(CFLAGS) \
+	    $(filter-out $(SANITIZE),$(LDFLAGS)) -fPIC -shared -o $@ $<
+
+$(OBJ)/slurm/task.o: CPPFLAGS += $(SLURM_PATHS)
+
+$(SLURM_DIR)/slurm-task: $(call obj,$(SLURM_TASK_SRCS)) $(LIBOSM)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SLURM_LIBS) $(PROTOBUF_LIBS)
+
+$(SLURM_DIR)/slurm-%: slurm/%.sh
+	@mkdir -p $(@D)
+	$(call slurm_sed,$(abspath $(BIN)),$(abspath $(SLURM_DIR)),$(abspath $(SLURM_DIR))) $< > $@
+	chmod 755 $@
+
+$(SLURM_DIR)/plugstack.conf: slurm/plugstack.conf.in
+	@mkdir -p $(@D)
+	$(call slurm_sed,$(abspath $(BIN)),$(abspath $(SLURM_DIR)),$(abspath $(SLURM_DIR))) $< > $@
 
 $(OBJ)/tests/zdtm/%-static: tests/zdtm/%.c tests/zdtm/zdtm.h
 	@mkdir -p $(@D)
@@ -451,7 +503,8 @@ check: deps
 	DEB_BUILD_OPTIONS=nocheck $(MAKE) deb
 	OSM_BIN=$(abspath $(BIN)) OSM_ZDTM=$(abspath $(OBJ)/tests/zdtm) \
 	    OSM_MOSRUN=$(abspath $(OBJ)/tests/mosrun) \
-	    OSM_DEB=$(abspath $(DEB)) tests/lab/run
+	    OSM_SLURM=$(abspath $(SLURM_DIR)) OSM_DEB=$(abspath $(DEB)) \
+	    OSM_DEB_SLURM=$(abspath $(DEB_SLURM)) tests/lab/run
 
 asan: deps
 	$(MAKE) OBJ=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" \
@@ -461,6 +514,7 @@ asan: deps
 	OSM_BIN=$(abspath build/asan/bin) \
 	    OSM_ZDTM=$(abspath build/asan/tests/zdtm) \
 	    OSM_MOSRUN=$(abspath build/asan/tests/mosrun) \
+	    OSM_SLURM=$(abspath build/asan/slurm) \
 	    OSM_SAN_DIR=$(abspath build/asan/reports) tests/lab/run
 
 demo: deps
@@ -477,7 +531,8 @@ demo: deps
 # install onto this machine (no DESTDIR): a staged install is a package,
 # which must not carry one (debian/osmosis.postinst makes it on the node).
 
-MANPAGES	 = $(wildcard docs/man/*.[158])
+# osmosis-slurm(8) goes with the Slurm plugin (install-slurm).
+MANPAGES	 = $(filter-out docs/man/osmosis-slurm.8,$(wildcard docs/man/*.[158]))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
@@ -501,18 +556,39 @@ install: all
 	    etc/mosd.service > $(DESTDIR)$(UNITDIR)/mosd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/mosd.service
 
+# The Slurm plugin, its task wrapper and scripts, and the plugstack.conf
+# line that loads it (osmosis-slurm(8)).
+install-slurm: slurm
+	install -d $(DESTDIR)$(SLURM_PLUGINDIR) \
+	    $(DESTDIR)$(LIBEXECDIR)/osmosis $(DESTDIR)$(SLURM_CONFDIR)
+	install -m 644 $(SLURM_DIR)/spank_osmosis.so $(DESTDIR)$(SLURM_PLUGINDIR)/
+	install -m 755 $(SLURM_DIR)/slurm-task $(DESTDIR)$(LIBEXECDIR)/osmosis/
+	for s in $(SLURM_SCRIPTS); do \
+	    $(call slurm_sed,$(PREFIX)/bin,$(LIBEXECDIR)/osmosis,$(SLURM_PLUGINDIR)) \
+	        slurm/$$s.sh > $(DESTDIR)$(LIBEXECDIR)/osmosis/slurm-$$s && \
+	    chmod 755 $(DESTDIR)$(LIBEXECDIR)/osmosis/slurm-$$s || exit 1; done
+	$(call slurm_sed,$(PREFIX)/bin,$(LIBEXECDIR)/osmosis,$(SLURM_PLUGINDIR)) \
+	    slurm/plugstack.conf.in > $(DESTDIR)$(SLURM_CONFDIR)/osmosis.conf
+	chmod 644 $(DESTDIR)$(SLURM_CONFDIR)/osmosis.conf
+	install -d $(DESTDIR)$(MANDIR)/man8
+	sed '1s/"osmosis[^"]*"/"osmosis $(VERSION)"/' docs/man/osmosis-slurm.8 \
+	    > $(DESTDIR)$(MANDIR)/man8/osmosis-slurm.8
+	chmod 644 $(DESTDIR)$(MANDIR)/man8/osmosis-slurm.8
+
 # --- the Debian package --------------------------------------------------
 #
-# make deb builds $(DEB) with dpkg-buildpackage from debian/, offline and
-# unsigned, in a copy of this tree in $(DEB_DIR)/src (the .deb lands
-# beside it): the package's build cleans and compiles with Debian's
-# flags, which must not touch this tree's build/ and bin/. The copy is
-# kept with its objects, so that the next make deb compiles only what
-# changed. DEB_BUILD_OPTIONS=nocheck skips the unit suites the package
-# build runs (make check has just run them).
+# make deb builds $(DEB) and $(DEB_SLURM) (the Slurm plugin)
+# with dpkg-buildpackage from debian/, offline and unsigned, in a copy of
+# this tree in $(DEB_DIR)/src (the .debs land beside it): the package's
+# build cleans and compiles with Debian's flags, which must not touch
+# this tree's build/ and bin/. The copy is kept with its objects, so that
+# the next make deb compiles only what changed. DEB_BUILD_OPTIONS=nocheck
+# skips the unit suites the package build runs (make check has just run
+# them).
 
 DEB_DIR		?= build/deb
 DEB		 = $(DEB_DIR)/osmosis_$(VERSION)_amd64.deb
+DEB_SLURM	 = $(DEB_DIR)/osmosis-slurm_$(VERSION)_amd64.deb
 
 deb:
 	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) || exit 1; \
@@ -525,9 +601,10 @@ deb:
 	    ./ $(DEB_DIR)/src/
 	cd $(DEB_DIR)/src && dh_clean && \
 	    dpkg-buildpackage -us -uc -b -nc -J$$(nproc)
-	@echo "make deb: $(DEB)"
+	@echo "make deb: $(DEB) $(DEB_SLURM)"
 
 clean:
 	rm -rf $(OBJ) $(BIN)
 
-.PHONY: all deps units testprogs bench check asan demo install deb clean
+.PHONY: all deps units testprogs bench check asan demo install install-slurm \
+	slurm deb clean

@@ -30,9 +30,13 @@ struct deputy_opts {
 	int		  locked;	/* -L: no automatic migration */
 	int		  strict_io;	/* -s: no read ahead, no write behind */
 	uint64_t	  mem_need;	/* -m, bytes */
+	uint32_t	 *nodes;	/* -n: the only ones besides home */
+	size_t		  nnodes;	/* 0: any */
 	const char	 *ckpt_base;	/* -C: FILE.1, FILE.2, ... */
 	double		  ckpt_every;	/* -A, seconds; 0: on demand */
 	unsigned	  ckpt_max;	/* -N: the last kept; 0: all */
+	int		  ckpt_signal;	/* --checkpoint-on; 0: none */
+	const char	 *ckpt_exec;	/* --checkpoint-exec: run after one */
 	const char	 *recover;	/* -R: the checkpoint to go on from */
 	enum deputy_move  move_mode;	/* --stop-copy */
 	struct mig_fd_override *overrides;	/* --fd, with -R */

@@ -252,14 +252,37 @@ lost:
 	return -1;
 }
 
+/* May the process run on node, by the nodes mosrun -n lists? */
+static int
+away_listed(struct deputy *d, uint32_t node)
+{
+	size_t	i;
+
+	if (d->o->nnodes == 0 || node == d->self)
+		return 1;
+	for (i = 0; i < d->o->nnodes; i++)
+		if (d->o->nodes[i] == node)
+			return 1;
+	return 0;
+}
+
 /*
  * Move the process to node, wherever it is now: home, or elsewhere through
  * home, where its state is whole. P is in a ptrace stop at home if
- * stopped. -1 with *cause if it is not there.
+ * stopped. -1 with *cause if it is not there, or may not go there.
  */
 int
 deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
+	/* mosd refuses too; this holds whatever mosd is told */
+	if (!away_listed(d, node)) {
+		xasprintf(cause, "process %d may run only on the nodes mosrun "
+		    "-n lists, and node %u is not one", (int)d->pid, node);
+		deputy_why(d, "not moved to node %u: not listed by -n", node);
+		if (stopped)
+			ptrace(PTRACE_CONT, d->pid, 0, 0);
+		return -1;
+	}
 	if (node == d->self)
 		return d->state == DEPUTY_AWAY ?
 		    deputy_away_come_home(d, "called home", cause) : 0;

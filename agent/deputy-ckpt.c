@@ -58,15 +58,66 @@ deputy_ckpt_ended(struct deputy *d)
 	ckpt_answer(d, NULL, "the process ended");
 }
 
+/*
+ * mosrun --checkpoint-exec PROG: run PROG FILE REASON PID once FILE is
+ * written, as P's owner (we are), its output on P's standard error (or
+ * ours), not waited for: a double fork leaves it to init. REASON is what
+ * asked: signal (--checkpoint-on), timer (-A) or request (mosmigrate).
+ */
 static void
-ckpt_log(struct deputy *d, const char *path, const char *why)
+ckpt_exec(struct deputy *d, const char *path)
 {
+	const char	*reason = d->ckpt_signalled ? "signal" :
+			    d->ckpt_reason != NULL ? d->ckpt_reason : "request";
+	char		 err[64], pid[16];
+	char		*argv[] = { (char *)d->o->ckpt_exec, (char *)path,
+			    (char *)reason, pid, NULL };
+	sigset_t	 none;
+	pid_t		 child;
+	int		 fd, status;
+
+	snprintf(err, sizeof err, "/proc/%d/fd/2", (int)d->pid);
+	snprintf(pid, sizeof pid, "%d", (int)d->pid);
+	sigemptyset(&none);
+	if ((child = fork()) == -1) {
+		log_warn("--checkpoint-exec %s: fork", d->o->ckpt_exec);
+		return;
+	}
+	if (child == 0) {
+		if (fork() != 0)
+			_exit(0);
+		if ((fd = open(err, O_WRONLY | O_APPEND)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		} else
+			dup2(2, 1);
+		close_range(3, ~0U, 0);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(argv[0], argv);
+		dprintf(2, "mosrun: --checkpoint-exec %s: %s\n", argv[0],
+		    strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(child, &status, 0) == -1 && errno == EINTR)
+		;
+}
+
+/* How a checkpoint asked for went: the orders, the log, the program. */
+static void
+ckpt_done(struct deputy *d, const char *path, const char *why)
+{
+	ckpt_answer(d, path, why);
 	if (path == NULL)
 		log_warnx("process %d (%s): no checkpoint: %s", (int)d->pid,
 		    d->command, why);
-	else
+	else {
 		log_info("process %d (%s): checkpoint %s", (int)d->pid,
 		    d->command, path);
+		if (d->o->ckpt_exec != NULL)
+			ckpt_exec(d, path);
+	}
+	d->ckpt_signalled = 0;
 }
 
 /* The next FILE.N, open under a temporary name (lib/atomic.c). */
@@ -251,10 +302,9 @@ deputy_ckpt_take(struct deputy *d, int fd, char **cause)
 	}
 	d->ckpt_asked = 0;
 	if (ckpt_write(d, &path, &why) == -1)
-		ckpt_answer(d, NULL, why);
+		ckpt_done(d, NULL, why);
 	else
-		ckpt_answer(d, path, NULL);
-	ckpt_log(d, path, why);
+		ckpt_done(d, path, NULL);
 	free(path);
 	free(why);
 	return 0;
@@ -402,8 +452,7 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
 answer:
-	ckpt_answer(d, path, cause);
-	ckpt_log(d, path, cause);
+	ckpt_done(d, path, cause);
 	free(path);
 	free(cause);
 	/* Last: relaying a signal may find the session broken. */

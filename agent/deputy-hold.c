@@ -2,7 +2,9 @@
  * Holding P at home. The deputy traces P for its whole life; here it sets
  * P's trace options, stops P where it is for calls of its own (a dump, a
  * move out, a checkpoint), lets it go on natively, and runs a freshly
- * exec'd P to its program's entry point.
+ * exec'd P to its program's entry point. Every signal P is let go with
+ * passes deputy_hold_pass, which keeps back the one that asks for a
+ * checkpoint.
  */
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -51,6 +53,23 @@ deputy_hold_options(struct deputy *d, char **cause)
 			    strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The signal P is let go with after a signal stop: sig, or none for the
+ * signal of mosrun --checkpoint-on, which is not the program's to see but
+ * asks for a checkpoint. That is taken from the loop once P runs again
+ * (d->ckpt_soon, deputy.c), not in the middle of this stop.
+ */
+int
+deputy_hold_pass(struct deputy *d, int sig)
+{
+	if (sig == 0 || sig != d->o->ckpt_signal)
+		return sig;
+	d->ckpt_signalled = 1;
+	if (d->loop != NULL)
+		ev_timer_start(d->loop, &d->ckpt_soon);
 	return 0;
 }
 
@@ -144,7 +163,7 @@ deputy_hold_stop(struct deputy *d, char **cause)
 				continue;
 			}
 			ptrace(PTRACE_CONT, r, 0, (status >> 16) == 0 ?
-			    WSTOPSIG(status) : 0);
+			    deputy_hold_pass(d, WSTOPSIG(status)) : 0);
 			/* a clone event or a signal took the interrupt's place */
 			if (k != -1)
 				ptrace(PTRACE_INTERRUPT, r, 0, 0);
@@ -253,7 +272,7 @@ deputy_hold_to_entry(struct deputy *d, char **cause)
 		    r.rip == entry + 1)
 			break;
 		ptrace(PTRACE_CONT, d->pid, 0, (status >> 16) == 0 ?
-		    WSTOPSIG(status) : 0);
+		    deputy_hold_pass(d, WSTOPSIG(status)) : 0);
 	}
 	r.rip = entry;
 	if (ptrace(PTRACE_POKETEXT, d->pid, entry, word) == -1 ||

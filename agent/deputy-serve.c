@@ -386,6 +386,10 @@ deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 			d->stop_sent = 0;
 			break;
 		}
+		if (deputy_hold_pass(d, sig) == 0) {
+			sig = 0;	/* a checkpoint's, not R's */
+			break;
+		}
 		/* a signal for the process: R's, not the husk's */
 		if (deputy_signal_relay(d, l, &si, cause) == -1 ||
 		    deputy_serve_flush(d, cause) == -1)

@@ -80,7 +80,8 @@ deputy_signal_stolen(struct deputy *d, char **cause)
 		while ((n = mig_thread_stolen(d->task, l->tid, si,
 		    nitems(si))) > 0)
 			for (i = 0; i < n; i++)
-				if (deputy_signal_relay(d, l, &si[i],
+				if (deputy_hold_pass(d, si[i].si_signo) != 0 &&
+				    deputy_signal_relay(d, l, &si[i],
 				    cause) == -1)
 					return -1;
 	}

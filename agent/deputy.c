@@ -57,6 +57,8 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 		a->has_mem_need = 1;
 		a->mem_need = d->o->mem_need;
 	}
+	a->n_nodes = d->o->nnodes;
+	a->nodes = d->o->nodes;
 	a->has_cpu_permille = a->has_rss_bytes = a->has_threads = 1;
 	a->cpu_permille = d->cpu_permille;
 	/* away, the husk mirrors the copy's threads, one for one */
@@ -136,12 +138,17 @@ deputy_exit(struct deputy *d, int code)
 	exit(code);
 }
 
-/* A checkpoint, now; an order's connection fd is answered when done. */
+/*
+ * A checkpoint, now, asked for by reason (timer, request; the signal of
+ * --checkpoint-on marks itself); an order's connection fd is answered
+ * when done.
+ */
 static void
-deputy_checkpoint(struct deputy *d, int fd)
+deputy_checkpoint(struct deputy *d, int fd, const char *reason)
 {
 	char	*cause = NULL;
 
+	d->ckpt_reason = reason;
 	if (deputy_ckpt_take(d, fd, &cause) == -1) {
 		deputy_away_lost(d, cause);
 		free(cause);
@@ -151,7 +158,14 @@ deputy_checkpoint(struct deputy *d, int fd)
 static void
 deputy_ckpt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	deputy_checkpoint(w->data, -1);
+	deputy_checkpoint(w->data, -1, "timer");
+}
+
+/* The signal of --checkpoint-on came (deputy_hold_pass). */
+static void
+deputy_ckpt_soon_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	deputy_checkpoint(w->data, -1, "signal");
 }
 
 /* An order from mosd (conn.c takes it); the reply says how it went. */
@@ -166,7 +180,8 @@ deputy_order(void *arg, Osm__CtlRequest *req, int fd)
 		xasprintf(&reply.error, "this deputy holds process %d",
 		    (int)d->pid);
 	else if (req->type == OSM__CTL_TYPE__CTL_CHECKPOINT) {
-		deputy_checkpoint(d, fd);	/* answered once written */
+		/* answered once written */
+		deputy_checkpoint(d, fd, "request");
 		return;
 	} else if (req->type != OSM__CTL_TYPE__CTL_MIGRATE || !req->has_node)
 		reply.error = xstrdup("the deputy takes migrate and "
@@ -200,7 +215,7 @@ deputy_home_event(struct deputy *d, pid_t tid, int status)
 			return;
 		}
 	} else if (event == 0)
-		sig = WSTOPSIG(status);	/* pass the signal on */
+		sig = deputy_hold_pass(d, WSTOPSIG(status));
 	ptrace(PTRACE_CONT, tid, 0, sig);
 }
 
@@ -255,6 +270,8 @@ deputy_watch(struct deputy *d)
 	d->ckpt_timer.data = d;
 	if (d->o->ckpt_every > 0)
 		ev_timer_start(d->loop, &d->ckpt_timer);
+	ev_timer_init(&d->ckpt_soon, deputy_ckpt_soon_cb, 0, 0);
+	d->ckpt_soon.data = d;
 	conn_start(&d->conn, d->loop);
 	signal(SIGPIPE, SIG_IGN);
 }

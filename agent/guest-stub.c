@@ -287,7 +287,7 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 {
 	struct guest_stub	*s = &g->stub;
 	uint8_t			 page[STUB_PAGE], jmp[16];
-	uint64_t		 ours, ours_end, vdso, vdso_end, off, at, base;
+	uint64_t		 ours, ours_end, vdso, vdso_end, off, at, base, v;
 	uint64_t		 rip = mig_regs(t)->rip;
 	size_t			 code = guest_stub_end - guest_stub_code;
 	size_t			 tramp = guest_stub_tramp - guest_stub_code;
@@ -330,12 +330,15 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 	memset(page, 0xcc, sizeof page);
 	memcpy(page, guest_stub_code, code);
 	base = g->base.utime_ns + g->base.stime_ns;
-	*(uint64_t *)(page + (guest_stub_sec - guest_stub_code)) = base / NSEC;
-	*(uint64_t *)(page + (guest_stub_nsec - guest_stub_code)) =
-	    base % NSEC;
+	/* The stub's words are where its code puts them, not aligned. */
+	v = base / NSEC;
+	memcpy(page + (guest_stub_sec - guest_stub_code), &v, sizeof v);
+	v = base % NSEC;
+	memcpy(page + (guest_stub_nsec - guest_stub_code), &v, sizeof v);
 	memcpy(page + tramp, s->orig, s->displaced);
 	memcpy(page + tramp + s->displaced, "\xff\x25\0\0\0\0", 6);
-	*(uint64_t *)(page + tramp + s->displaced + 6) = s->fn + s->displaced;
+	v = s->fn + s->displaced;
+	memcpy(page + tramp + s->displaced + 6, &v, sizeof v);
 	if (mig_write(t, at, page, sizeof page, cause) == -1 ||
 	    mig_call_ok(t, "mprotect stub", &rv, SYS_mprotect, (sysargs){ at,
 	    STUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)

@@ -175,6 +175,9 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	ev_timer		 ckpt_soon;	/* --checkpoint-on's signal came */
+	int			 ckpt_signalled; /* since the last one written */
+	const char		*ckpt_reason;	/* asked for by: timer, request */
 	struct mig_track	*track;		/* P's writes, at home */
 	int			 ckpt_delta;	/* the next may add to the last */
 	int			 ckpt_whole;	/* the one being written is */
@@ -192,6 +195,7 @@ void	 deputy_why_describe(struct deputy *d, Osm__CtlAgent *a);
 
 /* deputy-hold.c */
 int	 deputy_hold_options(struct deputy *d, char **cause);
+int	 deputy_hold_pass(struct deputy *d, int sig);
 int	 deputy_hold_seize(struct deputy *d, char **cause);
 int	 deputy_hold(struct deputy *d, int stopped, char **cause);
 void	 deputy_hold_resume(struct deputy *d);

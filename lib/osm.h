@@ -84,6 +84,8 @@ void	 sleep_ms(unsigned ms);
 int	 parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int	 parse_duration_ms(const char *s, uint64_t *out);
 int	 parse_size_mb(const char *s, uint64_t *out);
+int	 parse_signal(const char *s, int *out);
+int	 parse_nodes(const char *s, uint32_t **out, size_t *n);
 int	 read_file_str(const char *path, char *buf, size_t size);
 int	 read_file_u64(const char *path, uint64_t *out);
 int	 write_file_str(const char *path, const char *s);

@@ -1,13 +1,18 @@
-/* Small helpers: clocks, number parsing, whole-file and whole-buffer I/O. */
+/*
+ * Small helpers: clocks, parsing numbers, signals and node lists, whole-file
+ * and whole-buffer I/O.
+ */
 #include <sys/stat.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +103,67 @@ parse_size_mb(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* A signal by name (USR1, SIGUSR1) or number, 1 to NSIG - 1. */
+int
+parse_signal(const char *s, int *out)
+{
+	const char	*name;
+	uint64_t	 v;
+	int		 sig;
+
+	if (parse_uint(s, 1, NSIG - 1, &v) == 0) {
+		*out = v;
+		return 0;
+	}
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (sig = 1; sig < NSIG; sig++) {
+		if ((name = sigabbrev_np(sig)) != NULL &&
+		    strcasecmp(name, s) == 0) {
+			*out = sig;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * A list of node numbers, "1,3,5-7", each 1 to OSM_MAX_NODES: a malloc'd
+ * array in *out, its length in *n.
+ */
+int
+parse_nodes(const char *s, uint32_t **out, size_t *n)
+{
+	char		*copy, *item, *dash, *next;
+	uint64_t	 lo, hi, v;
+	uint32_t	*nodes = NULL;
+	size_t		 count = 0;
+
+	copy = xstrdup(s);
+	for (item = copy; item != NULL; item = next) {
+		if ((next = strchr(item, ',')) != NULL)
+			*next++ = '\0';
+		if ((dash = strchr(item, '-')) != NULL)
+			*dash++ = '\0';
+		if (parse_uint(item, 1, OSM_MAX_NODES, &lo) == -1 ||
+		    parse_uint(dash != NULL ? dash : item, lo, OSM_MAX_NODES,
+		    &hi) == -1 || count + (hi - lo) >= OSM_MAX_NODES)
+			goto fail;
+		for (v = lo; v <= hi; v++) {
+			nodes = xreallocarray(nodes, count + 1, sizeof *nodes);
+			nodes[count++] = v;
+		}
+	}
+	free(copy);
+	*out = nodes;
+	*n = count;
+	return 0;
+fail:
+	free(copy);
+	free(nodes);
+	return -1;
 }
 
 /* Read a small file into buf, NUL-terminated, trailing newline removed. */

@@ -753,7 +753,8 @@ fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid, long *rv)
 	}
 	free(e->win);
 	e->win = xmalloc(m->data.len > 0 ? m->data.len : 1);
-	memcpy(e->win, m->data.data, m->data.len);
+	if (m->data.len > 0)
+		memcpy(e->win, m->data.data, m->data.len);
 	e->win_off = e->pos;
 	e->win_len = m->data.len;
 	e->win_eof = e->pos + m->data.len >= m->size;

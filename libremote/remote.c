@@ -797,6 +797,7 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
 {
 	Osm__RemoteFdInfo	*m;
 	size_t			 i;
+	int			 nr;
 
 	if ((m = osm__remote_fd_info__unpack(NULL, len, msg)) == NULL) {
 		xasprintf(cause, "malformed descriptor answer");
@@ -813,7 +814,11 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
 	 * that asked waits at home.
 	 */
 	for (i = 0; i < g->npending; i++) {
-		if (g->pending[i].call.args[0] != (uint64_t)m->fd ||
+		nr = g->pending[i].call.nr;
+		/* the call that asked: one of those fio_call asks for */
+		if ((nr != SYS_read && nr != SYS_write && nr != SYS_pread64 &&
+		    nr != SYS_pwrite64 && nr != SYS_writev) ||
+		    g->pending[i].call.args[0] != (uint64_t)m->fd ||
 		    !shared_adopt(g, m, g->pending[i].id))
 			continue;
 		g->pending[i].adopted = 1;

@@ -131,6 +131,8 @@ struct mproc {
 	uint32_t		 local_pid;	/* a guest's running copy */
 	int			 locked;	/* mosrun -L */
 	uint64_t		 mem_need;	/* mosrun -m, bytes */
+	uint32_t		*nodes;		/* mosrun -n, besides home */
+	size_t			 nnodes;	/* 0: any node */
 	uint64_t		 start_ms;	/* when its agent came */
 	uint64_t		 moved_ms;	/* when it came where it is */
 	int			 moving;	/* the balancer ordered a move */

@@ -63,6 +63,7 @@ procs_free(struct mproc *p)
 	policy_groups_free(p->groups, p->ngroups);
 	free(p->command);
 	free(p->socket);
+	free(p->nodes);
 	free(p);
 }
 
@@ -130,6 +131,38 @@ procs_why(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a)
 }
 
 /*
+ * The nodes a deputy's process may run on (mosrun -n): every one in the
+ * map, or the agent is refused.
+ */
+static int
+procs_nodes(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
+    char **cause)
+{
+	size_t	i;
+
+	if (a->n_nodes > m->conf->nnodes) {
+		xasprintf(cause, "%zu nodes listed, the map has %zu",
+		    a->n_nodes, m->conf->nnodes);
+		return -1;
+	}
+	for (i = 0; i < a->n_nodes; i++) {
+		if (conf_find(m->conf, a->nodes[i]) == NULL) {
+			xasprintf(cause, "node %u is not in the map",
+			    a->nodes[i]);
+			return -1;
+		}
+	}
+	free(p->nodes);
+	p->nodes = NULL;
+	p->nnodes = a->n_nodes;
+	if (p->nnodes > 0) {
+		p->nodes = xcalloc(p->nnodes, sizeof *p->nodes);
+		memcpy(p->nodes, a->nodes, p->nnodes * sizeof *p->nodes);
+	}
+	return 0;
+}
+
+/*
  * Copy what an agent says, refusing what makes no sense. A deputy may not
  * know this node's number yet: 0 is here.
  */
@@ -150,6 +183,8 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 		xasprintf(cause, "bad state %d", (int)a->state);
 		return -1;
 	}
+	if (procs_nodes(m, p, a, cause) == -1)
+		return -1;
 	if (where != p->where)
 		p->moved_ms = now_ms();
 	p->where = where;

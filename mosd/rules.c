@@ -54,8 +54,21 @@ rules_away(struct mosd *m, uid_t uid, const struct mproc *except)
 	return n;
 }
 
+/* Is node one of those mosrun -n let the process run on? */
+static int
+rules_listed(const struct mproc *mp, uint32_t node)
+{
+	size_t	i;
+
+	for (i = 0; i < mp->nnodes; i++)
+		if (mp->nodes[i] == node)
+			return 1;
+	return 0;
+}
+
 /*
- * May the process homed here go to node by its owner's rule? Home is
+ * May the process homed here go to node by its owner's rule and the nodes
+ * its mosrun -n lists? Home is
  * always allowed. Returns 0, or -1 with *why. Whether the node takes it
  * (its flags, its memory, its own rules) is the node's to say: gossip
  * only tells what it said a moment ago.
@@ -68,6 +81,11 @@ rules_may_send(struct mosd *m, const struct mproc *mp, uint32_t node,
 
 	if (node == m->conf->self)
 		return 0;
+	if (mp->nnodes > 0 && !rules_listed(mp, node)) {
+		xasprintf(why, "process %u may run only on the nodes mosrun -n "
+		    "lists, and node %u is not one", mp->pid, node);
+		return -1;
+	}
 	r = rules_for(m, mp);
 	if (!policy_has_node(&r->nodes, node)) {
 		xasprintf(why, "policy: processes of %s may not run on node "

@@ -28,8 +28,11 @@ usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-s] [-m MB]\n"
-	    "              [-C file [-A minutes] [-N max]] program [args]\n"
-	    "       mosrun -R file [--fd N=path]... [-L | -l] [-C file ...]\n"
+	    "              [-n nodes] [-C file [-A minutes] [-N max]]\n"
+	    "              [--checkpoint-on sig] [--checkpoint-exec prog]\n"
+	    "              program [args]\n"
+	    "       mosrun -R file [--fd N=path]... [-L | -l] [-n nodes]\n"
+	    "              [-C file ...]\n"
 	    "Run program as a migratable process whose home is this node: it\n"
 	    "may run on other nodes while it keeps its pid, files, terminal\n"
 	    "and parent here.\n\n"
@@ -45,10 +48,16 @@ usage(int status)
 	    "              opened where it runs)\n"
 	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
 	    "              much free are considered\n"
+	    "  -n nodes    it may run only on these nodes (1,3,5-7) and home\n"
 	    "  -C file     checkpoints go to file.1, file.2, ... (mosmigrate\n"
 	    "              pid checkpoint, or every -A minutes)\n"
 	    "  -A minutes  checkpoint this often (fractions allowed)\n"
 	    "  -N max      keep only the last max checkpoints\n"
+	    "  --checkpoint-on sig\n"
+	    "              signal sig sent to it is not delivered: it is\n"
+	    "              checkpointed instead\n"
+	    "  --checkpoint-exec prog\n"
+	    "              after each checkpoint, run prog FILE REASON PID\n"
 	    "  -R file     go on from checkpoint file, here, as its home\n"
 	    "  --fd N=path with -R: open path as descriptor N instead of the\n"
 	    "              file the checkpoint recorded\n"
@@ -101,6 +110,18 @@ __lsan_is_turned_off(void)
 	    strcmp(tracer, "0") != 0;
 }
 
+/* Is node one of -n's (or is there no -n)? */
+static int
+mosrun_listed(const struct deputy_opts *o, uint32_t node)
+{
+	size_t	i;
+
+	for (i = 0; i < o->nnodes; i++)
+		if (o->nodes[i] == node)
+			return 1;
+	return o->nnodes == 0;
+}
+
 static void __attribute__((noreturn))
 mosrun_exec(char **argv)
 {
@@ -115,6 +136,9 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
 		{ "fd", required_argument, NULL, 'F' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "checkpoint-on", required_argument, NULL, 'K' },
+		{ "checkpoint-exec", required_argument, NULL, 'E' },
 		{ "stop-copy", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -127,7 +151,7 @@ main(int argc, char **argv)
 
 	memset(&o, 0, sizeof o);
 	o.sock = OSM_SOCKET_PATH;
-	while ((ch = getopt_long(argc, argv, "+A:bC:hlLm:N:r:R:sS:", longopts,
+	while ((ch = getopt_long(argc, argv, "+A:bC:hlLm:n:N:r:R:sS:", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'A':
@@ -142,6 +166,28 @@ main(int argc, char **argv)
 			break;
 		case 'C':
 			o.ckpt_base = optarg;
+			break;
+		case 'E':
+			o.ckpt_exec = optarg;
+			break;
+		case 'K':
+			if (parse_signal(optarg, &o.ckpt_signal) == -1 ||
+			    o.ckpt_signal == SIGKILL ||
+			    o.ckpt_signal == SIGSTOP) {
+				fprintf(stderr, "mosrun: --checkpoint-on: "
+				    "expected a signal that can be caught, found "
+				    "'%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			free(o.nodes);
+			if (parse_nodes(optarg, &o.nodes, &o.nnodes) == -1) {
+				fprintf(stderr, "mosrun: -n: expected node "
+				    "numbers like 1,3,5-7, found '%s'\n",
+				    optarg);
+				return 2;
+			}
 			break;
 		case 'F':
 			if ((eq = strchr(optarg, '=')) != NULL)
@@ -218,6 +264,11 @@ main(int argc, char **argv)
 	    (o.noverrides > 0 && o.recover == NULL) ||
 	    ((o.ckpt_every > 0 || o.ckpt_max > 0) && o.ckpt_base == NULL))
 		usage(2);
+	if (o.start_node != 0 && !mosrun_listed(&o, o.start_node)) {
+		fprintf(stderr, "mosrun: -r %u: not one of the nodes -n lists\n",
+		    o.start_node);
+		return 2;
+	}
 	o.argv = o.recover != NULL ? recover_argv : argv;
 	recover_argv[0] = (char *)o.recover;
 

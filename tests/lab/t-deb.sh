@@ -8,10 +8,14 @@
 # started, restarted by an upgrade, stopped by removal, forgotten by purge.
 # In between, the unit's mosd (node 1) and a second mosd (node 2) form a
 # cluster on the container's loopback, and a guest moved to node 1 lives
-# through a restart of the unit and an upgrade of the package.
+# through a restart of the unit and an upgrade of the package. The Slurm
+# plugin's package, osmosis-slurm, is installed beside it: Debian's Slurm
+# loads the plugin through its plugstack.conf.d (srun and sbatch know
+# --migratable), osmosis cannot be removed from under it, and once
+# removed Slurm works as before.
 #
-# The package is $OSM_DEB (make check builds it with make deb), else this
-# test runs make deb. Nothing reaches the host: on exit the container
+# The packages are $OSM_DEB and $OSM_DEB_SLURM (make check builds them
+# with make deb), else this test runs make deb. Nothing reaches the host: on exit the container
 # stops and its cgroups, mounts and files go.
 . "$(dirname "$0")/lib.sh"
 TOP=$(cd "$LAB_TESTS/../.." && pwd)
@@ -31,7 +35,8 @@ if [ "${1:-}" = --container ]; then
 	rm -f "$r/usr/sbin/policy-rc.d" "$r/var/lib/man-db/auto-update"
 	printf '[Unit]\nDescription=osmosis package test\n' \
 	    > "$r/etc/systemd/system/osmtest.target"
-	cp "$s/osmosis.deb" "$s/osmosis-up.deb" "$r/root/" || exit 1
+	cp "$s/osmosis.deb" "$s/osmosis-up.deb" "$s/osmosis-slurm.deb" \
+	    "$r/root/" || exit 1
 	# What nspawn keeps for itself under /run (locks, propagation) stays
 	# in this namespace.
 	mount -t tmpfs -o mode=0755 osm-deb-run /run || exit 1
@@ -45,11 +50,14 @@ fi
 command -v systemd-nspawn > /dev/null ||
     fail "systemd-nspawn is missing (make deps installs systemd-container)"
 deb=${OSM_DEB:-}
-if [ -z "$deb" ]; then
+sdeb=${OSM_DEB_SLURM:-}
+if [ -z "$deb" ] || [ -z "$sdeb" ]; then
 	make -C "$TOP" deb > /dev/null || fail "make deb failed"
 	deb=$(ls "$TOP"/build/deb/osmosis_*_amd64.deb | head -n 1)
+	sdeb=$(ls "$TOP"/build/deb/osmosis-slurm_*_amd64.deb | head -n 1)
 fi
 [ -f "$deb" ] || fail "no package at $deb"
+[ -f "$sdeb" ] || fail "no package at $sdeb"
 version=$(dpkg-deb -f "$deb" Version)
 want=$(sed -n 's/^.define OSM_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
     "$TOP/lib/osm.h")
@@ -133,6 +141,8 @@ for p in "$OSM_BIN"/*; do
 done
 for m in "$TOP"/docs/man/*.[158]; do
 	n=${m##*/}
+	# The Slurm plugin's page is osmosis-slurm's.
+	[ "$n" != osmosis-slurm.8 ] || continue
 	f=./usr/share/man/man${n##*.}/$n.gz
 	grep -q " $f\$" "$s/contents" || fail "the package lacks $f"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$f" | zcat | head -n 1 |
@@ -146,11 +156,41 @@ printf '/etc/osmosis/cluster.conf\n/etc/osmosis/policy.conf\n' |
     fail "conffiles are not cluster.conf and policy.conf: $(cat "$s/conffiles")"
 
 # Lintian, as a user (it warns when run by root); its errors fail.
-cp "$deb" "$s/lint.deb" && chmod 644 "$s/lint.deb"
+cp "$deb" "$s/lint.deb" && cp "$sdeb" "$s/lint-slurm.deb" &&
+    chmod 644 "$s/lint.deb" "$s/lint-slurm.deb"
 lint=$(HOME=$s setpriv --reuid=nobody --regid=nogroup --clear-groups \
-    lintian --fail-on error --display-info "$s/lint.deb" 2>&1) ||
-    fail "lintian: $lint"
+    lintian --fail-on error --display-info "$s/lint.deb" \
+    "$s/lint-slurm.deb" 2>&1) || fail "lintian: $lint"
 [ -z "$lint" ] || echo "lintian says (no errors): $lint"
+
+# osmosis-slurm as built: the plugin, its programs, its man page, its
+# plugstack line the one conffile; for this very osmosis and Slurm 22.05.
+[ "$(dpkg-deb -f "$sdeb" Version)" = "$version" ] ||
+    fail "osmosis-slurm is version $(dpkg-deb -f "$sdeb" Version)"
+dpkg-deb -c "$sdeb" | awk '{ print $1, $2, $6 }' > "$s/scontents"
+for f in "-rw-r--r-- ./usr/lib/osmosis/spank_osmosis.so" \
+    "-rwxr-xr-x ./usr/libexec/osmosis/slurm-task" \
+    "-rwxr-xr-x ./usr/libexec/osmosis/slurm-requeue" \
+    "-rwxr-xr-x ./usr/libexec/osmosis/slurm-prolog" \
+    "-rwxr-xr-x ./usr/libexec/osmosis/slurm-epilog" \
+    "-rwxr-xr-x ./usr/libexec/osmosis/slurm-healthcheck" \
+    "-rw-r--r-- ./etc/slurm/plugstack.conf.d/osmosis.conf" \
+    "-rw-r--r-- ./usr/share/man/man8/osmosis-slurm.8.gz"; do
+	grep -qx -- "${f%% *} root/root ${f#* }" "$s/scontents" ||
+	    fail "osmosis-slurm lacks ${f#* }, root's, mode ${f%% *}"
+done
+! grep -q "osmosis-slurm\|spank\|/slurm-" "$s/contents" ||
+    fail "the osmosis package carries Slurm's files"
+dpkg-deb --fsys-tarfile "$sdeb" |
+    tar -xO ./usr/share/man/man8/osmosis-slurm.8.gz | zcat | head -n 1 |
+    grep -q "\"osmosis $version\"" ||
+    fail "osmosis-slurm.8 does not say osmosis $version"
+dpkg-deb --ctrl-tarfile "$sdeb" | tar -xO ./conffiles |
+    grep -qx /etc/slurm/plugstack.conf.d/osmosis.conf ||
+    fail "the plugstack line is no conffile"
+dpkg-deb -f "$sdeb" Depends | grep -q "osmosis (= $version)" ||
+    fail "osmosis-slurm depends on $(dpkg-deb -f "$sdeb" Depends)"
+cp "$sdeb" "$s/osmosis-slurm.deb"
 
 # The same package as version +t1, for an upgrade.
 dpkg-deb -R "$deb" "$s/up" &&
@@ -220,6 +260,53 @@ expect 2 "usage: mosd-guest" cx mosd-guest
 cx env MANWIDTH=80 man 8 mosd-guest 2>&1 | grep -q "osmosis $version" ||
     fail "man 8 mosd-guest does not show osmosis $version"
 
+# --- osmosis-slurm: installed, loaded by Debian's Slurm, removed --------
+
+# A node's slurm.conf; plugstack.conf is Debian's own, which includes
+# plugstack.conf.d/*.conf.
+printf 'ClusterName=osmdeb\nSlurmctldHost=localhost\nNodeName=localhost
+PartitionName=p Nodes=ALL\n' > "$(cpath /etc/slurm/slurm.conf)"
+cx srun --help > "$s/srun0" 2>&1 || fail "srun --help: $(cat "$s/srun0")"
+! grep -q migratable "$s/srun0" || fail "srun knows --migratable already"
+cx dpkg -i /root/osmosis-slurm.deb > "$s/sinstall.log" 2>&1 < /dev/null ||
+    fail "dpkg -i osmosis-slurm: $(cat "$s/sinstall.log")"
+[ "$(cx dpkg-query -W -f='${Status} ${Version}' osmosis-slurm)" = \
+    "install ok installed $version" ] || fail "osmosis-slurm is not installed"
+for c in srun sbatch salloc; do
+	cx "$c" --help > "$s/$c" 2>&1 || fail "$c --help: $(cat "$s/$c")"
+	grep -q -- '--migratable-signal=SIGNAL' "$s/$c" ||
+	    fail "$c does not load the plugin: $(cat "$s/$c")"
+	! grep -q "^$c: error" "$s/$c" || fail "$c --help: $(grep error "$s/$c")"
+done
+expect 1 "SLURM_JOB_NODELIST is not set" cx /usr/libexec/osmosis/slurm-task -l
+cx /usr/libexec/osmosis/slurm-task --help | grep -q "osmosis-slurm(8)" ||
+    fail "slurm-task --help"
+cx env MANWIDTH=80 man 8 osmosis-slurm 2>&1 | grep -q "osmosis $version" ||
+    fail "man 8 osmosis-slurm does not show osmosis $version"
+! cx dpkg -r osmosis > "$s/rm-dep.log" 2>&1 < /dev/null ||
+    fail "osmosis was removed from under osmosis-slurm"
+grep -q "osmosis-slurm depends on osmosis" "$s/rm-dep.log" ||
+    fail "dpkg -r osmosis: $(cat "$s/rm-dep.log")"
+# Removed: its files go, its line stays (a conffile) and Slurm works on,
+# without the option; purged: the line goes too.
+cx dpkg -r osmosis-slurm > "$s/srm.log" 2>&1 < /dev/null ||
+    fail "dpkg -r osmosis-slurm: $(cat "$s/srm.log")"
+for f in /usr/lib/osmosis/spank_osmosis.so /usr/libexec/osmosis/slurm-task \
+    /usr/share/man/man8/osmosis-slurm.8.gz; do
+	[ ! -e "$(cpath "$f")" ] || fail "removal left $f"
+done
+[ -f "$(cpath /etc/slurm/plugstack.conf.d/osmosis.conf)" ] ||
+    fail "removal took the plugstack line"
+cx srun --help > "$s/srun1" 2>&1 ||
+    fail "srun fails once osmosis-slurm is removed: $(cat "$s/srun1")"
+! grep -q migratable "$s/srun1" || fail "srun knows --migratable still"
+cx dpkg -P osmosis-slurm > "$s/spurge.log" 2>&1 < /dev/null ||
+    fail "dpkg -P osmosis-slurm: $(cat "$s/spurge.log")"
+[ ! -e "$(cpath /etc/slurm/plugstack.conf.d/osmosis.conf)" ] ||
+    fail "purge left the plugstack line"
+[ -f "$(cpath /etc/slurm/plugstack.conf)" ] || fail "purge took Slurm's file"
+rm "$(cpath /etc/slurm/slurm.conf)"
+
 # --- configured: a two-node cluster on the container's loopback ---------
 
 printf 'node 1 127.0.0.1\nnode 2 127.0.0.2\nself 1\n' \
@@ -230,11 +317,14 @@ cx systemctl enable --now mosd > "$s/enable.log" 2>&1 ||
     fail "systemctl enable --now mosd: $(cat "$s/enable.log")"
 cx systemd-run -q --unit=mosd2 -p KillMode=process /usr/sbin/mosd -d -f \
     /etc/osmosis/node2.conf || fail "cannot start node 2's mosd"
+# Each sees the other: node 2 has the process that goes to node 1.
 _both() {
-	cx mosctl status --json | pyjson "d['self'] == 1 and d['active'] == 2"
+	cx mosctl status --json | pyjson "d['self'] == 1 and d['active'] == 2" &&
+	    cx mosctl -S /run/osmosis/node2.sock status --json |
+	    pyjson "d['self'] == 2 and d['active'] == 2"
 }
-wait_for 20 _both || fail "the unit's mosd does not see 2 nodes up: \
-$(cx mosctl status 2>&1)"
+wait_for 20 _both || fail "the two mosds do not see 2 nodes up: \
+$(cx mosctl status 2>&1; cx mosctl -S /run/osmosis/node2.sock status 2>&1)"
 cx mosctl status | grep -qx 'this node: 1, flags: none' ||
     fail "mosctl status: $(cx mosctl status 2>&1)"
 # Under the unit, mosd keeps only what it means to (mosd(8)).
@@ -353,4 +443,5 @@ cx dpkg -i /root/osmosis.deb > /dev/null 2>&1 < /dev/null &&
     cx dpkg -P osmosis > /dev/null 2>&1 < /dev/null ||
     fail "install and purge again"
 [ ! -e "$(cpath /etc/osmosis)" ] || fail "purge left /etc/osmosis"
-echo "ok: osmosis $version installed, configured, upgraded, removed, purged"
+echo "ok: osmosis $version installed, configured, upgraded, removed, purged;" \
+    "osmosis-slurm installed, loaded by Slurm, removed, purged"

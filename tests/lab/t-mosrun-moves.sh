@@ -4,7 +4,9 @@
 # program moves; mosrun -r starts away; a Python program moved mid-run
 # prints what an unmoved run prints; SIGTERM at home kills it with that
 # status; nested mosrun runs; an ordinary user moves their process and
-# nobody else's.
+# nobody else's; mosrun -n keeps a process to the nodes it lists, and
+# --checkpoint-on turns a signal into a checkpoint, after which
+# --checkpoint-exec runs.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 SRC=$(cd "$(dirname "$0")/../mosrun" && pwd)
@@ -130,6 +132,26 @@ lab_exec 1 sh -c 'echo go > /tmp/go'
 wait "$job"
 has user "usr1 handled"
 has user "status 0"
+
+# -n 2: moves only to node 2; --checkpoint-on USR1 away checkpoints it,
+# the program never sees the signal, and --checkpoint-exec runs after.
+lab_exec 1 sh -c 'printf "#!/bin/sh\necho \"\$*\" >> /tmp/hook.log\n" \
+    > /tmp/hook && chmod 755 /tmp/hook' || fail "hook"
+start sig "mosrun -n 2 -C /tmp/sig --checkpoint-on USR1 --checkpoint-exec \
+    /tmp/hook $P/counter 40 /tmp/sig.count 100"
+lab_exec 1 mosmigrate "$pid" 3 2>&1 | grep -q "may run only on the nodes" ||
+    fail "sig: a move to node 3, not listed, was not refused"
+lab_exec 1 mosmigrate "$pid" 2 || fail "sig: move to node 2"
+lab_exec 1 kill -USR1 "$pid"
+hooked() {
+	lab_exec 1 grep -qx "/tmp/sig.1 signal $pid" /tmp/hook.log
+}
+wait_for 10 hooked || fail "sig: no hook: $(lab_exec 1 cat /tmp/hook.log)"
+lab_exec 1 test -s /tmp/sig.1 || fail "sig: no checkpoint"
+[ "$(where "$pid")" = 2 ] || fail "sig: not on node 2 after the checkpoint"
+wait "$job"
+has sig "done"
+has sig "status 0"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -431,7 +431,8 @@ START_TEST(test_fcntl_getlk)
 		fl.l_len = 10;
 		if (fcntl(fd, F_SETLK, &fl) != 0)
 			_exit(10 + errno);
-		write(p[1], "k", 1);
+		if (write(p[1], "k", 1) != 1)
+			_exit(1);
 		pause();		/* until killed */
 		_exit(0);
 	}

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,8 @@ slurp(const char *path)
 	char	*buf = xcalloc(1, 65536);
 
 	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	fread(buf, 1, 65535, f);
+	ck_assert_msg(fread(buf, 1, 65535, f) > 0 || !ferror(f), "%s: read",
+	    path);
 	fclose(f);
 	return buf;
 }
@@ -502,6 +504,46 @@ START_TEST(test_parse_numbers)
 }
 END_TEST
 
+START_TEST(test_parse_signals_nodes)
+{
+	uint32_t	*nodes;
+	size_t		 n;
+	int		 sig;
+
+	ck_assert_int_eq(parse_signal("USR1", &sig), 0);
+	ck_assert_int_eq(sig, SIGUSR1);
+	ck_assert_int_eq(parse_signal("sigterm", &sig), 0);
+	ck_assert_int_eq(sig, SIGTERM);
+	ck_assert_int_eq(parse_signal("12", &sig), 0);
+	ck_assert_int_eq(sig, 12);
+	ck_assert_int_eq(parse_signal("0", &sig), -1);
+	ck_assert_int_eq(parse_signal("65", &sig), -1);
+	ck_assert_int_eq(parse_signal("SIG", &sig), -1);
+	ck_assert_int_eq(parse_signal("USR3", &sig), -1);
+	ck_assert_int_eq(parse_signal("", &sig), -1);
+
+	ck_assert_int_eq(parse_nodes("1,3,5-7", &nodes, &n), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(nodes[0], 1);
+	ck_assert_uint_eq(nodes[1], 3);
+	ck_assert_uint_eq(nodes[2], 5);
+	ck_assert_uint_eq(nodes[4], 7);
+	free(nodes);
+	ck_assert_int_eq(parse_nodes("4", &nodes, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(nodes[0], 4);
+	free(nodes);
+	ck_assert_int_eq(parse_nodes("", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("1,", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("1,,2", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("0", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("7-5", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("1-2-3", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("65536", &nodes, &n), -1);
+	ck_assert_int_eq(parse_nodes("a,b", &nodes, &n), -1);
+}
+END_TEST
+
 void
 check_lib_conf(Suite *s)
 {
@@ -511,6 +553,7 @@ check_lib_conf(Suite *s)
 	tcase_add_test(tc, test_conf_golden);
 	tcase_add_test(tc, test_conf_is_shared);
 	tcase_add_test(tc, test_parse_numbers);
+	tcase_add_test(tc, test_parse_signals_nodes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("policy");
