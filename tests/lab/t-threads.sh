@@ -115,7 +115,7 @@ grep -q "ended: signal 15" "$(lab_dir)/node2/mosd.log" ||
 
 # A Python 3 program with threads, moved mid-run: the output of a run at
 # home, but for its pid.
-PY=$(cd "$(dirname "$0")/../zdtm" && pwd)/python-threads.py
+PY=$(cd "$(dirname "$0")/../mosrun" && pwd)/pythreads.py
 lab_exec 1 python3 "$PY" | grep -v '^READY' > "$(lab_dir)/py.ref" ||
     fail "python: reference"
 start py "mosrun python3 $PY"
