@@ -45,6 +45,7 @@ JSON_LIBS	 = -ljansson
 # libmigrate links it.
 ISAL_LIBS	 = -lisal
 WEB_LIBS	 = -lmicrohttpd
+SECCOMP_LIBS	 = -lseccomp
 SLURM_LIBS	 = -lslurm
 
 # Debian packages for building, testing and the lab.
@@ -108,8 +109,10 @@ check_lib_OBJS	 = $(OBJ)/tests/unit/check_lib-conf.o \
 check_lib_LDLIBS = $(JSON_LIBS) $(CRYPTO_LIBS)
 check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
-		   $(OBJ)/tests/unit/check_mosd-quota.o
-check_mosd_LDLIBS = $(CRYPTO_LIBS)
+		   $(OBJ)/tests/unit/check_mosd-quota.o \
+		   $(OBJ)/tests/unit/check_mosd-privmsg.o \
+		   $(OBJ)/tests/unit/check_mosd-guard.o
+check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
@@ -189,8 +192,8 @@ $(LIBAGENT): $(call obj,$(AGENT_SRCS))
 
 $(BIN)/mosd: $(call obj,mosd/main.c) $(LIBMOSD) $(LIBOSM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(WEB_LIBS) $(JSON_LIBS) \
-	    $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lev -lcap $(SECCOMP_LIBS) $(WEB_LIBS) \
+	    $(JSON_LIBS) $(PROTOBUF_LIBS) $(CRYPTO_LIBS) -lm
 
 # The guest agent mosd starts for every process it takes (agent/guest.c).
 $(BIN)/mosd-guest: $(call obj,agent/guest.c) $(LIBAGENT) $(LIBREMOTE) \
@@ -305,7 +308,7 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
 		   $(OBJ)/tests/mosrun/livewriter \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
-		   $(OBJ)/tests/mosrun/files \
+		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow \
 		   $(OBJ)/tests/mosrun/threads
 
 # Threads, OpenMP's among them (tests/lab/t-threads.sh).
@@ -401,12 +404,14 @@ FUZZ_TIME	?= 6
 FUZZ_JOBS	?= 2
 
 FUZZ_TARGETS	 = frame gossip broker session control ctl home guest image \
-		   conf policy
+		   conf policy priv
 FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
-# The harnesses that include mosd's broker.c and control.c keep the
-# daemon from starting guest agents or reaching real sockets.
-fuzz_broker_LDFLAGS = -Wl,--wrap=guests_spawn
+# The harnesses that include mosd's broker.c, control.c and parent.c keep
+# the daemon from starting guest agents or reaching real sockets.
+fuzz_broker_LDFLAGS = -Wl,--wrap=privsep_ask -Wl,--wrap=privsep_cancel
 fuzz_control_LDFLAGS = -Wl,--wrap=connect
+# The privileged parent's decoder, which would start guest agents.
+fuzz_priv_LDFLAGS = -Wl,--wrap=guests_spawn
 # The image target's seeds are check_migrate's image, with more in it.
 fuzz_image_OBJS	 = $(FUZZ_OBJ)/tests/common/image-build.o
 

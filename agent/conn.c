@@ -21,6 +21,7 @@
 
 #define CONN_RECONNECT	1.0	/* seconds between tries to reach mosd */
 #define CONN_ORDER_TIMEOUT 5	/* seconds to read an order */
+#define CONN_BUSY_WAIT	30	/* seconds to wait while mosd is busy */
 
 static void
 conn_closed(struct conn *c)
@@ -35,15 +36,20 @@ conn_closed(struct conn *c)
 		ev_timer_again(c->loop, &c->reconnect);
 }
 
-/* Present the process to mosd on a new connection; mosd's node in *self. */
-int
-conn_hello(struct conn *c, uint32_t *self, char **cause)
+/*
+ * Present the process to mosd on a new connection; mosd's node in *self.
+ * *busy says whether mosd turned the connection away for its load (its
+ * uid's connections: a burst of processes started at once is one).
+ */
+static int
+conn_present(struct conn *c, uint32_t *self, int *busy, char **cause)
 {
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
 	Osm__CtlAgent	 a = OSM__CTL_AGENT__INIT;
 	Osm__CtlReply	*r;
 	int		 fd;
 
+	*busy = 0;
 	if ((fd = ctl_connect(c->sock, CTL_TIMEOUT_SEC, cause)) == -1)
 		return -1;
 	c->describe(c->arg, &a);
@@ -55,17 +61,47 @@ conn_hello(struct conn *c, uint32_t *self, char **cause)
 	}
 	if (!r->ok) {
 		xasprintf(cause, "mosd refused: %s", r->error);
+		*busy = r->has_busy && r->busy;
 		ctl_reply_free(r);
 		close(fd);
 		return -1;
 	}
 	if (self != NULL)
 		*self = r->self;
+	/* mosd's network process sends our orders, under a uid of its own. */
+	c->order_uid = r->has_order_uid ? r->order_uid : 0;
 	ctl_reply_free(r);
 	c->fd = fd;
 	if (c->started) {
 		ev_io_set(&c->ev, fd, EV_READ);
 		ev_io_start(c->loop, &c->ev);
+	}
+	return 0;
+}
+
+/*
+ * The agent's first presentation: while mosd says it is busy, again
+ * after a short wait, growing, for up to CONN_BUSY_WAIT seconds, so that
+ * a user who starts many processes at once has them all, each as soon as
+ * those before it are registered (and out of the tools' count).
+ */
+int
+conn_hello(struct conn *c, uint32_t *self, char **cause)
+{
+	uint64_t	end = now_ms() + CONN_BUSY_WAIT * 1000;
+	uint64_t	rng = now_us() ^ (uint64_t)getpid() << 32;
+	uint32_t	wait_ms = 5;
+	int		busy;
+
+	while (conn_present(c, self, &busy, cause) == -1) {
+		if (!busy || now_ms() + wait_ms > end)
+			return -1;
+		free(*cause);
+		*cause = NULL;
+		/* At random within the wait: those refused together spread. */
+		sleep_ms(wait_ms / 2 + rand_below(&rng, wait_ms / 2 + 1));
+		if (wait_ms < 500)
+			wait_ms *= 2;
 	}
 	return 0;
 }
@@ -119,10 +155,12 @@ conn_reconnect_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct conn	*c = w->data;
 	char		*cause;
+	int		 busy;
 
 	if (c->fd != -1)
 		return;
-	if (conn_hello(c, NULL, &cause) == -1) {
+	/* Busy or not, the timer tries again in a second. */
+	if (conn_present(c, NULL, &busy, &cause) == -1) {
 		log_debug("%s: mosd: %s", c->who, cause);
 		free(cause);
 		return;
@@ -151,7 +189,8 @@ conn_order_cb(struct ev_loop *loop, ev_io *w, int revents)
 	Osm__CtlRequest	*req;
 	int		 fd;
 
-	if ((req = ctl_order_take(c->order_fd, CONN_ORDER_TIMEOUT, &fd)) == NULL)
+	if ((req = ctl_order_take(c->order_fd, CONN_ORDER_TIMEOUT,
+	    c->order_uid, &fd)) == NULL)
 		return;
 	c->order(c->arg, req, fd);
 	osm__ctl_request__free_unpacked(req, NULL);

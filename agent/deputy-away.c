@@ -22,35 +22,53 @@
 #include "proto/migrate.pb-c.h"
 
 /*
- * Say in the log, and on P's stderr if P is held, that the process was
- * lost with its node and why, and what becomes of it.
+ * What befell the process (its node was lost, or killed it), and what
+ * becomes of it: the line for P's stderr, into msg; the log and mosps's
+ * history have it too.
  */
-static void
-away_say_lost(struct deputy *d, int held, const char *why, const char *then)
+static size_t
+away_tell(struct deputy *d, const char *what, const char *then, char *msg,
+    size_t size)
 {
-	char	msg[768];
 	int	n;
 
-	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s) was lost with "
-	    "node %u: %s; %s\n", (int)d->pid, d->command, d->where, why, then);
-	if (n >= (int)sizeof msg)
-		n = sizeof msg - 1;
-	deputy_why(d, "lost with node %u: %s; %s", d->where, why, then);
-	if (held)
-		husk_say(&d->husk, 2, msg, n);
+	n = snprintf(msg, size, "mosrun: process %d (%s) %s; %s\n",
+	    (int)d->pid, d->command, what, then);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= size)
+		n = size - 1;
+	deputy_why(d, "%s; %s", what, then);	/* logged too */
+	return n;
+}
+
+/* A descriptor the restart could not keep: the log says which. */
+static void
+away_warn(void *arg, const char *msg)
+{
+	struct deputy	*d = arg;
+
+	log_warnx("process %d (%s): restart: %s", (int)d->pid, d->command,
+	    msg);
 }
 
 /*
  * The copy away is lost but P's last checkpoint is there: P, held, becomes
- * the process of the checkpoint and goes on at home. What it wrote since
- * the checkpoint it writes again. -1 if there is no checkpoint or it will
- * not do; a failed restore leaves P half made, and the caller kills it.
+ * the process of the checkpoint and goes on at home. P still holds every
+ * descriptor the checkpoint recorded, pipes and sockets included: it keeps
+ * them (MIG_KEEP_FDS), its files rewound to the checkpoint's offsets; what
+ * it wrote since the checkpoint it writes again. The message saying so is
+ * written by P itself once its files are back, where it writes next: into
+ * a shared `cmd > log 2>&1` it goes before the output written again, not
+ * under it. -1 if there is no checkpoint or it will not do; a failed
+ * restore leaves P half made, and the caller kills it.
  */
 static int
-away_restart(struct deputy *d, const char *why)
+away_restart(struct deputy *d, const char *what)
 {
-	struct mig_restore_opts	 opts = { .flags = 0 };
+	struct mig_restore_opts	 opts = { .flags = MIG_KEEP_FDS };
 	char			*then, *path = NULL, *cause = NULL;
+	char			 msg[768];
 
 	if (deputy_ckpt_last(d, &path, &cause) == -1) {
 		if (cause != NULL)
@@ -60,7 +78,10 @@ away_restart(struct deputy *d, const char *why)
 		return -1;
 	}
 	xasprintf(&then, "restarting it here from %s", path);
-	away_say_lost(d, 1, why, then);
+	opts.notice = msg;
+	opts.notice_len = away_tell(d, what, then, msg, sizeof msg);
+	opts.warn = away_warn;
+	opts.warn_arg = d;
 	free(then);
 	if (mig_restore_chain(d->task, path, &opts, NULL, &cause) == -1) {
 		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
@@ -75,16 +96,38 @@ away_restart(struct deputy *d, const char *why)
 }
 
 /*
+ * The running copy is gone (what says how: its node was lost, or killed
+ * it); P is held if held. It goes on at home from its last checkpoint;
+ * without one it cannot go on: say so on P's stderr and in the log, and
+ * end P with status, one its parent cannot take for a normal end.
+ */
+static void
+away_give_up(struct deputy *d, const char *what, int held, int signaled,
+    int status)
+{
+	char	 msg[768], *cause = NULL;
+	size_t	 n;
+
+	if (held && away_restart(d, what) == 0)
+		return;
+	n = away_tell(d, what, signaled ? "killing it" : "ending it", msg,
+	    sizeof msg);
+	if (held)
+		husk_say(d->task, 2, msg, n);
+	if (signaled || !held || husk_end(&d->husk, 0, status, &cause) == -1)
+		kill(d->pid, SIGKILL);
+	free(cause);
+}
+
+/*
  * The running copy is lost: the target died, the link stayed down past
  * the timeout, the guest broke the rules. A lost process goes on at home
- * from its last checkpoint; without one it cannot go on: say so on P's
- * stderr and in the log, and kill P, a status its parent cannot take for
- * a normal exit.
+ * from its last checkpoint; without one it is killed (SIGKILL).
  */
 void
 deputy_away_lost(struct deputy *d, const char *why)
 {
-	char	*cause = NULL;
+	char	*cause = NULL, *what;
 	int	 held;
 
 	deputy_move_close(d);
@@ -92,10 +135,9 @@ deputy_away_lost(struct deputy *d, const char *why)
 	deputy_serve_clear(d);
 	held = d->task != NULL && husk_hold(&d->husk, &cause) == 0;
 	free(cause);
-	if (held && away_restart(d, why) == 0)
-		return;
-	away_say_lost(d, held, why, "killing it");
-	kill(d->pid, SIGKILL);
+	xasprintf(&what, "was lost with node %u: %s", d->where, why);
+	away_give_up(d, what, held, 1, SIGKILL);
+	free(what);
 }
 
 /* P ended at home while away (killed there): R must end too. */
@@ -110,6 +152,29 @@ deputy_away_ended(struct deputy *d)
 	deputy_move_close(d);
 }
 
+/*
+ * The node it ran on killed R to free memory: not its own end, nor one its
+ * parent would have seen at home. It goes on from its last checkpoint;
+ * without one P exits with status 137 (128 + SIGKILL, what a shell shows
+ * for an out-of-memory kill) rather than dying of SIGKILL itself, so that
+ * a parent can tell it from a kill or a lost node (docs/RELIABILITY.md).
+ */
+static void
+away_oom(struct deputy *d)
+{
+	char	*cause = NULL, *what;
+	int	 held;
+
+	deputy_move_close(d);
+	deputy_serve_done(d);
+	held = husk_hold(&d->husk, &cause) == 0;
+	free(cause);
+	xasprintf(&what, "was killed by node %u's out-of-memory killer",
+	    d->where);
+	away_give_up(d, what, held, 0, 128 + SIGKILL);
+	free(what);
+}
+
 /* R ended: P ends the same way, so that the parent sees the same. */
 static int
 away_exit(struct deputy *d, const uint8_t *body, size_t len, char **lost)
@@ -120,6 +185,11 @@ away_exit(struct deputy *d, const uint8_t *body, size_t len, char **lost)
 	if ((e = osm__ses_exit__unpack(NULL, len, body)) == NULL) {
 		xasprintf(lost, "malformed exit");
 		return -1;
+	}
+	if (e->has_oom_killed && e->oom_killed) {
+		osm__ses_exit__free_unpacked(e, NULL);
+		away_oom(d);
+		return 0;
 	}
 	log_info("process %d (%s) ended on node %u: %s %d", (int)d->pid,
 	    d->command, d->where, e->signaled ? "signal" : "status",

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -56,6 +57,107 @@ void
 deputy_ckpt_ended(struct deputy *d)
 {
 	ckpt_answer(d, NULL, "the process ended");
+}
+
+static uint64_t
+ckpt_clock_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * How a checkpoint went (path NULL: it failed, why says why), for the log
+ * and for mosps. A failure is logged when its reason is new: every -A
+ * minutes the same one would fill the log.
+ */
+static void
+ckpt_note(struct deputy *d, const char *path, const char *why)
+{
+	Osm__CtlCheckpoints	*c = &d->ckpt_seen;
+	int			 failing;
+
+	failing = c->has_failed_ms && (!c->has_last_ms ||
+	    c->failed_ms >= c->last_ms);
+	if (path != NULL) {
+		if (failing)
+			log_info("process %d (%s): checkpoint %s, the first "
+			    "since %u failed", (int)d->pid, d->command, path,
+			    c->failed);
+		else
+			log_info("process %d (%s): checkpoint %s", (int)d->pid,
+			    d->command, path);
+		free(d->ckpt_ok_path);
+		d->ckpt_ok_path = xstrdup(path);
+		c->has_last_ms = 1;
+		c->last_ms = ckpt_clock_ms();
+		c->last_path = d->ckpt_ok_path;
+		c->written++;
+	} else {
+		if (!failing || strncmp(why, d->ckpt_why,
+		    sizeof d->ckpt_why - 1) != 0)
+			log_warnx("process %d (%s): no checkpoint: %s",
+			    (int)d->pid, d->command, why);
+		snprintf(d->ckpt_why, sizeof d->ckpt_why, "%s", why);
+		c->has_failed_ms = 1;
+		c->failed_ms = ckpt_clock_ms();
+		c->failed_why = d->ckpt_why;
+		c->failed++;
+	}
+	conn_report(&d->conn);
+}
+
+/*
+ * The first checkpoint asked for that cannot be taken is said on P's
+ * stderr, t holding P (its own, at home, or its husk's), as MOSIX's
+ * "MOSRUN:" lines are: the user learns that a crash would lose the
+ * process. Later ones only go to the log, and mosps -v shows the last
+ * good one.
+ */
+static void
+ckpt_tell(struct deputy *d, struct mig_task *t, const char *why)
+{
+	char	msg[640];
+	int	n;
+
+	if (d->ckpt_told || t == NULL)
+		return;
+	d->ckpt_told = 1;
+	n = snprintf(msg, sizeof msg, "mosrun: process %d (%s): cannot "
+	    "checkpoint: %.400s (said once; mosps -v shows the last good "
+	    "checkpoint)\n", (int)d->pid, d->command, why);
+	if (n >= (int)sizeof msg)
+		n = sizeof msg - 1;
+	husk_say(t, 2, msg, n);
+}
+
+/* At home: P held just long enough for the line on its stderr. */
+static void
+ckpt_tell_home(struct deputy *d, const char *why)
+{
+	char	*ignored = NULL;
+
+	if (d->ckpt_told)
+		return;
+	if (deputy_hold(d, 0, &ignored) == 0) {
+		ckpt_tell(d, d->task, why);
+		deputy_hold_resume(d);
+	}
+	free(ignored);
+}
+
+/* For mosps: how its checkpoints go, once any was asked for. */
+void
+deputy_ckpt_describe(struct deputy *d, Osm__CtlAgent *a)
+{
+	/* Its first hello comes before deputy_ckpt_init. */
+	if (d->ckpt_seen.base.descriptor == NULL)
+		return;
+	if (d->o->ckpt_every > 0 || d->ckpt_seen.written > 0 ||
+	    d->ckpt_seen.failed > 0)
+		a->checkpoints = &d->ckpt_seen;
 }
 
 /*
@@ -108,15 +210,9 @@ static void
 ckpt_done(struct deputy *d, const char *path, const char *why)
 {
 	ckpt_answer(d, path, why);
-	if (path == NULL)
-		log_warnx("process %d (%s): no checkpoint: %s", (int)d->pid,
-		    d->command, why);
-	else {
-		log_info("process %d (%s): checkpoint %s", (int)d->pid,
-		    d->command, path);
-		if (d->o->ckpt_exec != NULL)
-			ckpt_exec(d, path);
-	}
+	ckpt_note(d, path, why);	/* the log, mosps */
+	if (path != NULL && d->o->ckpt_exec != NULL)
+		ckpt_exec(d, path);
 	d->ckpt_signalled = 0;
 }
 
@@ -251,7 +347,8 @@ ckpt_dump(struct deputy *d, int fd, char **cause)
 
 /*
  * Checkpoint P, at home, into the next FILE.N: the file's name in *path,
- * or -1 with *cause. P goes on after it, failed or not.
+ * or -1 with *cause (said on P's stderr the first time). P goes on after
+ * it, failed or not.
  */
 static int
 ckpt_write(struct deputy *d, char **path, char **cause)
@@ -259,15 +356,19 @@ ckpt_write(struct deputy *d, char **path, char **cause)
 	struct atomic_file	af;
 	int			ok;
 
-	if (ckpt_create(d, &af, cause) == -1)
+	if (ckpt_create(d, &af, cause) == -1) {
+		ckpt_tell_home(d, *cause);
 		return -1;
+	}
 	if ((ok = deputy_hold(d, 0, cause) == 0)) {
 		ok = ckpt_dump(d, af.fd, cause) == 0;
 		if (d->state == DEPUTY_HELD)
 			deputy_hold_resume(d);
 	}
-	if (ckpt_commit(d, &af, ok, path, cause) == -1)
+	if (ckpt_commit(d, &af, ok, path, cause) == -1) {
+		ckpt_tell_home(d, *cause);
 		return -1;
+	}
 	/* The next may add to this one. */
 	d->ckpt_delta = d->track != NULL;
 	return 0;
@@ -371,6 +472,7 @@ deputy_ckpt_init(struct deputy *d)
 			xasprintf(&d->ckpt_base, "%s/ckpt.%d", cwd,
 			    (int)d->pid);
 	}
+	osm__ctl_checkpoints__init(&d->ckpt_seen);
 	ev_timer_init(&d->ckpt_nudge, ckpt_nudge_cb, 0, CKPT_NUDGE);
 	d->ckpt_nudge.data = d;
 }
@@ -429,6 +531,14 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 		    e->reason : "a malformed refusal");
 		if (e != NULL)
 			osm__ses_error__free_unpacked(e, NULL);
+		/* No call of R's runs at home: its husk waits, idle. */
+		if (!d->ckpt_told) {
+			if (husk_hold(&d->husk, &why) == -1)
+				goto lost_why;
+			ckpt_tell(d, d->task, cause);
+			if (husk_run(&d->husk, &why) == -1)
+				goto lost_why;
+		}
 		goto answer;
 	}
 	ckpt_create(d, &h.af, &h.why);
@@ -438,16 +548,15 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    OSM__SES_KIND__SES_IMAGE_END, ckpt_husk_fn, &h, &cause);
 	if (rc == -1 && !h.failed)
 		goto lost;
-	if (husk_run(&d->husk, &why) == -1) {
-		free(cause);
-		cause = why;
-		goto lost;
-	}
 	if (h.af.fd != -1) {
 		d->ckpt_whole = 1;
 		d->ckpt_delta = 0;
 		ckpt_commit(d, &h.af, rc == 0, &path, &cause);
 	}
+	if (path == NULL)
+		ckpt_tell(d, d->task, cause);
+	if (husk_run(&d->husk, &why) == -1)
+		goto lost_why;
 	/* The silence timer was last set before the image: count anew. */
 	ev_now_update(d->loop);
 	ev_timer_again(d->loop, &d->ses_timer);
@@ -457,10 +566,14 @@ answer:
 	free(cause);
 	/* Last: relaying a signal may find the session broken. */
 	return deputy_signal_stolen(d, lost);
+lost_why:
+	free(cause);
+	cause = why;
 lost:
 	/* Its end, or its restart at home, answers the orders. */
 	if (h.af.fd != -1)
 		ckpt_commit(d, &h.af, 0, &path, NULL);
+	free(path);
 	free(h.why);
 	*lost = cause;
 	return -1;
@@ -486,6 +599,16 @@ deputy_ckpt_last(struct deputy *d, char **path, char **cause)
 	return 0;
 }
 
+/* What the recovery could not bring back as it was: on the user's stderr. */
+static void
+ckpt_recover_warn(void *arg, const char *msg)
+{
+	struct deputy	*d = arg;
+
+	fprintf(stderr, "mosrun: %s: %s (--fd N=PATH opens another)\n",
+	    d->o->recover, msg);
+}
+
 /*
  * mosrun -R: P stops itself once we hold it; make it the process of the
  * checkpoint, then let it run. Why not is said here, on the user's
@@ -493,6 +616,7 @@ deputy_ckpt_last(struct deputy *d, char **path, char **cause)
  * exits 1; a failed restore leaves P half made, and it is killed (its
  * parent sees SIGKILL) and -1 returned, for the deputy to end.
  */
+
 int
 deputy_ckpt_recover(struct deputy *d)
 {
@@ -502,6 +626,8 @@ deputy_ckpt_recover(struct deputy *d)
 
 	opts.overrides = d->o->overrides;
 	opts.noverrides = d->o->noverrides;
+	opts.warn = ckpt_recover_warn;
+	opts.warn_arg = d;
 	for (;;) {
 		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
 			;

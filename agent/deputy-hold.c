@@ -137,6 +137,12 @@ deputy_hold_stop(struct deputy *d, char **cause)
 			while ((r = waitpid(-1, &status, __WALL)) == -1 &&
 			    errno == EINTR)
 				;
+			if (r == d->pid && !WIFSTOPPED(status)) {
+				/* Reaped here: the SIGCHLD handler must still hear. */
+				d->gone = 1;
+				if (d->loop != NULL)
+					ev_feed_signal_event(d->loop, SIGCHLD);
+			}
 			if (r == -1 || (r == d->pid && !WIFSTOPPED(status))) {
 				xasprintf(cause, "the process ended");
 				goto fail;

@@ -67,6 +67,7 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 		a->threads = 1;
 	a->rss_bytes = d->rss;
 	deputy_why_describe(d, a);
+	deputy_ckpt_describe(d, a);
 }
 
 /*
@@ -227,6 +228,10 @@ deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	int		 status;
 	pid_t		 r;
 
+	if (d->gone) {
+		log_debug("process %d ended", (int)d->pid);
+		deputy_exit(d, 0);
+	}
 	/* Every thread of P is ours to wait for (__WALL); only P's end ends us. */
 	while ((r = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {

@@ -348,6 +348,15 @@ guest_move_home(struct guest *g, const char *why)
 	conn_report(&g->conn);
 	memset(&m, 0, sizeof m);
 	m.g = g;
+	/*
+	 * Sent home by the memory guard, R is frozen at once: live, it would
+	 * go on growing through the rounds, into the OOM killer (which, if
+	 * it still comes, ends R here, and its end goes home as such).
+	 */
+	if (g->uffd != -1 && g->short_of_memory) {
+		close(g->uffd);
+		g->uffd = -1;
+	}
 	if (g->uffd != -1) {
 		/* Live: R runs on while its memory goes, in rounds. */
 		m.lv.track = mig_track_fd(g->pid, g->uffd);

@@ -69,9 +69,11 @@ guest_report(struct guest *g, Osm__ProcState state)
 }
 
 /*
- * An order from mosd: its owner expels the guests. The deputy calls R home
- * (it settles the call it runs for R first), so R is not frozen here
- * while its call may have run at home.
+ * An order from mosd: its owner expels the guests, or its memory guard
+ * wants this one gone (the reason says: then R goes home frozen, not
+ * live, guest-move.c). The deputy calls R home (it
+ * settles the call it runs for R first), so R is not frozen here while
+ * its call may have run at home.
  */
 static void
 guest_order(void *arg, Osm__CtlRequest *req, int fd)
@@ -84,8 +86,12 @@ guest_order(void *arg, Osm__CtlRequest *req, int fd)
 	    req->node != 0 || !req->has_pid || req->pid != g->gs->pid)
 		reply.error = "a guest can only be sent home";
 	else if (!g->expelled) {
-		xasprintf(&leave.reason, "node %u's owner expels its guests",
-		    g->gs->self);
+		if (req->reason != NULL && req->reason[0] != '\0') {
+			xasprintf(&leave.reason, "%.200s", req->reason);
+			g->short_of_memory = 1;
+		} else
+			xasprintf(&leave.reason, "node %u's owner expels its "
+			    "guests", g->gs->self);
 		g->expelled = guest_ses_send(g, OSM__SES_KIND__SES_LEAVE,
 		    &leave.base) == 0;
 		free(leave.reason);
@@ -182,6 +188,21 @@ guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		guest_ses_fail(g, "the home went away");
 }
 
+/*
+ * Was R's SIGKILL the out-of-memory killer's? This node's cgroup counts
+ * its kills: one more than when R came is R (its home kills R only
+ * through us, and we say so; nobody but root here may signal a guest
+ * uid).
+ */
+static int
+guest_oom_killed(struct guest *g)
+{
+	uint64_t	n;
+
+	return proc_oom_kills(g->gs->memory_cgroup, &n) == 0 &&
+	    n > g->oom_kills;
+}
+
 /* R stopped, continued or ended: the home hears it. */
 static void
 guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -209,27 +230,35 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		e.status = e.signaled ? WTERMSIG(status) : WEXITSTATUS(status);
 		e.has_core = 1;
 		e.core = e.signaled && WCOREDUMP(status);
+		e.has_oom_killed = 1;
+		e.oom_killed = e.signaled && e.status == SIGKILL &&
+		    guest_oom_killed(g);
 		guest_cpu(g, &e.cpu_user_ns, &e.cpu_sys_ns);
 		/* the offsets R leaves, before its end */
 		guest_ses_settle(g);
 		guest_ses_send(g, OSM__SES_KIND__SES_EXIT, &e.base);
 		st = g->remote != NULL ? remote_stats(g->remote) : &none;
-		log_info("%s ended: %s %d; calls %llu sent home (%llu "
-		    "behind), %llu CPU clocks and %llu identity answered "
-		    "here, %llu reads from %llu read ahead, %llu mappings, "
-		    "%llu files opened here (%llu not), %llu calls on them "
-		    "here",
-		    g->conn.who, e.signaled ? "signal" : "status", e.status,
-		    (unsigned long long)st->forwarded,
-		    (unsigned long long)st->behind,
-		    (unsigned long long)st->emulated,
-		    (unsigned long long)st->ident,
-		    (unsigned long long)st->served,
-		    (unsigned long long)st->fetches,
-		    (unsigned long long)st->mapped,
-		    (unsigned long long)st->opened,
-		    (unsigned long long)st->refused,
-		    (unsigned long long)st->local);
+		if (e.oom_killed)
+			log_warnx("%s killed by this node's out-of-memory "
+			    "killer", g->conn.who);
+		else
+			log_info("%s ended: %s %d; calls %llu sent home (%llu "
+			    "behind), %llu CPU clocks and %llu identity "
+			    "answered here, %llu reads from %llu read ahead, "
+			    "%llu mappings, %llu files opened here (%llu "
+			    "not), %llu calls on them here",
+			    g->conn.who, e.signaled ? "signal" : "status",
+			    e.status,
+			    (unsigned long long)st->forwarded,
+			    (unsigned long long)st->behind,
+			    (unsigned long long)st->emulated,
+			    (unsigned long long)st->ident,
+			    (unsigned long long)st->served,
+			    (unsigned long long)st->fetches,
+			    (unsigned long long)st->mapped,
+			    (unsigned long long)st->opened,
+			    (unsigned long long)st->refused,
+			    (unsigned long long)st->local);
 		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
@@ -296,6 +325,7 @@ guest_serve(Osm__GuestStart *gs, int fd, int opener)
 		free(cause);
 		cause = NULL;
 	}
+	proc_oom_kills(gs->memory_cgroup, &g.oom_kills);
 	if (guest_move_arrive(&g, &cause) == -1) {
 		err.reason = cause;
 		guest_ses_send(&g, OSM__SES_KIND__SES_ERROR, &err.base);

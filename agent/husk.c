@@ -418,12 +418,12 @@ husk_end(struct husk *h, int signaled, int status, char **cause)
 }
 
 /*
- * Write a message on the held husk's descriptor fd, best effort, from a
- * page of its own: after a restore into the husk failed half way, the
- * shared area may be gone from the task.
+ * Write a message on descriptor fd of the held task t, best effort, from
+ * a page of its own: a husk's (after a restore into it failed half way,
+ * the shared area may be gone from the task), or P's held at home.
  */
 int
-husk_say(struct husk *h, int fd, const char *msg, size_t len)
+husk_say(struct mig_task *t, int fd, const char *msg, size_t len)
 {
 	char	*ignored = NULL;
 	long	 page;
@@ -431,17 +431,17 @@ husk_say(struct husk *h, int fd, const char *msg, size_t len)
 
 	if (len > HUSK_PAGE)
 		len = HUSK_PAGE;
-	if (mig_call_ok(h->t, "mmap", &page, SYS_mmap, (sysargs){ 0, HUSK_PAGE,
+	if (mig_call_ok(t, "mmap", &page, SYS_mmap, (sysargs){ 0, HUSK_PAGE,
 	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },
 	    &ignored) == -1)
 		goto out;
-	if (mig_write(h->t, page, msg, len, &ignored) == 0 &&
-	    mig_call_ok(h->t, "write", NULL, SYS_write, (sysargs){ fd, page,
+	if (mig_write(t, page, msg, len, &ignored) == 0 &&
+	    mig_call_ok(t, "write", NULL, SYS_write, (sysargs){ fd, page,
 	    len }, &ignored) == 0)
 		rc = 0;
 	free(ignored);
 	ignored = NULL;
-	mig_call_ok(h->t, "munmap", NULL, SYS_munmap, (sysargs){ page,
+	mig_call_ok(t, "munmap", NULL, SYS_munmap, (sysargs){ page,
 	    HUSK_PAGE }, &ignored);
 out:
 	free(ignored);

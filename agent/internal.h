@@ -69,7 +69,8 @@ int		 husk_unblock(struct husk *h, char **cause);
 int		 husk_default(struct husk *h, int sig, char **cause);
 int		 husk_end(struct husk *h, int signaled, int status,
 		    char **cause);
-int		 husk_say(struct husk *h, int fd, const char *msg, size_t len);
+int		 husk_say(struct mig_task *t, int fd, const char *msg,
+		    size_t len);
 struct husk_lane *husk_lane_add(struct husk *h, pid_t tid, size_t scratch,
 		    char **cause);
 int		 husk_lane_end(struct husk *h, struct husk_lane *l,
@@ -87,6 +88,7 @@ struct conn {
 	int		 order_fd;	/* where mosd sends orders, or -1 */
 	ev_io		 order_ev;
 	char		 order_path[64];
+	uid_t		 order_uid;	/* orders come from it or root */
 	void		(*describe)(void *arg, Osm__CtlAgent *a);
 	void		(*order)(void *arg, Osm__CtlRequest *req, int fd);
 	void		*arg;
@@ -135,6 +137,7 @@ struct deputy {
 	int			 move;		/* this order's MoveMode */
 	int			 stop_sent;	/* our stop signal, to pass */
 	int			 ending;	/* the signal P dies of */
+	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;	/* of one CPU: 2000 is two */
@@ -175,6 +178,10 @@ struct deputy {
 	ev_timer		 ckpt_nudge;	/* breaks off R's blocked calls */
 	int			*ckpt_waiting;	/* orders to answer, when done */
 	size_t			 nckpt_waiting;
+	Osm__CtlCheckpoints	 ckpt_seen;	/* for mosps */
+	char			*ckpt_ok_path;
+	char			 ckpt_why[256];	/* the last failure's */
+	int			 ckpt_told;	/* P's stderr heard of one */
 	ev_timer		 ckpt_soon;	/* --checkpoint-on's signal came */
 	int			 ckpt_signalled; /* since the last one written */
 	const char		*ckpt_reason;	/* asked for by: timer, request */
@@ -239,6 +246,7 @@ void	 deputy_ckpt_home(struct deputy *d);
 int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	    char **lost);
 void	 deputy_ckpt_ended(struct deputy *d);
+void	 deputy_ckpt_describe(struct deputy *d, Osm__CtlAgent *a);
 int	 deputy_ckpt_last(struct deputy *d, char **path, char **cause);
 int	 deputy_ckpt_recover(struct deputy *d);
 
@@ -369,6 +377,8 @@ struct guest {
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
 	int			 ckpt_wanted;	/* home asked for R's context */
+	uint64_t		 oom_kills;	/* the node's, as R arrived */
+	int			 short_of_memory; /* the guard sends it home */
 	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 stop_copy;	/* its moves stop and copy */
 	struct guest_file	**files;	/* R maps */

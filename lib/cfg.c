@@ -8,15 +8,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "osm.h"
 
 int
 cfg_open(struct cfg_file *in, const char *path, char **cause)
 {
+	return cfg_open_fd(in, path, -1, cause);
+}
+
+/*
+ * The file open on fd (which this takes, also on failure), named path in
+ * messages; path itself if fd is -1. mosd's network process reads its
+ * files on descriptors its privileged parent opened (mosd/parent.c).
+ */
+int
+cfg_open_fd(struct cfg_file *in, const char *path, int fd, char **cause)
+{
 	memset(in, 0, sizeof *in);
 	in->path = path;
-	if ((in->f = fopen(path, "re")) == NULL) {
+	if (fd == -1)
+		in->f = fopen(path, "re");
+	else if ((in->f = fdopen(fd, "r")) == NULL)
+		close(fd);
+	if (in->f == NULL) {
 		xasprintf(cause, "%s: %s", path, strerror(errno));
 		return -1;
 	}

@@ -12,6 +12,8 @@
  *	key PATH		cluster key (cluster.key beside this file)
  *	socket PATH		control socket (/run/osmosis/mosd.sock)
  *	guests FIRST-LAST	uids for guest processes (60000-60999)
+ *	net-uid UID		the uid mosd's network process runs as, a uid
+ *				of its own (59999)
  *	policy PATH		who may migrate where (policy.conf beside this
  *				file); see policy.conf(5)
  *	web [ADDRESS] PORT	serve the web monitor there (off; the address
@@ -416,6 +418,10 @@ conf_line(struct conf_parse *p, char **w, int nw)
 			return -1;
 		c->guest_uid_first = first;
 		c->guest_uid_last = last;
+	} else if (strcmp(k, "net-uid") == 0) {
+		if (conf_number(p, "a uid", w[1], 1, 4294967294ULL, &v) == -1)
+			return -1;
+		c->net_uid = v;
 	} else if (strcmp(k, "socket") == 0) {
 		if (w[1][0] != '/' || strlen(w[1]) >= 108)
 			return conf_error(p, "expected an absolute socket path "
@@ -425,7 +431,7 @@ conf_line(struct conf_parse *p, char **w, int nw)
 	} else
 		return conf_error(p, "unknown directive '%s' (expected node, "
 		    "port, interval, timeout, window, speed, self, key, "
-		    "socket, guests, policy, web, web-token, shared or a "
+		    "socket, guests, net-uid, policy, web, web-token, shared or a "
 		    "limit: "
 		    "clients, clients_per_user, agents_per_user, "
 		    "client_timeout, client_output, user_output, handshakes, "
@@ -485,6 +491,14 @@ conf_finish(struct conf_parse *p)
 		    p->in.path, c->handshakes_per_node, c->handshakes);
 		return -1;
 	}
+	if (c->net_uid >= c->guest_uid_first &&
+	    c->net_uid <= c->guest_uid_last) {
+		xasprintf(p->cause, "%s: net-uid %u is one of the guest uids "
+		    "(%u-%u): mosd's network process needs a uid of its own",
+		    p->in.path, (unsigned)c->net_uid,
+		    (unsigned)c->guest_uid_first, (unsigned)c->guest_uid_last);
+		return -1;
+	}
 	for (i = 0; i < c->nnodes; i++)
 		conf_addr(c->nodes[i].addr, c->port, &c->nodes[i].sa,
 		    &c->nodes[i].salen);
@@ -499,12 +513,19 @@ conf_finish(struct conf_parse *p)
 struct cluster_conf *
 conf_load(const char *path, char **cause)
 {
+	return conf_load_fd(path, -1, cause);
+}
+
+/* The configuration open on fd (taken), named path; path if fd is -1. */
+struct cluster_conf *
+conf_load_fd(const char *path, int fd, char **cause)
+{
 	struct conf_parse	 p;
 	struct cluster_conf	*c;
 	char			*w[CONF_MAX_WORDS];
 	int			 nw;
 
-	if (cfg_open(&p.in, path, cause) == -1)
+	if (cfg_open_fd(&p.in, path, fd, cause) == -1)
 		return NULL;
 	c = xcalloc(1, sizeof *c);
 	c->path = xstrdup(path);
@@ -515,6 +536,7 @@ conf_load(const char *path, char **cause)
 	c->speed = 1000;
 	c->guest_uid_first = CONF_GUEST_UID_FIRST;
 	c->guest_uid_last = CONF_GUEST_UID_LAST;
+	c->net_uid = CONF_NET_UID;
 	c->clients = CONF_CLIENTS;
 	c->clients_per_user = CONF_CLIENTS_PER_USER;
 	c->agents_per_user = CONF_AGENTS_PER_USER;

@@ -156,6 +156,28 @@ ctl_json_bytes(const char *s)
 	return j;
 }
 
+/* A deputy's checkpoints: null when none was asked for. */
+static json_t *
+ctl_json_ckpt(const Osm__CtlCheckpoints *c)
+{
+	json_t	*o;
+
+	if (c == NULL)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "last_ms", ctl_json_uint(c->has_last_ms,
+	    c->last_ms));
+	json_object_set_new(o, "last_path", c->last_path != NULL ?
+	    ctl_json_bytes(c->last_path) : json_null());
+	json_object_set_new(o, "written", json_integer(c->written));
+	json_object_set_new(o, "failed_ms", ctl_json_uint(c->has_failed_ms,
+	    c->failed_ms));
+	json_object_set_new(o, "failed_why", c->failed_why != NULL ?
+	    ctl_json_bytes(c->failed_why) : json_null());
+	json_object_set_new(o, "failed", json_integer(c->failed));
+	return o;
+}
+
 static json_t *
 ctl_json_proc(const Osm__CtlProc *p)
 {
@@ -183,6 +205,7 @@ ctl_json_proc(const Osm__CtlProc *p)
 	for (i = 0; i < p->n_history; i++)
 		json_array_append_new(history, ctl_json_bytes(p->history[i]));
 	json_object_set_new(o, "history", history);
+	json_object_set_new(o, "checkpoints", ctl_json_ckpt(p->checkpoints));
 	return o;
 }
 

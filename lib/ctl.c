@@ -331,11 +331,13 @@ ctl_order_listen(const char *what, char *path, size_t size, char **cause)
 
 /*
  * One order from mosd on a connection accepted from the order socket lfd:
- * orders come from root alone, whole within timeout seconds. The request
- * and the connection to answer on (ctl_order_answer), or NULL.
+ * orders come from root or from uid from (mosd's network process, which
+ * says its uid when an agent registers: CtlReply.order_uid) alone, whole
+ * within timeout seconds. The request and the connection to answer on
+ * (ctl_order_answer), or NULL.
  */
 Osm__CtlRequest *
-ctl_order_take(int lfd, int timeout, int *fd)
+ctl_order_take(int lfd, int timeout, uid_t from, int *fd)
 {
 	struct timeval	 tv = { .tv_sec = timeout };
 	Osm__CtlReply	 bad = OSM__CTL_REPLY__INIT;
@@ -349,7 +351,8 @@ ctl_order_take(int lfd, int timeout, int *fd)
 
 	if ((*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
 		return NULL;
-	if (ctl_peercred(*fd, &uid, &gid, &pid) == 0 && uid == 0 &&
+	if (ctl_peercred(*fd, &uid, &gid, &pid) == 0 &&
+	    (uid == 0 || uid == from) &&
 	    setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
 	    stream_read(*fd, &buf, &len, CTL_RECORD_MAX, &cause) == 0) {
 		req = osm__ctl_request__unpack(NULL, len, buf);

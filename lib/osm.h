@@ -111,6 +111,7 @@ int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
 int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
 int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 ssize_t	 proc_threads(pid_t pid, pid_t **tids);
+int	 proc_oom_kills(const char *dir, uint64_t *n);
 
 /* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */
 #define CRYPTO_HMAC_LEN	32
@@ -280,6 +281,8 @@ struct cfg_file {
 	size_t		 size;
 };
 int	 cfg_open(struct cfg_file *in, const char *path, char **cause);
+int	 cfg_open_fd(struct cfg_file *in, const char *path, int fd,
+	    char **cause);
 void	 cfg_close(struct cfg_file *in);
 int	 cfg_words(struct cfg_file *in, char **w, int max, char **cause);
 int	 cfg_error(const struct cfg_file *in, char **cause,
@@ -292,6 +295,7 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 #define CONF_DEFAULT_WINDOW	128	/* the datagram size limits it first */
 #define CONF_GUEST_UID_FIRST	60000
 #define CONF_GUEST_UID_LAST	60999
+#define CONF_NET_UID		59999	/* mosd's network process */
 /* What local users and other nodes may make mosd hold (RELIABILITY.md) */
 #define CONF_CLIENTS		256
 #define CONF_CLIENTS_PER_USER	16
@@ -323,6 +327,7 @@ struct cluster_conf {
 	char		*socket_path;
 	uid_t		 guest_uid_first;	/* guests run under these */
 	uid_t		 guest_uid_last;
+	uid_t		 net_uid;	/* mosd's network process runs as */
 	char		*policy_path;	/* policy.conf beside this file */
 	uint16_t	 web_port;	/* the web monitor's; 0: off */
 	char		 web_addr[64];	/* numeric, 127.0.0.1 unless given */
@@ -345,6 +350,7 @@ struct cluster_conf {
 };
 #define OSM_SHARED_PATH_MAX	1024	/* bytes of a shared path, and NUL */
 struct cluster_conf *conf_load(const char *path, char **cause);
+struct cluster_conf *conf_load_fd(const char *path, int fd, char **cause);
 int	 conf_is_shared(char * const *shared, size_t nshared,
 	     const char *path);
 void	 conf_free(struct cluster_conf *c);
@@ -396,6 +402,7 @@ struct policy {
 	size_t		 nhosts;
 };
 struct policy *policy_load(const char *path, char **cause);
+struct policy *policy_load_fd(const char *path, int fd, char **cause);
 struct policy *policy_default(void);
 void	 policy_free(struct policy *pol);
 int	 policy_has_node(const struct policy_nodes *nodes, uint32_t id);
@@ -427,7 +434,8 @@ struct Osm__CtlReply *ctl_call(const char *path, struct Osm__CtlRequest *req,
 void	 ctl_reply_free(struct Osm__CtlReply *reply);
 int	 ctl_order_listen(const char *what, char *path, size_t size,
 	    char **cause);
-struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, int *fd);
+struct Osm__CtlRequest *ctl_order_take(int lfd, int timeout, uid_t from,
+	    int *fd);
 void	 ctl_order_answer(int fd, struct Osm__CtlReply *reply);
 
 /* ctl-state.c */

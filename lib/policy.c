@@ -443,13 +443,20 @@ policy_inherit(const struct policy_rule *def, struct policy_named *named,
 struct policy *
 policy_load(const char *path, char **cause)
 {
+	return policy_load_fd(path, -1, cause);
+}
+
+/* The policy open on fd (taken), named path; path itself if fd is -1. */
+struct policy *
+policy_load_fd(const char *path, int fd, char **cause)
+{
 	struct policy_parse	 p;
 	struct policy		*pol;
 	char			*w[POLICY_MAX_WORDS];
 	int			 nw;
 
 	memset(&p, 0, sizeof p);
-	if (cfg_open(&p.in, path, cause) == -1)
+	if (cfg_open_fd(&p.in, path, fd, cause) == -1)
 		return NULL;
 	pol = policy_default();
 	pol->path = xstrdup(path);

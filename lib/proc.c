@@ -1,6 +1,6 @@
 /*
- * Reading /proc/PID: a status field, the CPU time a process used, its
- * threads.
+ * Reading /proc and a cgroup: a status field, the CPU time a process used,
+ * its threads, the out-of-memory killer's kills.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -137,4 +137,47 @@ proc_threads(pid_t pid, pid_t **tids)
 	}
 	closedir(dir);
 	return (ssize_t)n;
+}
+
+/* The value of the "key value" line key in path, or -1. */
+static int
+proc_key_u64(const char *path, const char *key, uint64_t *v)
+{
+	FILE	*f;
+	char	 line[256];
+	size_t	 klen = strlen(key);
+	int	 rc = -1;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			*v = strtoull(line + klen + 1, NULL, 10);
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * How many processes of the memory cgroup dir (NULL or "": of the whole
+ * machine) the out-of-memory killer has killed: v1's memory.oom_control,
+ * v2's memory.events, else /proc/vmstat. -1 if none says.
+ */
+int
+proc_oom_kills(const char *dir, uint64_t *n)
+{
+	char	path[768];
+
+	if (dir != NULL && dir[0] != '\0') {
+		snprintf(path, sizeof path, "%s/memory.oom_control", dir);
+		if (proc_key_u64(path, "oom_kill", n) == 0)
+			return 0;
+		snprintf(path, sizeof path, "%s/memory.events", dir);
+		if (proc_key_u64(path, "oom_kill", n) == 0)
+			return 0;
+	}
+	return proc_key_u64("/proc/vmstat", "oom_kill", n);
 }

@@ -571,7 +571,7 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 		goto fail;
 	osm__img_record__free_unpacked(rec, NULL);
 	if (sig_check(mi->sig, cause) == -1 ||
-	    files_check(mi->files, NULL, cause) == -1 ||
+	    files_check(mi->files, NULL, NULL, cause) == -1 ||
 	    mm_check(mi->mm, cause) == -1 ||
 	    threads_check(mi->header, mi->threads, mi->nthreads, cause) == -1 ||
 	    img_check_kept(img, mi->mm, cause) == -1)

@@ -383,7 +383,7 @@ int	 files_dump(struct mig_task *t, Osm__ImgFiles *f, int flags,
 	    char **cause);
 void	 files_free(Osm__ImgFiles *f);
 int	 files_check(const Osm__ImgFiles *f, const struct mig_restore_opts *o,
-	    char **cause);
+	    struct mig_task *t, char **cause);
 int	 files_restore(struct mig_task *t, const Osm__ImgFiles *f,
 	    const struct mig_restore_opts *o, char **cause);
 

@@ -125,6 +125,16 @@ struct mig_fd_override {
 #define MIG_CONTEXT		0x01
 /* The process runs under osmosis's own filter: a migrated copy. */
 #define MIG_FILTERED		0x02
+/*
+ * A restore into the very process the image was taken of, which still
+ * holds its descriptors (a deputy's P, going on at home from a checkpoint
+ * after its copy was lost): what it still holds at the same number, the
+ * same object opened the same way, it keeps — pipes, sockets, terminals,
+ * and the open file descriptions it shares with other processes — regular
+ * files rewound to their offsets; only what it no longer holds is opened
+ * again, and what it opened since the image is closed.
+ */
+#define MIG_KEEP_FDS		0x04
 
 /*
  * A file area's stand-in, for a restore whose caller holds the file's
@@ -135,12 +145,29 @@ struct mig_fd_override {
  */
 typedef const char *(*mig_mapped_fn)(void *arg, const Osm__ImgVma *v);
 
+/*
+ * What a restore could not bring back as it was, told as it goes (a
+ * descriptor of the image's that cannot be opened here, now /dev/null):
+ * one line each, for the caller to pass on.
+ */
+typedef void (*mig_warn_fn)(void *arg, const char *msg);
+
 struct mig_restore_opts {
 	const struct mig_fd_override *overrides;
 	size_t		 noverrides;
-	int		 flags;		/* MIG_CONTEXT */
+	int		 flags;		/* MIG_CONTEXT, MIG_KEEP_FDS */
 	mig_mapped_fn	 mapped;	/* NULL: every file as it is here */
 	void		*mapped_arg;
+	mig_warn_fn	 warn;		/* NULL: no warnings */
+	void		*warn_arg;
+	/*
+	 * Written on the target's descriptor 2 by the target itself, once
+	 * its descriptors are back (a deputy's "restarting it from ..."):
+	 * where it writes next, so that its own output follows the notice
+	 * rather than overwriting it.
+	 */
+	const char	*notice;
+	size_t		 notice_len;
 	const struct mig_io *io;	/* not NULL: the image, not fd */
 };
 

@@ -62,6 +62,7 @@ static const char *info_kinds[] = {
 	[OSM__IMG_FD_KIND__FD_STDIO] = "stdio",
 	[OSM__IMG_FD_KIND__FD_DIRECTORY] = "directory",
 	[OSM__IMG_FD_KIND__FD_DEVICE] = "device",
+	[OSM__IMG_FD_KIND__FD_OTHER] = "other",
 };
 
 static const char *
@@ -198,11 +199,22 @@ info_print(const char *path, const struct mig_image *mi)
 	printf("files:\n");
 	for (i = 0; i < mi->files->n_fds; i++) {
 		d = mi->files->fds[i];
-		printf("  %3u %-9s %s", d->fd, info_kinds[d->kind],
-		    d->path != NULL ? d->path : "(the restorer's own)");
+		printf("  %3u %-9s ", d->fd, info_kinds[d->kind]);
+		if (d->path != NULL)
+			printf("%s", d->path);
+		else if (d->kind == OSM__IMG_FD_KIND__FD_OTHER)
+			printf("%s (the holder's; elsewhere /dev/null or "
+			    "--fd)", d->what != NULL ? d->what : "?");
+		else
+			printf("%s%s(the restorer's own)", d->what != NULL ?
+			    d->what : "", d->what != NULL ? " " : "");
 		if (d->kind == OSM__IMG_FD_KIND__FD_REGULAR)
 			printf(" (offset %llu, flags 0%o)",
 			    (unsigned long long)d->offset, d->flags);
+		if (d->has_same_as)
+			printf(", shared with %u", d->same_as);
+		if (d->has_locked && d->locked)
+			printf(", locked");
 		printf("\n");
 	}
 	info_size(pages * MIG_PAGE, carried, sizeof carried);
@@ -305,6 +317,11 @@ info_json_files(const struct mig_image *mi)
 		    info_json_u64(d->offset) : json_null());
 		json_object_set_new(o, "flags", reg ? json_integer(d->flags) :
 		    json_null());
+		json_object_set_new(o, "what", info_json_cstr(d->what));
+		json_object_set_new(o, "same_as", d->has_same_as ?
+		    json_integer(d->same_as) : json_null());
+		json_object_set_new(o, "locked", json_boolean(d->has_locked &&
+		    d->locked));
 		json_array_append_new(a, o);
 	}
 	return a;

@@ -32,9 +32,10 @@ const struct moscr_cmd moscr_restore_cmd = {
 	.help = "Restore the process in FILE ('-': standard input) and wait "
 	    "for it; exit as\n      it exits. --detach prints its pid and "
 	    "leaves it running. --fd N=PATH\n      opens PATH as descriptor N "
-	    "instead of what the image recorded. A process\n      of several "
-	    "threads keeps its pid and thread ids in a PID namespace of its "
-	    "own.",
+	    "instead of what the image recorded; a\n      descriptor no path "
+	    "opens again (a pipe, a socket) is /dev/null\n      otherwise, "
+	    "with a warning. A process of several threads\n      keeps its pid "
+	    "and thread ids in a PID namespace of its own.",
 	.exec = moscr_restore,
 };
 
@@ -47,6 +48,14 @@ static const struct option restore_opts[] = {
 };
 
 static volatile sig_atomic_t restore_child;
+
+/* What the image had that cannot be had here: one line each. */
+static void
+restore_warn(void *arg, const char *msg)
+{
+	fprintf(stderr, "moscr: restore %s: %s (--fd N=PATH opens another)\n",
+	    (const char *)arg, msg);
+}
 
 /* Signals meant for us are meant for the process we stand for. */
 static void
@@ -164,6 +173,8 @@ restore_run(int argc, char **argv)
 		moscr_usage(&moscr_restore_cmd);
 	opts.overrides = ov;
 	in = argv[optind];
+	opts.warn = restore_warn;
+	opts.warn_arg = (void *)in;
 	if (strcmp(in, "-") == 0)
 		fd = STDIN_FILENO;
 	else if ((fd = open(in, O_RDONLY | O_CLOEXEC)) == -1) {

@@ -32,7 +32,7 @@ restore_apply(struct mig_task *t, struct img *img, struct mig_image *mi,
 	int		 started = rd != NULL && rd->started;
 
 	if ((!context && (core_check_local(mi->task, cause) == -1 ||
-	    files_check(mi->files, o, cause) == -1)) ||
+	    files_check(mi->files, o, t, cause) == -1)) ||
 	    regs_check(t, mi->threads[0]->regs, cause) == -1 ||
 	    threads_check_target(t, mi, cause) == -1 ||
 	    mm_check_files(mi->mm, o, cause) == -1 ||

@@ -8,8 +8,10 @@
  *
  * every message a frame under the cluster key, from the node's map address.
  * Both sides then derive the session's keys (lib/session.c), each those of
- * its end; the target starts a guest agent on the connection and the home
- * passes it to the deputy. The cluster key stays here.
+ * its end; the target has its privileged parent start a guest agent on
+ * the connection (parent.c, which answers before the target answers the
+ * home), and the home passes it to the deputy. The cluster key stays in
+ * the network process.
  *
  * Anyone who can reach the port can open a connection, without the key:
  * what that may cost is bounded (docs/RELIABILITY.md). Only a node's
@@ -18,6 +20,12 @@
  * these it is slowed: its connections are closed as soon as taken, with no
  * hello and one log line now and then. A handshake has handshake_timeout
  * and a buffer of LINK_MSG_MAX.
+ *
+ * The home keeps to the same limits towards each target, so that many
+ * moves at once (an expel, an admin's burst, the balancer) are paced, not
+ * refused: a deputy's session waits in a queue while handshakes_per_node
+ * of ours to that node are under way or its handshake_rate is spent, up
+ * to BROKER_QUEUE_MS (below the deputy's own wait for the answer).
  */
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -39,15 +47,18 @@
 #define LINK_MSG_MAX	4096
 #define BROKER_ACCEPT_BATCH	32	/* connections taken per wakeup */
 #define BROKER_PAUSE		0.25	/* seconds, out of descriptors */
+#define BROKER_QUEUE_MS		8000	/* a session waits to start at most */
 
 static struct log_limit broker_log_fail, broker_log_offer, broker_log_busy,
     broker_log_accept, broker_log_session;
 
 enum link_state {
+	LINK_QUEUED,		/* home: waits for its turn to the target */
 	LINK_CONNECTING,	/* home: TCP connect under way */
 	LINK_WAIT_HELLO,	/* home */
 	LINK_WAIT_OFFER,	/* target */
 	LINK_WAIT_ANSWER,	/* home */
+	LINK_WAIT_GUEST,	/* target: the parent starts the guest agent */
 };
 
 struct link {
@@ -64,6 +75,10 @@ struct link {
 	struct peer		*deputy;	/* home: who asked */
 	uint32_t		 pid;		/* home: for whom */
 	struct broker_node	*from;		/* target: counted there */
+	struct broker_node	*to;		/* home: counted there */
+	uint64_t		 queued_ms;	/* home: when it was asked */
+	uint32_t		 ask;		/* target: asked of the parent */
+	struct privmsg_guest	 guest;		/* target: what was asked */
 	int			 dead;
 	TAILQ_ENTRY(link)	 entry;
 };
@@ -82,10 +97,22 @@ broker_close(struct link *l)
 	l->fd = -1;
 	if (l->deputy != NULL)
 		peer_unref(l->deputy);
+	if (l->ask != 0) {
+		privsep_cancel(l->m, l->ask);
+		l->ask = 0;
+	}
 	if (l->from != NULL) {
 		l->from->handshakes--;
 		l->m->handshakes--;
 		l->from = NULL;
+	}
+	if (l->to != NULL) {
+		/* Its place is free: the next session may start. */
+		l->to->out--;
+		l->to = NULL;
+		ev_timer_stop(l->m->loop, &l->m->tcp_queue);
+		ev_timer_set(&l->m->tcp_queue, 0, 0);
+		ev_timer_start(l->m->loop, &l->m->tcp_queue);
 	}
 	l->dead = 1;
 }
@@ -190,7 +217,8 @@ broker_link(struct mosd *m, int fd, enum link_state state, uint32_t node)
 	ev_io_init(&l->io, broker_link_cb, fd, state == LINK_CONNECTING ?
 	    EV_WRITE : EV_READ);
 	l->io.data = l;
-	ev_io_start(m->loop, &l->io);
+	if (fd != -1)
+		ev_io_start(m->loop, &l->io);
 	ev_init(&l->timer, NULL);
 	TAILQ_INSERT_TAIL(&m->links, l, entry);
 	return l;
@@ -361,13 +389,89 @@ broker_offer_valid(struct link *l, const Osm__MigOffer *o, char **why)
 	return -1;
 }
 
+/* Tell the home what became of its offer, and let go of the link. */
+static void
+broker_answer_home(struct link *l, const char *why)
+{
+	struct mosd		*m = l->m;
+	struct privmsg_guest	*g = &l->guest;
+	Osm__MigAnswer		 ans = OSM__MIG_ANSWER__INIT;
+
+	ans.accept = why == NULL;
+	m->counters[ans.accept ? C_OFFERS_ACCEPTED : C_OFFERS_REFUSED]++;
+	if (ans.accept) {
+		ans.nonce.data = l->nonce;
+		ans.nonce.len = sizeof l->nonce;
+		ans.has_nonce = 1;
+		log_limited_info(&broker_log_offer, l->node, "guest %u@%u "
+		    "(%s, %s) accepted", g->pid, l->node, g->user, g->command);
+	} else {
+		ans.reason = (char *)why;
+		log_limited_info(&broker_log_offer, l->node, "offer of %u@%u "
+		    "refused: %s", g->pid, l->node, why);
+	}
+	broker_send(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &ans.base);
+	/* Accepted: the connection is the guest agent's now. */
+	broker_close(l);
+}
+
+/* The parent's answer: the guest agent runs, or why not. */
+static void
+broker_guest_done(struct mosd *m, void *arg, const struct privmsg_answer *a)
+{
+	struct link	*l = arg;
+
+	l->ask = 0;
+	explicit_bzero(l->guest.key, sizeof l->guest.key);
+	if (a == NULL)
+		broker_answer_home(l, "mosd is stopping");
+	else if (!a->ok)
+		broker_answer_home(l, a->why);
+	else
+		broker_answer_home(l, NULL);
+}
+
+/*
+ * An offer checked and allowed: the guest agent is the privileged
+ * parent's to start, on this connection; the home hears once it runs.
+ */
+static int
+broker_guest(struct link *l, const Osm__MigOffer *o, char **why)
+{
+	struct mosd		*m = l->m;
+	struct privmsg_guest	*g = &l->guest;
+
+	if (getrandom(l->nonce, sizeof l->nonce, 0) != sizeof l->nonce) {
+		*why = xstrdup("no randomness");
+		return -1;
+	}
+	memset(g, 0, sizeof *g);
+	g->home = o->home;
+	g->pid = o->pid;
+	g->owner_uid = o->uid;
+	snprintf(g->user, sizeof g->user, "%s", o->user);
+	snprintf(g->command, sizeof g->command, "%s", o->command);
+	/* The policy is ours, not the parent's: what it says goes along. */
+	g->strict_files = policy_rule(m->policy, o->user,
+	    (const char *const *)o->groups, o->n_groups)->strict_files;
+	session_derive(&m->key, o->nonce.data, l->nonce, o->home,
+	    m->conf->self, SESSION_REMOTE, g->key);
+	if (privsep_ask(m, PRIVMSG_GUEST, g, sizeof *g, l->fd,
+	    broker_guest_done, l, &l->ask, why) == -1) {
+		explicit_bzero(g->key, sizeof g->key);
+		return -1;
+	}
+	/* The home says nothing until it has our answer. */
+	ev_io_stop(m->loop, &l->io);
+	l->state = LINK_WAIT_GUEST;
+	return 0;
+}
+
 static void
 broker_offer(struct link *l, const uint8_t *body, size_t blen)
 {
 	struct mosd		*m = l->m;
 	Osm__MigOffer		*o;
-	Osm__MigAnswer		 ans = OSM__MIG_ANSWER__INIT;
-	uint8_t			 key[SESSION_KEY_LEN];
 	char			*why = NULL;
 
 	if ((o = osm__mig_offer__unpack(NULL, blen, body)) == NULL) {
@@ -377,31 +481,14 @@ broker_offer(struct link *l, const uint8_t *body, size_t blen)
 	}
 	if (broker_offer_valid(l, o, &why) == 0 &&
 	    rules_may_take(m, o, &why) == 0 &&
-	    getrandom(l->nonce, sizeof l->nonce, 0) == sizeof l->nonce) {
-		session_derive(&m->key, o->nonce.data, l->nonce, o->home,
-		    m->conf->self, SESSION_REMOTE, key);
-		guests_spawn(m, l->fd, key, o, &why);
-		explicit_bzero(key, sizeof key);
-	} else if (why == NULL)
-		why = xstrdup("no randomness");
-	ans.accept = why == NULL;
-	m->counters[ans.accept ? C_OFFERS_ACCEPTED : C_OFFERS_REFUSED]++;
-	if (ans.accept) {
-		ans.nonce.data = l->nonce;
-		ans.nonce.len = sizeof l->nonce;
-		ans.has_nonce = 1;
-		log_limited_info(&broker_log_offer, o->home, "guest %u@%u "
-		    "(%s, %s) accepted", o->pid, o->home, o->user, o->command);
-	} else {
-		ans.reason = why;
-		log_limited_info(&broker_log_offer, o->home, "offer of %u@%u "
-		    "refused: %s", o->pid, o->home, why);
+	    broker_guest(l, o, &why) == 0) {
+		osm__mig_offer__free_unpacked(o, NULL);
+		return;
 	}
-	broker_send(l, OSM__FRAME_KIND__FRAME_MIG_ANSWER, &ans.base);
-	/* Accepted: the connection is the guest's now. */
-	free(why);
+	l->guest.pid = o->pid;
 	osm__mig_offer__free_unpacked(o, NULL);
-	broker_close(l);
+	broker_answer_home(l, why);
+	free(why);
 }
 
 /* --- the home's side ------------------------------------------------ */
@@ -542,23 +629,21 @@ broker_link_cb(struct ev_loop *loop, ev_io *w, int revents)
 		    &blen) == 1)
 			broker_answer(l, body, blen);
 		break;
+	case LINK_QUEUED:
 	case LINK_CONNECTING:
+	case LINK_WAIT_GUEST:
 		break;
 	}
 }
 
-/*
- * A deputy asks for a session to node for process pid. Answered later
- * through control_reply_fd, or control_error.
- */
-int
-broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
-    uint32_t node, char **cause)
+/* Open the TCP connection of a queued session: 0, or -1 and *cause. */
+static int
+broker_open(struct link *l, char **cause)
 {
+	struct mosd		*m = l->m;
 	const struct conf_node	*self = conf_find(m->conf, m->conf->self);
-	const struct conf_node	*to = conf_find(m->conf, node);
+	const struct conf_node	*to = conf_find(m->conf, l->node);
 	struct sockaddr_storage	 src;
-	struct link		*l;
 	int			 fd, one = 1;
 
 	fd = socket(to->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
@@ -574,16 +659,118 @@ broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
 	if (bind(fd, (struct sockaddr *)&src, self->salen) == -1 ||
 	    (connect(fd, (const struct sockaddr *)&to->sa, to->salen) == -1 &&
 	    errno != EINPROGRESS)) {
-		xasprintf(cause, "node %u: cannot connect: %s", node,
-		    strerror(errno));
+		xasprintf(cause, "cannot connect: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}
-	l = broker_link(m, fd, LINK_CONNECTING, node);
+	l->fd = fd;
+	l->state = LINK_CONNECTING;
+	ev_io_set(&l->io, fd, EV_WRITE);
+	ev_io_start(m->loop, &l->io);
+	broker_start_timer(l);
+	return 0;
+}
+
+/*
+ * May a session of ours to b's node start now? As broker_admit counts
+ * what comes in, so that the target does not turn ours away: at most
+ * handshakes_per_node at once, and a little below its handshake_rate
+ * (a burst of half, then 80%), for the network's jitter.
+ */
+static int
+broker_may_open(struct mosd *m, struct broker_node *b, uint64_t now,
+    double *wait)
+{
+	const struct cluster_conf	*c = m->conf;
+	double				 rate = c->handshake_rate * 0.8;
+	double				 burst = c->handshake_rate / 2.0;
+
+	if (burst < 1)
+		burst = 1;
+	b->out_tokens += (now - b->out_at_ms) * rate / 1000.0;
+	if (b->out_tokens > burst)
+		b->out_tokens = burst;
+	b->out_at_ms = now;
+	if (b->out >= c->handshakes_per_node)
+		return 0;	/* one ending starts the next */
+	if (b->out_tokens < 1) {
+		if (*wait == 0 || (1 - b->out_tokens) / rate < *wait)
+			*wait = (1 - b->out_tokens) / rate;
+		return 0;
+	}
+	b->out_tokens -= 1;
+	b->out++;
+	return 1;
+}
+
+/*
+ * Start the queued sessions that may start, in the order asked; fail
+ * those that waited too long. Again when a token comes, if one waits.
+ */
+static void
+broker_queue_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mosd		*m = w->data;
+	struct broker_node	*b;
+	struct link		*l;
+	uint64_t		 now = now_ms();
+	double			 wait = 0;
+	char			*cause = NULL;
+
+	TAILQ_FOREACH(l, &m->links, entry) {
+		if (l->dead || l->state != LINK_QUEUED)
+			continue;
+		if (l->deputy->dead) {		/* nobody waits for it */
+			broker_close(l);
+			continue;
+		}
+		if (now - l->queued_ms > BROKER_QUEUE_MS) {
+			broker_fail(l, "%llu ms waiting for a turn: too many "
+			    "moves to it at once", (unsigned long long)(now -
+			    l->queued_ms));
+			continue;
+		}
+		b = &m->bnodes[gossip_index(m->gossip, l->node)];
+		if (!broker_may_open(m, b, now, &wait))
+			continue;
+		l->to = b;
+		if (broker_open(l, &cause) == -1) {
+			broker_fail(l, "%s", cause);
+			free(cause);
+			cause = NULL;
+		}
+	}
+	/* A token to come, or the oldest to fail: look again then. */
+	TAILQ_FOREACH(l, &m->links, entry)
+		if (!l->dead && l->state == LINK_QUEUED) {
+			if (wait == 0 || wait > BROKER_QUEUE_MS / 1000.0)
+				wait = BROKER_QUEUE_MS / 1000.0;
+			ev_timer_stop(loop, w);
+			ev_timer_set(w, wait, 0);
+			ev_timer_start(loop, w);
+			break;
+		}
+}
+
+/*
+ * A deputy asks for a session to node for process pid. Answered later
+ * through control_reply_fd, or control_error; queued until our handshakes
+ * to node leave it room.
+ */
+int
+broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
+    uint32_t node, char **cause)
+{
+	struct link	*l;
+
+	l = broker_link(m, -1, LINK_QUEUED, node);
 	l->deputy = deputy;
 	l->pid = pid;
+	l->queued_ms = now_ms();
 	peer_ref(deputy);
-	broker_start_timer(l);
+	ev_timer_stop(m->loop, &m->tcp_queue);
+	ev_timer_set(&m->tcp_queue, 0, 0);
+	ev_timer_start(m->loop, &m->tcp_queue);
 	return 0;
 }
 
@@ -611,14 +798,23 @@ broker_listen(struct mosd *m, char **cause)
 	return 0;
 }
 
+/* What the links need, without the listening socket (the fuzz targets'). */
 void
-broker_start(struct mosd *m)
+broker_init(struct mosd *m)
 {
 	TAILQ_INIT(&m->links);
 	m->bnodes = xcalloc(m->gossip->n, sizeof *m->bnodes);
+	ev_init(&m->tcp_pause, broker_pause_cb);
+	m->tcp_pause.data = m;
+	ev_init(&m->tcp_queue, broker_queue_cb);
+	m->tcp_queue.data = m;
+}
+
+void
+broker_start(struct mosd *m)
+{
+	broker_init(m);
 	ev_io_init(&m->tcp_ev, broker_accept_cb, m->tcp_fd, EV_READ);
 	m->tcp_ev.data = m;
 	ev_io_start(m->loop, &m->tcp_ev);
-	ev_init(&m->tcp_pause, broker_pause_cb);
-	m->tcp_pause.data = m;
 }

@@ -178,6 +178,7 @@ control_refuse(struct mosd *m, int fd, uid_t uid, pid_t pid, const char *why)
 	    why);
 	reply.ok = 0;
 	reply.error = (char *)why;
+	reply.has_busy = reply.busy = 1;	/* an agent tries again */
 	len = osm__ctl_reply__get_packed_size(&reply);
 	if (len <= sizeof buf - 4) {
 		n = htonl(len);
@@ -382,8 +383,8 @@ control_shutdown(struct mosd *m)
 	quota_free(&m->quota);
 	ev_timer_stop(m->loop, &m->ctl_pause);
 	ev_io_stop(m->loop, &m->ctl_ev);
+	/* The socket's file is in root's directory: the parent unlinks it. */
 	close(m->ctl_fd);
-	unlink(m->conf->socket_path);
 }
 
 /*
@@ -429,12 +430,8 @@ control_order(struct mosd *m, const char *path, Osm__CtlRequest *req,
     void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
     void *arg, char **cause)
 {
-	struct control_order	*o;
 	struct sockaddr_un	 sun;
-	struct peer		*p;
 	socklen_t		 slen;
-	uint8_t			*buf;
-	size_t			 len;
 	int			 fd;
 
 	if (ctl_sockaddr(path, &sun, &slen) == -1) {
@@ -449,6 +446,20 @@ control_order(struct mosd *m, const char *path, Osm__CtlRequest *req,
 			close(fd);
 		return -1;
 	}
+	return control_order_fd(m, fd, req, done, arg, cause);
+}
+
+/* The same on a connected socket fd, which this takes. */
+int
+control_order_fd(struct mosd *m, int fd, Osm__CtlRequest *req,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	struct control_order	*o;
+	struct peer		*p;
+	uint8_t			*buf;
+	size_t			 len;
+
 	if ((p = peer_new(m, fd, control_order_dispatch)) == NULL) {
 		xasprintf(cause, "agent connection: %s", strerror(errno));
 		close(fd);
@@ -468,4 +479,32 @@ control_order(struct mosd *m, const char *path, Osm__CtlRequest *req,
 	peer_send(p, buf, len);
 	free(buf);
 	return 0;
+}
+
+/*
+ * A connection to this mosd's own control socket, as root: the web
+ * monitor's requests are the tools' (web-api.c), but the network process
+ * is not root, and a request it made on the socket's path would be
+ * checked as its uid's. A socketpair, whose other end is a client of
+ * uid 0: the end to send on, or -1 and *cause.
+ */
+int
+control_loopback(struct mosd *m, char **cause)
+{
+	int	sv[2];
+	char	*why = NULL;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+	    sv) == -1) {
+		xasprintf(cause, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (control_client(m, sv[0], 0, 0, getpid(), &why) == NULL) {
+		xasprintf(cause, "mosd refused: %s", why);
+		free(why);
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	return sv[1];
 }

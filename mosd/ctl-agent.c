@@ -3,6 +3,7 @@
  * keeps its connection open, then says what changes (see procs.c).
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mosd.h"
 #include "proto/ctl.pb-c.h"
@@ -19,6 +20,9 @@ ctl_agent_hello(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		return -1;
 	reply->has_self = 1;
 	reply->self = m->conf->self;
+	/* Our orders come from this process, which is not root. */
+	reply->has_order_uid = 1;
+	reply->order_uid = geteuid();
 	return 0;
 }
 

@@ -37,6 +37,7 @@ ctl_ps(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		procs[reply->n_procs].why = mp->why;
 		procs[reply->n_procs].n_history = mp->nhistory;
 		procs[reply->n_procs].history = mp->history;
+		procs[reply->n_procs].checkpoints = mp->ckpt;
 		reply->procs[reply->n_procs] = &procs[reply->n_procs];
 		reply->n_procs++;
 	}

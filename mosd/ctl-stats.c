@@ -29,6 +29,8 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_CTL_DROPPED] = "control_clients_dropped",
 	[C_HS_TAKEN] = "handshakes_taken",
 	[C_HS_REFUSED] = "handshakes_refused",
+	[C_GUARD_SENT] = "guests_sent_home_for_memory",
+	[C_OOM_KILLS] = "oom_kills",
 };
 
 static int

@@ -1,10 +1,11 @@
 /*
- * Guest agents. For every process accepted from another node mosd starts
- * one: the mosd-guest program beside mosd (agent/guest.c), with the
- * session socket on fd 3 and a pipe carrying GuestStart on fd 4, under a
- * guest uid of its own from the configured range. The agent drops to that
- * uid before it reads a byte from the network, then serves the session.
- * mosd itself holds no process and forwards no call.
+ * Guest agents, started by mosd's privileged parent (parent.c) for every
+ * process the network process accepted from another node: the mosd-guest
+ * program beside mosd (agent/guest.c), with the session socket on fd 3
+ * and a pipe carrying GuestStart on fd 4, under a guest uid of the
+ * configured range that this file chooses, one a running agent. The
+ * agent drops to that uid before it reads a byte from the network, then
+ * serves the session. mosd itself holds no process and forwards no call.
  */
 #include <sys/wait.h>
 
@@ -17,10 +18,11 @@
 #include <unistd.h>
 
 #include "mosd.h"
+#include "proto/ctl.pb-c.h"
 #include "proto/migrate.pb-c.h"
 
 /* How guest agents end: the homes they serve may make many end at once. */
-static struct log_limit guests_log;
+static struct log_limit guests_log, guests_log_start;
 
 /* A free slot of the guest uid range, or -1. */
 static ssize_t
@@ -34,27 +36,29 @@ guests_slot(struct mosd *m)
 	return -1;
 }
 
-static void
-guests_child_cb(struct ev_loop *loop, ev_child *w, int revents)
+/* Was pid a guest agent? Then its slot is free again: 1, else 0. */
+int
+guests_reaped(struct mosd *m, pid_t pid, int status)
 {
-	struct mosd	*m = w->data;
-	size_t		 i;
+	size_t	i;
 
 	for (i = 0; i < m->nagent_slots; i++) {
-		if (m->guest_pids[i] != w->rpid)
+		if (m->guest_pids[i] != pid)
 			continue;
 		m->guest_pids[i] = 0;
-		if (WIFSIGNALED(w->rstatus))
+		if (WIFSIGNALED(status))
 			log_limited_warnx(&guests_log, 0, "guest agent %d "
-			    "(uid %u) died of signal %d", w->rpid,
+			    "(uid %u) died of signal %d", pid,
 			    m->conf->guest_uid_first + (unsigned)i,
-			    WTERMSIG(w->rstatus));
-		else if (WEXITSTATUS(w->rstatus) != 0)
+			    WTERMSIG(status));
+		else if (WEXITSTATUS(status) != 0)
 			log_limited_warnx(&guests_log, 0, "guest agent %d "
-			    "(uid %u) exited %d", w->rpid,
+			    "(uid %u) exited %d", pid,
 			    m->conf->guest_uid_first + (unsigned)i,
-			    WEXITSTATUS(w->rstatus));
+			    WEXITSTATUS(status));
+		return 1;
 	}
+	return 0;
 }
 
 /*
@@ -88,18 +92,16 @@ guests_init(struct mosd *m)
 	m->nagent_slots = (size_t)(m->conf->guest_uid_last -
 	    m->conf->guest_uid_first) + 1;
 	m->guest_pids = xcalloc(m->nagent_slots, sizeof *m->guest_pids);
-	ev_child_init(&m->child_ev, guests_child_cb, 0, 0);
-	m->child_ev.data = m;
-	ev_child_start(m->loop, &m->child_ev);
 }
 
 /*
- * Start the guest agent for an accepted offer on the session socket fd.
- * The socket stays ours to close; the agent has its own copy.
+ * Start the guest agent for an accepted offer, checked by the parent
+ * (privmsg_check_guest), on the session socket fd, which stays the
+ * caller's to close. Its pid and guest uid, or -1 and *why.
  */
 int
-guests_spawn(struct mosd *m, int fd, const uint8_t *key,
-    const Osm__MigOffer *o, char **why)
+guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
+    pid_t *pidp, uid_t *uidp, char **why)
 {
 	Osm__GuestStart	 gs = OSM__GUEST_START__INIT;
 	uint8_t		 buf[OSM_GUEST_START_MAX];
@@ -114,19 +116,20 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 		    "uids");
 		return -1;
 	}
-	gs.session_key.data = (uint8_t *)key;
+	gs.session_key.data = (uint8_t *)g->key;
 	gs.session_key.len = SESSION_KEY_LEN;
 	gs.self = m->conf->self;
-	gs.home = o->home;
-	gs.pid = o->pid;
-	gs.owner_uid = o->uid;
-	gs.user = o->user;
-	gs.command = o->command;
+	gs.home = g->home;
+	gs.pid = g->pid;
+	gs.owner_uid = g->owner_uid;
+	gs.user = (char *)g->user;
+	gs.command = (char *)g->command;
 	gs.guest_uid = m->conf->guest_uid_first + slot;
 	gs.socket = m->conf->socket_path;
+	if (m->probe.mem_cg[0] != '\0')
+		gs.memory_cgroup = m->probe.mem_cg;
 	gs.has_strict_files = 1;
-	gs.strict_files = policy_rule(m->policy, o->user,
-	    (const char *const *)o->groups, o->n_groups)->strict_files;
+	gs.strict_files = g->strict_files;
 	gs.shared = m->conf->shared;
 	gs.n_shared = m->conf->nshared;
 	if ((len = osm__guest_start__get_packed_size(&gs)) > sizeof buf) {
@@ -137,6 +140,7 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 
 	if (pipe2(p, O_CLOEXEC) == -1) {
 		xasprintf(why, "pipe: %s", strerror(errno));
+		explicit_bzero(buf, sizeof buf);
 		return -1;
 	}
 	switch (pid = fork()) {
@@ -165,5 +169,10 @@ guests_spawn(struct mosd *m, int fd, const uint8_t *key,
 	close(p[1]);
 	explicit_bzero(buf, sizeof buf);
 	m->guest_pids[slot] = pid;
+	log_limited_info(&guests_log_start, g->home, "guest agent %d (uid %u) "
+	    "started for %u@%u", pid, (unsigned)gs.guest_uid, g->pid, g->home);
+	*pidp = pid;
+	*uidp = gs.guest_uid;
 	return 0;
 }
+

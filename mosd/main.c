@@ -1,12 +1,16 @@
 /*
- * mosd: set up (config, key, policy, sockets, probe), drop privileges, then
- * run the event loop: a probe timer, a gossip timer, the balancer's timer,
- * the gossip socket, the broker's socket, the control socket and, if
+ * mosd: set up as root (config, key, policy, sockets, probe), drop every
+ * capability but those that start guest agents, then become two
+ * processes (docs/RELIABILITY.md): the privileged parent (parent.c), and
+ * the network process, which enters its sandbox (sandbox.c) and runs the
+ * event loop: a probe timer, a gossip timer, the balancer's timer, the
+ * gossip socket, the broker's socket, the control socket and, if
  * cluster.conf asks for it, the web monitor (web.c).
  */
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,6 +102,7 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void
 mosd_log_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	sandbox_report();
 	log_limit_flush();
 }
 
@@ -128,92 +134,7 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
-/*
- * SIGHUP re-reads the configuration and the policy. Timing, speed, the
- * policy and the web token's path apply at once, the limits to what comes
- * from then on; the node map, port, window, key, socket and web address
- * are fixed for the daemon's life. A bad file changes nothing.
- */
-static void
-mosd_reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
-{
-	struct mosd		*m = w->data;
-	struct cluster_conf	*c;
-	struct policy		*pol;
-	char			*cause = NULL;
-	int			 same;
-	size_t			 i;
-
-	if ((c = conf_load(m->conf->path, &cause)) == NULL) {
-		log_warnx("reload: %s; keeping the old configuration", cause);
-		free(cause);
-		return;
-	}
-	if (rules_load(c->policy_path, &pol, &cause) == -1) {
-		log_warnx("reload: %s; keeping the old configuration and "
-		    "policy", cause);
-		free(cause);
-		conf_free(c);
-		return;
-	}
-	policy_free(m->policy);
-	m->policy = pol;
-	same = c->nnodes == m->conf->nnodes && c->port == m->conf->port &&
-	    (c->self == 0 || c->self == m->conf->self);
-	for (i = 0; same && i < c->nnodes; i++)
-		same = c->nodes[i].id == m->conf->nodes[i].id &&
-		    strcmp(c->nodes[i].addr, m->conf->nodes[i].addr) == 0;
-	if (!same)
-		log_warnx("reload: the node map or port changed; restart mosd "
-		    "to apply that");
-	if (c->window != m->conf->window)
-		log_warnx("reload: the window changed; restart mosd to apply "
-		    "that");
-	if (c->web_port != m->conf->web_port ||
-	    strcmp(c->web_addr, m->conf->web_addr) != 0)
-		log_warnx("reload: the web monitor's address changed; restart "
-		    "mosd to apply that");
-	/* The token file is read at each action: a new path applies now. */
-	free(m->conf->web_token_path);
-	m->conf->web_token_path = c->web_token_path;
-	c->web_token_path = NULL;
-	/* Shared paths: for the guests that come from now on. */
-	for (i = 0; i < m->conf->nshared; i++)
-		free(m->conf->shared[i]);
-	free(m->conf->shared);
-	m->conf->shared = c->shared;
-	m->conf->nshared = c->nshared;
-	c->shared = NULL;
-	c->nshared = 0;
-	m->conf->interval_ms = c->interval_ms;
-	m->conf->timeout_ms = c->timeout_ms;
-	m->gossip->timeout_ms = gossip_timeout(m->gossip->n, c->interval_ms,
-	    c->timeout_ms);
-	m->probe.speed = c->speed;
-	/* The limits too: for new connections, new handshakes. */
-	m->conf->clients = c->clients;
-	m->conf->clients_per_user = c->clients_per_user;
-	m->conf->agents_per_user = c->agents_per_user;
-	m->conf->client_timeout_ms = c->client_timeout_ms;
-	m->conf->client_output = c->client_output;
-	m->conf->user_output = c->user_output;
-	m->conf->handshakes = c->handshakes;
-	m->conf->handshakes_per_node = c->handshakes_per_node;
-	m->conf->handshake_rate = c->handshake_rate;
-	m->conf->handshake_timeout_ms = c->handshake_timeout_ms;
-	control_limits(m);
-	m->gossip_timer.repeat = c->interval_ms / 1000.0;
-	ev_timer_again(loop, &m->gossip_timer);
-	conf_free(c);
-	log_info("reload: interval %llums, timeout %llums, speed %u, "
-	    "policy %s, %zu shared paths",
-	    (unsigned long long)m->conf->interval_ms,
-	    (unsigned long long)m->gossip->timeout_ms, m->probe.speed,
-	    pol->path != NULL ? pol->path : "built in (allow all)",
-	    m->conf->nshared);
-}
-
-/* What mosd_setup and the run made; what is not made yet is NULL. */
+/* Ended clients and links, freed outside their callbacks. */
 static void
 mosd_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
@@ -221,6 +142,7 @@ mosd_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
 	broker_reap(w->data);
 }
 
+/* What mosd_setup and the run made; what is not made yet is NULL. */
 static void
 mosd_free(struct mosd *m)
 {
@@ -269,6 +191,68 @@ mosd_setup(struct mosd *m, const char *path, char **cause)
 	return 0;
 }
 
+/*
+ * The network process, once in its sandbox: the probe, gossip, the
+ * broker, the control socket and the web monitor on one loop, until
+ * SIGTERM (from the parent, which gets the administrator's) or the
+ * parent's end.
+ */
+static int
+mosd_net(struct mosd *m)
+{
+	double	first;
+
+	/* SIGHUP is the parent's, which hands us the files (reload.c). */
+	signal(SIGHUP, SIG_IGN);
+	m->probe.exclude = gettid();
+	m->loop = ev_default_loop(EVFLAG_AUTO);
+	TAILQ_INIT(&m->procs);
+	TAILQ_INIT(&m->priv_reqs);
+	privsep_start(m);
+	net_start(m);
+	broker_start(m);
+	control_start(m);
+	web_start(m);
+	/* Ended clients and links are freed here, outside their callbacks. */
+	ev_check_init(&m->reap_ev, mosd_reap_cb);
+	m->reap_ev.data = m;
+	ev_check_start(m->loop, &m->reap_ev);
+	/* Known to itself from the start, not from its first gossip round. */
+	net_refresh_self(m);
+	balance_start(m);
+	guests_guard_start(m);
+	ev_timer_init(&m->probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
+	m->probe_timer.data = m;
+	ev_timer_start(m->loop, &m->probe_timer);
+	/* Random phase, so that nodes started together do not send together */
+	first = rand_below(&m->gossip->rng, m->conf->interval_ms) / 1000.0;
+	ev_timer_init(&m->gossip_timer, mosd_gossip_cb, first,
+	    m->conf->interval_ms / 1000.0);
+	m->gossip_timer.data = m;
+	ev_timer_start(m->loop, &m->gossip_timer);
+	ev_timer_init(&m->log_timer, mosd_log_cb, 1, 1);
+	ev_timer_start(m->loop, &m->log_timer);
+	ev_signal_init(&m->sig_term, mosd_stop_cb, SIGTERM);
+	ev_signal_init(&m->sig_int, mosd_stop_cb, SIGINT);
+	ev_signal_start(m->loop, &m->sig_term);
+	ev_signal_start(m->loop, &m->sig_int);
+
+	log_info("node %u of %zu up: interval %llums, down after %llums, "
+	    "%.2f CPUs, speed %u; network process %d as uid %u", m->conf->self,
+	    m->conf->nnodes, (unsigned long long)m->conf->interval_ms,
+	    (unsigned long long)m->gossip->timeout_ms, m->probe.cpus,
+	    m->probe.speed, (int)getpid(), (unsigned)geteuid());
+	ev_run(m->loop, 0);
+
+	web_stop(m);
+	control_shutdown(m);
+	privsep_stop(m);
+	close(m->udp_fd);
+	close(m->tcp_fd);
+	mosd_free(m);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -279,8 +263,8 @@ main(int argc, char **argv)
 	struct mosd	 m;
 	const char	*path = OSM_CONF_PATH, *keyfile = NULL;
 	char		*cause = NULL;
-	int		 ch, debug = 0, check = 0, verbose = 0;
-	double		 first;
+	int		 ch, debug = 0, check = 0, verbose = 0, sv[2];
+	pid_t		 parent, net;
 
 	while ((ch = getopt_long(argc, argv, "df:hnvK:", longopts, NULL)) !=
 	    -1) {
@@ -357,58 +341,34 @@ main(int argc, char **argv)
 			return 1;
 		}
 		log_init(0, "mosd");
-		m.probe.exclude = gettid();
 	}
 	if (mosd_drop_caps(&cause) == -1)
 		fatalx("%s", cause);
 	signal(SIGPIPE, SIG_IGN);
 	mosd_raise_nofile();
-
-	m.loop = ev_default_loop(EVFLAG_AUTO);
-	TAILQ_INIT(&m.procs);
-	net_start(&m);
-	broker_start(&m);
-	control_start(&m);
-	web_start(&m);
-	/* Ended clients and links are freed here, outside their callbacks. */
-	ev_check_init(&m.reap_ev, mosd_reap_cb);
-	m.reap_ev.data = &m;
-	ev_check_start(m.loop, &m.reap_ev);
-	guests_init(&m);
-	/* Known to itself from the start, not from its first gossip round. */
-	net_refresh_self(&m);
-	balance_start(&m);
-	ev_timer_init(&m.probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
-	m.probe_timer.data = &m;
-	ev_timer_start(m.loop, &m.probe_timer);
-	/* Random phase, so that nodes started together do not send together */
-	first = rand_below(&m.gossip->rng, m.conf->interval_ms) / 1000.0;
-	ev_timer_init(&m.gossip_timer, mosd_gossip_cb, first,
-	    m.conf->interval_ms / 1000.0);
-	m.gossip_timer.data = &m;
-	ev_timer_start(m.loop, &m.gossip_timer);
-	ev_timer_init(&m.log_timer, mosd_log_cb, 1, 1);
-	ev_timer_start(m.loop, &m.log_timer);
-	ev_signal_init(&m.sig_term, mosd_stop_cb, SIGTERM);
-	ev_signal_init(&m.sig_int, mosd_stop_cb, SIGINT);
-	ev_signal_init(&m.sig_hup, mosd_reload_cb, SIGHUP);
-	m.sig_hup.data = &m;
-	ev_signal_start(m.loop, &m.sig_term);
-	ev_signal_start(m.loop, &m.sig_int);
-	ev_signal_start(m.loop, &m.sig_hup);
-
-	log_info("node %u of %zu up: interval %llums, down after %llums, "
-	    "%.2f CPUs, speed %u", m.conf->self, m.conf->nnodes,
-	    (unsigned long long)m.conf->interval_ms,
-	    (unsigned long long)m.gossip->timeout_ms, m.probe.cpus,
-	    m.probe.speed);
-	ev_run(m.loop, 0);
-
-	web_stop(&m);
-	control_shutdown(&m);
-	close(m.udp_fd);
-	close(m.tcp_fd);
-	mosd_free(&m);
-	log_info("stopped");
-	return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		fatal("socketpair");
+	parent = getpid();
+	switch (net = fork()) {
+	case -1:
+		fatal("fork");
+	case 0:
+		close(sv[0]);
+		m.priv_fd = sv[1];
+		if (sandbox_enter(&m, parent, &cause) == -1)
+			fatalx("network process: %s", cause);
+		return mosd_net(&m);
+	}
+	/*
+	 * The sockets are the network process's: the parent keeps only the
+	 * channel (as descriptor 3) and the log.
+	 */
+	if (!debug)
+		closelog();
+	if (dup2(sv[0], 3) == -1)
+		fatal("dup2");
+	close_range(4, ~0U, 0);
+	if (!debug)
+		log_init(0, "mosd");
+	return parent_run(&m, net, 3);
 }

@@ -17,6 +17,8 @@
 #include "probe.h"
 #include "decide.h"
 #include "quota.h"
+#include "privmsg.h"
+#include "guard.h"
 
 
 /* peer.c */
@@ -104,6 +106,10 @@ void	 control_error(struct peer *p, const char *fmt, ...)
 int	 control_order(struct mosd *m, const char *path,
 	    struct Osm__CtlRequest *req, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+int	 control_order_fd(struct mosd *m, int fd, struct Osm__CtlRequest *req,
+	    void (*done)(struct mosd *, void *, struct Osm__CtlReply *,
+	    const char *), void *arg, char **cause);
+int	 control_loopback(struct mosd *m, char **cause);
 struct peer *control_client(struct mosd *m, int fd, uid_t uid, gid_t gid,
 	    pid_t pid, char **why);
 void	 control_limits(struct mosd *m);
@@ -140,7 +146,10 @@ struct mproc {
 	char			**history;
 	size_t			 nhistory;
 	uint32_t		 homecomings;	/* counted in mosd.homes */
+	struct Osm__CtlCheckpoints *ckpt;	/* a deputy's; NULL: none asked */
 	struct peer		*agent;
+	uint64_t		 guard_rss;	/* a guest's, the guard's last look */
+	uint64_t		 guard_sent_ms;	/* the guard told it to leave */
 	TAILQ_ENTRY(mproc)	 entry;
 };
 TAILQ_HEAD(mprocs, mproc);
@@ -154,6 +163,9 @@ int	 procs_status(struct mosd *m, struct peer *peer,
 int	 procs_order(struct mosd *m, const struct mproc *mp, int type,
 	    uint32_t node, int move, void (*done)(struct mosd *, void *,
 	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
+int	 procs_order_leave(struct mosd *m, const struct mproc *mp,
+	    const char *reason, void (*done)(struct mosd *, void *,
+	    struct Osm__CtlReply *, const char *), void *arg, char **cause);
 
 /* broker.c */
 struct link;
@@ -162,8 +174,12 @@ struct broker_node {			/* what one node's links may take */
 	double		 tokens;	/* connections it may open now */
 	uint64_t	 at_ms;		/* tokens counted then */
 	uint32_t	 handshakes;	/* incoming, under way */
+	double		 out_tokens;	/* ours to it, by the same limits */
+	uint64_t	 out_at_ms;
+	uint32_t	 out;		/* ours to it, under way */
 };
 int	 broker_listen(struct mosd *m, char **cause);
+void	 broker_init(struct mosd *m);
 void	 broker_start(struct mosd *m);
 int	 broker_connect(struct mosd *m, struct peer *deputy, uint32_t pid,
 	    uint32_t node, char **cause);
@@ -173,6 +189,8 @@ void	 broker_reap(struct mosd *m);
 struct Osm__MigOffer;
 struct policy_rule;
 int	 rules_load(const char *path, struct policy **out, char **cause);
+int	 rules_load_fd(const char *path, int fd, struct policy **out,
+	    char **cause);
 const struct policy_rule *rules_for(struct mosd *m, const struct mproc *mp);
 size_t	 rules_away(struct mosd *m, uid_t uid, const struct mproc *except);
 int	 rules_may_send(struct mosd *m, const struct mproc *mp, uint32_t node,
@@ -197,11 +215,36 @@ struct balance {
 void	 balance_start(struct mosd *m);
 uint32_t balance_best(struct mosd *m, const struct mproc *p, uint64_t need);
 
-/* guests.c */
+/* guests.c: in the privileged parent */
 int	 guests_find(struct mosd *m, char **cause);
-int	 guests_spawn(struct mosd *m, int fd, const uint8_t *key,
-	    const struct Osm__MigOffer *o, char **why);
+int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
+	    pid_t *pid, uid_t *uid, char **why);
+int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
+
+/* guests-guard.c: the memory guard, in the network process */
+void	 guests_guard_start(struct mosd *m);
+
+/* parent.c: the privileged parent */
+int	 parent_run(struct mosd *m, pid_t net, int fd);
+
+/* privsep.c: the network process's side of the channel to the parent */
+struct privsep_req;
+TAILQ_HEAD(privsep_reqs, privsep_req);
+int	 privsep_ask(struct mosd *m, uint32_t type, const void *body,
+	    size_t len, int fd, void (*done)(struct mosd *m, void *arg,
+	    const struct privmsg_answer *a), void *arg, uint32_t *id,
+	    char **cause);
+void	 privsep_cancel(struct mosd *m, uint32_t id);
+void	 privsep_start(struct mosd *m);
+void	 privsep_stop(struct mosd *m);
+
+/* sandbox.c: the network process's uid, capabilities, seccomp filter */
+int	 sandbox_enter(struct mosd *m, pid_t parent, char **cause);
+void	 sandbox_report(void);
+
+/* reload.c: SIGHUP's files, applied in the network process */
+void	 reload_apply(struct mosd *m, int conffd, int polfd);
 
 /* net.c */
 uint32_t net_node_by_addr(const struct cluster_conf *c,
@@ -280,6 +323,8 @@ enum mosd_counter {
 	C_CTL_DROPPED,		/* clients cut off: unread, idle */
 	C_HS_TAKEN,		/* incoming handshakes begun */
 	C_HS_REFUSED,		/* handshakes refused: over a limit */
+	C_GUARD_SENT,		/* guests sent home: memory ran short */
+	C_OOM_KILLS,		/* the OOM killer's kills here, seen */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -304,7 +349,6 @@ struct mosd {
 	uint32_t		 flags;		/* NodeFlag, set by mosctl */
 	ev_signal		 sig_term;
 	ev_signal		 sig_int;
-	ev_signal		 sig_hup;
 
 	int			 ctl_fd;
 	ev_io			 ctl_ev;
@@ -318,13 +362,24 @@ struct mosd {
 	int			 tcp_fd;	/* the migration broker */
 	ev_io			 tcp_ev;
 	ev_timer		 tcp_pause;	/* out of descriptors: wait */
+	ev_timer		 tcp_queue;	/* start the sessions queued */
 	struct links		 links;
 	struct broker_node	*bnodes;	/* per node, in gossip order */
 	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
-	pid_t			*guest_pids;	/* agent per guest uid slot */
+	pid_t			*guest_pids;	/* parent: agent per guest uid */
 	size_t			 nagent_slots;
-	ev_child		 child_ev;
+
+	int			 priv_fd;	/* to the privileged parent */
+	ev_io			 priv_ev;
+	struct privsep_reqs	 priv_reqs;	/* asked, not answered yet */
+	size_t			 npriv;
+	uint32_t		 priv_id;	/* the last request's */
+
+	struct guard		 guard;		/* memory: guests sent away */
+	ev_timer		 guard_timer;
+	uint64_t		 oom_kills;	/* the memory cgroup's, last seen */
+	int			 oom_known;
 
 	struct web		*web;		/* NULL: the monitor is off */
 

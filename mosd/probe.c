@@ -512,6 +512,13 @@ probe_sample(struct probe *p, uint64_t now)
 	probe_swap(p);
 }
 
+/* Memory alone, more often than the load: for the guard (guard.h). */
+void
+probe_sample_memory(struct probe *p)
+{
+	probe_memory(p);
+}
+
 void
 probe_info(const struct probe *p, struct gossip_info *info)
 {

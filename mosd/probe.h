@@ -34,6 +34,7 @@ struct probe {
 int	 probe_init(struct probe *p, const char *root, uint32_t speed,
 	    pid_t exclude, char **cause);
 void	 probe_sample(struct probe *p, uint64_t now);
+void	 probe_sample_memory(struct probe *p);
 void	 probe_info(const struct probe *p, struct gossip_info *info);
 int	 probe_count_runnable(const char *proc, pid_t exclude);
 double	 probe_smooth(double avg, double sample, uint64_t dt);

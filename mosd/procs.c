@@ -57,9 +57,42 @@ procs_history_free(struct mproc *p)
 }
 
 static void
+procs_ckpt_free(struct mproc *p)
+{
+	if (p->ckpt == NULL)
+		return;
+	free(p->ckpt->last_path);
+	free(p->ckpt->failed_why);
+	free(p->ckpt);
+	p->ckpt = NULL;
+}
+
+/* What a deputy says of its checkpoints, its strings within bounds. */
+static void
+procs_ckpt(struct mproc *p, const Osm__CtlCheckpoints *c)
+{
+	procs_ckpt_free(p);
+	if (c == NULL)
+		return;
+	p->ckpt = xmalloc(sizeof *p->ckpt);
+	osm__ctl_checkpoints__init(p->ckpt);
+	p->ckpt->has_last_ms = c->has_last_ms;
+	p->ckpt->last_ms = c->last_ms;
+	if (c->last_path != NULL)
+		p->ckpt->last_path = xstrndup(c->last_path, 256);
+	p->ckpt->has_failed_ms = c->has_failed_ms;
+	p->ckpt->failed_ms = c->failed_ms;
+	if (c->failed_why != NULL)
+		p->ckpt->failed_why = xstrndup(c->failed_why, 256);
+	p->ckpt->written = c->written;
+	p->ckpt->failed = c->failed;
+}
+
+static void
 procs_free(struct mproc *p)
 {
 	procs_history_free(p);
+	procs_ckpt_free(p);
 	policy_groups_free(p->groups, p->ngroups);
 	free(p->command);
 	free(p->socket);
@@ -201,6 +234,8 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 	p->locked = a->has_locked && a->locked;
 	p->mem_need = a->has_mem_need ? a->mem_need : 0;
 	procs_why(m, p, a);
+	if (p->role == OSM__CTL_ROLE__ROLE_DEPUTY)
+		procs_ckpt(p, a->checkpoints);
 	return 0;
 }
 
@@ -332,6 +367,21 @@ procs_status(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 	return procs_update(m, p, a, cause);
 }
 
+static int
+procs_send(struct mosd *m, const struct mproc *mp, Osm__CtlRequest *order,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	if (mp->socket == NULL) {
+		xasprintf(cause, "process %u@%u has no agent to order",
+		    mp->pid, mp->home);
+		return -1;
+	}
+	order->has_pid = 1;
+	order->pid = mp->pid;
+	return control_order(m, mp->socket, order, done, arg, cause);
+}
+
 /*
  * Send the agent of mp an order: CTL_MIGRATE to node (0: home, for a
  * guest), the way move says (MoveMode), or CTL_CHECKPOINT. done gets the
@@ -344,19 +394,27 @@ procs_order(struct mosd *m, const struct mproc *mp, int type, uint32_t node,
 {
 	Osm__CtlRequest	order = OSM__CTL_REQUEST__INIT;
 
-	if (mp->socket == NULL) {
-		xasprintf(cause, "process %u@%u has no agent to order",
-		    mp->pid, mp->home);
-		return -1;
-	}
 	order.type = type;
-	order.has_pid = 1;
-	order.pid = mp->pid;
 	if (type == OSM__CTL_TYPE__CTL_MIGRATE) {
 		order.has_node = 1;
 		order.node = node;
 		order.has_move = move != OSM__MOVE_MODE__MOVE_DEFAULT;
 		order.move = move;
 	}
-	return control_order(m, mp->socket, &order, done, arg, cause);
+	return procs_send(m, mp, &order, done, arg, cause);
+}
+
+/* Order a guest's agent to have it called home, saying why. */
+int
+procs_order_leave(struct mosd *m, const struct mproc *mp, const char *reason,
+    void (*done)(struct mosd *, void *, Osm__CtlReply *, const char *),
+    void *arg, char **cause)
+{
+	Osm__CtlRequest	order = OSM__CTL_REQUEST__INIT;
+
+	order.type = OSM__CTL_TYPE__CTL_MIGRATE;
+	order.has_node = 1;
+	order.node = 0;
+	order.reason = (char *)reason;
+	return procs_send(m, mp, &order, done, arg, cause);
 }

@@ -30,6 +30,22 @@ rules_load(const char *path, struct policy **out, char **cause)
 	return 0;
 }
 
+/*
+ * The policy open on fd (taken), named path; -1: there is no file (the
+ * privileged parent found none), the built-in one.
+ */
+int
+rules_load_fd(const char *path, int fd, struct policy **out, char **cause)
+{
+	if (fd == -1) {
+		*out = policy_default();
+		return 0;
+	}
+	if ((*out = policy_load_fd(path, fd, cause)) == NULL)
+		return -1;
+	return 0;
+}
+
 /* The rule for a process homed here: its owner's. */
 const struct policy_rule *
 rules_for(struct mosd *m, const struct mproc *mp)

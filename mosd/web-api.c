@@ -9,11 +9,12 @@
  *	POST /api/v1/block, /noblock, /expel, /bring
  *
  * Every one of them is a request to this mosd's own control socket, made
- * as mosd itself (root) with control_order, so that the web gets exactly
- * what the tools get, checked exactly as theirs, and the JSON comes from
- * the same lib/ctl-json.c. An action is refused (403) unless it carries
- * "Authorization: Bearer TOKEN" with the token of the root-only file
- * cluster.conf names (web-token); a GET of an action is refused (405).
+ * as root (control_loopback, control_order_fd), so that the web gets
+ * exactly what the tools get, checked exactly as theirs, and the JSON
+ * comes from the same lib/ctl-json.c. An action is refused (403) unless it
+ * carries "Authorization: Bearer TOKEN" with the token of the root-only
+ * file cluster.conf names (web-token), which the privileged parent reads
+ * and compares (parent.c); a GET of an action is refused (405).
  */
 #include <sys/stat.h>
 
@@ -151,56 +152,16 @@ webapi_client(struct web_req *wr, char *buf, size_t size)
 }
 
 /*
- * The token of path: one line of 16 to 255 characters in a regular file
- * of root's that no one else may read. Anything else and actions are off.
+ * The token the request carries, for the privileged parent to check
+ * (parent.c: it reads root's token file, which this process may not):
+ * 0 with it in *t, or -1 and why, for the client.
  */
 static int
-webapi_token_load(const char *path, char *tok, size_t *len, char **why)
+webapi_token(struct web_req *wr, struct privmsg_token *t, char **why)
 {
-	struct stat	 st;
-	ssize_t		 n;
-	int		 fd, rc = -1;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK)) == -1) {
-		xasprintf(why, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1)
-		xasprintf(why, "%s: %s", path, strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		xasprintf(why, "%s is not a regular file", path);
-	else if (st.st_uid != 0 || (st.st_mode & 077) != 0)
-		xasprintf(why, "%s must be root's and mode 0600 (it is uid %u, "
-		    "mode %04o)", path, (unsigned)st.st_uid,
-		    (unsigned)st.st_mode & 07777);
-	else if ((n = read(fd, tok, WEBAPI_TOKEN_MAX)) == -1)
-		xasprintf(why, "%s: %s", path, strerror(errno));
-	else {
-		*len = strcspn(tok, "\r\n");
-		if ((size_t)n < WEBAPI_TOKEN_MAX)
-			*len = *len < (size_t)n ? *len : (size_t)n;
-		if (*len < WEBAPI_TOKEN_MIN || *len >= WEBAPI_TOKEN_MAX)
-			xasprintf(why, "%s: expected a line of %d to %d "
-			    "characters", path, WEBAPI_TOKEN_MIN,
-			    WEBAPI_TOKEN_MAX - 1);
-		else
-			rc = 0;
-	}
-	close(fd);
-	return rc;
-}
-
-/* Does the request carry the token? If not, why, for the client. */
-static int
-webapi_token(struct web_req *wr, char **why)
-{
-	char		 tok[WEBAPI_TOKEN_MAX + 1], *cause = NULL;
 	const char	*h;
-	size_t		 len = 0;
-	int		 rc = -1;
+	size_t		 len;
 
-	memset(tok, 0, sizeof tok);
 	h = MHD_lookup_connection_value(wr->conn, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_AUTHORIZATION);
 	if (h == NULL || strncmp(h, "Bearer ", 7) != 0) {
@@ -209,17 +170,14 @@ webapi_token(struct web_req *wr, char **why)
 		return -1;
 	}
 	h += 7;
-	if (webapi_token_load(wr->mosd->conf->web_token_path, tok, &len,
-	    &cause) == -1) {
-		log_warnx("web: actions refused: %s", cause);
-		xasprintf(why, "actions are off: %s", cause);
-		free(cause);
-	} else if (strlen(h) != len || timingsafe_memcmp(h, tok, len) != 0)
+	if ((len = strlen(h)) == 0 || len > sizeof t->token) {
 		xasprintf(why, "wrong token");
-	else
-		rc = 0;
-	explicit_bzero(tok, sizeof tok);
-	return rc;
+		return -1;
+	}
+	memset(t, 0, sizeof *t);
+	t->len = len;
+	memcpy(t->token, h, len);
+	return 0;
 }
 
 /* {"pid": P, "node": N} into req; -1 and why if it is not that. */
@@ -254,6 +212,23 @@ webapi_migrate_args(struct web_req *wr, Osm__CtlRequest *req, char **why)
 	return 0;
 }
 
+/* Resume a request suspended for the parent or for mosd's answer. */
+static void
+webapi_resume(struct web_req *wr)
+{
+	struct mosd	*m = wr->mosd;
+
+	if (m->web == NULL)
+		return;
+	TAILQ_REMOVE(&m->web->pending, wr, entry);
+	MHD_resume_connection(wr->conn);
+	/*
+	 * Without a thread of its own MHD has no channel to wake its epoll
+	 * descriptor: have the loop run it as if it were ready.
+	 */
+	ev_feed_event(m->loop, &m->web->io, EV_READ);
+}
+
 /* mosd's answer to our request: the document, or why there is none. */
 static void
 webapi_done(struct mosd *m, void *arg, Osm__CtlReply *r, const char *why)
@@ -272,64 +247,121 @@ webapi_done(struct mosd *m, void *arg, Osm__CtlReply *r, const char *why)
 		    ctl_json_reply(r));
 	else
 		webapi_json(wr, MHD_HTTP_OK, wr->route->json(r));
-	if (m->web != NULL) {
-		TAILQ_REMOVE(&m->web->pending, wr, entry);
-		MHD_resume_connection(wr->conn);
-		/*
-		 * Without a thread of its own MHD has no channel to wake its
-		 * epoll descriptor: have the loop run it as if it were ready.
-		 */
-		ev_feed_event(m->loop, &m->web->io, EV_READ);
-	}
+	webapi_resume(wr);
 	webapi_unref(wr);
 }
 
-/* Ask this mosd for the route's request; suspend until it answers. */
+/* Send this mosd the route's request: 1, or 0 with wr's answer. */
 static int
-webapi_ask(struct web_req *wr, Osm__CtlRequest *req)
+webapi_send(struct web_req *wr, Osm__CtlRequest *req)
 {
-	struct mosd	*m = wr->mosd;
-	char		*cause = NULL;
+	char	*cause = NULL;
+	int	 fd;
 
 	req->type = wr->route->type;
-	if (control_order(m, m->conf->socket_path, req, webapi_done, wr,
+	if ((fd = control_loopback(wr->mosd, &cause)) == -1 ||
+	    control_order_fd(wr->mosd, fd, req, webapi_done, wr,
 	    &cause) == -1) {
 		webapi_error(wr, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", cause);
 		free(cause);
 		return 0;
 	}
 	wr->refs++;
-	TAILQ_INSERT_TAIL(&m->web->pending, wr, entry);
-	MHD_suspend_connection(wr->conn);
 	return 1;
 }
 
-static int
-webapi_action(struct web_req *wr, Osm__CtlRequest *req)
+/* Suspend wr until an answer comes (webapi_resume). */
+static void
+webapi_suspend(struct web_req *wr)
 {
-	char	*why = NULL, client[64];
+	TAILQ_INSERT_TAIL(&wr->mosd->web->pending, wr, entry);
+	MHD_suspend_connection(wr->conn);
+}
 
-	if (webapi_token(wr, &why) == -1) {
-		log_warnx("web: %s from %s refused: %s", wr->route->path,
-		    webapi_client(wr, client, sizeof client), why);
-		webapi_error(wr, MHD_HTTP_FORBIDDEN, "%s", why);
-		free(why);
+/* Ask this mosd for the route's request; suspend until it answers. */
+static int
+webapi_ask(struct web_req *wr, Osm__CtlRequest *req)
+{
+	if (webapi_send(wr, req) == 0)
 		return 0;
-	}
+	webapi_suspend(wr);
+	return 1;
+}
+
+/*
+ * The action, its token checked: its arguments, then mosd's request; 1
+ * if sent (wr waits, suspended, for the answer), 0 with wr's answer.
+ */
+static int
+webapi_act(struct web_req *wr)
+{
+	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
+	char		*why = NULL, client[64];
+
 	if (wr->route->type == OSM__CTL_TYPE__CTL_MIGRATE &&
-	    webapi_migrate_args(wr, req, &why) == -1) {
+	    webapi_migrate_args(wr, &req, &why) == -1) {
 		webapi_error(wr, MHD_HTTP_BAD_REQUEST, "%s", why);
 		free(why);
 		return 0;
 	}
 	if (wr->route->set_flags != 0 || wr->route->clear_flags != 0) {
-		req->has_set_flags = req->has_clear_flags = 1;
-		req->set_flags = wr->route->set_flags;
-		req->clear_flags = wr->route->clear_flags;
+		req.has_set_flags = req.has_clear_flags = 1;
+		req.set_flags = wr->route->set_flags;
+		req.clear_flags = wr->route->clear_flags;
 	}
 	log_info("web: %s from %s", wr->route->path,
 	    webapi_client(wr, client, sizeof client));
-	return webapi_ask(wr, req);
+	return webapi_send(wr, &req);
+}
+
+/* The parent's word on the token: on to the action, or 403. */
+static void
+webapi_token_done(struct mosd *m, void *arg, const struct privmsg_answer *a)
+{
+	struct web_req	*wr = arg;
+	char		 client[64];
+
+	if (wr->conn == NULL) {		/* gone meanwhile: nobody to tell */
+		webapi_unref(wr);
+		return;
+	}
+	if (a == NULL)
+		webapi_error(wr, MHD_HTTP_SERVICE_UNAVAILABLE, "mosd is "
+		    "stopping");
+	else if (!a->ok) {
+		log_warnx("web: %s from %s refused: %s", wr->route->path,
+		    webapi_client(wr, client, sizeof client), a->why);
+		webapi_error(wr, MHD_HTTP_FORBIDDEN, "%s", a->why);
+	} else if (webapi_act(wr) == 1) {
+		/* Still suspended, now for mosd's answer (webapi_done). */
+		webapi_unref(wr);
+		return;
+	}
+	webapi_resume(wr);
+	webapi_unref(wr);
+}
+
+static int
+webapi_action(struct web_req *wr)
+{
+	struct privmsg_token	 t;
+	char			*why = NULL, client[64];
+	uint32_t		 id;
+
+	if (webapi_token(wr, &t, &why) == -1 ||
+	    privsep_ask(wr->mosd, PRIVMSG_TOKEN, &t, sizeof t, -1,
+	    webapi_token_done, wr, &id, &why) == -1) {
+		log_warnx("web: %s from %s refused: %s", wr->route->path,
+		    webapi_client(wr, client, sizeof client), why);
+		webapi_error(wr, MHD_HTTP_FORBIDDEN, "%s", why);
+		free(why);
+		explicit_bzero(&t, sizeof t);
+		return 0;
+	}
+	explicit_bzero(&t, sizeof t);
+	wr->refs++;
+	webapi_suspend(wr);
+	return 1;
 }
 
 /*
@@ -373,7 +405,7 @@ webapi_handle(struct web_req *wr, const char *method, const char *url)
 			req.has_all = req.all = 1;
 		return webapi_ask(wr, &req);
 	case WEBAPI_ACTION:
-		return webapi_action(wr, &req);
+		return webapi_action(wr);
 	}
 	return 0;
 }

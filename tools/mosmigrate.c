@@ -14,6 +14,7 @@
 /* Moving a large process can take a while; its deputy answers when done. */
 #define MOSMIGRATE_TIMEOUT	600
 #define MOSMIGRATE_WATCH_MS	300	/* a move undone this soon is said */
+#define MOSMIGRATE_BUSY_WAIT	60	/* seconds to wait for mosd's room */
 
 static void __attribute__((noreturn))
 usage(int status)
@@ -24,7 +25,9 @@ usage(int status)
 	    "Move migratable process pid, homed on this node, to node (a node\n"
 	    "number) or back home, or checkpoint it now (to the next file of\n"
 	    "its mosrun -C, else ckpt.PID in the directory mosrun started in).\n"
-	    "Allowed to the process's owner and root.\n\n"
+	    "Allowed to the process's owner and root. While mosd turns it\n"
+	    "away for its load (the user's connections), it tries again,\n"
+	    "for up to %d s.\n\n"
 	    "  --live      move it while it runs: its memory goes in rounds,\n"
 	    "              it stops only for the last pages (the default,\n"
 	    "              unless mosrun --stop-copy started it)\n"
@@ -34,8 +37,8 @@ usage(int status)
 	    "Exit status: 0 once the process runs there, 1 if the move was\n"
 	    "refused or failed, or undone at once (the process came home\n"
 	    "within %.1f s): the message says why, and the process goes on\n"
-	    "where it is; 2 usage error.\n", OSM_SOCKET_PATH,
-	    MOSMIGRATE_WATCH_MS / 1000.0);
+	    "where it is; 2 usage error.\n", MOSMIGRATE_BUSY_WAIT,
+	    OSM_SOCKET_PATH, MOSMIGRATE_WATCH_MS / 1000.0);
 	exit(status);
 }
 
@@ -76,6 +79,35 @@ mosmigrate_watch(const char *sock, uint32_t pid, uint32_t node)
 	return rc;
 }
 
+/*
+ * Ask, and again while mosd turns us away for its load (this uid's
+ * connections, as when a user runs many moves at once: each waits for
+ * its turn), for up to MOSMIGRATE_BUSY_WAIT seconds.
+ */
+static Osm__CtlReply *
+mosmigrate_ask(const char *sock, Osm__CtlRequest *req, char **cause)
+{
+	Osm__CtlReply	*r;
+	uint64_t	 end = now_ms() + MOSMIGRATE_BUSY_WAIT * 1000;
+	uint64_t	 rng = now_us() ^ (uint64_t)getpid() << 32;
+	unsigned	 wait_ms = 10;
+	int		 fd;
+
+	for (;;) {
+		if ((fd = ctl_connect(sock, MOSMIGRATE_TIMEOUT, cause)) == -1)
+			return NULL;
+		r = ctl_request(fd, req, NULL, cause);
+		close(fd);
+		if (r == NULL || r->ok || !r->has_busy || !r->busy ||
+		    now_ms() + wait_ms > end)
+			return r;
+		ctl_reply_free(r);
+		sleep_ms(wait_ms / 2 + rand_below(&rng, wait_ms / 2 + 1));
+		if (wait_ms < 500)
+			wait_ms *= 2;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -90,7 +122,7 @@ main(int argc, char **argv)
 	const char	*sock = OSM_SOCKET_PATH;
 	char		*cause;
 	uint64_t	 v;
-	int		 ch, fd;
+	int		 ch;
 
 	while ((ch = getopt_long(argc, argv, "hS:", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -135,12 +167,10 @@ main(int argc, char **argv)
 		    "'checkpoint', found '%s'\n", argv[1]);
 		return 2;
 	}
-	if ((fd = ctl_connect(sock, MOSMIGRATE_TIMEOUT, &cause)) == -1 ||
-	    (r = ctl_request(fd, &req, NULL, &cause)) == NULL) {
+	if ((r = mosmigrate_ask(sock, &req, &cause)) == NULL) {
 		fprintf(stderr, "mosmigrate: %s\n", cause);
 		return 1;
 	}
-	close(fd);
 	if (!r->ok) {
 		fprintf(stderr, "mosmigrate: %s\n", r->error != NULL ?
 		    r->error : "refused without a reason");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/osm.h"
@@ -34,12 +35,13 @@ usage(int status)
 	    "  -a          every user's processes\n"
 	    "  -p pid      only process pid (exit status 1 if not listed)\n"
 	    "  -v          under each process, why it is where it is: its\n"
-	    "              recent moves and returns home, with their reasons\n"
+	    "              recent moves and returns home, with their reasons;\n"
+	    "              and its last good checkpoint, failures since\n"
 	    "  -o fields   print these fields, space-separated, without a\n"
 	    "              header: pid user where state cpu thr rss command\n"
-	    "              why\n"
-	    "              (why last: the last move, return home or move\n"
-	    "              that did not happen, and its reason)\n"
+	    "              why ckpt (why: the last move, return home or move\n"
+	    "              that did not happen, and its reason; ckpt: seconds\n"
+	    "              since the last good checkpoint, or -)\n"
 	    "  -j, --json  one JSON document (see mosps(1))\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
@@ -126,6 +128,54 @@ mosps_f_why(char *buf, size_t size, const Osm__CtlProc *p)
 	snprintf(buf, size, "%s", p->why != NULL ? p->why : "-");
 }
 
+/* Milliseconds of Unix time, as deputies stamp their checkpoints. */
+static uint64_t
+mosps_clock_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Seconds since the last good checkpoint; "-" if none (or none asked). */
+static void
+mosps_f_ckpt(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	const Osm__CtlCheckpoints	*c = p->checkpoints;
+	uint64_t			 now = mosps_clock_ms();
+
+	if (c == NULL || !c->has_last_ms)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)(now >
+		    c->last_ms ? (now - c->last_ms) / 1000 : 0));
+}
+
+/* -v: the last good checkpoint, and the failures since. */
+static void
+mosps_print_ckpt(const Osm__CtlProc *p)
+{
+	const Osm__CtlCheckpoints	*c = p->checkpoints;
+	uint64_t			 now = mosps_clock_ms();
+
+	if (c == NULL)
+		return;
+	if (c->has_last_ms)
+		printf("        last checkpoint %s, %llu s ago (%u written)\n",
+		    c->last_path != NULL ? c->last_path : "?",
+		    (unsigned long long)(now > c->last_ms ?
+		    (now - c->last_ms) / 1000 : 0), c->written);
+	else
+		printf("        no checkpoint yet\n");
+	if (c->has_failed_ms && (!c->has_last_ms || c->failed_ms >=
+	    c->last_ms))
+		printf("        checkpoints failing (%u so far), %llu s ago: "
+		    "%s\n", c->failed, (unsigned long long)(now >
+		    c->failed_ms ? (now - c->failed_ms) / 1000 : 0),
+		    c->failed_why != NULL ? c->failed_why : "no reason given");
+}
+
 /* Each as in the columns, but for WHERE. */
 static const struct mosps_field mosps_fields[] = {
 	{ .name = "pid", .fmt = mosps_f_pid },
@@ -137,6 +187,7 @@ static const struct mosps_field mosps_fields[] = {
 	{ .name = "rss", .fmt = mosps_f_rss },
 	{ .name = "command", .fmt = mosps_f_command },
 	{ .name = "why", .fmt = mosps_f_why },
+	{ .name = "ckpt", .fmt = mosps_f_ckpt },
 };
 
 /* Parse -o's list into fields; -1 and a message if a name is unknown. */
@@ -156,7 +207,7 @@ mosps_parse_fields(const char *arg, const struct mosps_field **fields,
 				break;
 		if (i == nitems(mosps_fields)) {
 			fprintf(stderr, "mosps: unknown field '%s' (fields: "
-			    "pid user where state cpu rss command why)\n",
+			    "pid user where state cpu thr rss command why ckpt)\n",
 			    name);
 			goto out;
 		}
@@ -287,6 +338,8 @@ main(int argc, char **argv)
 			mosps_print_fields(p, fields, nfields);
 		for (j = 0; verbose && j < p->n_history; j++)
 			printf("        %s\n", p->history[j]);
+		if (verbose)
+			mosps_print_ckpt(p);
 		shown++;
 	}
 	ctl_reply_free(r);

@@ -59,15 +59,19 @@ usage(int status)
 	    "  --checkpoint-exec prog\n"
 	    "              after each checkpoint, run prog FILE REASON PID\n"
 	    "  -R file     go on from checkpoint file, here, as its home\n"
-	    "  --fd N=path with -R: open path as descriptor N instead of the\n"
-	    "              file the checkpoint recorded\n"
+	    "  --fd N=path with -R: open path as descriptor N instead of what\n"
+	    "              the checkpoint recorded (a pipe or socket it held\n"
+	    "              is /dev/null otherwise, with a warning)\n"
 	    "  --stop-copy its moves stop it for the whole copy of its memory\n"
 	    "              (by default it runs on while its memory goes)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
-	    "the node it runs on dies, it is killed (SIGKILL) after a message\n"
-	    "on its standard error. mosrun's own errors exit 1, usage 2.\n",
+	    "the node it runs on dies, it goes on here from its last\n"
+	    "checkpoint, or without one is killed (SIGKILL), after a message\n"
+	    "on its standard error; killed there by the out-of-memory killer\n"
+	    "without a checkpoint, it exits 137. mosrun's own errors exit 1,\n"
+	    "usage 2.\n",
 	    OSM_SOCKET_PATH);
 	exit(status);
 }

@@ -61,7 +61,8 @@ image_build(int fd, const struct image_build *ib, uint64_t *bytes,
 	Osm__ImgSigaction act = OSM__IMG_SIGACTION__INIT, *acts[] = { &act };
 	Osm__ImgFiles	 f = OSM__IMG_FILES__INIT;
 	Osm__ImgFd	 fd0 = OSM__IMG_FD__INIT, fd3 = OSM__IMG_FD__INIT;
-	Osm__ImgFd	*fds[] = { &fd0, &fd3 };
+	Osm__ImgFd	 fd7 = OSM__IMG_FD__INIT, fd8 = OSM__IMG_FD__INIT;
+	Osm__ImgFd	*fds[4] = { &fd0 };
 	Osm__ImgMm	 mm = OSM__IMG_MM__INIT;
 	Osm__ImgVma	 v[2], *vp[2] = { &v[0], &v[1] };
 	Osm__ImgExtent	 e[2], *ep[2] = { &e[0], &e[1] };
@@ -151,7 +152,21 @@ image_build(int fd, const struct image_build *ib, uint64_t *bytes,
 		fd3.kind = OSM__IMG_FD_KIND__FD_REGULAR;
 		fd3.path = "/etc/hostname";
 		fd3.offset = 2;
-		f.n_fds = 2;
+		fds[f.n_fds++] = &fd3;
+	}
+	if (ib->flags & IMAGE_BUILD_OTHER) {
+		fd7.fd = 7;
+		fd7.kind = OSM__IMG_FD_KIND__FD_OTHER;
+		fd7.what = "pipe:[42]";
+		fd7.has_dev = fd7.has_ino = 1;
+		fd7.dev = 13;
+		fd7.ino = 42;
+		fd8 = fd7;
+		fd8.fd = 8;
+		fd8.has_same_as = 1;
+		fd8.same_as = (ib->flags & IMAGE_BUILD_BAD_SAME) ? 9 : 7;
+		fds[f.n_fds++] = &fd7;
+		fds[f.n_fds++] = &fd8;
 	}
 	for (i = 0; i < 2; i++)
 		osm__img_vma__init(&v[i]);

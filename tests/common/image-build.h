@@ -15,7 +15,9 @@
 #define IMAGE_BUILD_HANDLER	0x02	/* a handler for SIGINT */
 #define IMAGE_BUILD_FILE	0x04	/* a regular file at an offset, umask */
 #define IMAGE_BUILD_NO_END	0x08	/* no final seal: it ends too soon */
-#define IMAGE_BUILD_MISCOUNT	0x10	/* the header counts a thread more */
+#define IMAGE_BUILD_OTHER	0x10	/* a pipe at 7, a dup of it at 8 */
+#define IMAGE_BUILD_BAD_SAME	0x20	/* with OTHER: 8 shares with 9 */
+#define IMAGE_BUILD_MISCOUNT	0x40	/* the header counts a thread more */
 
 struct image_build {
 	const char	*comm;		/* its command; the arguments: -x */

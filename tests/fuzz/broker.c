@@ -2,13 +2,16 @@
  * mosd/broker.c: the migration handshake, both ends, on whatever another
  * node sends. The broker's own code is included here, so that its static
  * reader (broker_link_cb) runs exactly as in mosd, on one end of a
- * socketpair; guests_spawn is wrapped (-Wl,--wrap) to start no agent.
+ * socketpair; privsep_ask and privsep_cancel are wrapped (-Wl,--wrap):
+ * the harness plays the privileged parent, which would start the agent.
  *
  * Input: a mode byte, then records, each written to the link and read by
  * the broker before the next. Mode bit 0 plays the home (waiting for a
  * hello, then an answer; a deputy peer waits for the session), otherwise
  * the target (waiting for an offer, with the challenge it sent); bit 1
- * hangs up after the last record. A record whose op has bit 0 set is a
+ * hangs up after the last record. The parent, asked for a guest agent,
+ * cannot be asked with bit 2, refuses with bit 3, never answers with bit
+ * 4, else starts it. A record whose op has bit 0 set is a
  * body that the harness frames under the cluster key as a hello, offer or
  * answer (op bits 1-2); otherwise its bytes go as they are.
  */
@@ -26,17 +29,69 @@ static const uint8_t	 challenge[SESSION_NONCE_LEN] = "fuzz challenge 0";
 static const char	 conf_text[] = "node 1 127.0.0.1\nnode 2 127.0.0.2\n"
 			    "node 3 127.0.0.3\nself 1\n";
 
-int	__wrap_guests_spawn(struct mosd *, int, const uint8_t *,
-	    const Osm__MigOffer *, char **);
+static uint8_t		 mode;
+static struct {				/* what the parent was asked */
+	void	(*done)(struct mosd *, void *,
+		    const struct privmsg_answer *);
+	void	*arg;
+	uint32_t id;
+}			 asked;
 
-/* The offer passed every check: a guest agent would start now. */
+int	__wrap_privsep_ask(struct mosd *, uint32_t, const void *, size_t,
+	    int, void (*)(struct mosd *, void *,
+	    const struct privmsg_answer *), void *, uint32_t *, char **);
+void	__wrap_privsep_cancel(struct mosd *, uint32_t);
+
+/*
+ * The offer passed every check: the parent is asked for a guest agent,
+ * with what its own checks (privmsg_check_guest) will take.
+ */
 int
-__wrap_guests_spawn(struct mosd *mosd, int fd, const uint8_t *key,
-    const Osm__MigOffer *o, char **why)
+__wrap_privsep_ask(struct mosd *mosd, uint32_t type, const void *body,
+    size_t len, int fd, void (*done)(struct mosd *, void *,
+    const struct privmsg_answer *), void *arg, uint32_t *id, char **why)
 {
-	fuzz_assert(o->home == PEER_NODE && o->target == mosd->conf->self);
-	fuzz_assert(o->user != NULL && o->command != NULL);
+	const struct privmsg_guest	*g = body;
+
+	fuzz_assert(type == PRIVMSG_GUEST && len == sizeof *g && fd != -1);
+	fuzz_assert(asked.done == NULL);
+	fuzz_assert(g->home == PEER_NODE && g->pid != 0);
+	fuzz_assert(memchr(g->user, '\0', sizeof g->user) != NULL &&
+	    g->user[0] != '\0');
+	fuzz_assert(memchr(g->command, '\0', sizeof g->command) != NULL);
+	if (mode & 4) {
+		*why = xstrdup("cannot ask the privileged process");
+		return -1;
+	}
+	asked.done = done;
+	asked.arg = arg;
+	*id = asked.id = 42;
 	return 0;
+}
+
+void
+__wrap_privsep_cancel(struct mosd *mosd, uint32_t id)
+{
+	fuzz_assert(asked.done != NULL && id == asked.id);
+	asked.done = NULL;
+}
+
+/* The parent's answer, unless it gives none. */
+static void
+answer(void)
+{
+	struct privmsg_answer	 a;
+	void			(*done)(struct mosd *, void *,
+				    const struct privmsg_answer *) = asked.done;
+
+	if (done == NULL || (mode & 16))
+		return;
+	memset(&a, 0, sizeof a);
+	a.ok = !(mode & 8);
+	if (!a.ok)
+		snprintf(a.why, sizeof a.why, "no guest uid free");
+	asked.done = NULL;
+	done(&m, asked.arg, &a);
 }
 
 void
@@ -77,7 +132,8 @@ pump(struct link *l, int fd)
 {
 	int	avail, i;
 
-	for (i = 0; i < 64 && !l->dead; i++) {
+	/* While the parent starts the agent, the broker does not read. */
+	for (i = 0; i < 64 && !l->dead && l->state != LINK_WAIT_GUEST; i++) {
 		if (ioctl(fd, FIONREAD, &avail) == -1 || avail == 0)
 			break;
 		broker_link_cb(m.loop, &l->io, EV_READ);
@@ -103,6 +159,7 @@ send_record(struct link *l, int fd, uint8_t op, const uint8_t *p,
 			break;
 		off += n;
 		pump(l, l->fd);
+		answer();
 		drain(fd);
 	}
 	free(frame);
@@ -117,7 +174,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct link	*l;
 	const uint8_t	*p;
 	size_t		 len;
-	uint8_t		 op, mode;
+	uint8_t		 op;
 	int		 sv[2], dv[2], fd0 = fuzz_lowest_fd();
 
 	mode = fuzz_u8(&in);
@@ -147,7 +204,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (!l->dead && fuzz_record(&in, &op, &p, &len))
 		send_record(l, sv[1], op, p, len);
-	if ((mode & 2) && !l->dead) {
+	if ((mode & 2) && !l->dead && l->state != LINK_WAIT_GUEST) {
 		shutdown(sv[1], SHUT_WR);
 		broker_link_cb(m.loop, &l->io, EV_READ);
 	}
@@ -155,6 +212,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	broker_close(l);
 	broker_reap(&m);
 	fuzz_assert(TAILQ_EMPTY(&m.links));
+	fuzz_assert(asked.done == NULL);	/* answered or cancelled */
 	close(sv[1]);
 	if (deputy != NULL) {
 		fuzz_assert(deputy->refs == 0);

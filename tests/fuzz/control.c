@@ -70,7 +70,6 @@ fuzz_init(void)
 	m.conf = fuzz_conf(conf_text);
 	m.key = *fuzz_key();
 	m.loop = ev_loop_new(EVFLAG_AUTO);
-	TAILQ_INIT(&m.links);
 	TAILQ_INIT(&m.peers);
 	TAILQ_INIT(&m.procs);
 	m.policy = policy_default();
@@ -83,6 +82,7 @@ fuzz_init(void)
 		ids[i] = m.conf->nodes[i].id;
 	m.gossip = gossip_new(m.conf->self, ids, m.conf->nnodes, 8, 1, 1);
 	free(ids);
+	broker_init(&m);
 	/* Every node up, but node 3, never heard of. */
 	m.gossip->timeout_ms = UINT64_MAX / 2;
 	for (i = 0; i < m.gossip->n; i++)
@@ -167,6 +167,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char		*why = NULL;
 	int		 sv[2][2], ends[2], i, fd0 = fuzz_lowest_fd();
 
+	/* Each input with the sessions' limits whole: the same every run. */
+	memset(m.bnodes, 0, m.gossip->n * sizeof *m.bnodes);
 	mode = fuzz_u8(&in);
 	orders_reach = (mode & 4) != 0;
 	for (i = 0; i < 2; i++) {
@@ -196,6 +198,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* mosd's shutdown: every connection closed, every process gone */
 	TAILQ_FOREACH(p, &m.peers, entry)
 		peer_close(p);
+	/* Sessions still queued find their deputies gone. */
+	ev_feed_event(m.loop, &m.tcp_queue, EV_TIMER);
+	ev_run(m.loop, EVRUN_NOWAIT);
+	broker_reap(&m);
 	peer_reap(&m);
 	fuzz_assert(TAILQ_EMPTY(&m.peers) && m.npeers == 0);
 	/* every quota given back */

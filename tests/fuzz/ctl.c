@@ -101,7 +101,7 @@ order(const uint8_t *p, size_t len)
 	if (write_all(c, p, len) == -1)
 		fatal("write");
 	shutdown(c, SHUT_WR);
-	if ((req = ctl_order_take(order_fd, 1, &fd)) != NULL) {
+	if ((req = ctl_order_take(order_fd, 1, 0, &fd)) != NULL) {
 		log_debug("order of type %d", req->type);
 		ok.ok = 1;
 		ctl_order_answer(fd, &ok);

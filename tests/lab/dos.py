@@ -4,7 +4,13 @@
     dos.py flood SOCKET N SECONDS   N control connections, each sending stats
                                     requests without ever reading a reply,
                                     opened again when cut; prints how often
-                                    mosd cut them off
+                                    mosd cut them off (SECONDS may be the
+                                    path of a file whose making stops it)
+    dos.py busy SOCKET N STOP       N control connections asking status as
+                                    fast as mosd answers, 8 requests in
+                                    flight on each, reopened when cut or
+                                    refused, until the file STOP is there;
+                                    prints the answers a second
     dos.py hold SOCKET N STOP       as many control connections as mosd takes
                                     (up to N), kept busy until the file STOP
                                     is there; prints "holding K" every 2 s
@@ -55,8 +61,9 @@ def flood(path, n, seconds):
     conns = []
     rec = request(CTL_STATS) * 64
     cut = 0
-    end = time.time() + seconds
-    while time.time() < end:
+    end = time.time() + seconds if isinstance(seconds, float) else None
+    while (time.time() < end if end is not None else
+           not os.path.exists(seconds)):
         while len(conns) < n:
             try:
                 conns.append(connect(path))
@@ -99,6 +106,65 @@ def ask(s):
         return body[:2] == b"\x08\x01"
     except OSError:
         return False
+
+
+def busy(path, n, stop):
+    """n connections each keeping 8 status requests in flight, reading the
+    answers as they come; one cut or refused is opened again."""
+    sel = selectors.DefaultSelector()
+    rec = request(CTL_STATUS)
+    answers = 0
+    start = time.time()
+
+    def opened():
+        try:
+            s = connect(path)
+        except OSError:
+            return
+        try:
+            s.sendall(rec * 8)
+        except OSError:         # turned away at once: later
+            s.close()
+            return
+        sel.register(s, selectors.EVENT_READ, [b""])
+
+    while not os.path.exists(stop):
+        while len(sel.get_map()) < n:
+            before = len(sel.get_map())
+            opened()
+            if len(sel.get_map()) == before:
+                break
+        for key, _ in sel.select(timeout=0.05):
+            s, buf = key.fileobj, key.data
+            try:
+                data = s.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(s)
+                s.close()
+                continue
+            buf[0] += data
+            while len(buf[0]) >= 4:
+                m = struct.unpack(">I", buf[0][:4])[0]
+                if len(buf[0]) < 4 + m:
+                    break
+                ok = buf[0][4:6] == b"\x08\x01"
+                buf[0] = buf[0][4 + m:]
+                if not ok:
+                    break
+                answers += 1
+                try:
+                    s.send(rec)
+                except OSError:
+                    pass
+        if len(sel.get_map()) < n:
+            time.sleep(0.01)
+    secs = time.time() - start
+    print("answers %d in %.0f s, %d a second" % (answers, secs,
+          answers / max(secs, 1)), flush=True)
 
 
 def hold(path, n, stop):
@@ -180,7 +246,13 @@ def syn(addr, port, seconds):
 def main():
     mode = sys.argv[1]
     if mode == "flood":
-        flood(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        try:
+            until = float(sys.argv[4])
+        except ValueError:
+            until = sys.argv[4]
+        flood(sys.argv[2], int(sys.argv[3]), until)
+    elif mode == "busy":
+        busy(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif mode == "hold":
         hold(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif mode == "idle":

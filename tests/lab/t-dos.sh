@@ -24,7 +24,9 @@ wait_cluster 3
 S=$(lab_dir)/share
 mkdir -p "$S"
 L1=$(lab_dir)/node1/mosd.log
-mosd1=$(cat "$(lab_dir)/node1/mosd.pid")
+# What the clients cost is the network process's, which serves them.
+mosd1=$(mosd_net 1)
+[ -n "$mosd1" ] || fail "node 1 has no network process"
 nobody() {
 	_k=$1
 	shift

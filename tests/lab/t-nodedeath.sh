@@ -3,8 +3,17 @@
 # home from its last checkpoint, one taken while it ran there, says so on
 # its stderr, and finishes with its file as after an unbroken run (what it
 # wrote since the checkpoint, it writes again at the same offsets). The
-# restarted process moves on again, to node 3. Without a checkpoint the process is killed with a message
-# (t-mosrun-fail).
+# restarted process moves on again, to node 3. Without a checkpoint the
+# process is killed with a message (t-mosrun-fail).
+#
+# Beside it, a job started as users start them: from a shell that holds
+# one more descriptor, a pipe (as under a CI runner or make -j), with
+# stdout and stderr one file (`> log 2>&1`). Its checkpoints record the
+# pipe, it restarts at home still holding that very pipe, and its log
+# ends as an unbroken run's, the restart's message whole before the
+# output written again. And a job whose checkpoints cannot be taken (a
+# shell with a child) says so once on its stderr, however many fail, and
+# mosps shows the failures, and the counter's last good checkpoint.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -17,11 +26,26 @@ mkdir -p "$S"
 job=$!
 wait_for 10 nprocs 1 || fail "the counter is not in mosps"
 pid=$(ps_list pid | head -n 1)
+sh -c 'echo $$ > "$0"; exec sleep 600' "$S/writer" | "$MOSLAB" exec 1 sh -c \
+    "exec 7<&0 < /dev/null; mosrun -L -C $S/gk -A 0.01 $P/grow 120 0 0 100 \
+    > $S/grow.log 2>&1" &
+gjob=$!
+wait_for 10 nprocs 2 || fail "grow is not in mosps"
+gpid=$(pid_of grow)
+pipe=$(lab_exec 1 readlink "/proc/$gpid/fd/7")
+case $pipe in pipe:*) ;; *) fail "grow holds no pipe on 7: $pipe" ;; esac
+"$MOSLAB" exec 1 sh -c "mosrun -C $S/sk -A 0.01 /bin/sh -c 'sleep 8; \
+    echo end' > $S/sh.out 2> $S/sh.err" &
+sjob=$!
 two() {
 	[ -e "$S/ck.2" ]
 }
 wait_for 10 two || fail "no checkpoints: $(ls "$S")"
 lab_exec 1 mosmigrate "$pid" 2 || fail "move to node 2"
+wait_for 10 test -e "$S/gk.1" ||
+    fail "grow: no checkpoint with the pipe: $(cat "$S/grow.log")"
+lab_exec 1 mosmigrate "$gpid" 2 || fail "grow: move to node 2"
+[ -n "$(guest_pid grow 2)" ] || fail "grow: no guest grow on node 2"
 last() {
 	ls "$S" | sed -n 's/^ck\.\([0-9]*\)$/\1/p' | sort -n | tail -1
 }
@@ -31,11 +55,40 @@ later() {
 	[ "$(last)" -ge $((k + 2)) ]
 }
 wait_for 10 later || fail "no checkpoints away: $(ls "$S")"
-[ "$(where "$pid")" = 2 ] ||
-    fail "the counter left node 2: $(lab_exec 1 mosps)"
+[ "$(where "$pid")" = 2 ] && [ "$(where "$gpid")" = 2 ] ||
+    fail "the counter or grow left node 2: $(lab_exec 1 mosps)"
+gk=$(ls "$S" | sed -n 's/^gk\.\([0-9]*\)$/\1/p' | sort -n | tail -1)
+gaway() {
+	[ -e "$S/gk.$((gk + 1))" ]
+}
+wait_for 10 gaway || fail "grow: no checkpoint away"
+ps=$(lab_exec 1 mosps --json -p "$pid")
+echo "$ps" | pyjson "d['procs'][0]['checkpoints']['written'] >= 3 and \
+    abs(d['procs'][0]['checkpoints']['last_ms'] / 1000 - $(date +%s)) < 60" ||
+    fail "mosps: the counter's checkpoints: $ps"
+shown() {
+	[ -n "$(pid_of sh)" ]
+}
+wait_for 10 shown || fail "sh: not in mosps"
+spid=$(pid_of sh)
+failing() {
+	lab_exec 1 mosps --json -p "$spid" | pyjson \
+	    "d['procs'][0]['checkpoints']['failed'] >= 2 and \
+	    d['procs'][0]['checkpoints']['last_ms'] is None and \
+	    'child processes' in d['procs'][0]['checkpoints']['failed_why']"
+}
+wait_for 10 failing || fail "sh: mosps: $(lab_exec 1 mosps -v -p "$spid")"
+lab_exec 1 mosps -v -p "$spid" | grep -q "checkpoints failing" ||
+    fail "sh: mosps -v: $(lab_exec 1 mosps -v -p "$spid")"
 n=$(grep -c . "$S/out")
 k=$(last)
 "$MOSLAB" kill 2 || fail "moslab kill 2"
+# grow: restarted, holding its pipe still, its shared log exact.
+wait_for 10 grep -q "restarting it here" "$S/grow.log" ||
+    fail "grow: no restart: $(cat "$S/grow.log")"
+[ "$(lab_exec 1 readlink "/proc/$gpid/fd/7")" = "$pipe" ] ||
+    fail "grow: after the restart 7 is $(lab_exec 1 readlink \
+    "/proc/$gpid/fd/7"), not $pipe"
 restarted() {
 	grep -q "restarting it here" "$S/stderr"
 }
@@ -52,6 +105,26 @@ seq 100 > "$S/want"
 echo done >> "$S/want"
 cmp -s "$S/want" "$S/out" || fail "out after the restart: $(tail -2 "$S/out")"
 [ "$n" -lt 100 ] || fail "the counter had finished before the kill"
+
+# The pipe's writer lives as long as the test lets it: the job is the
+# pipeline, writer included.
+wait_for 30 grep -qx done "$S/grow.log" ||
+    fail "grow: not done: $(tail -2 "$S/grow.log")"
+kill "$(cat "$S/writer")"
+wait "$gjob" || fail "grow: $(tail -3 "$S/grow.log")"
+grep -qx "mosrun: process $gpid (grow) was lost with node 2: .*; restarting it here from $S/gk\.[0-9]*" \
+    "$S/grow.log" || fail "grow: the message: $(grep mosrun "$S/grow.log")"
+i=0
+while [ "$i" -lt 120 ]; do echo "tick $i"; i=$((i + 1)); done > "$S/grow.want"
+printf 'verified 0 MiB\ndone\n' >> "$S/grow.want"
+grep -v '^mosrun:' "$S/grow.log" | cmp -s "$S/grow.want" - ||
+    fail "grow: the log: $(tail -3 "$S/grow.log")"
+
+# sh: checkpoints refused (its child), said once, shown by mosps.
+wait "$sjob" || fail "sh: $(cat "$S/sh.err")"
+[ "$(grep -c "^mosrun: process [0-9]* (sh): cannot checkpoint: .*child processes" \
+    "$S/sh.err")" = 1 ] || fail "sh: stderr: $(cat "$S/sh.err")"
+grep -qx end "$S/sh.out" || fail "sh: its output: $(cat "$S/sh.out")"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -362,6 +362,80 @@ else
 	bad "setup"
 fi
 
+# Descriptors no path opens again: a pipe the shell held (7, and its dup
+# 8) is recorded; restored without --fd it is /dev/null, with a warning
+# naming it, and with --fd 7=FILE it is FILE; 7 and 8 stay one either way.
+fds_start() {
+	name=$1
+	shift
+	sh -c 'echo $$ > "$0"; exec sleep 600' "$W/$name.writer" |
+	    "$@" 7<&0 8<&7 < /dev/null > "$W/$name.out" 2> "$W/$name.err" &
+	pid=$!
+	pids="$pids $pid"
+	waitready
+	rc=$?
+	# The writer goes first: dash waits for the whole pipeline.
+	i=0
+	until [ -s "$W/$name.writer" ] || [ $i -gt 100 ]; do
+		i=$((i + 1))
+		sleep 0.05
+	done
+	kill "$(cat "$W/$name.writer")" 2>/dev/null
+	[ $rc -eq 0 ] && dump
+}
+if fds_start fds-null "$Z/fds" null; then
+	"$MOSCR" info "$W/$name.img" > "$W/$name.info" 2>&1
+	"$MOSCR" info --json "$W/$name.img" > "$W/$name.json" 2>&1
+	if ! grep -q '^ *7 other  *pipe:\[' "$W/$name.info" ||
+	    ! grep -q '^ *8 other  *pipe:.*shared with 7' "$W/$name.info"; then
+		bad "moscr info: $(cat "$W/$name.info")"
+	elif ! python3 -c '
+import json, sys
+f = {d["fd"]: d for d in json.load(open(sys.argv[1]))["files"]}
+assert f[7]["kind"] == "other" and f[7]["what"].startswith("pipe:["), f[7]
+assert f[8]["same_as"] == 7 and f[7]["same_as"] is None, f[8]
+' "$W/$name.json"; then
+		bad "moscr info --json: $(cat "$W/$name.json")"
+	else
+		cycle_go
+		n=$(grep -c "descriptor [78] (pipe:\[[0-9]*\], read-only) cannot be opened again" \
+		    "$W/$name.rerr")
+		[ "$n" = 2 ] || { passed=$((passed - 1)); bad "warnings: $n"; }
+	fi
+else
+	bad "setup"
+fi
+if fds_start fds-file "$Z/fds" file "$W/fds.data"; then
+	printf 'data and more\n' > "$W/fds.data"
+	cycle_go --fd 7="$W/fds.data"
+	if grep -q "descriptor [78] .*cannot be opened again" "$W/$name.rerr"; then
+		passed=$((passed - 1))
+		bad "warned although --fd named the file"
+	fi
+else
+	bad "setup"
+fi
+
+# A socket beyond 0-2 and a file lock: recorded, restored with a warning.
+recorded() {
+	why=$1
+	if ! dump; then
+		bad "refused: $(cat "$W/$name.derr")"
+		return
+	fi
+	rpid=$("$MOSCR" restore --detach "$W/$name.img" 2> "$W/$name.rerr")
+	if [ -z "$rpid" ]; then
+		bad "not restored"
+		return
+	fi
+	kill -9 "$rpid"
+	if grep -q "$why" "$W/$name.rerr"; then ok
+	else bad "no warning \"$why\""; fi
+}
+start socket "$Z/refuse" socket &&
+    recorded "descriptor 3 (socket:\[[0-9]*\], read-write) cannot be opened"
+start lock "$Z/refuse" lock "$W" && recorded "held a lock"
+
 # --- refusals ------------------------------------------------------------
 
 refuse() {
@@ -385,8 +459,6 @@ start threadcred "$Z/refuse" threadcred && refuse "differ in Uid"
 start shared "$Z/shared" "$W" && refuse "writable shared mapping"
 start sysv "$Z/refuse" sysv && refuse "SysV shared memory"
 start child "$Z/refuse" child && refuse "child processes"
-start socket "$Z/refuse" socket && refuse "descriptor 3 open on socket"
-start lock "$Z/refuse" lock "$W" && refuse "holds a lock"
 start timer "$Z/refuse" timer && refuse "POSIX timers"
 
 # --- bad images ----------------------------------------------------------

@@ -29,11 +29,12 @@ conf_dump(const struct cluster_conf *c)
 
 	xasprintf(&out, "port %u\ninterval %llums\ntimeout %llums\n"
 	    "window %u\nspeed %u\nself %u\nkey %s\nsocket %s\n"
-	    "guests %u-%u\npolicy %s\nweb-token %s\n", c->port,
+	    "guests %u-%u\nnet-uid %u\npolicy %s\nweb-token %s\n", c->port,
 	    (unsigned long long)c->interval_ms,
 	    (unsigned long long)c->timeout_ms, c->window, c->speed, c->self,
 	    c->key_path, c->socket_path, (unsigned)c->guest_uid_first,
-	    (unsigned)c->guest_uid_last, c->policy_path, c->web_token_path);
+	    (unsigned)c->guest_uid_last, (unsigned)c->net_uid, c->policy_path,
+	    c->web_token_path);
 	if (c->web_port == 0)
 		xasprintf(&tmp, "%sweb off\n", out);
 	else

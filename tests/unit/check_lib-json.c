@@ -127,6 +127,7 @@ START_TEST(test_json_ps)
 {
 	Osm__CtlReply	 r = OSM__CTL_REPLY__INIT;
 	Osm__CtlProc	 p[2], *pp[2] = { &p[0], &p[1] };
+	Osm__CtlCheckpoints c = OSM__CTL_CHECKPOINTS__INIT;
 	char		*history[2] = {
 		"moved to node 2",
 		"came home from node 2: writable shared file mapping" };
@@ -144,6 +145,17 @@ START_TEST(test_json_ps)
 	p[0].why = history[1];
 	p[0].history = history;
 	p[0].n_history = 2;
+	/* checkpoints failing since the last good one */
+	c.has_last_ms = 1;
+	c.last_ms = 1796000000123ULL;
+	c.last_path = "/home/ann/ck.3";
+	c.written = 3;
+	c.has_failed_ms = 1;
+	c.failed_ms = 1796000060456ULL;
+	c.failed_why = "process 4242 has child processes (4250): they would "
+	    "be lost";
+	c.failed = 2;
+	p[0].checkpoints = &c;
 	p[1].pid = 7;
 	p[1].uid = 0;
 	p[1].user = "root";

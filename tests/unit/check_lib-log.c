@@ -56,8 +56,9 @@ START_TEST(test_log_limit_flood)
 	ck_assert_int_eq(lines(NULL), LOG_LIMIT_BURST);
 	window_ends(&l);
 	ck_assert_int_eq(lines(NULL), LOG_LIMIT_BURST + 1);
+	/* 1 s, or 2 if the loop took more than the 80 ms left over */
 	ck_assert_int_eq(lines("t: offer from node 3 refused: 124980 ... and "
-	    "124,976 more in the last 1 s"), 1);
+	    "124,976 more in the last "), 1);
 	/* a new window: heard again; nothing held, nothing more said */
 	log_limited_warnx(&l, 3, "offer from node 3 refused: again");
 	window_ends(&l);

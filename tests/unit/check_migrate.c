@@ -136,6 +136,47 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
+/*
+ * Descriptors no path opens again are recorded and load; one said to
+ * share with a descriptor the image does not have is refused.
+ */
+START_TEST(test_other_fds)
+{
+	struct image_build	 ib = { .comm = "unit",
+				    .extent_addr = VMA_START + 4 * MIG_PAGE,
+				    .flags = IMAGE_BUILD_OTHER };
+	struct mig_image	 mi;
+	struct buf		 b;
+	uint64_t		 bytes;
+	char			*cause = NULL;
+	int			 fd, bad;
+
+	for (bad = 0; bad < 2; bad++) {
+		if (bad)
+			ib.flags |= IMAGE_BUILD_BAD_SAME;
+		fd = buf_fd(NULL, 0);
+		ck_assert_msg(image_build(fd, &ib, &bytes, &cause) == 0, "%s",
+		    cause);
+		buf_read_back(fd, &b);
+		close(fd);
+		cause = load(b.data, b.len, &mi);
+		if (bad) {
+			ck_assert_ptr_nonnull(strstr(cause, "files record"));
+			free(cause);
+		} else {
+			ck_assert_msg(cause == NULL, "%s", cause);
+			ck_assert_uint_eq(mi.files->n_fds, 3);
+			ck_assert_int_eq(mi.files->fds[1]->kind,
+			    OSM__IMG_FD_KIND__FD_OTHER);
+			ck_assert_str_eq(mi.files->fds[1]->what, "pipe:[42]");
+			ck_assert_uint_eq(mi.files->fds[2]->same_as, 7);
+			mig_image_free(&mi);
+		}
+		free(b.data);
+	}
+}
+END_TEST
+
 START_TEST(test_every_truncation)
 {
 	struct buf	 b;
@@ -817,6 +858,7 @@ migrate_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_crc32c);
 	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_other_fds);
 	tcase_add_test(tc, test_every_truncation);
 	tcase_add_test(tc, test_every_corruption);
 	tcase_add_test(tc, test_foreign);

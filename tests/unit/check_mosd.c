@@ -4,7 +4,9 @@
  * hostile input, target cycles; the balancer's decisions, from plain
  * views of nodes and lists of processes. The load probe and the load
  * formula, against fake /proc and cgroup trees, are in check_mosd-probe.c;
- * what users may make mosd hold in check_mosd-quota.c.
+ * what users may make mosd hold in check_mosd-quota.c; the channel to
+ * the privileged parent and the network process's sandbox (which need
+ * mosd.h) in check_mosd-privmsg.c; the memory guard in check_mosd-guard.c.
  */
 #include <sys/stat.h>
 
@@ -26,6 +28,10 @@
 void	 check_mosd_probe(Suite *s);
 /* check_mosd-quota.c: its test case, added to s */
 void	 check_mosd_quota(Suite *s);
+/* check_mosd-privmsg.c: the privileged parent's channel, the sandbox */
+void	 check_mosd_privmsg(Suite *s);
+/* check_mosd-guard.c: its test case, added to s */
+void	 check_mosd_guard(Suite *s);
 
 static const uint32_t ids4[] = { 1, 2, 3, 4 };
 
@@ -923,6 +929,8 @@ mosd_suite(void)
 	suite_add_tcase(s, tc);
 
 	check_mosd_quota(s);
+	check_mosd_privmsg(s);
+	check_mosd_guard(s);
 	return s;
 }
 

@@ -1,8 +1,10 @@
 /*
  * A process the dump must refuse, per argv[1]: "sysv" (SysV shared
- * memory), "child" (a child process), "socket" (a socket beyond 0-2),
- * "lock" (a file lock, argv[2] the directory), "timer" (a POSIX timer),
- * "threadcred" (a thread with a user id of its own: a raw setresuid).
+ * memory), "child" (a child process), "timer" (a POSIX timer),
+ * "threadcred" (a thread with a user id of its own: a raw setresuid). And
+ * two it once refused and now records, restored with a warning: "socket"
+ * (a socket beyond 0-2, /dev/null elsewhere), "lock" (a file lock, argv[2]
+ * the directory, not taken again elsewhere).
  */
 #include <sys/file.h>
 #include <sys/ipc.h>

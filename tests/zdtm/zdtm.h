@@ -15,13 +15,18 @@
 
 static volatile sig_atomic_t zdtm_go;
 
-/* Nothing inherited beyond 0-2 (a make jobserver, a runner's pipes). */
+/*
+ * Nothing inherited beyond 0-2 (a make jobserver, a runner's pipes),
+ * unless the program is about those (ZDTM_KEEP_INHERITED).
+ */
+#ifndef ZDTM_KEEP_INHERITED
 __attribute__((constructor))
 static void
 zdtm_close_inherited(void)
 {
 	close_range(3, ~0U, 0);
 }
+#endif
 
 static inline void
 zdtm_on_go(int sig)
