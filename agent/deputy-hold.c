@@ -138,7 +138,7 @@ deputy_hold_stop(struct deputy *d, char **cause)
 			    errno == EINTR)
 				;
 			if (r == d->pid && !WIFSTOPPED(status)) {
-				/* Reaped here: the SIGCHLD handler must still hear. */
+				/* Reaped here: SIGCHLD's handler must hear. */
 				d->gone = 1;
 				if (d->loop != NULL)
 					ev_feed_signal_event(d->loop, SIGCHLD);

@@ -207,8 +207,8 @@ mosps_parse_fields(const char *arg, const struct mosps_field **fields,
 				break;
 		if (i == nitems(mosps_fields)) {
 			fprintf(stderr, "mosps: unknown field '%s' (fields: "
-			    "pid user where state cpu thr rss command why ckpt)\n",
-			    name);
+			    "pid user where state cpu thr rss command why "
+			    "ckpt)\n", name);
 			goto out;
 		}
 		if (*nfields == MOSPS_FIELDS_MAX) {
