@@ -53,7 +53,7 @@ DEBS		 = build-essential pkg-config libev-dev libprotobuf-c-dev \
 		   protobuf-c-compiler libcap-dev libncurses-dev check \
 		   libsubunit-dev libseccomp-dev iproute2 procps util-linux \
 		   python3 man-db clang libssl-dev libjansson-dev \
-		   libmicrohttpd-dev curl chromium libisal-dev slurmctld slurmd \
+		   libmicrohttpd-dev curl chromium libgomp1 libisal-dev slurmctld slurmd \
 		   slurm-client munge libslurm-dev \
 		   debhelper dpkg-dev rsync lintian systemd-container
 
@@ -293,6 +293,11 @@ $(OBJ)/tests/zdtm/%: tests/zdtm/%.c tests/zdtm/zdtm.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $< -pthread
 
+# An OpenMP reduction (libgomp's threads) for t-zdtm.sh.
+$(OBJ)/tests/zdtm/omp: tests/zdtm/omp.c tests/zdtm/zdtm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -fopenmp -o $@ $<
+
 # Restores into a process it already holds, through libmigrate.
 $(OBJ)/tests/zdtm/adopt: $(call obj,tests/migrate/adopt.c) $(LIBMIGRATE) \
     $(LIBOSM)
@@ -303,7 +308,14 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/counter $(OBJ)/tests/mosrun/mapper \
 		   $(OBJ)/tests/mosrun/livewriter \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
-		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow
+		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow \
+		   $(OBJ)/tests/mosrun/threads
+
+# Threads, OpenMP's among them (tests/lab/t-threads.sh).
+$(OBJ)/tests/mosrun/threads: tests/mosrun/threads.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -fopenmp -pthread \
+	    -o $@ $<
 
 $(OBJ)/tests/mosrun/%-static: tests/mosrun/%.c
 	@mkdir -p $(@D)
@@ -318,7 +330,13 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # Benchmarks: never part of make check (bench/checkpoint and bench/forward
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
-    $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/stream-steps
+    $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/stream-steps \
+    $(OBJ)/bench/fwdthreads
+
+# Forwarded calls of several threads at once (bench/threads).
+$(OBJ)/bench/fwdthreads: bench/fwdthreads.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -pthread -o $@ $<
 
 # Programs the lab benchmarks run inside nodes.
 $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
@@ -326,7 +344,8 @@ $(OBJ)/bench/mosix $(OBJ)/bench/tcprtt: $(OBJ)/bench/%: bench/%.c
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -o $@ $<
 
 $(OBJ)/bench/checkpoint: $(call obj,bench/checkpoint.c) $(LIBMIGRATE) $(LIBOSM)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTOBUF_LIBS) $(CRYPTO_LIBS) $(ISAL_LIBS) \
+	    -lpthread
 
 # Each step of a move's stream alone (CRC, cipher, copies, fresh pages).
 $(OBJ)/bench/stream-steps: $(call obj,bench/stream-steps.c) $(LIBMIGRATE) \

@@ -249,7 +249,7 @@ away_finish(struct deputy *d, int calls, char **cause)
 	int		 rc;
 
 	for (;;) {
-		if (d->call != NULL) {
+		if (husk_busy(&d->husk)) {
 			if (deputy_serve_wait(d, cause) == -1)
 				return -1;
 			continue;
@@ -302,6 +302,10 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 		/* It may yet ask about a file it maps, or have done so. */
 		if (kind == OSM__SES_KIND__SES_FILE_ASK &&
 		    deputy_files_answer(d, body, len, cause) == -1)
+			goto lost;
+		/* A thread that ended before it froze: its image lacks it. */
+		if (kind == OSM__SES_KIND__SES_THREAD_EXIT &&
+		    deputy_thread_exit(d, body, len, cause) == -1)
 			goto lost;
 		if (kind == OSM__SES_KIND__SES_EXIT) {
 			if (away_exit(d, body, len, cause) == -1)
@@ -445,6 +449,10 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 		return deputy_ckpt_away(d, body, len, cause);
 	case OSM__SES_KIND__SES_FILE_ASK:
 		return deputy_files_answer(d, body, len, cause);
+	case OSM__SES_KIND__SES_THREAD_NEW:
+		return deputy_thread_new(d, body, len, cause);
+	case OSM__SES_KIND__SES_THREAD_EXIT:
+		return deputy_thread_exit(d, body, len, cause);
 	default:
 		xasprintf(cause, "it sent an unexpected message");
 		return -1;
@@ -467,6 +475,13 @@ away_arrived(struct deputy *d, uint16_t kind, const uint8_t *body,
 	case OSM__SES_KIND__SES_CANCEL:
 	case OSM__SES_KIND__SES_STATS:
 	case OSM__SES_KIND__SES_LEAVE:
+	/*
+	 * A thread's mirror is made or ended at once: its maker's calls are
+	 * done (it waits in its clone, answered only after), an ending
+	 * thread's too; a call of another thread's must not hold it up.
+	 */
+	case OSM__SES_KIND__SES_THREAD_NEW:
+	case OSM__SES_KIND__SES_THREAD_EXIT:
 		return away_message(d, kind, body, len, cause);
 	case OSM__SES_KIND__SES_CHECKPOINT:
 	case OSM__SES_KIND__SES_GO_HOME:
@@ -474,8 +489,17 @@ away_arrived(struct deputy *d, uint16_t kind, const uint8_t *body,
 			return -1;
 		return away_message(d, kind, body, len, cause);
 	}
-	if (d->call != NULL || d->nqueue > 0) {
+	/*
+	 * A threaded copy's files are strict (nothing written behind for a
+	 * file's bytes to wait for): what it asks of a file it maps is
+	 * answered at once, not after a read another thread waits in.
+	 */
+	if (kind == OSM__SES_KIND__SES_FILE_ASK && d->husk.nlanes > 1)
+		return away_message(d, kind, body, len, cause);
+	if (d->nqueue > 0 || !deputy_serve_may(d, kind, body, len)) {
 		deputy_serve_enqueue(d, kind, body, len);
+		/* a call of a thread whose lane is free may go past others */
+		deputy_away_drain(d);
 		return 0;
 	}
 	return away_message(d, kind, body, len, cause);

@@ -434,16 +434,21 @@ deputy_ckpt_home(struct deputy *d)
 static void
 ckpt_nudge_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct deputy	*d = w->data;
+	struct deputy		*d = w->data;
+	struct husk_lane	*l;
+	size_t			 i;
 
 	if (!d->ckpt_asked || d->state != DEPUTY_AWAY) {
 		ev_timer_stop(loop, w);
 		return;
 	}
-	if (d->call != NULL && d->held == NULL && d->husk.busy &&
-	    !home_timed(d->call) && !d->call->behind) {
-		d->nudged = 1;
-		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
+	for (i = 0; i < d->husk.nlanes; i++) {
+		l = &d->husk.lanes[i];
+		if (l->call != NULL && l->held == NULL && l->busy &&
+		    !home_timed(l->call) && !l->call->behind) {
+			l->nudged = 1;
+			ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+		}
 	}
 }
 
@@ -515,7 +520,7 @@ deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 	char			*cause = NULL, *why = NULL;
 	int			 rc, ended;
 
-	if (!d->ckpt_asked || d->call != NULL) {
+	if (!d->ckpt_asked || husk_busy(&d->husk)) {
 		xasprintf(lost, "it sent a checkpoint that was not asked for");
 		return -1;
 	}

@@ -20,19 +20,33 @@
 
 #include "internal.h"
 
-#define HOLD_OPTIONS	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
+/*
+ * Every thread P makes is traced from its start (PTRACE_O_TRACECLONE):
+ * a move must hold all of them. Its children (fork, vfork) are not.
+ */
+#define HOLD_OPTIONS	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | \
+			 PTRACE_O_TRACECLONE)
 
 /*
- * P's trace options: exec events, syscall stops told apart, and while
- * away, P killed with us: a husk cannot live on without its deputy.
+ * P's trace options, in each of its threads, stopped: exec events, new
+ * threads, syscall stops told apart, and while away, P killed with us: a
+ * husk cannot live on without its deputy.
  */
 int
 deputy_hold_options(struct deputy *d, char **cause)
 {
-	long	opts = HOLD_OPTIONS;
+	long	 opts = HOLD_OPTIONS;
+	pid_t	*tids;
+	ssize_t	 n, i;
 
 	if (d->state == DEPUTY_AWAY)
 		opts |= PTRACE_O_EXITKILL;
+	if ((n = proc_threads(d->pid, &tids)) == -1)
+		n = 0;
+	for (i = 0; i < n; i++)
+		if (tids[i] != d->pid)
+			ptrace(PTRACE_SETOPTIONS, tids[i], 0, opts);
+	free(tids);
 	if (ptrace(PTRACE_SETOPTIONS, d->pid, 0, opts) == -1) {
 		if (cause != NULL)
 			xasprintf(cause, "PTRACE_SETOPTIONS: %s",
@@ -71,36 +85,117 @@ deputy_hold_seize(struct deputy *d, char **cause)
 	return 0;
 }
 
+/* Thread tid of P, among those asked to stop: its index, or -1. */
+static ssize_t
+hold_find(const pid_t *asked, size_t n, pid_t tid)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (asked[i] == tid)
+			return i;
+	return -1;
+}
+
 /*
- * Stop P where it is, at home, as a ptrace interrupt stop. Signals that
- * come first are delivered: at home they are P's own business.
+ * Stop P where it is, at home, every thread of it as a ptrace interrupt
+ * stop, and the threads it makes meanwhile. Signals that come first are
+ * delivered: at home they are P's own business.
  */
 static int
 deputy_hold_stop(struct deputy *d, char **cause)
 {
-	int	status;
+	pid_t	*tids, *asked = NULL, r;
+	int	*stopped = NULL, status, more;
+	size_t	 nasked = 0, i;
+	ssize_t	 n, k;
 
-	if (ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT: %s", strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
-			;
-		if (!WIFSTOPPED(status)) {
-			/* Reaped here: the SIGCHLD handler must still hear. */
-			d->gone = 1;
-			if (d->loop != NULL)
-				ev_feed_signal_event(d->loop, SIGCHLD);
+	do {
+		if ((n = proc_threads(d->pid, &tids)) == -1) {
 			xasprintf(cause, "the process ended");
-			return -1;
+			goto fail;
 		}
-		if ((status >> 16) == PTRACE_EVENT_STOP &&
-		    WSTOPSIG(status) == SIGTRAP)
-			return 0;
-		ptrace(PTRACE_CONT, d->pid, 0, (status >> 16) == 0 ?
-		    deputy_hold_pass(d, WSTOPSIG(status)) : 0);
-	}
+		more = 0;
+		for (k = 0; k < n; k++) {
+			if (hold_find(asked, nasked, tids[k]) != -1)
+				continue;
+			if (ptrace(PTRACE_INTERRUPT, tids[k], 0, 0) == -1)
+				continue;	/* ending, or not ours yet */
+			asked = xreallocarray(asked, nasked + 1, sizeof *asked);
+			stopped = xreallocarray(stopped, nasked + 1,
+			    sizeof *stopped);
+			asked[nasked] = tids[k];
+			stopped[nasked++] = 0;
+			more = 1;
+		}
+		free(tids);
+		for (;;) {
+			for (i = 0; i < nasked && stopped[i]; i++)
+				;
+			if (i == nasked)
+				break;
+			while ((r = waitpid(-1, &status, __WALL)) == -1 &&
+			    errno == EINTR)
+				;
+			if (r == d->pid && !WIFSTOPPED(status)) {
+				/* Reaped here: SIGCHLD's handler must hear. */
+				d->gone = 1;
+				if (d->loop != NULL)
+					ev_feed_signal_event(d->loop, SIGCHLD);
+			}
+			if (r == -1 || (r == d->pid && !WIFSTOPPED(status))) {
+				xasprintf(cause, "the process ended");
+				goto fail;
+			}
+			k = hold_find(asked, nasked, r);
+			if (!WIFSTOPPED(status)) {
+				if (k != -1)	/* a thread ended */
+					stopped[k] = 1;
+				continue;
+			}
+			if ((status >> 16) == PTRACE_EVENT_STOP &&
+			    WSTOPSIG(status) == SIGTRAP) {
+				if (k == -1) {
+					/* a new thread's first stop: keep it */
+					asked = xreallocarray(asked, nasked + 1,
+					    sizeof *asked);
+					stopped = xreallocarray(stopped,
+					    nasked + 1, sizeof *stopped);
+					asked[nasked] = r;
+					k = nasked++;
+					more = 1;
+				}
+				stopped[k] = 1;
+				continue;
+			}
+			ptrace(PTRACE_CONT, r, 0, (status >> 16) == 0 ?
+			    deputy_hold_pass(d, WSTOPSIG(status)) : 0);
+			/* a clone event or a signal took the interrupt's place */
+			if (k != -1)
+				ptrace(PTRACE_INTERRUPT, r, 0, 0);
+		}
+	} while (more);
+	free(asked);
+	free(stopped);
+	return 0;
+fail:
+	free(asked);
+	free(stopped);
+	return -1;
+}
+
+/* Let every thread of P, stopped, go on. */
+static void
+hold_cont_all(struct deputy *d)
+{
+	pid_t	*tids;
+	ssize_t	 n, i;
+
+	if ((n = proc_threads(d->pid, &tids)) == -1)
+		return;
+	for (i = 0; i < n; i++)
+		ptrace(PTRACE_CONT, tids[i], 0, 0);
+	free(tids);
 }
 
 /*
@@ -114,7 +209,7 @@ deputy_hold(struct deputy *d, int stopped, char **cause)
 		return -1;
 	if ((d->task = mig_adopt(d->pid, cause)) == NULL) {
 		deputy_hold_options(d, NULL);
-		ptrace(PTRACE_CONT, d->pid, 0, 0);
+		hold_cont_all(d);
 		return -1;
 	}
 	d->state = DEPUTY_HELD;

@@ -1,15 +1,19 @@
 /*
  * Serving the calls R forwards home, in P while it is away. A call comes
  * as a RemoteCall, is checked (libremote/home.c: a guest must not make P
- * do what a forwarded call may not), laid out in the husk's shared area
- * and run by the husk's stub in P's own context; its result goes back as
- * a RemoteReply, after the signals P got meanwhile. P's ptrace stops while
+ * do what a forwarded call may not), laid out in the shared area of the
+ * husk's lane of the thread that made it and run by the husk's stub
+ * there, in that thread's own context; its result goes back as a
+ * RemoteReply, after the signals P got meanwhile. P's ptrace stops while
  * away are the calls' returns and the signals sent to it at home.
  *
- * One call runs in P at a time; what the copy sends meanwhile waits in
- * its turn (deputy_serve_enqueue; deputy-away.c takes them in order). A
- * call written behind (a write R has had its answer to, libremote's
- * fileio.c) is never broken off: a restart code makes it run again.
+ * One call runs in a lane at a time, and the lanes of different threads
+ * run theirs at once. What the copy sends meanwhile waits in its turn
+ * (deputy_serve_enqueue; deputy-away.c takes them in order): a call until
+ * its own lane is free and the messages before it of the same thread
+ * have gone, anything else until no call runs at all. A call written
+ * behind (a write R has had its answer to, libremote's fileio.c) is never
+ * broken off: a restart code makes it run again.
  *
  * Each function here returns -1 with *cause when the copy must be given
  * up (the session broke, the guest sent what it may not): the caller
@@ -30,37 +34,47 @@
 
 #define SERVE_ERESTARTSYS	512	/* the kernel's: restart the call */
 
-/* The call at home is over, answered or moot. */
+/* Lane l's call is over, answered or moot. */
+static void
+serve_lane_done(struct husk_lane *l)
+{
+	home_free(l->call);
+	l->call = NULL;
+	l->nudged = 0;
+	free(l->held);
+	l->held = NULL;
+}
+
+/* Every call at home is over: moot, the process's state comes whole. */
 void
 deputy_serve_done(struct deputy *d)
 {
-	home_free(d->call);
-	d->call = NULL;
-	d->nudged = 0;
-	free(d->held);
-	d->held = NULL;
+	size_t	i;
+
+	for (i = 0; i < d->husk.nlanes; i++)
+		serve_lane_done(&d->husk.lanes[i]);
 }
 
 /*
- * The reply goes; after P's identity if the call was about it, so that
- * the guest answers the next such call from what it is now.
+ * Lane l's reply goes; after P's identity if the call was about it, so
+ * that the guest answers the next such call from what it is now.
  */
 static int
-serve_send_held(struct deputy *d, char **cause)
+serve_send_held(struct deputy *d, struct husk_lane *l, char **cause)
 {
 	int	rc;
 
-	if (home_ident(d->call) && deputy_ident_send(d, cause) == -1) {
-		deputy_serve_done(d);
+	if (home_ident(l->call) && deputy_ident_send(d, cause) == -1) {
+		serve_lane_done(l);
 		return -1;
 	}
-	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, d->held,
-	    d->held_len, cause);
-	deputy_serve_done(d);
+	rc = session_send(&d->ses, OSM__SES_KIND__SES_REPLY, l->held,
+	    l->held_len, cause);
+	serve_lane_done(l);
 	return rc;
 }
 
-/* A message of the copy's that waits for the call running now. */
+/* A message of the copy's that waits its turn. */
 void
 deputy_serve_enqueue(struct deputy *d, uint16_t kind, const uint8_t *body,
     size_t len)
@@ -75,17 +89,74 @@ deputy_serve_enqueue(struct deputy *d, uint16_t kind, const uint8_t *body,
 	m->len = len;
 }
 
-/* The next message in its turn, once no call runs: 1, the caller frees. */
+/* The thread a RemoteCall is of (0: the lead), or -1 if it is malformed. */
+static pid_t
+serve_call_tid(const uint8_t *body, size_t len)
+{
+	Osm__RemoteCall	*c;
+	pid_t		 tid;
+
+	if ((c = osm__remote_call__unpack(NULL, len, body)) == NULL)
+		return -1;
+	tid = c->has_tid ? (pid_t)c->tid : 0;
+	osm__remote_call__free_unpacked(c, NULL);
+	return tid;
+}
+
+/*
+ * May this message of the copy's run now, with nothing before it
+ * waiting? A call when its lane runs none (one for a thread the husk has
+ * not is refused when it runs); anything else when no lane runs a call.
+ */
+int
+deputy_serve_may(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len)
+{
+	struct husk_lane	*l;
+
+	if (kind != OSM__SES_KIND__SES_CALL)
+		return !husk_busy(&d->husk);
+	if ((l = husk_lane(&d->husk, serve_call_tid(body, len))) == NULL)
+		return 1;
+	return l->call == NULL;
+}
+
+/*
+ * The next message that may run, in its turn: the first whose lane is
+ * free of the calls waiting before it, never past anything else still
+ * waiting. 1, the caller frees it.
+ */
 int
 deputy_serve_dequeue(struct deputy *d, uint16_t *kind, uint8_t **body,
     size_t *len)
 {
-	if (d->call != NULL || d->nqueue == 0)
+	pid_t	 busy[64], tid;
+	size_t	 nbusy = 0, i, k;
+
+	for (i = 0; i < d->nqueue; i++) {
+		if (d->queue[i].kind != OSM__SES_KIND__SES_CALL) {
+			if (i > 0 || husk_busy(&d->husk))
+				return 0;
+			break;
+		}
+		tid = serve_call_tid(d->queue[i].body, d->queue[i].len);
+		for (k = 0; k < nbusy && busy[k] != tid; k++)
+			;
+		if (k == nbusy && deputy_serve_may(d, d->queue[i].kind,
+		    d->queue[i].body, d->queue[i].len))
+			break;
+		if (k == nbusy && nbusy < nitems(busy))
+			busy[nbusy++] = tid;
+		if (nbusy == nitems(busy))
+			return 0;
+	}
+	if (i == d->nqueue)
 		return 0;
-	*kind = d->queue[0].kind;
-	*body = d->queue[0].body;
-	*len = d->queue[0].len;
-	memmove(&d->queue[0], &d->queue[1], --d->nqueue * sizeof *d->queue);
+	*kind = d->queue[i].kind;
+	*body = d->queue[i].body;
+	*len = d->queue[i].len;
+	memmove(&d->queue[i], &d->queue[i + 1], (--d->nqueue - i) *
+	    sizeof *d->queue);
 	return 1;
 }
 
@@ -116,36 +187,44 @@ deputy_serve_behind(const uint8_t *body, size_t len)
 	return behind;
 }
 
-/* A reply held back for signals goes once no more are pending for P. */
+/* Replies held back for signals go once no more are pending for P. */
 int
 deputy_serve_flush(struct deputy *d, char **cause)
 {
-	if (d->held == NULL || deputy_signal_pending(d->pid))
-		return 0;
-	return serve_send_held(d, cause);
+	struct husk_lane	*l;
+	size_t			 i;
+
+	for (i = 0; i < d->husk.nlanes; i++) {
+		l = &d->husk.lanes[i];
+		if (l->held == NULL || deputy_signal_pending(d, l->tid))
+			continue;
+		if (serve_send_held(d, l, cause) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /*
- * The forwarded call returned in P. Its reply waits while signals are
- * pending for P: R must have them before it sees the call's end, as it
- * would have at home (a kill of itself returns after the handler ran; an
- * interrupted call restarts or fails by R's handler flags).
+ * The forwarded call returned in lane l. Its reply waits while signals
+ * are pending for P: R must have them before it sees the call's end, as
+ * it would have at home (a kill of itself returns after the handler ran;
+ * an interrupted call restarts or fails by R's handler flags).
  */
 static int
-serve_returned(struct deputy *d, long rv, char **cause)
+serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
 {
 	uint64_t	 base;
 	size_t		 len;
-	uint8_t		*mem = husk_scratch(&d->husk, &base, &len);
+	uint8_t		*mem = husk_scratch(l, &base, &len);
 	int		 pending;
 
-	log_debug("process %d: %s = %ld%s", (int)d->pid, d->call->name, rv,
-	    d->call->behind ? " (behind)" : "");
+	log_debug("process %d, thread %d: %s = %ld%s", (int)d->pid,
+	    (int)l->tid, l->call->name, rv, l->call->behind ? " (behind)" : "");
 	/* R has had its answer: the call must happen, whatever broke it off */
-	if (d->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
-		if (husk_run(&d->husk, cause) == -1)
+	if (l->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
+		if (husk_run_lane(&d->husk, l, cause) == -1)
 			return -1;
-		husk_call(&d->husk, d->call->nr, d->call->args);
+		husk_call(l, l->call->nr, l->call->args);
 		return 0;
 	}
 	/*
@@ -154,111 +233,153 @@ serve_returned(struct deputy *d, long rv, char **cause)
 	 * R makes them again, as the kernel restarts the others. Not if a
 	 * signal for R came meanwhile: the EINTR may be its.
 	 */
-	if (d->nudged && rv == -EINTR && home_again(d->call))
+	if (l->nudged && rv == -EINTR && home_again(l->call))
 		rv = -SERVE_ERESTARTSYS;
-	if (home_reply(d->call, rv, mem, home_readback(d->call, rv), &d->held,
-	    &d->held_len, cause) == -1)
+	if (home_reply(l->call, rv, mem, home_readback(l->call, rv), &l->held,
+	    &l->held_len, cause) == -1)
 		return -1;
-	if (home_want_fd(d->call) && rv >= 0 && rv <= INT32_MAX &&
+	if (home_want_fd(l->call) && rv >= 0 && rv <= INT32_MAX &&
 	    deputy_io_opened(d, (int)rv, cause) == -1)
 		return -1;
 	/* Before P runs on: once it does, it takes its signals at once. */
-	pending = deputy_signal_pending(d->pid);
-	if (husk_run(&d->husk, cause) == -1)
+	pending = deputy_signal_pending(d, l->tid);
+	if (husk_run_lane(&d->husk, l, cause) == -1)
 		return -1;
-	return pending ? 0 : serve_send_held(d, cause);
+	return pending ? 0 : serve_send_held(d, l, cause);
 }
 
-/* Run a forwarded call inside P: the stub runs it, in P's context. */
+/*
+ * Run a forwarded call inside P, in the lane of the thread that made it
+ * away: the stub runs it there, in that thread's context.
+ */
 int
 deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
     char **cause)
 {
-	uint64_t	 base;
-	size_t		 room;
-	uint8_t		*mem;
-	char		*why = NULL;
+	struct home_call	*hc;
+	struct husk_lane	*l;
+	uint64_t		 base;
+	size_t			 room;
+	uint8_t			*mem;
+	char			*why = NULL;
 
-	if (d->call != NULL) {
-		xasprintf(cause, "a call came while one was running");
-		return -1;
-	}
-	if ((d->call = home_check(body, len, d->pid, &why)) == NULL) {
+	if ((hc = home_check(body, len, d->pid, &why)) == NULL) {
 		log_warnx("process %d: refused a call: %s", (int)d->pid, why);
 		free(why);
 		xasprintf(cause, "it sent a call that is not forwardable");
 		return -1;
 	}
-	log_debug("process %d: %s, %zu bytes", (int)d->pid, d->call->name,
-	    d->call->span);
-	switch (deputy_io_write(d, d->call, cause)) {
+	if ((l = husk_lane(&d->husk, hc->tid)) == NULL) {
+		xasprintf(cause, "it sent a call of thread %d, which the "
+		    "process has not", (int)hc->tid);
+		home_free(hc);
+		return -1;
+	}
+	if (l->call != NULL) {
+		xasprintf(cause, "a call of thread %d came while one was "
+		    "running", (int)l->tid);
+		home_free(hc);
+		return -1;
+	}
+	l->call = hc;
+	log_debug("process %d, thread %d: %s, %zu bytes", (int)d->pid,
+	    (int)l->tid, hc->name, hc->span);
+	switch (deputy_io_write(d, hc, cause)) {
 	case -1:
 		return -1;
 	case 1:
-		deputy_serve_done(d);	/* made here, P not woken */
+		serve_lane_done(l);	/* made here, P not woken */
 		return 0;
 	}
-	husk_scratch(&d->husk, &base, &room);
-	if (d->call->span > room && (husk_hold(&d->husk, cause) == -1 ||
-	    husk_grow(&d->husk, (d->call->span + 0xffff) & ~0xffffUL,
-	    cause) == -1 || husk_run(&d->husk, cause) == -1))
-		return -1;
+	husk_scratch(l, &base, &room);
+	if (hc->span > room) {
+		/* only this lane stops: the others go on with their calls */
+		if (l->running && mig_thread_interrupt(d->task, l->tid,
+		    cause) == -1)
+			return -1;
+		l->running = 0;
+		if (husk_grow(&d->husk, l, (hc->span + 0xffff) & ~0xffffUL,
+		    cause) == -1 || husk_run_lane(&d->husk, l, cause) == -1)
+			return -1;
+	}
 	if (deputy_signal_stolen(d, cause) == -1)
 		return -1;
-	mem = husk_scratch(&d->husk, &base, &room);
-	if (home_layout(d->call, base, room, cause) == -1)
+	mem = husk_scratch(l, &base, &room);
+	if (home_layout(hc, base, room, cause) == -1)
 		return -1;
-	memcpy(mem, d->call->image, d->call->image_len);
-	husk_call(&d->husk, d->call->nr, d->call->args);
+	memcpy(mem, hc->image, hc->image_len);
+	husk_call(l, hc->nr, hc->args);
 	/* a signal for R came while it waited its turn: break it off now */
-	if (d->cancel_seq == d->call->seq && !d->call->behind)
-		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
-	d->cancel_seq = 0;
+	if (d->cancel_seq == hc->seq && !hc->behind)
+		ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+	if (d->cancel_seq == hc->seq)
+		d->cancel_seq = 0;
 	return 0;
+}
+
+/* The lane running call seq, or NULL. */
+static struct husk_lane *
+serve_lane_of(struct deputy *d, uint64_t seq)
+{
+	size_t	i;
+
+	for (i = 0; i < d->husk.nlanes; i++)
+		if (d->husk.lanes[i].call != NULL &&
+		    d->husk.lanes[i].call->seq == seq)
+			return &d->husk.lanes[i];
+	return NULL;
 }
 
 /*
  * A signal for R came while the call was on its way: stop the call if it
  * still runs (its reply then says it was interrupted, or what it did if it
- * ended first). A call already answered is nothing to stop.
+ * ended first), or once it runs if it still waits its turn. A call
+ * already answered is nothing to stop.
  */
 int
 deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
     char **cause)
 {
-	Osm__SesCancel	*c;
+	Osm__SesCancel		*c;
+	struct husk_lane	*l;
 
 	if ((c = osm__ses_cancel__unpack(NULL, len, body)) == NULL) {
 		xasprintf(cause, "malformed cancel");
 		return -1;
 	}
-	if (d->call != NULL && d->call->seq == c->seq && d->held == NULL &&
-	    !d->call->behind)
-		ptrace(PTRACE_INTERRUPT, d->pid, 0, 0);
-	else if (d->call == NULL || d->call->seq != c->seq)
+	if ((l = serve_lane_of(d, c->seq)) != NULL) {
+		if (l->held == NULL && !l->call->behind)
+			ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+	} else
 		d->cancel_seq = c->seq;	/* if it is still to come */
 	osm__ses_cancel__free_unpacked(c, NULL);
 	return 0;
 }
 
-/* A ptrace stop of P while it is away. */
+/* A ptrace stop of P's thread tid while it is away. */
 int
-deputy_serve_stop(struct deputy *d, int status, char **cause)
+deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 {
-	siginfo_t	 si;
-	int		 sig = WSTOPSIG(status);
-	long		 rv;
+	struct husk_lane	*l;
+	siginfo_t		 si;
+	int			 sig = WSTOPSIG(status);
+	long			 rv;
 
 	if (!WIFSTOPPED(status))
 		return 0;
-	if ((status >> 16) == PTRACE_EVENT_STOP && sig != SIGTRAP) {
-		/* a group stop, the one that mirrors R's: stay stopped */
-		ptrace(PTRACE_LISTEN, d->pid, 0, 0);
+	if ((l = husk_lane(&d->husk, tid)) == NULL) {
+		/* not a lane's: let it be (it is not ours to serve) */
+		ptrace(PTRACE_CONT, tid, 0, 0);
 		return 0;
 	}
-	switch (husk_stopped(&d->husk, status, &rv, &si)) {
+	if ((status >> 16) == PTRACE_EVENT_STOP && sig != SIGTRAP) {
+		/* a group stop, the one that mirrors R's: stay stopped */
+		ptrace(PTRACE_LISTEN, tid, 0, 0);
+		return 0;
+	}
+	switch (husk_stopped(&d->husk, l, status, &rv, &si)) {
 	case HUSK_RETURNED:
-		return serve_returned(d, rv, cause);
+		return serve_returned(d, l, rv, cause);
 	case HUSK_SIGNAL:
 		if (sig == d->ending || sig == d->stop_sent) {
 			/* ours: the one that ends P, or stops it */
@@ -270,7 +391,7 @@ deputy_serve_stop(struct deputy *d, int status, char **cause)
 			break;
 		}
 		/* a signal for the process: R's, not the husk's */
-		if (deputy_signal_relay(d, &si, cause) == -1 ||
+		if (deputy_signal_relay(d, l, &si, cause) == -1 ||
 		    deputy_serve_flush(d, cause) == -1)
 			return -1;
 		sig = 0;
@@ -279,40 +400,49 @@ deputy_serve_stop(struct deputy *d, int status, char **cause)
 		sig = 0;
 		break;
 	}
-	return husk_continue(&d->husk, sig, cause);
+	return husk_continue(&d->husk, l, sig, cause);
 }
 
 /*
- * Before the process leaves: the call running at home is stopped, and its
- * outcome — done, or not begun — told to R first, so that nothing it did
- * at home is lost and nothing is done twice.
+ * Before the process leaves: the calls running at home are stopped (but
+ * those written behind, which must happen), and their outcomes — done,
+ * or not begun — told to R first, so that nothing done at home is lost
+ * and nothing is done twice.
  */
 int
 deputy_serve_settle(struct deputy *d, char **cause)
 {
-	if (d->husk.busy && (d->call == NULL || !d->call->behind) &&
-	    ptrace(PTRACE_INTERRUPT, d->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT: %s", strerror(errno));
-		return -1;
+	struct husk_lane	*l;
+	size_t			 i;
+
+	for (i = 0; i < d->husk.nlanes; i++) {
+		l = &d->husk.lanes[i];
+		if (l->busy && (l->call == NULL || !l->call->behind) &&
+		    ptrace(PTRACE_INTERRUPT, l->tid, 0, 0) == -1) {
+			xasprintf(cause, "PTRACE_INTERRUPT: %s",
+			    strerror(errno));
+			return -1;
+		}
 	}
-	while (d->call != NULL) {
+	while (husk_busy(&d->husk)) {
 		if (deputy_serve_wait(d, cause) == -1)
 			return -1;
 	}
 	return 0;
 }
 
-/* Wait for P's next stop while it runs a call, and take it. */
+/* Wait for the next stop of a thread of P's while calls run, and take it. */
 int
 deputy_serve_wait(struct deputy *d, char **cause)
 {
+	pid_t	r;
 	int	status;
 
-	while (waitpid(d->pid, &status, __WALL) == -1 && errno == EINTR)
+	while ((r = waitpid(-1, &status, __WALL)) == -1 && errno == EINTR)
 		;
-	if (!WIFSTOPPED(status)) {
+	if (r == -1 || (r == d->pid && !WIFSTOPPED(status))) {
 		xasprintf(cause, "the process ended");
 		return -1;
 	}
-	return deputy_serve_stop(d, status, cause);
+	return deputy_serve_stop(d, r, status, cause);
 }

@@ -16,34 +16,44 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 
-/* Are signals waiting for P? A peek at its queues, private and shared. */
+/*
+ * Are signals waiting for P's thread tid? A peek at its queue and the
+ * process's.
+ */
 int
-deputy_signal_pending(pid_t pid)
+deputy_signal_pending(struct deputy *d, pid_t tid)
 {
 	struct ptrace_peeksiginfo_args	a = { .off = 0, .nr = 1 };
 	siginfo_t			si;
 
-	if (ptrace(PTRACE_PEEKSIGINFO, pid, &a, &si) > 0)
+	if (ptrace(PTRACE_PEEKSIGINFO, tid, &a, &si) > 0)
 		return 1;
 	a.flags = PTRACE_PEEKSIGINFO_SHARED;
-	return ptrace(PTRACE_PEEKSIGINFO, pid, &a, &si) > 0;
+	return ptrace(PTRACE_PEEKSIGINFO, tid, &a, &si) > 0;
 }
 
 /*
- * Pass a signal sent to P at home on to R, saying which call of R's ran at
- * home when it came: R's guest decides from the call's reply whether the
- * signal broke it off.
+ * Pass a signal sent to P at home, which stopped lane l, on to R, saying
+ * which call of R's ran in that lane when it came: R's guest decides from
+ * the call's reply whether the signal broke it off. A signal sent to the
+ * thread (tgkill, pthread_kill, raise) goes to R's thread of that id; any
+ * other, to R.
  */
 int
-deputy_signal_relay(struct deputy *d, const siginfo_t *si, char **cause)
+deputy_signal_relay(struct deputy *d, struct husk_lane *l,
+    const siginfo_t *si, char **cause)
 {
 	Osm__SesSignal	s = OSM__SES_SIGNAL__INIT;
 
 	s.signo = si->si_signo;
-	if (d->call != NULL) {
+	if (l->call != NULL) {
 		s.has_seq = 1;
-		s.seq = d->call->seq;
-		d->nudged = 0;	/* its EINTR may be this signal's */
+		s.seq = l->call->seq;
+		l->nudged = 0;	/* its EINTR may be this signal's */
+	}
+	if (si->si_code == SI_TKILL) {
+		s.has_tid = 1;
+		s.tid = l->tid;
 	}
 	s.has_code = s.has_sender_pid = s.has_sender_uid = 1;
 	s.code = si->si_code;
@@ -61,14 +71,20 @@ deputy_signal_relay(struct deputy *d, const siginfo_t *si, char **cause)
 int
 deputy_signal_stolen(struct deputy *d, char **cause)
 {
-	siginfo_t	si[8];
-	size_t		n, i;
+	struct husk_lane	*l;
+	siginfo_t		 si[8];
+	size_t			 n, i, k;
 
-	while ((n = mig_stolen(d->task, si, nitems(si))) > 0)
-		for (i = 0; i < n; i++)
-			if (deputy_hold_pass(d, si[i].si_signo) != 0 &&
-			    deputy_signal_relay(d, &si[i], cause) == -1)
-				return -1;
+	for (k = 0; k < d->husk.nlanes; k++) {
+		l = &d->husk.lanes[k];
+		while ((n = mig_thread_stolen(d->task, l->tid, si,
+		    nitems(si))) > 0)
+			for (i = 0; i < n; i++)
+				if (deputy_hold_pass(d, si[i].si_signo) != 0 &&
+				    deputy_signal_relay(d, l, &si[i],
+				    cause) == -1)
+					return -1;
+	}
 	return 0;
 }
 
@@ -93,7 +109,7 @@ deputy_signal_stopped(struct deputy *d, const uint8_t *body, size_t len,
 	 * R waits in no call: it is stopped. P's handler is gone: default
 	 * (SIGSTOP's action is always that, and cannot be set).
 	 */
-	if (d->call == NULL && (husk_hold(&d->husk, cause) == -1 ||
+	if (!husk_busy(&d->husk) && (husk_hold(&d->husk, cause) == -1 ||
 	    (signo != SIGSTOP && husk_default(&d->husk, signo, cause) == -1) ||
 	    husk_run(&d->husk, cause) == -1))
 		return -1;

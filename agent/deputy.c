@@ -59,8 +59,12 @@ deputy_describe(void *arg, Osm__CtlAgent *a)
 	}
 	a->n_nodes = d->o->nnodes;
 	a->nodes = d->o->nodes;
-	a->has_cpu_permille = a->has_rss_bytes = 1;
+	a->has_cpu_permille = a->has_rss_bytes = a->has_threads = 1;
 	a->cpu_permille = d->cpu_permille;
+	/* away, the husk mirrors the copy's threads, one for one */
+	a->threads = d->state == DEPUTY_AWAY ? d->husk.nlanes : d->threads;
+	if (a->threads == 0)
+		a->threads = 1;
 	a->rss_bytes = d->rss;
 	deputy_why_describe(d, a);
 	deputy_ckpt_describe(d, a);
@@ -77,6 +81,8 @@ deputy_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	char		 path[64], buf[128];
 	uint64_t	 u, s, now = now_ms();
 	unsigned long	 pages = 0;
+	pid_t		*tids;
+	ssize_t		 n;
 
 	if (d->state != DEPUTY_HOME || proc_cpu_ns(d->pid, &u, &s) == -1)
 		return;
@@ -89,6 +95,9 @@ deputy_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	if (read_file_str(path, buf, sizeof buf) == 0)
 		sscanf(buf, "%*u %lu", &pages);
 	d->rss = (uint64_t)pages * sysconf(_SC_PAGESIZE);
+	if ((n = proc_threads(d->pid, &tids)) > 0)
+		d->threads = n;
+	free(tids);
 	conn_report(&d->conn);
 }
 
@@ -189,9 +198,9 @@ deputy_order(void *arg, Osm__CtlRequest *req, int fd)
 	free(reply.error);
 }
 
-/* A ptrace stop or the end of P, while P is at home. */
+/* A ptrace stop or the end of P's thread tid, while P is at home. */
 static void
-deputy_home_event(struct deputy *d, int status)
+deputy_home_event(struct deputy *d, pid_t tid, int status)
 {
 	int	sig = 0, event = status >> 16;
 
@@ -203,12 +212,12 @@ deputy_home_event(struct deputy *d, int status)
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* A group stop: stay stopped, as the shell expects. */
 		if (WSTOPSIG(status) != SIGTRAP) {
-			ptrace(PTRACE_LISTEN, d->pid, 0, 0);
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
 			return;
 		}
 	} else if (event == 0)
 		sig = deputy_hold_pass(d, WSTOPSIG(status));
-	ptrace(PTRACE_CONT, d->pid, 0, sig);
+	ptrace(PTRACE_CONT, tid, 0, sig);
 }
 
 static void
@@ -223,16 +232,19 @@ deputy_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		log_debug("process %d ended", (int)d->pid);
 		deputy_exit(d, 0);
 	}
-	while ((r = waitpid(d->pid, &status, WNOHANG | __WALL)) > 0) {
+	/* Every thread of P is ours to wait for (__WALL); only P's end ends us. */
+	while ((r = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (r != d->pid)
+				continue;	/* a thread of P's ended */
 			log_debug("process %d ended", (int)d->pid);
 			if (d->state == DEPUTY_AWAY)
 				deputy_away_ended(d);
 			deputy_exit(d, 0);
 		}
 		if (d->state != DEPUTY_AWAY)
-			deputy_home_event(d, status);
-		else if (deputy_serve_stop(d, status, &cause) == -1) {
+			deputy_home_event(d, r, status);
+		else if (deputy_serve_stop(d, r, status, &cause) == -1) {
 			deputy_away_lost(d, cause);
 			free(cause);
 			cause = NULL;
@@ -352,7 +364,7 @@ deputy_main(const struct deputy_opts *o, pid_t pid, int sync)
 			deputy_exit(&d, 0);	/* exec failed: mosrun said */
 		if ((status >> 16) == PTRACE_EVENT_EXEC)
 			break;
-		deputy_home_event(&d, status);
+		deputy_home_event(&d, pid, status);
 	}
 	deputy_command(&d);
 	d.cpu_at = now_ms();	/* the program starts: its CPU use counts */

@@ -29,10 +29,11 @@ guest_ckpt(struct guest *g, uint64_t broken)
 	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
 	struct mig_task	*t;
 	siginfo_t	*si = NULL;
-	size_t		 n = 0, i;
+	pid_t		*tids, *to = NULL;
+	size_t		 n = 0, i, nt, k;
 	char		*cause = NULL;
 
-	if (!g->ckpt_wanted || g->pending != 0)
+	if (!g->ckpt_wanted || g->ncalls != 0)
 		return -1;
 	g->ckpt_wanted = 0;
 	if ((t = mig_seize(g->pid, &cause)) == NULL) {
@@ -62,14 +63,24 @@ guest_ckpt(struct guest *g, uint64_t broken)
 		cause = NULL;
 	} else
 		log_info("%s: checkpoint image sent", g->conn.who);
-	for (;;) {
-		si = xreallocarray(si, n + 8, sizeof *si);
-		if ((i = mig_stolen(t, si + n, 8)) == 0)
-			break;
-		n += i;
+	/* each thread's, to go to the same thread (ours: by its id here) */
+	nt = mig_threads(t, NULL, 0);
+	tids = xcalloc(nt, sizeof *tids);
+	mig_threads(t, tids, nt);
+	for (k = 0; k < nt; k++) {
+		for (;;) {
+			si = xreallocarray(si, n + 8, sizeof *si);
+			to = xreallocarray(to, n + 8, sizeof *to);
+			if ((i = mig_thread_stolen(t, tids[k], si + n, 8)) == 0)
+				break;
+			while (i-- > 0)
+				to[n++] = mig_thread_here(t, tids[k]);
+		}
 	}
+	free(tids);
 	if (mig_release(t, &cause) == -1) {
 		free(si);
+		free(to);
 		guest_ses_fail(g, cause);
 	}
 	for (i = 0; i < n; i++) {
@@ -77,8 +88,11 @@ guest_ckpt(struct guest *g, uint64_t broken)
 		s.has_code = s.has_value = 1;
 		s.code = si[i].si_code;
 		s.value = si[i].si_value.sival_int;
-		guest_signal_deliver(g, &s);
+		/* a signal sent to the thread goes back to it, else to R */
+		guest_signal_deliver(g, &s, si[i].si_code == SI_TKILL ? to[i] :
+		    0);
 	}
 	free(si);
+	free(to);
 	return 0;
 }

@@ -132,6 +132,7 @@ guest_files_add(struct guest *g, const char *path, const Osm__ImgFileId *id,
 	}
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	snprintf(f->self_link, sizeof f->self_link, "/proc/self/fd/%d", f->fd);
 	snprintf(f->link, sizeof f->link, "/proc/%d/fd/%d", (int)getpid(),
 	    f->fd);
 	log_debug("%s: %s %s", g->conn.who, path, f->memfd == -1 ?
@@ -355,7 +356,7 @@ guest_files_mapped(void *arg, const Osm__ImgVma *v)
 	if (v->id == NULL || (f = guest_files_find(g, v->id,
 	    (v->flags & MAP_SHARED) != 0)) == NULL)
 		return NULL;
-	return f->link;
+	return g->ids_kept ? f->self_link : f->link;
 }
 
 /*

@@ -6,10 +6,12 @@
  * a call it waits on is left to restart, at home — and its image goes
  * home; the agent then ends. See docs/REMOTE.md.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/capability.h>
 #include <linux/filter.h>
 
 #include <signal.h>
@@ -134,6 +136,68 @@ move_home_log(struct guest *g, const struct move_home *m)
 	    (unsigned long long)lv->bytes, lv->total_us / 1000.0);
 }
 
+/*
+ * R, restored, gives up every capability, in every thread: those it had
+ * in our user namespace (to make its threads with their ids) are none of
+ * its business, and it must hold none to run here.
+ */
+static int
+move_drop_caps(struct mig_task *t, char **cause)
+{
+	struct __user_cap_header_struct	 hdr = { _LINUX_CAPABILITY_VERSION_3,
+					     0 };
+	struct __user_cap_data_struct	 data[2];
+	pid_t				*tids;
+	size_t				 n, i;
+	long				 page;
+	int				 rc = -1;
+
+	memset(data, 0, sizeof data);
+	if (mig_call_ok(t, "mmap", &page, SYS_mmap, (sysargs){ 0, 4096,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },
+	    cause) == -1)
+		return -1;
+	n = mig_threads(t, NULL, 0);
+	tids = xcalloc(n, sizeof *tids);
+	mig_threads(t, tids, n);
+	if (mig_write(t, page, &hdr, sizeof hdr, cause) == -1 ||
+	    mig_write(t, page + 64, data, sizeof data, cause) == -1)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (mig_thread_call_ok(t, tids[i], "capset", NULL, SYS_capset,
+		    (sysargs){ page, page + 64 }, cause) == -1)
+			goto out;
+	rc = mig_call_ok(t, "munmap", NULL, SYS_munmap, (sysargs){ page,
+	    4096 }, cause);
+out:
+	free(tids);
+	return rc;
+}
+
+/*
+ * R, with its home's pid (home_pid, the setup's), and so its thread ids,
+ * in a PID namespace (and user namespace) of its own, so that its threads
+ * are those of its husk at home, id for id, and threads it makes here can
+ * take the ids of those made for them at home. Where the namespace cannot
+ * be had, R runs with an id of this node's: a threaded image then refuses
+ * to be restored (its ids would change), and a thread made here brings it
+ * home. R holds nothing of this node: no log, no terminal on 0-2.
+ */
+static struct mig_task *
+move_spawn(struct guest *g, pid_t home_pid, char **cause)
+{
+	struct mig_task	*t;
+	char		*why = NULL;
+
+	if ((t = mig_spawn_bare_pid(home_pid, &why)) != NULL) {
+		g->ids_kept = 1;
+		return t;
+	}
+	log_warnx("%s: runs with an id of this node's: %s", g->conn.who, why);
+	free(why);
+	return mig_spawn_bare(cause);
+}
+
 /* Put R, restored and held, under its filter: its listener, or -1. */
 static int
 move_confine(struct guest *g, struct mig_task *t, char **cause)
@@ -164,6 +228,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	uint16_t	 kind;
 	int		 listener;
 	char		*why = NULL;
+	pid_t		 home_pid;
 
 	if (session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
@@ -178,6 +243,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		return -1;
 	}
 	g->stop_copy = setup->has_stop_copy && setup->stop_copy;
+	home_pid = setup->pid;
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
 	if (guest_files_setup(g, setup, cause) == -1) {
@@ -187,15 +253,18 @@ guest_move_arrive(struct guest *g, char **cause)
 	osm__ses_setup__free_unpacked(setup, NULL);
 
 	g->uffd = -1;
-	/* R holds nothing of this node: no log, no terminal on 0-2. */
-	if ((t = mig_spawn_bare(cause)) == NULL)
+	if ((t = move_spawn(g, home_pid, cause)) == NULL)
 		return -1;
 	g->pid = mig_pid(t);
 	mig_pin(t, &pin);
+	/* Restored: the descriptors of ours it was born with go. */
 	if (move_recv(g, t, cause) == -1 ||
+	    (g->ids_kept && mig_call_ok(t, "close_range", NULL,
+	    SYS_close_range, (sysargs){ 3, ~0U, 0 }, cause) == -1) ||
 	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
 	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1)
 		goto fail;
+	g->threaded = mig_threads(t, NULL, 0) > 1;
 	/*
 	 * R's userfaultfd for its way home, live: made now, by injection,
 	 * as the filter would send the call home. R's own use of userfaultfd
@@ -206,7 +275,8 @@ guest_move_arrive(struct guest *g, char **cause)
 		    "%s", g->conn.who, why);
 		free(why);
 	}
-	if ((listener = move_confine(g, t, cause)) == -1)
+	if (move_drop_caps(t, cause) == -1 ||
+	    (listener = move_confine(g, t, cause)) == -1)
 		goto fail;
 	if ((g->remote = remote_new(listener, g->pid, g->gs->pid, &g->base,
 	    cause)) == NULL) {

@@ -6,6 +6,7 @@
  */
 #include <sys/mman.h>
 
+#include <dirent.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +23,25 @@
 static void
 serve_call(struct guest *g, const struct remote_event *ev)
 {
-	g->pending = ev->seq;
-	g->has_mask = ev->has_mask;
-	g->mask = ev->mask;
+	struct guest_call	*c;
+
+	g->calls = xreallocarray(g->calls, g->ncalls + 1, sizeof *g->calls);
+	c = &g->calls[g->ncalls++];
+	memset(c, 0, sizeof *c);
+	c->seq = ev->seq;
+	c->tid = ev->tid;
+	c->has_mask = ev->has_mask;
+	c->mask = ev->mask;
 	if (guest_ses_send_raw(g, OSM__SES_KIND__SES_CALL, ev->msg,
 	    ev->len) == -1)
 		guest_ses_fail(g, "the home went away");
+}
+
+static void
+serve_drop(struct guest *g, struct guest_call *c)
+{
+	free(c->reply);
+	*c = g->calls[--g->ncalls];
 }
 
 /* --- file mappings ---------------------------------------------------- */
@@ -185,8 +199,13 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
-	/* the owner's policy may want every file call as it is */
-	if (g->gs->strict_files)
+	/*
+	 * The owner's policy may want every file call as it is; so does a
+	 * process of threads: its calls run at home at once, each thread's
+	 * in its own thread, where reads ahead and writes behind would have
+	 * to wait for every other call (they follow the calls before them).
+	 */
+	if (g->gs->strict_files || g->threaded)
 		remote_strict(g->remote);
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
@@ -203,6 +222,9 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		break;
 	case REMOTE_HOME:
 		guest_move_want_home(g, ev.why);
+		break;
+	case REMOTE_THREAD:
+		guest_thread_call(g, &ev);
 		break;
 	case REMOTE_ANSWERED:
 		guest_ses_out(g, 1);
@@ -274,15 +296,203 @@ guest_serve_read_data(struct guest *g, const uint8_t *body, size_t len)
 	guest_ses_out(g, 1);
 }
 
-/* The home's answer to R's call (SES_REPLY). */
+/* Is this reply a call broken off at home (a restart code)? */
+static int
+serve_interrupted(const uint8_t *body, size_t len, uint64_t *seq)
+{
+	Osm__RemoteReply	*r;
+	int			 interrupted;
+
+	if ((r = osm__remote_reply__unpack(NULL, len, body)) == NULL)
+		return -1;
+	interrupted = r->ret <= -512 && r->ret >= -516;
+	*seq = r->seq;
+	osm__remote_reply__free_unpacked(r, NULL);
+	return interrupted;
+}
+
+/*
+ * Apply the reply of call seq, woken saying whether a signal just queued
+ * ends the thread's wait (-1: look). A call to make again goes home again,
+ * unless R makes it itself, frozen for a checkpoint; a wait made again
+ * keeps back the signals its mask blocks.
+ */
+static void
+serve_apply(struct guest *g, uint64_t seq, const uint8_t *body, size_t len,
+    int woken)
+{
+	struct remote_event	 ev;
+	struct guest_call	*c;
+	uint64_t		 keep = 0;
+	char			*cause = NULL;
+
+	if ((c = guest_signal_call(g, seq)) != NULL) {
+		if (c->has_mask)
+			keep = c->mask;
+		serve_drop(g, c);
+	}
+	if (remote_reply(g->remote, body, len, woken, &ev, &cause) == -1)
+		guest_ses_fail(g, cause);
+	if (ev.kind == REMOTE_FORWARD) {
+		if (guest_ckpt(g, ev.seq) == -1)
+			serve_call(g, &ev);
+		guest_ses_out(g, 1);
+		guest_signal_deliver_unblocked(g, keep);
+	}
+}
+
+/*
+ * A thread for process-directed signal h: one of R's waiting in a call
+ * broken off at home that h ends (it takes h and its kernel's restart
+ * logic decides), else R itself if none of its calls is at home, else a
+ * thread in none of them that does not block h, so that no thread waiting
+ * in a call at home is woken by it: its call could run twice. -1: none
+ * now; h stays held.
+ */
+static pid_t
+serve_target(struct guest *g, struct guest_call **broken, size_t n,
+    const struct guest_held *h)
+{
+	char		 path[64];
+	struct dirent	*e;
+	DIR		*dir;
+	uint64_t	 blk;
+	pid_t		 tid, found = -1;
+	size_t		 i;
+
+	for (i = 0; i < n; i++)
+		if (guest_signal_wakes(g, broken[i], h))
+			return broken[i]->tid;
+	if (g->ncalls == n)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)g->pid);
+	if ((dir = opendir(path)) == NULL)
+		return -1;
+	while (found == -1 && (e = readdir(dir)) != NULL) {
+		if ((tid = (pid_t)strtol(e->d_name, NULL, 10)) <= 0)
+			continue;
+		for (i = 0; i < g->ncalls && g->calls[i].tid != tid; i++)
+			;
+		blk = 0;
+		if (i == g->ncalls && proc_status_mask(tid, "SigBlk",
+		    &blk) == 0 && !(blk & (1ULL << (h->signo - 1))))
+			found = tid;
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * Every call a held signal may break off has answered: give R the results
+ * of the calls that ran, then the signals, then the answers of the calls
+ * they broke off, so that R's own masks and handler flags decide, in each
+ * thread, between restarting the call and EINTR; a call no signal ends
+ * goes home again, as the kernel would have restarted it.
+ */
+static void
+serve_settle(struct guest *g)
+{
+	Osm__SesSignal		 sig = OSM__SES_SIGNAL__INIT;
+	struct guest_call	*broken[64], *c;
+	uint64_t		 seqs[64], blocked, seq;
+	uint8_t			*b;
+	size_t			 n = 0, j, l;
+	int			 woken[64], i, k, nheld;
+
+	for (j = 0; j < g->ncalls; ) {
+		c = &g->calls[j];
+		if (c->reply == NULL) {
+			j++;
+			continue;
+		}
+		if (serve_interrupted(c->reply, c->reply_len, &seq) == 1 &&
+		    n < nitems(broken)) {
+			broken[n++] = c;
+			j++;
+			continue;
+		}
+		/* ran: its result first (serve_apply drops it from calls) */
+		b = c->reply;
+		l = c->reply_len;
+		c->reply = NULL;
+		serve_apply(g, c->seq, b, l, -1);
+		free(b);
+		j = 0;
+		n = 0;
+	}
+	/* the signals, each to a thread that takes it */
+	nheld = g->nheld;
+	for (i = 0; i < nheld; i++) {
+		if (g->held[i].tid != 0 || g->held[i].signo == SIGKILL ||
+		    g->held[i].signo == SIGSTOP)
+			continue;
+		g->held[i].tid = serve_target(g, broken, n, &g->held[i]);
+	}
+	for (j = 0; j < n; j++) {
+		/* none held: broken off for a checkpoint, say; R's own say */
+		woken[j] = g->nheld == 0 ? -1 : 0;
+		for (i = 0; i < g->nheld; i++)
+			woken[j] |= g->held[i].tid != -1 &&
+			    guest_signal_wakes(g, broken[j], &g->held[i]);
+		/*
+		 * A wait with a mask of its own, ended by a signal the
+		 * thread's mask blocks: only R's kernel can take the signal
+		 * under the wait's mask, and only at home, where the wait
+		 * starts again with it (the signal pending, going home with
+		 * R).
+		 */
+		blocked = 0;
+		proc_status_mask(broken[j]->tid, "SigBlk", &blocked);
+		if (woken[j] == 1 && broken[j]->has_mask &&
+		    broken[j]->mask != blocked) {
+			for (k = 0; k < g->nheld; k++)
+				if (g->held[k].tid == -1)
+					g->held[k].tid = 0;
+			guest_move_want_home(g, "a signal for a wait with a "
+			    "signal mask of its own");
+			return;
+		}
+	}
+	/* deliver all but those with no thread to take them now */
+	k = 0;
+	for (i = 0; i < g->nheld; i++) {
+		if (g->held[i].tid == -1) {
+			g->held[k].signo = g->held[i].signo;
+			g->held[k++].tid = 0;
+			continue;
+		}
+		sig.signo = g->held[i].signo;
+		guest_signal_deliver(g, &sig, g->held[i].tid);
+	}
+	g->nheld = k;
+	/* the broken-off calls' answers: their pointers move as calls drop */
+	for (j = 0; j < n; j++)
+		seqs[j] = broken[j]->seq;
+	for (j = 0; j < n; j++) {
+		if ((c = guest_signal_call(g, seqs[j])) == NULL)
+			continue;
+		b = c->reply;
+		l = c->reply_len;
+		c->reply = NULL;
+		serve_apply(g, seqs[j], b, l, woken[j]);
+		free(b);
+	}
+	guest_ckpt(g, 0);
+}
+
+/*
+ * The home's answer to one of R's calls (SES_REPLY). While signals are
+ * held for calls the home was asked to stop, the answers wait until every
+ * one of those is in.
+ */
 void
 guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)
 {
-	struct remote_event	 ev;
-	Osm__RemoteReply	*r;
-	uint64_t		 blocked = 0, keep = 0;
+	struct guest_call	*c;
+	uint64_t		 seq;
+	size_t			 i;
 	char			*cause = NULL;
-	int			 interrupted = 0, woken = 0, i;
+	struct remote_event	 ev;
 
 	/* a write behind, or an offset owed: no call of R's waits for it */
 	switch (remote_reply_behind(g->remote, body, len, &cause)) {
@@ -291,53 +501,20 @@ guest_serve_reply(struct guest *g, const uint8_t *body, size_t len)
 	case 1:
 		return;
 	}
-	if (g->nheld > 0 &&
-	    (r = osm__remote_reply__unpack(NULL, len, body)) != NULL) {
-		interrupted = r->ret <= -512 && r->ret >= -516;
-		osm__remote_reply__free_unpacked(r, NULL);
+	if (serve_interrupted(body, len, &seq) == -1 ||
+	    (c = guest_signal_call(g, seq)) == NULL) {
+		/* remote_reply says what is wrong with it */
+		if (remote_reply(g->remote, body, len, -1, &ev, &cause) == -1)
+			guest_ses_fail(g, cause);
+		guest_ses_fail(g, "a reply to no call at home");
 	}
-	/*
-	 * The call was broken off by a signal: R gets the signal first, and
-	 * whether it ends R's wait decides between the restart logic of R's
-	 * kernel and sending the call home again. A call that ran gives R
-	 * its result before the signal.
-	 */
-	if (interrupted) {
-		for (i = 0; i < g->nheld; i++)
-			woken |= guest_signal_wakes(g, g->held[i]);
-		/*
-		 * A wait with a mask of its own, ended by a signal R's mask
-		 * blocks: only R's kernel can take the signal under the
-		 * wait's mask, and only at home, where the wait starts again
-		 * with it (the signal pending, going home with R).
-		 */
-		proc_status_mask(g->pid, "SigBlk", &blocked);
-		if (woken && g->has_mask && g->mask != blocked) {
-			g->pending = 0;
-			guest_move_want_home(g, "a signal for a wait with a "
-			    "signal mask of its own");
-			return;
-		}
-		guest_signal_deliver_held(g);
-	}
-	if (g->has_mask)
-		keep = g->mask;
-	g->pending = 0;
-	if (remote_reply(g->remote, body, len, interrupted ? woken : -1, &ev,
-	    &cause) == -1)
-		guest_ses_fail(g, cause);
-	/*
-	 * A call to make again: R makes it itself if frozen for a checkpoint.
-	 * A wait made again keeps back the signals its mask blocks.
-	 */
-	if (ev.kind == REMOTE_FORWARD) {
-		if (guest_ckpt(g, ev.seq) == -1)
-			serve_call(g, &ev);
-		guest_ses_out(g, 1);
-		guest_signal_deliver_unblocked(g, keep);
-		return;
-	}
-	g->has_mask = 0;
-	guest_signal_deliver_held(g);
-	guest_ckpt(g, 0);
+	c->reply = xmalloc(len > 0 ? len : 1);
+	memcpy(c->reply, body, len);
+	c->reply_len = len;
+	c->cancelled = 0;
+	if (g->nheld > 0)
+		for (i = 0; i < g->ncalls; i++)
+			if (g->calls[i].cancelled && g->calls[i].reply == NULL)
+				return;
+	serve_settle(g);
 }

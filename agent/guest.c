@@ -131,6 +131,9 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 		case OSM__SES_KIND__SES_FILE_ANSWER:
 			guest_serve_file(g, body, len);
 			break;
+		case OSM__SES_KIND__SES_THREAD_MADE:
+			guest_thread_made(g, body, len);
+			break;
 		case OSM__SES_KIND__SES_IDENTITY:
 			guest_serve_identity(g, body, len);
 			break;

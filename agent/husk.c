@@ -7,6 +7,12 @@
  * arguments laid out there, and traps. One wakeup each way per call, and
  * no copy: the deputy reads and writes the call's memory in place.
  *
+ * Each thread of the process has its own area and runs the stub there,
+ * as its lane: the calls of the copy's thread of the same id run in it,
+ * in that thread's own context (gettid, its signal mask), each lane
+ * blocking no other, so that a read one thread waits in at home holds up
+ * no other thread's calls (docs/REMOTE.md, "Threads").
+ *
  * While the stub waits every signal is unblocked, so a signal sent to the
  * process stops the husk for its deputy, who passes it on. When the
  * process comes home mig_restore fills the husk again, stub and shared
@@ -73,75 +79,115 @@ struct husk_ctl {
 };
 
 /*
- * Map our memfd, of len bytes, in the task: it opens it through our /proc
- * entry, the path being at addr in its memory. Sets h->base.
+ * Map lane l's memfd, of len bytes, in the task, by thread l's call: it
+ * opens it through our /proc entry, the path being at addr in its
+ * memory. Sets l->base.
  */
 static int
-husk_map(struct husk *h, uint64_t addr, size_t len, char **cause)
+husk_map(struct husk *h, struct husk_lane *l, uint64_t addr, size_t len,
+    char **cause)
 {
 	char	*ignored = NULL;
 	long	 fd, base;
 
-	if (mig_call_ok(h->t, "open the husk's memory", &fd, SYS_openat,
-	    (sysargs){ AT_FDCWD, addr, O_RDWR | O_CLOEXEC }, cause) == -1)
+	if (mig_thread_call_ok(h->t, l->tid, "open the husk's memory", &fd,
+	    SYS_openat, (sysargs){ AT_FDCWD, addr, O_RDWR | O_CLOEXEC },
+	    cause) == -1)
 		return -1;
-	if (mig_call_ok(h->t, "mmap the husk's memory", &base, SYS_mmap,
-	    (sysargs){ 0, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0 },
-	    cause) == -1) {
-		if (mig_call_ok(h->t, "close", NULL, SYS_close,
+	if (mig_thread_call_ok(h->t, l->tid, "mmap the husk's memory", &base,
+	    SYS_mmap, (sysargs){ 0, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fd, 0 }, cause) == -1) {
+		if (mig_thread_call_ok(h->t, l->tid, "close", NULL, SYS_close,
 		    (sysargs){ fd }, &ignored) == -1)
 			free(ignored);
 		return -1;
 	}
-	h->base = base;
-	return mig_call_ok(h->t, "close", NULL, SYS_close, (sysargs){ fd },
-	    cause);
+	l->base = base;
+	return mig_thread_call_ok(h->t, l->tid, "close", NULL, SYS_close,
+	    (sysargs){ fd }, cause);
 }
 
 static int
-husk_path(const struct husk *h, char *buf, size_t size)
+husk_path(const struct husk_lane *l, char *buf, size_t size)
 {
 	return snprintf(buf, size, "/proc/%d/fd/%d", (int)getpid(),
-	    h->memfd) >= (int)size ? -1 : 0;
+	    l->memfd) >= (int)size ? -1 : 0;
 }
 
 /*
- * Make the stopped task a husk with a scratch area of scratch bytes: its
- * memory released, the stub and the shared area in place. It stays
- * stopped; husk_run starts the stub.
+ * Lane l's shared area, of a control page and scratch bytes, mapped; the
+ * path to it written by via (NULL: into the stub's page, still writable).
+ */
+static int
+husk_lane_make(struct husk *h, struct husk_lane *l, size_t scratch,
+    const struct husk_lane *via, char **cause)
+{
+	char	path[64];
+
+	l->len = HUSK_PAGE + scratch;
+	if ((l->memfd = memfd_create("osmosis-husk", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(l->memfd, l->len) == -1 ||
+	    (l->shm = mmap(NULL, l->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    l->memfd, 0)) == MAP_FAILED) {
+		xasprintf(cause, "the husk's memory: %s", strerror(errno));
+		return -1;
+	}
+	if (husk_path(l, path, sizeof path) == -1) {
+		xasprintf(cause, "the husk's memory: path too long");
+		return -1;
+	}
+	if (via != NULL) {
+		/* past the control words of via's page, which it shares */
+		memcpy(via->shm + HUSK_PATH, path, strlen(path) + 1);
+		return husk_map(h, l, via->base + HUSK_PATH, l->len, cause);
+	}
+	if (mig_write(h->t, h->code + HUSK_PATH, path, strlen(path) + 1,
+	    cause) == -1)
+		return -1;
+	return husk_map(h, l, h->code + HUSK_PATH, l->len, cause);
+}
+
+/*
+ * Make the stopped task a husk with a scratch area of scratch bytes for
+ * each of its threads: its memory released, the stub and each thread's
+ * shared area in place. It stays stopped; husk_run starts the stub in
+ * every thread, each waiting for the calls of its own thread away.
  */
 int
 husk_make(struct mig_task *t, size_t scratch, struct husk *h, char **cause)
 {
-	char	path[64];
-	long	code;
+	pid_t	*tids;
+	size_t	 n, i;
+	long	 code;
 
 	memset(h, 0, sizeof *h);
 	h->t = t;
-	h->memfd = -1;
-	h->shm = MAP_FAILED;
-	h->len = HUSK_PAGE + scratch;
-	if ((h->memfd = memfd_create("osmosis-husk", MFD_CLOEXEC)) == -1 ||
-	    ftruncate(h->memfd, h->len) == -1 ||
-	    (h->shm = mmap(NULL, h->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    h->memfd, 0)) == MAP_FAILED) {
-		xasprintf(cause, "the husk's memory: %s", strerror(errno));
-		goto fail;
+	n = mig_threads(t, NULL, 0);
+	tids = xcalloc(n, sizeof *tids);
+	mig_threads(t, tids, n);
+	h->lanes = xcalloc(n, sizeof *h->lanes);
+	h->nlanes = n;
+	for (i = 0; i < n; i++) {
+		h->lanes[i].tid = tids[i];
+		h->lanes[i].memfd = -1;
+		h->lanes[i].shm = MAP_FAILED;
 	}
+	free(tids);
 	if (mig_empty(t, cause) == -1)
 		goto fail;
-	/* The stub's page: its code, and for now the path to our memfd. */
+	/* The stub's page: its code, and for now the path to a memfd. */
 	if (mig_call_ok(t, "mmap the stub", &code, SYS_mmap, (sysargs){ 0,
 	    HUSK_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 	    -1, 0 }, cause) == -1)
 		goto fail;
 	h->code = code;
-	if (husk_path(h, path, sizeof path) == -1 ||
-	    mig_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1 ||
-	    mig_write(t, h->code + HUSK_PATH, path, strlen(path) + 1,
-	    cause) == -1 ||
-	    husk_map(h, h->code + HUSK_PATH, h->len, cause) == -1 ||
-	    mig_call_ok(t, "mprotect the stub", NULL, SYS_mprotect, (sysargs){
+	if (mig_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (husk_lane_make(h, &h->lanes[i], scratch, NULL,
+		    cause) == -1)
+			goto fail;
+	if (mig_call_ok(t, "mprotect the stub", NULL, SYS_mprotect, (sysargs){
 	    h->code, HUSK_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
 		goto fail;
 	return 0;
@@ -153,79 +199,134 @@ fail:
 void
 husk_free(struct husk *h)
 {
-	if (h->shm != MAP_FAILED && h->shm != NULL)
-		munmap(h->shm, h->len);
-	if (h->memfd != -1)
-		close(h->memfd);
-	h->shm = MAP_FAILED;
-	h->memfd = -1;
-}
+	struct husk_lane	*l;
+	size_t			 i;
 
-/* Where the forwarded calls' memory is: ours, and the task's. */
-uint8_t *
-husk_scratch(const struct husk *h, uint64_t *base, size_t *len)
-{
-	*base = h->base + HUSK_PAGE;
-	*len = h->len - HUSK_PAGE;
-	return h->shm + HUSK_PAGE;
+	for (i = 0; i < h->nlanes; i++) {
+		l = &h->lanes[i];
+		if (l->shm != MAP_FAILED && l->shm != NULL)
+			munmap(l->shm, l->len);
+		if (l->memfd != -1)
+			close(l->memfd);
+		home_free(l->call);
+		free(l->held);
+	}
+	free(h->lanes);
+	h->lanes = NULL;
+	h->nlanes = 0;
 }
 
 /*
- * Start (or resume) the stub waiting for calls: after husk_make, a hold,
- * or a call returned (other stops resume with husk_continue).
+ * The lane of thread tid, or NULL; 0 is the lead's (or, once the main
+ * thread has ended, the first left's).
  */
-int
-husk_run(struct husk *h, char **cause)
+struct husk_lane *
+husk_lane(struct husk *h, pid_t tid)
 {
-	if (mig_jump(h->t, h->code, h->base, cause) == -1)
-		return -1;
-	h->running = 1;
+	size_t	i;
+
+	if (h->nlanes == 0)
+		return NULL;
+	if (tid == 0)
+		return &h->lanes[0];
+	for (i = 0; i < h->nlanes; i++)
+		if (h->lanes[i].tid == tid)
+			return &h->lanes[i];
+	return NULL;
+}
+
+/* Does some lane run a forwarded call (or hold its reply)? */
+int
+husk_busy(const struct husk *h)
+{
+	size_t	i;
+
+	for (i = 0; i < h->nlanes; i++)
+		if (h->lanes[i].call != NULL)
+			return 1;
 	return 0;
 }
 
-/* Ask the waiting stub to run a call; its memory is laid out already. */
-void
-husk_call(struct husk *h, long nr, const uint64_t *args)
+/* Where lane l's forwarded calls' memory is: ours, and the task's. */
+uint8_t *
+husk_scratch(const struct husk_lane *l, uint64_t *base, size_t *len)
 {
-	struct husk_ctl	*c = (struct husk_ctl *)h->shm;
+	*base = l->base + HUSK_PAGE;
+	*len = l->len - HUSK_PAGE;
+	return l->shm + HUSK_PAGE;
+}
+
+/*
+ * Start (or resume) the stub waiting for calls in lane l: after
+ * husk_make, a hold, or a call returned (other stops resume with
+ * husk_continue).
+ */
+int
+husk_run_lane(struct husk *h, struct husk_lane *l, char **cause)
+{
+	if (mig_thread_jump(h->t, l->tid, h->code, l->base, cause) == -1)
+		return -1;
+	l->running = 1;
+	return 0;
+}
+
+/* The same in every lane that does not run. */
+int
+husk_run(struct husk *h, char **cause)
+{
+	size_t	i;
+
+	for (i = 0; i < h->nlanes; i++)
+		if (!h->lanes[i].running &&
+		    husk_run_lane(h, &h->lanes[i], cause) == -1)
+			return -1;
+	return 0;
+}
+
+/* Ask lane l's waiting stub to run a call; its memory is laid out. */
+void
+husk_call(struct husk_lane *l, long nr, const uint64_t *args)
+{
+	struct husk_ctl	*c = (struct husk_ctl *)l->shm;
 
 	c->nr = nr;
 	memcpy(c->args, args, sizeof c->args);
 	__atomic_store_n(&c->kick, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &c->kick, FUTEX_WAKE, 1, NULL, NULL, 0);
-	h->busy = 1;
+	l->busy = 1;
 }
 
 /*
- * A ptrace stop of the running husk: the call's return (*rv), a signal
- * for the process (*si), or another stop. A call a signal or an interrupt
- * broke off is reported as it returned (a restart code) rather than
- * restarted here: the running copy decides, by its own signal state.
+ * A ptrace stop of lane l's running thread: the call's return (*rv), a
+ * signal for the process (*si), or another stop. A call a signal or an
+ * interrupt broke off is reported as it returned (a restart code) rather
+ * than restarted here: the running copy decides, by its own signal state.
  */
 enum husk_stop
-husk_stopped(struct husk *h, int status, long *rv, siginfo_t *si)
+husk_stopped(struct husk *h, struct husk_lane *l, int status, long *rv,
+    siginfo_t *si)
 {
 	struct user_regs_struct	r;
-	pid_t			pid = mig_pid(h->t);
+	pid_t			tid = mig_thread_here(h->t, l->tid);
 	int			got;
 
-	h->running = 0;
-	if (ptrace(PTRACE_GETREGS, pid, 0, &r) == -1)
+	l->running = 0;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) == -1)
 		return HUSK_OTHER;
-	if (h->busy && r.rip == h->code + HUSK_AFTER_CALL &&
+	if (l->busy && r.rip == h->code + HUSK_AFTER_CALL &&
 	    (long)r.rax <= -512 && (long)r.rax >= -516) {
 		r.orig_rax = -1;
-		ptrace(PTRACE_SETREGS, pid, 0, &r);
+		ptrace(PTRACE_SETREGS, tid, 0, &r);
 	}
 	if ((status >> 16) != 0 || WSTOPSIG(status) == (SIGTRAP | 0x80))
 		return HUSK_OTHER;
-	got = ptrace(PTRACE_GETSIGINFO, pid, 0, si) == 0;
-	if (h->busy && WSTOPSIG(status) == SIGTRAP && got &&
+	got = ptrace(PTRACE_GETSIGINFO, tid, 0, si) == 0;
+	if (l->busy && WSTOPSIG(status) == SIGTRAP && got &&
 	    si->si_code == SI_KERNEL && r.rip == h->code + HUSK_AFTER_TRAP) {
 		*rv = (long)r.rax;
-		__atomic_store_n(&((struct husk_ctl *)h->shm)->kick, 0,
+		__atomic_store_n(&((struct husk_ctl *)l->shm)->kick, 0,
 		    __ATOMIC_RELEASE);
-		h->busy = 0;
+		l->busy = 0;
 		return HUSK_RETURNED;
 	}
 	if (!got) {
@@ -235,60 +336,68 @@ husk_stopped(struct husk *h, int status, long *rv, siginfo_t *si)
 	return HUSK_SIGNAL;
 }
 
-/* Resume the husk after one of its stops, with signal sig (0: none). */
+/* Resume lane l after one of its stops, with signal sig (0: none). */
 int
-husk_continue(struct husk *h, int sig, char **cause)
+husk_continue(struct husk *h, struct husk_lane *l, int sig, char **cause)
 {
-	if (ptrace(PTRACE_CONT, mig_pid(h->t), 0, sig) == -1) {
-		xasprintf(cause, "PTRACE_CONT %d: %s", (int)mig_pid(h->t),
+	pid_t	tid = mig_thread_here(h->t, l->tid);
+
+	if (ptrace(PTRACE_CONT, tid, 0, sig) == -1) {
+		xasprintf(cause, "PTRACE_CONT %d: %s", (int)tid,
 		    strerror(errno));
 		return -1;
 	}
-	h->running = 1;
+	l->running = 1;
 	return 0;
 }
 
 /*
- * Stop the stub and leave the task stopped, for calls of our own or a
- * restore; a call it was running is abandoned (callers let it finish
- * first when its result matters). Signals taken meanwhile are kept
- * (mig_stolen).
+ * Stop the stub in every lane and leave the task stopped, for calls of
+ * our own or a restore; a call a lane was running is abandoned (callers
+ * let it finish first when its result matters). Signals taken meanwhile
+ * are kept (mig_thread_stolen).
  */
 int
 husk_hold(struct husk *h, char **cause)
 {
-	if (!h->running)
-		return 0;
-	if (mig_interrupt(h->t, cause) == -1)
-		return -1;
-	h->running = h->busy = 0;
+	struct husk_lane	*l;
+	size_t			 i;
+
+	for (i = 0; i < h->nlanes; i++) {
+		l = &h->lanes[i];
+		if (!l->running)
+			continue;
+		if (mig_thread_interrupt(h->t, l->tid, cause) == -1)
+			return -1;
+		l->running = l->busy = 0;
+	}
 	return 0;
 }
 
-/* A larger scratch area, of at least want bytes; the stub is held. */
+/* A larger scratch area for lane l, of at least want bytes; it is held. */
 int
-husk_grow(struct husk *h, size_t want, char **cause)
+husk_grow(struct husk *h, struct husk_lane *l, size_t want, char **cause)
 {
 	size_t		 len = HUSK_PAGE + want;
-	uint64_t	 old = h->base;
+	uint64_t	 old = l->base;
 	uint8_t		*p;
 	char		*path;
 
-	if (ftruncate(h->memfd, len) == -1 ||
-	    (p = mremap(h->shm, h->len, len, MREMAP_MAYMOVE)) == MAP_FAILED) {
+	if (ftruncate(l->memfd, len) == -1 ||
+	    (p = mremap(l->shm, l->len, len, MREMAP_MAYMOVE)) == MAP_FAILED) {
 		xasprintf(cause, "growing the husk's memory: %s",
 		    strerror(errno));
 		return -1;
 	}
-	h->shm = p;
+	l->shm = p;
 	/* the path in the old mapping, which the task still has */
-	path = (char *)h->shm + HUSK_PAGE;
-	if (husk_path(h, path, 64) == -1 ||
-	    husk_map(h, old + HUSK_PAGE, len, cause) == -1 ||
-	    mig_call_ok(h->t, "munmap", NULL, SYS_munmap, (sysargs){ old,
-	    h->len }, cause) == -1)
+	path = (char *)l->shm + HUSK_PAGE;
+	if (husk_path(l, path, 64) == -1 ||
+	    husk_map(h, l, old + HUSK_PAGE, len, cause) == -1 ||
+	    mig_thread_call_ok(h->t, l->tid, "munmap", NULL, SYS_munmap,
+	    (sysargs){ old, l->len }, cause) == -1)
 		return -1;
-	h->len = len;
+	l->len = len;
 	return 0;
 }
 
@@ -339,20 +448,95 @@ out:
 	return rc;
 }
 
-/* Set the signal mask of the held husk to nothing blocked. */
+/*
+ * Set the signal mask of every thread of the held husk to nothing
+ * blocked: a signal sent to the process at home then stops some thread
+ * of it for us, one sent to a thread stops that one.
+ */
 int
 husk_unblock(struct husk *h, char **cause)
 {
-	memset(h->shm + HUSK_PAGE, 0, 8);
-	return mig_call_ok(h->t, "rt_sigprocmask", NULL, SYS_rt_sigprocmask,
-	    (sysargs){ SIG_SETMASK, h->base + HUSK_PAGE, 0, 8 }, cause);
+	struct husk_lane	*l = &h->lanes[0];
+	size_t			 i;
+
+	memset(l->shm + HUSK_PAGE, 0, 8);
+	for (i = 0; i < h->nlanes; i++)
+		if (mig_thread_call_ok(h->t, h->lanes[i].tid, "rt_sigprocmask",
+		    NULL, SYS_rt_sigprocmask, (sysargs){ SIG_SETMASK,
+		    l->base + HUSK_PAGE, 0, 8 }, cause) == -1)
+			return -1;
+	return 0;
 }
 
 /* Give one signal SIG_DFL in the held husk (its handler is gone). */
 int
 husk_default(struct husk *h, int sig, char **cause)
 {
-	memset(h->shm + HUSK_PAGE, 0, 32);
+	struct husk_lane	*l = &h->lanes[0];
+
+	memset(l->shm + HUSK_PAGE, 0, 32);
 	return mig_call_ok(h->t, "rt_sigaction", NULL, SYS_rt_sigaction,
-	    (sysargs){ sig, h->base + HUSK_PAGE, 0, 8 }, cause);
+	    (sysargs){ sig, l->base + HUSK_PAGE, 0, 8 }, cause);
+}
+
+/*
+ * A lane for thread tid, new in the held task (made for a thread its copy
+ * makes away), held: its area mapped by that thread. husk_run_lane
+ * starts it.
+ */
+struct husk_lane *
+husk_lane_add(struct husk *h, pid_t tid, size_t scratch, char **cause)
+{
+	struct husk_lane	*l;
+	size_t			 via = 0;
+
+	while (via < h->nlanes && h->lanes[via].busy)
+		via++;
+	if (via == h->nlanes) {
+		xasprintf(cause, "every thread of the husk is busy");
+		return NULL;
+	}
+	h->lanes = xreallocarray(h->lanes, h->nlanes + 1, sizeof *h->lanes);
+	l = &h->lanes[h->nlanes];
+	memset(l, 0, sizeof *l);
+	l->tid = tid;
+	l->memfd = -1;
+	l->shm = MAP_FAILED;
+	if (husk_lane_make(h, l, scratch, &h->lanes[via], cause) == -1) {
+		if (l->shm != MAP_FAILED)
+			munmap(l->shm, l->len);
+		if (l->memfd != -1)
+			close(l->memfd);
+		return NULL;
+	}
+	h->nlanes++;
+	return l;
+}
+
+/*
+ * End lane l's thread (its copy's thread ended away), and the lane: its
+ * area unmapped by the thread, which then exits, alone.
+ */
+int
+husk_lane_end(struct husk *h, struct husk_lane *l, char **cause)
+{
+	char	*ignored = NULL;
+	size_t	 i = l - h->lanes;
+
+	if (l->running && mig_thread_interrupt(h->t, l->tid, cause) == -1)
+		return -1;
+	l->running = l->busy = 0;
+	if (mig_thread_call_ok(h->t, l->tid, "munmap", NULL, SYS_munmap,
+	    (sysargs){ l->base, l->len }, &ignored) == -1)
+		free(ignored);
+	if (mig_thread_exit(h->t, l->tid, cause) == -1)
+		return -1;
+	munmap(l->shm, l->len);
+	close(l->memfd);
+	home_free(l->call);
+	free(l->held);
+	/* in order: the lead's stays first */
+	memmove(&h->lanes[i], &h->lanes[i + 1], (--h->nlanes - i) *
+	    sizeof *h->lanes);
+	return 0;
 }

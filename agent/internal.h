@@ -22,15 +22,25 @@
 #include "proto/migrate.pb-c.h"
 
 /* husk.c: P at home while it runs elsewhere */
-struct husk {
-	struct mig_task	*t;
-	int		 memfd;		/* the area shared with the stub */
+struct husk_lane {			/* one thread of the husk */
+	pid_t		 tid;
+	int		 memfd;		/* the area shared with its stub */
 	uint8_t		*shm;		/* our view: control page, scratch */
 	size_t		 len;
 	uint64_t	 base;		/* the same area in the task */
-	uint64_t	 code;		/* the stub */
 	int		 running;	/* the stub runs: not stopped by us */
 	int		 busy;		/* a call was asked and not answered */
+	/* the deputy's (deputy-serve.c) */
+	struct home_call *call;		/* the forwarded call it runs */
+	int		 nudged;	/* broken off for a checkpoint */
+	uint8_t		*held;		/* its reply, until signals */
+	size_t		 held_len;
+};
+struct husk {
+	struct mig_task	*t;
+	uint64_t	 code;		/* the stub */
+	struct husk_lane *lanes;	/* the lead's first */
+	size_t		 nlanes;
 };
 enum husk_stop {
 	HUSK_RETURNED,		/* the call returned */
@@ -40,21 +50,31 @@ enum husk_stop {
 int		 husk_make(struct mig_task *t, size_t scratch, struct husk *h,
 		    char **cause);
 void		 husk_free(struct husk *h);
-uint8_t		*husk_scratch(const struct husk *h, uint64_t *base,
+struct husk_lane *husk_lane(struct husk *h, pid_t tid);
+int		 husk_busy(const struct husk *h);
+uint8_t		*husk_scratch(const struct husk_lane *l, uint64_t *base,
 		    size_t *len);
 int		 husk_run(struct husk *h, char **cause);
-void		 husk_call(struct husk *h, long nr, const uint64_t *args);
-enum husk_stop	 husk_stopped(struct husk *h, int status, long *rv,
-		    siginfo_t *si);
-int		 husk_continue(struct husk *h, int sig, char **cause);
+int		 husk_run_lane(struct husk *h, struct husk_lane *l,
+		    char **cause);
+void		 husk_call(struct husk_lane *l, long nr, const uint64_t *args);
+enum husk_stop	 husk_stopped(struct husk *h, struct husk_lane *l, int status,
+		    long *rv, siginfo_t *si);
+int		 husk_continue(struct husk *h, struct husk_lane *l, int sig,
+		    char **cause);
 int		 husk_hold(struct husk *h, char **cause);
-int		 husk_grow(struct husk *h, size_t want, char **cause);
+int		 husk_grow(struct husk *h, struct husk_lane *l, size_t want,
+		    char **cause);
 int		 husk_unblock(struct husk *h, char **cause);
 int		 husk_default(struct husk *h, int sig, char **cause);
 int		 husk_end(struct husk *h, int signaled, int status,
 		    char **cause);
 int		 husk_say(struct mig_task *t, int fd, const char *msg,
 		    size_t len);
+struct husk_lane *husk_lane_add(struct husk *h, pid_t tid, size_t scratch,
+		    char **cause);
+int		 husk_lane_end(struct husk *h, struct husk_lane *l,
+		    char **cause);
 
 /* conn.c: an agent's connection to its node's mosd */
 struct conn {
@@ -115,16 +135,13 @@ struct deputy {
 	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
 	int			 move;		/* this order's MoveMode */
-	struct home_call	*call;		/* a forwarded call in P */
-	int			 nudged;	/* broken off for a checkpoint */
-	uint8_t			*held;		/* its reply, until signals */
-	size_t			 held_len;
 	int			 stop_sent;	/* our stop signal, to pass */
 	int			 ending;	/* the signal P dies of */
 	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
-	uint32_t		 cpu_permille;
+	uint32_t		 cpu_permille;	/* of one CPU: 2000 is two */
+	uint32_t		 threads;	/* at home, last counted */
 	uint64_t		 rss;
 	struct mig_file		*files;		/* P maps, listed at a move */
 	size_t			 nfiles;
@@ -192,9 +209,9 @@ void	 deputy_hold_resume(struct deputy *d);
 int	 deputy_hold_to_entry(struct deputy *d, char **cause);
 
 /* deputy-signal.c */
-int	 deputy_signal_pending(pid_t pid);
-int	 deputy_signal_relay(struct deputy *d, const siginfo_t *si,
-	    char **cause);
+int	 deputy_signal_pending(struct deputy *d, pid_t tid);
+int	 deputy_signal_relay(struct deputy *d, struct husk_lane *l,
+	    const siginfo_t *si, char **cause);
 int	 deputy_signal_stolen(struct deputy *d, char **cause);
 int	 deputy_signal_stopped(struct deputy *d, const uint8_t *body,
 	    size_t len, char **cause);
@@ -237,6 +254,8 @@ int	 deputy_ckpt_recover(struct deputy *d);
 void	 deputy_serve_done(struct deputy *d);
 void	 deputy_serve_enqueue(struct deputy *d, uint16_t kind,
 	    const uint8_t *body, size_t len);
+int	 deputy_serve_may(struct deputy *d, uint16_t kind,
+	    const uint8_t *body, size_t len);
 int	 deputy_serve_dequeue(struct deputy *d, uint16_t *kind,
 	    uint8_t **body, size_t *len);
 void	 deputy_serve_clear(struct deputy *d);
@@ -247,8 +266,15 @@ int	 deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 int	 deputy_serve_cancel(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
-int	 deputy_serve_stop(struct deputy *d, int status, char **cause);
+int	 deputy_serve_stop(struct deputy *d, pid_t tid, int status,
+	    char **cause);
 int	 deputy_serve_settle(struct deputy *d, char **cause);
+
+/* deputy-thread.c */
+int	 deputy_thread_new(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
+int	 deputy_thread_exit(struct deputy *d, const uint8_t *body, size_t len,
+	    char **cause);
 
 /* deputy-move.c */
 void	 deputy_move_close(struct deputy *d);
@@ -280,6 +306,9 @@ struct guest_file {
 	int		 memfd;		/* its bytes from home; -1: a local copy */
 	int		 carry;		/* replaced at home: dumps carry it */
 	char		 link[64];	/* /proc/<G>/fd/<fd>, for R to open */
+	char		 self_link[64];	/* /proc/self/fd/<fd>: R, born with
+					   our descriptors, in a user
+					   namespace, where ours are barred */
 	uint64_t	 dev, ino;	/* of fd */
 	struct mig_range *have;		/* memfd: the bytes in, sorted */
 	size_t		 nhave;
@@ -294,6 +323,26 @@ struct guest_map {
 	uint64_t	 off;		/* and the bytes it asked for */
 	int		 hashing;	/* it asked for the file's hash */
 	struct guest_file *f;		/* NULL: its description not in yet */
+};
+
+/*
+ * A call of R's at home (guest-serve.c), one per thread of R at most: each
+ * thread of R's runs its calls in its own thread of the husk at home.
+ */
+struct guest_call {
+	uint64_t	 seq;
+	pid_t		 tid;		/* R's thread, ours */
+	int		 has_mask;	/* a wait, with R's mask for it */
+	uint64_t	 mask;
+	int		 cancelled;	/* asked to stop for a signal */
+	uint8_t		*reply;		/* in, kept until the others' are */
+	size_t		 reply_len;
+};
+
+/* A signal held until the calls it may break off have answered. */
+struct guest_held {
+	int		 signo;
+	pid_t		 tid;		/* for this thread (ours) alone; 0: any */
 };
 
 /* The clock stub in R (guest-stub.c). */
@@ -314,13 +363,16 @@ struct guest {
 	struct session		 ses;		/* with the deputy */
 	ev_io			 ses_ev;
 	pid_t			 pid;		/* R */
+	int			 ids_kept;	/* R has its home's pid, tids */
+	int			 threaded;	/* R has had threads: strict */
 	struct remote		*remote;	/* R's calls (libremote) */
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
 	ev_timer		 stats;
 	struct emulate_base	 base;		/* CPU used before it came */
-	uint64_t		 pending;	/* the call at home, or 0 */
-	int			 held[NSIG];	/* signals held until its reply */
+	struct guest_call	*calls;		/* at home */
+	size_t			 ncalls;
+	struct guest_held	 held[NSIG];	/* until their replies */
 	int			 nheld;
 	int			 expelled;	/* asked home to call it home */
 	int			 homeward;	/* asked it for its own needs */
@@ -329,13 +381,19 @@ struct guest {
 	int			 short_of_memory; /* the guard sends it home */
 	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 stop_copy;	/* its moves stop and copy */
-	int			 has_mask;	/* the call at home: a wait */
-	uint64_t		 mask;		/* with R's mask for it */
 	struct guest_file	**files;	/* R maps */
 	size_t			 nfiles;
 	struct mig_stand_in	*stand_ins;	/* for dumps of R */
 	uint64_t		 ask_seq;
 	struct guest_map	 map;
+	struct guest_clone {			/* threads R makes, waiting */
+		uint64_t	 id;		/* its clone's notification */
+		pid_t		 tid;		/* the maker, ours */
+		uint64_t	 seq;		/* asked of home */
+	}			*clones;
+	size_t			 nclones;
+	int			 clone_asked;	/* the first one's */
+	uint64_t		 thread_seq;
 	struct guest_stub	 stub;
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */
@@ -383,10 +441,13 @@ const char *guest_files_mapped(void *arg, const Osm__ImgVma *v);
 void	 guest_files_stand_in(struct guest *g, struct mig_task *t);
 
 /* guest-signal.c */
-void	 guest_signal_deliver(struct guest *g, const Osm__SesSignal *s);
+struct guest_call *guest_signal_call(struct guest *g, uint64_t seq);
+void	 guest_signal_deliver(struct guest *g, const Osm__SesSignal *s,
+	    pid_t tid);
 void	 guest_signal_deliver_unblocked(struct guest *g, uint64_t keep);
 void	 guest_signal_deliver_held(struct guest *g);
-int	 guest_signal_wakes(struct guest *g, int sig);
+int	 guest_signal_wakes(struct guest *g, const struct guest_call *c,
+	    const struct guest_held *h);
 void	 guest_signal_from_home(struct guest *g, const uint8_t *body,
 	    size_t len);
 
@@ -400,6 +461,10 @@ void	 guest_move_want_home(struct guest *g, const char *why);
 /* guest-files.c, continued */
 void	 guest_files_replaced(struct guest *g, const uint8_t *body,
 	    size_t len);
+
+/* guest-thread.c */
+void	 guest_thread_call(struct guest *g, const struct remote_event *ev);
+void	 guest_thread_made(struct guest *g, const uint8_t *body, size_t len);
 
 /* guest-ckpt.c */
 int	 guest_ckpt(struct guest *g, uint64_t broken);

@@ -7,8 +7,11 @@
  * through a session (lib/session.c: the image in frames under the session
  * keys, as a deputy and its guest agent carry it). Each figure is the
  * median of several runs after one warm-up run. Prints a Markdown section.
+ * With -t N the process has N threads, each of which touched its share of
+ * the memory, and is restored with its pid and tids, in a PID namespace
+ * made for each restore (the process dumped lives on, with that pid).
  *
- * usage: checkpoint [-c] [-r RUNS] [MiB...]
+ * usage: checkpoint [-c] [-r RUNS] [-t THREADS] [MiB...]
  */
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -16,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,15 +53,48 @@ die(const char *what, char *cause)
 	exit(1);
 }
 
-/* A process with mib MiB of touched anonymous memory, waiting. */
+static int	nthreads = 1;
+
+struct share {
+	uint8_t			*m;
+	size_t			 len;
+	pthread_barrier_t	*touched;
+};
+
+static void
+touch(struct share *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->len; i += 4096)
+		s->m[i] = i >> 12;
+}
+
+static void *
+toucher(void *arg)
+{
+	touch(arg);
+	pthread_barrier_wait(((struct share *)arg)->touched);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * A process with mib MiB of touched anonymous memory, waiting; with
+ * nthreads threads, each of which touched its share.
+ */
 static pid_t
 workload(size_t mib)
 {
-	int	 p[2];
-	pid_t	 pid;
-	char	 c;
-	size_t	 i, n = mib << 20;
-	uint8_t	*m;
+	struct share		 sh[64];
+	pthread_barrier_t	 touched;
+	pthread_t		 t;
+	int			 p[2], k;
+	pid_t			 pid;
+	char			 c;
+	size_t			 n = mib << 20, part;
+	uint8_t			*m;
 
 	if (pipe(p) == -1)
 		die("pipe", NULL);
@@ -68,8 +105,17 @@ workload(size_t mib)
 		close_range(101, ~0U, 0);
 		m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 		    MAP_ANONYMOUS, -1, 0);
-		for (i = 0; i < n; i += 4096)
-			m[i] = i >> 12;
+		part = n / nthreads & ~4095UL;
+		pthread_barrier_init(&touched, NULL, nthreads);
+		for (k = 0; k < nthreads; k++) {
+			sh[k].m = m + k * part;
+			sh[k].len = k == nthreads - 1 ? n - k * part : part;
+			sh[k].touched = &touched;
+			if (k > 0)
+				pthread_create(&t, NULL, toucher, &sh[k]);
+		}
+		touch(&sh[0]);
+		pthread_barrier_wait(&touched);
 		if (write(100, "r", 1) != 1)
 			_exit(1);
 		close(100);
@@ -134,21 +180,60 @@ dump_to(pid_t pid, int fd, struct mig_stats *st)
 	return us;
 }
 
-/* Restore from fd into a fresh process, then kill it. */
+/* Restore the image read from fd into t, then kill it. */
+static void
+restore_into(struct mig_task *t, struct mig_image *mi)
+{
+	char	*cause = NULL;
+
+	if (t == NULL)
+		die("spawn", NULL);
+	if (mig_restore_from(t, mi, NULL, NULL, &cause) == -1)
+		die("restore", cause);
+	mig_kill(t);
+}
+
+/*
+ * Restore from fd into a fresh process, then kill it; microseconds to
+ * the restored process. One of several threads keeps its pid, which the
+ * dumped one still has: it is restored in a child of ours, in a PID
+ * namespace of that child's (its making counted in).
+ */
 static uint64_t
 restore_from(int fd)
 {
-	struct mig_task	*t;
+	struct mig_image mi;
 	char		*cause = NULL;
-	uint64_t	 t0 = now_us(), us;
+	uint64_t	 t0 = now_us(), end;
+	pid_t		 kid;
+	int		 p[2];
 
-	if ((t = mig_spawn(&cause)) == NULL)
-		die("spawn", cause);
-	if (mig_restore(t, fd, NULL, NULL, &cause) == -1)
+	if (mig_restore_begin(fd, &mi, &cause) == -1)
 		die("restore", cause);
-	us = now_us() - t0;
-	mig_kill(t);
-	return us;
+	if (!mig_image_keeps_ids(&mi)) {
+		restore_into(mig_spawn(&cause), &mi);
+		end = now_us();
+	} else {
+		if (pipe(p) == -1)
+			die("pipe", NULL);
+		if ((kid = fork()) == 0) {
+			if (mig_pidns(&cause) == -1)
+				die("pidns", cause);
+			restore_into(mig_spawn_pid(mi.header->pid, &cause),
+			    &mi);
+			end = now_us();
+			if (write(p[1], &end, sizeof end) != sizeof end)
+				_exit(1);
+			_exit(0);
+		}
+		close(p[1]);
+		if (read(p[0], &end, sizeof end) != sizeof end)
+			die("restore in a PID namespace", NULL);
+		close(p[0]);
+		waitpid(kid, NULL, 0);
+	}
+	mig_image_free(&mi);
+	return end - t0;
 }
 
 /* The two ends of a session, as the broker gives them to the agents. */
@@ -207,8 +292,14 @@ session_migrate(pid_t pid)
 	t0 = now_us();
 	if ((other = fork()) == 0) {
 		close(sv[0]);
-		/* Spawned first, restored as the frames come: the agent's way. */
-		if ((t = mig_spawn(&cause)) == NULL)
+		/*
+		 * Spawned first, restored as the frames come: the agent's way;
+		 * with threads, with the process's pid, in a PID namespace.
+		 */
+		if (nthreads > 1 && mig_pidns(&cause) == -1)
+			die("pidns", cause);
+		if ((t = nthreads > 1 ? mig_spawn_pid(pid, &cause) :
+		    mig_spawn(&cause)) == NULL)
 			die("spawn", cause);
 		if (session_recv_image(&away, OSM__SES_KIND__SES_IMAGE,
 		    OSM__SES_KIND__SES_IMAGE_END, session_restore_into, t,
@@ -402,14 +493,18 @@ main(int argc, char **argv)
 	time_t		 now = time(NULL);
 	char		 date[32];
 
-	while ((c = getopt(argc, argv, "cr:")) != -1) {
+	while ((c = getopt(argc, argv, "cr:t:")) != -1) {
 		if (c == 'c') {
 			cold = 1;
 			continue;
 		}
+		if (c == 't' && parse_uint(optarg, 1, 64, &v) == 0) {
+			nthreads = v;
+			continue;
+		}
 		if (c != 'r' || parse_uint(optarg, 1, 31, &v) == -1) {
 			fprintf(stderr, "usage: checkpoint [-c] [-r runs] "
-			    "[MiB...]\n");
+			    "[-t threads] [MiB...]\n");
 			return 2;
 		}
 		runs = v;
@@ -425,17 +520,20 @@ main(int argc, char **argv)
 		}
 	}
 	strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-	printf("Measured %s with `bench/checkpoint%s -r %d`, median of %d "
+	printf("Measured %s with `bench/checkpoint%s -r %d%s`, median of %d "
 	    "runs after a warm-up run%s.\n\n", date, cold ? " -c" : "", runs,
-	    runs, cold ? ", memory not warmed" : ", memory warmed");
-	printf("| touched memory | image | frozen by dump | dump to /dev/shm "
-	    "| dump to socket | restore from /dev/shm | migration over a "
-	    "socket | migration through a session | the same, direct |\n");
-	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	    nthreads > 1 ? " -t N" : "", runs,
+	    cold ? ", memory not warmed" : ", memory warmed");
+	printf("| touched memory | threads | image | frozen by dump | dump to "
+	    "/dev/shm | dump to socket | restore from /dev/shm | migration "
+	    "over a socket | migration through a session | the same, direct "
+	    "|\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < nsizes; i++) {
 		measure(sizes[i], runs, &f);
-		printf("| %zu MiB | %.1f MiB | %.0f ms | %.2f GB/s | %.2f GB/s "
-		    "| %.2f GB/s | %.0f ms | %.0f ms | %.0f ms |\n", sizes[i],
+		printf("| %zu MiB | %d | %.1f MiB | %.0f ms | %.2f GB/s | "
+		    "%.2f GB/s | %.2f GB/s | %.0f ms | %.0f ms | %.0f ms |\n",
+		    sizes[i], nthreads,
 		    f.bytes / 1048576.0, f.frozen_ms, f.file_gbs, f.sock_gbs,
 		    f.restore_gbs, f.migrate_ms, f.session_ms, f.direct_ms);
 		fflush(stdout);

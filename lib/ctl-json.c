@@ -196,6 +196,8 @@ ctl_json_proc(const Osm__CtlProc *p)
 	    10.0));
 	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)
 	    p->rss_bytes));
+	json_object_set_new(o, "threads", json_integer(p->has_threads ?
+	    p->threads : 1));
 	json_object_set_new(o, "command", ctl_json_bytes(p->command));
 	json_object_set_new(o, "why", p->why != NULL ?
 	    ctl_json_bytes(p->why) : json_null());

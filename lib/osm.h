@@ -110,6 +110,7 @@ int	 atomic_commit(struct atomic_file *af, int ok, char **cause);
 int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
 int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
 int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
+ssize_t	 proc_threads(pid_t pid, pid_t **tids);
 int	 proc_oom_kills(const char *dir, uint64_t *n);
 
 /* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */

@@ -1,7 +1,8 @@
 /*
  * Reading /proc and a cgroup: a status field, the CPU time a process used,
- * the out-of-memory killer's kills.
+ * its threads, the out-of-memory killer's kills.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,33 @@ proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 		*user_ns = rt - *sys_ns;
 	}
 	return 0;
+}
+
+/*
+ * The ids of pid's threads, from /proc/PID/task, into *tids (the caller
+ * frees it); how many, or -1 if pid is gone.
+ */
+ssize_t
+proc_threads(pid_t pid, pid_t **tids)
+{
+	char		 path[64];
+	struct dirent	*e;
+	DIR		*dir;
+	size_t		 n = 0;
+	long		 tid;
+
+	*tids = NULL;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if ((dir = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(dir)) != NULL) {
+		if ((tid = strtol(e->d_name, NULL, 10)) <= 0)
+			continue;
+		*tids = xreallocarray(*tids, n + 1, sizeof **tids);
+		(*tids)[n++] = (pid_t)tid;
+	}
+	closedir(dir);
+	return (ssize_t)n;
 }
 
 /* The value of the "key value" line key in path, or -1. */

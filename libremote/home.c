@@ -279,6 +279,7 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 	hc = xcalloc(1, sizeof *hc);
 	hc->call = c;
 	hc->seq = c->seq;
+	hc->tid = c->has_tid ? (pid_t)c->tid : 0;
 	hc->nr = c->nr;
 	hc->behind = c->behind;
 	hc->name = "unknown";

@@ -27,6 +27,8 @@ enum rmt_class {
 	RMT_EMULATE,	/* the guest agent answers it */
 	RMT_FORWARD,	/* executed in the home process */
 	RMT_MAP,	/* a file mapping the guest makes, the file from home */
+	RMT_THREAD,	/* a thread made or ended: the guest mirrors it at home
+			   (a process made goes home) */
 };
 
 enum rmt_dir {		/* the values of proto's RemoteDir */
@@ -181,6 +183,7 @@ struct rmt_keep {
 };
 struct rmt_call {
 	uint64_t	 seq;
+	pid_t		 vtid;		/* the caller, as R knows it; 0: lead */
 	int		 nr;
 	const char	*name;
 	uint64_t	 args[6];
@@ -378,6 +381,7 @@ struct remote_pending;
 struct remote {
 	int		 listener;
 	pid_t		 pid;		/* R */
+	pid_t		 vpid;		/* R's pid as R knows it; 0: not read */
 	struct emulate	 emu;
 	struct ident	 ident;		/* the home's, as it last said */
 	struct fio	 fio;		/* regular files (fileio.c) */
@@ -386,6 +390,10 @@ struct remote {
 	uint64_t	 seq;
 	struct remote_pending *pending;	/* forwarded, not yet answered */
 	size_t		 npending;
+	struct remote_tid {		/* R's threads: our id, and R's */
+		pid_t	 here, v;
+	}		*tids;
+	size_t		 ntids;
 	void		*notif;
 	size_t		 notif_size;
 	void		*resp;

@@ -545,6 +545,10 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 	memcpy(args, c->args, sizeof args);
 	msg.seq = c->seq;
 	msg.nr = c->nr;
+	if (c->vtid > 0) {
+		msg.has_tid = 1;
+		msg.tid = c->vtid;
+	}
 	msg.n_args = 6;
 	msg.args = args;
 	if (c->trim_unit != 1) {

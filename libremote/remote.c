@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -101,6 +102,7 @@ remote_free(struct remote *g)
 		free(g->pending[i].msg);
 	}
 	free(g->pending);
+	free(g->tids);
 	ident_clear(&g->ident);
 	fio_free(&g->fio);
 	shared_free(&g->shared);
@@ -202,6 +204,7 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 		return 0;
 	}
 	call.seq = ++g->seq;
+	call.vtid = remote_vtid(g, tid);
 	if (behind) {
 		/* write and pwrite64: the count, as cut to what goes home */
 		n = (int64_t)call.args[2];
@@ -229,6 +232,7 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	marshal_pack(&p->call, &p->msg, &p->len);
 
 	ev->kind = REMOTE_FORWARD;
+	ev->tid = tid;
 	ev->seq = call.seq;
 	ev->msg = p->msg;
 	ev->len = p->len;
@@ -300,6 +304,11 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		ev->kind = REMOTE_MAP;
 		memcpy(ev->args, args, sizeof ev->args);
 		g->stats.mapped++;
+		return 0;
+	case RMT_THREAD:
+		ev->kind = REMOTE_THREAD;
+		ev->why = tc.entry != NULL ? tc.entry->why : NULL;
+		memcpy(ev->args, args, sizeof ev->args);
 		return 0;
 	case RMT_FORWARD:
 		break;
@@ -594,6 +603,99 @@ out:
 	return rv;
 }
 
+/* Thread tid's id in its innermost PID namespace (NSpid's last), or -1. */
+static pid_t
+remote_nspid(pid_t tid)
+{
+	char	 path[64], line[256], *p;
+	FILE	*f;
+	pid_t	 v = -1;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if ((p = strrchr(line, '\t')) == NULL)
+			p = strrchr(line, ' ');
+		if (p != NULL)
+			v = (pid_t)strtol(p + 1, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v > 0 ? v : -1;
+}
+
+/*
+ * R's thread tid (ours) as R knows it (gettid there), which names its
+ * thread at home too when R keeps the home's ids (in a PID namespace of
+ * its own); 0 for R's lead, which is the home's lead whatever its id.
+ * Kept once read: an id is reused only by a thread R makes, which the
+ * caller forgets first (remote_thread_forget).
+ */
+pid_t
+remote_vtid(struct remote *g, pid_t tid)
+{
+	pid_t	v;
+	size_t	i;
+
+	if (tid == g->pid)
+		return 0;
+	for (i = 0; i < g->ntids; i++)
+		if (g->tids[i].here == tid)
+			return g->tids[i].v;
+	if ((v = remote_nspid(tid)) == -1)
+		return -1;
+	g->tids = xreallocarray(g->tids, g->ntids + 1, sizeof *g->tids);
+	g->tids[g->ntids].here = tid;
+	g->tids[g->ntids++].v = v;
+	return v;
+}
+
+/* R's thread vtid (as R knows it; 0 the lead) as we know it, or -1. */
+pid_t
+remote_tid_here(struct remote *g, pid_t vtid)
+{
+	char		 path[64];
+	struct dirent	*e;
+	DIR		*dir;
+	pid_t		 tid, found = -1;
+	size_t		 i;
+
+	if (g->vpid == 0)
+		g->vpid = remote_nspid(g->pid);
+	if (vtid == 0 || vtid == g->vpid)
+		return g->pid;
+	for (i = 0; i < g->ntids; i++)
+		if (g->tids[i].v == vtid)
+			return g->tids[i].here;
+	snprintf(path, sizeof path, "/proc/%ld/task", (long)g->pid);
+	if ((dir = opendir(path)) == NULL)
+		return -1;
+	while (found == -1 && (e = readdir(dir)) != NULL) {
+		if ((tid = (pid_t)strtol(e->d_name, NULL, 10)) > 0 &&
+		    remote_vtid(g, tid) == vtid)
+			found = tid;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Thread tid (ours) is gone, or its id is to be another's. */
+void
+remote_thread_forget(struct remote *g, pid_t tid)
+{
+	size_t	i;
+
+	for (i = 0; i < g->ntids; i++)
+		if (g->tids[i].here == tid) {
+			g->tids[i] = g->tids[--g->ntids];
+			return;
+		}
+}
+
 int
 remote_listener(const struct remote *g)
 {
@@ -822,4 +924,55 @@ remote_map(struct remote *g, uint64_t id, int fd, int srcfd, char **cause)
 		return 1;
 	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
 	return -1;
+}
+
+/*
+ * Let the call R waits in (notification id) run in R as it is, unchanged:
+ * a thread made or ended, once its mirror at home is. 0, 1 if R left the
+ * call meanwhile, -1 with *cause.
+ */
+int
+remote_continue(struct remote *g, uint64_t id, char **cause)
+{
+	struct seccomp_notif_resp	*resp = g->resp;
+
+	memset(resp, 0, g->resp_size);
+	resp->id = id;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 1;
+	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
+	return -1;
+}
+
+/*
+ * The flags of R's thread tid's clone (nr clone, its flags in args[0]) or
+ * clone3 (in the struct clone_args args[0] points at, read from R): 0, or
+ * -1 if they cannot be read. The flags decide between a thread, which
+ * stays here, and a process, which goes home; they are read while R waits
+ * in the call, which R's other threads could change before the kernel
+ * reads them: a thread that becomes a process then is R's own doing, and
+ * its mirror at home is left waiting, ended with the process.
+ */
+int
+remote_clone_flags(struct remote *g, pid_t tid, int nr, const uint64_t *args,
+    uint64_t *flags)
+{
+	struct iovec	local, rem;
+
+	(void)g;
+	if (nr == SYS_clone) {
+		*flags = args[0];
+		return 0;
+	}
+	if (args[1] < sizeof *flags)
+		return -1;
+	local.iov_base = flags;
+	local.iov_len = sizeof *flags;
+	rem.iov_base = (void *)(uintptr_t)args[0];
+	rem.iov_len = sizeof *flags;
+	return process_vm_readv(tid, &local, 1, &rem, 1, 0) ==
+	    (ssize_t)sizeof *flags ? 0 : -1;
 }

@@ -118,6 +118,9 @@ enum remote_event_kind {
 	REMOTE_WAITING,		/* R waits for bytes read ahead (remote_out) */
 	REMOTE_MAP,		/* a file mapping: args say which; the caller
 				   makes it (remote_map) or brings R home */
+	REMOTE_THREAD,		/* clone, clone3 or exit: nr and args say
+				   which; the caller lets it run
+				   (remote_continue) or brings R home */
 };
 struct remote_event {
 	enum remote_event_kind kind;
@@ -142,6 +145,9 @@ void		 remote_forget(struct remote *g, uint64_t seq);
 int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 		    int woken, struct remote_event *ev, char **cause);
 int		 remote_listener(const struct remote *g);
+pid_t		 remote_vtid(struct remote *g, pid_t tid);
+void		 remote_thread_forget(struct remote *g, pid_t tid);
+pid_t		 remote_tid_here(struct remote *g, pid_t vtid);
 void		 remote_set_ident(struct remote *g,
 		    const struct remote_ident *id);
 const struct remote_stats *remote_stats(struct remote *g);
@@ -159,6 +165,9 @@ void		 remote_flush(struct remote *g);
 void		 remote_strict(struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
+int		 remote_continue(struct remote *g, uint64_t id, char **cause);
+int		 remote_clone_flags(struct remote *g, pid_t tid, int nr,
+		    const uint64_t *args, uint64_t *flags);
 /*
  * The opener of files under shared paths: a descriptor, or -1; and its
  * stat of one: 0, or -errno (-EAGAIN: it could not say).
@@ -174,6 +183,7 @@ void		 remote_shared(struct remote *g, char **paths, size_t npaths,
 /* home.c */
 struct home_call {
 	uint64_t	 seq;
+	pid_t		 tid;		/* the thread it is for; 0: the lead */
 	int		 nr;
 	int		 behind;	/* R has had its answer: run it whole */
 	const char	*name;

@@ -99,7 +99,7 @@ static const struct table_entry table[] = {
 	{ SYS(gettimeofday, LOCAL) },
 	{ SYS(time, LOCAL) },
 	{ SYS(getrandom, LOCAL) },
-	{ SYS(exit, LOCAL) },
+	{ SYS(exit, RMT_THREAD) },	/* the thread's mirror at home ends */
 	{ SYS(exit_group, LOCAL) },
 	{ SYS(restart_syscall, LOCAL) },
 	{ SYS(set_robust_list, LOCAL) },
@@ -433,8 +433,8 @@ static const struct table_entry table[] = {
 	/* new processes and programs */
 	{ SYS(fork, HOME), .why = "new process" },
 	{ SYS(vfork, HOME), .why = "new process" },
-	{ SYS(clone, HOME), .why = "new process or thread" },
-	{ SYS(clone3, HOME), .why = "new process or thread" },
+	{ SYS(clone, RMT_THREAD), .why = "new process" },
+	{ SYS(clone3, RMT_THREAD), .why = "new process" },
 	{ SYS(execve, HOME), .why = "new program" },
 	{ SYS(execveat, HOME), .why = "new program" },
 	{ SYS(unshare, HOME), .why = "namespaces" },
@@ -582,6 +582,8 @@ table_class_name(enum rmt_class class)
 		return "forward";
 	case RMT_MAP:
 		return "map";
+	case RMT_THREAD:
+		return "thread";
 	case RMT_HOME:
 		break;
 	}

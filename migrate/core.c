@@ -1,7 +1,8 @@
 /*
- * The task's own kernel state besides registers, signals and files: the
- * mm's bounds and auxv (PR_SET_MM_MAP), the clear-child-tid and
- * robust-list addresses, personality, name, identity, rlimits, CPU time.
+ * The process's own kernel state besides registers, signals, files and
+ * what is each thread's (threads.c): the mm's bounds and auxv
+ * (PR_SET_MM_MAP), personality, identity and capabilities (which the
+ * kernel keeps per thread, and which are set in each), rlimits, CPU time.
  */
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -31,6 +32,7 @@
 #define CMDLINE_MAX		(64 << 10)
 #define COMM_MAX		64
 #define GROUPS_MAX		1024	/* what fits the restore's scratch */
+#define CAP_VERSION_3		0x20080522
 
 /* A /proc file of the task, whole, up to max bytes. */
 static int
@@ -142,9 +144,11 @@ core_header(struct mig_task *t, Osm__ImgHeader *h, char **cause)
 	osm__img_header__init(h);
 	h->arch = EM_X86_64;
 	h->page_size = MIG_PAGE;
-	h->pid = t->pid;
+	h->pid = t->vtgid;
+	h->threads = t->nth;
 	h->time = time(NULL);
-	if (core_read_proc(t->pid, "comm", &buf, &len, 64, cause) == -1)
+	/* The main thread's name, also once it has ended. */
+	if (core_read_proc(t->tgid, "comm", &buf, &len, 64, cause) == -1)
 		return -1;
 	buf[strcspn((char *)buf, "\n")] = '\0';
 	h->comm = (char *)buf;
@@ -222,6 +226,29 @@ core_ids(struct mig_task *t, Osm__ImgTask *k, int flags, char **cause)
 	return 0;
 }
 
+/*
+ * CPU time the process used: its threads' (schedstat counts in ns), the
+ * threads that ended before the dump not among them.
+ */
+static int
+core_cpu_ns(struct mig_task *t, uint64_t *ns, char **cause)
+{
+	char	 name[64];
+	uint8_t	*buf;
+	size_t	 len, i;
+
+	*ns = 0;
+	for (i = 0; i < t->nth; i++) {
+		snprintf(name, sizeof name, "task/%d/schedstat", t->th[i]->tid);
+		if (core_read_proc(t->tgid, name, &buf, &len, 256,
+		    cause) == -1)
+			return -1;
+		*ns += strtoull((char *)buf, NULL, 10);
+		free(buf);
+	}
+	return 0;
+}
+
 int
 core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
     int flags, char **cause)
@@ -231,7 +258,6 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 	size_t			 len;
 	char			 path[64], exe[PATH_MAX];
 	struct stat		 st;
-	long			 head, hlen;
 	uint64_t		 v;
 	ssize_t			 n;
 
@@ -265,26 +291,7 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 		return -1;
 	k->personality = strtoul((char *)buf, NULL, 16);
 	free(buf);
-	if (core_read_proc(t->pid, "schedstat", &buf, &len, 256,
-	    cause) == -1)
-		return -1;
-	k->cpu_ns = strtoull((char *)buf, NULL, 10);
-	free(buf);
-
-	if (task_sys_ok(t, "PR_GET_TID_ADDRESS", SYS_prctl,
-	    (sysargs){ PR_GET_TID_ADDRESS, t->scratch }) == -1)
-		goto inject;
-	if (task_read(t, t->scratch, &v, sizeof v, cause) == -1)
-		return -1;
-	k->clear_child_tid = v;
-	if (syscall(SYS_get_robust_list, t->pid, &head, &hlen) == -1) {
-		xasprintf(cause, "get_robust_list %d: %s", t->pid,
-		    strerror(errno));
-		return -1;
-	}
-	k->robust_list = head;
-	k->robust_list_len = hlen;
-	if (rseq_dump(t, k, cause) == -1)
+	if (core_cpu_ns(t, &k->cpu_ns, cause) == -1)
 		return -1;
 	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
 	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
@@ -292,6 +299,13 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 	if (task_read(t, t->scratch, &v, sizeof v, cause) == -1)
 		return -1;
 	k->xcomp_perm = v;
+	if (proc_status_mask(t->pid, "CapEff", &k->cap_eff) == -1 ||
+	    proc_status_mask(t->pid, "CapPrm", &k->cap_prm) == -1 ||
+	    proc_status_mask(t->pid, "CapInh", &k->cap_inh) == -1) {
+		xasprintf(cause, "/proc/%d/status: capabilities: %s", t->pid,
+		    strerror(errno));
+		return -1;
+	}
 
 	snprintf(path, sizeof path, "/proc/%d/exe", t->pid);
 	if ((n = readlink(path, exe, sizeof exe - 1)) > 0 &&
@@ -358,9 +372,8 @@ core_check(const Osm__ImgHeader *h, const Osm__ImgTask *k, char **cause)
 	    k->auxv.len % 16 != 0 || k->auxv.len > AUXV_MAX ||
 	    k->n_groups > GROUPS_MAX || k->n_rlimits > RLIM_NLIMITS ||
 	    (k->exe != NULL && (k->exe[0] != '/' || k->exe_id == NULL ||
-	    strlen(k->exe) >= PATH_MAX)) ||
-	    (k->has_rseq_addr && (!k->has_rseq_len || !k->has_rseq_sig ||
-	    k->rseq_len > MIG_PAGE || k->rseq_addr >= MIG_TASK_SIZE))) {
+	    strlen(k->exe) >= PATH_MAX)) || h->threads == 0 ||
+	    h->threads > MIG_THREADS_MAX || h->pid <= 0) {
 		xasprintf(cause, "image corrupted: task record");
 		return -1;
 	}
@@ -394,6 +407,7 @@ int
 core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, int flags,
     char **cause)
 {
+	struct mig_thread *th;
 	struct rlimit	 rl;
 	size_t		 i;
 	gid_t		*g;
@@ -424,14 +438,18 @@ core_restore_identity(struct mig_task *t, const Osm__ImgTask *k, int flags,
 		return -1;
 	}
 	free(g);
-	if (task_sys_ok(t, "setgroups", SYS_setgroups, (sysargs){ k->n_groups,
-	    t->scratch }) == -1 ||
-	    task_sys_ok(t, "setresgid", SYS_setresgid, (sysargs){ k->gid,
-	    k->gid, k->gid }) == -1 ||
-	    task_sys_ok(t, "setresuid", SYS_setresuid, (sysargs){ k->uid,
-	    k->uid, k->uid }) == -1) {
-		*cause = task_cause(t);
-		return -1;
+	/* Credentials are each thread's: every one takes them on. */
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		if (task_tsys_ok(t, th, "setgroups", SYS_setgroups,
+		    (sysargs){ k->n_groups, t->scratch }) == -1 ||
+		    task_tsys_ok(t, th, "setresgid", SYS_setresgid,
+		    (sysargs){ k->gid, k->gid, k->gid }) == -1 ||
+		    task_tsys_ok(t, th, "setresuid", SYS_setresuid,
+		    (sysargs){ k->uid, k->uid, k->uid }) == -1) {
+			*cause = task_cause(t);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -470,9 +488,8 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 {
 	struct prctl_mm_map	 map;
 	uint64_t		 auxv = t->scratch + sizeof map;
-	uint32_t		 tid;
 	uint64_t		 perm;
-	char			*c = NULL;
+	size_t			 i;
 	long			 exe;
 	int			 bit;
 
@@ -513,35 +530,15 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	    (sysargs){ exe }) == -1)
 		goto inject;
 
-	if (task_write(t, t->scratch, h->comm, strlen(h->comm) + 1,
-	    cause) == -1)
-		return -1;
-	if (task_sys_ok(t, "PR_SET_NAME", SYS_prctl, (sysargs){ PR_SET_NAME,
-	    t->scratch }) == -1 ||
-	    task_sys_ok(t, "personality", SYS_personality,
-	    (sysargs){ k->personality }) == -1 ||
-	    task_sys_ok(t, "set_tid_address", SYS_set_tid_address,
-	    (sysargs){ k->clear_child_tid }) == -1)
-		goto inject;
-	/*
-	 * glibc keeps its thread id at the clear-child-tid address and
-	 * trusts it (raise, mutex owners): give it the new one. Not with
-	 * MIG_CONTEXT: a migrated process keeps its home pid, which its
-	 * forwarded calls (getpid, tgkill) use.
-	 */
-	if (!(flags & MIG_CONTEXT) && k->clear_child_tid != 0 &&
-	    task_read(t, k->clear_child_tid, &tid,
-	    sizeof tid, &c) == 0 && tid == (uint32_t)h->pid) {
-		tid = t->pid;
-		if (task_write(t, k->clear_child_tid, &tid, sizeof tid,
-		    cause) == -1)
-			return -1;
+	/* Personality and no_new_privs are each thread's. */
+	for (i = 0; i < t->nth; i++) {
+		if (task_tsys_ok(t, t->th[i], "personality", SYS_personality,
+		    (sysargs){ k->personality }) == -1 ||
+		    (k->no_new_privs && task_tsys_ok(t, t->th[i],
+		    "PR_SET_NO_NEW_PRIVS", SYS_prctl,
+		    (sysargs){ PR_SET_NO_NEW_PRIVS, 1 }) == -1))
+			goto inject;
 	}
-	free(c);
-	if (k->robust_list != 0 && task_sys_ok(t, "set_robust_list",
-	    SYS_set_robust_list, (sysargs){ k->robust_list,
-	    k->robust_list_len }) == -1)
-		goto inject;
 	/*
 	 * Taking on another user made it undumpable: as it was, then. A
 	 * migrated process stays dumpable, or its agents could not move it
@@ -549,9 +546,7 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	 */
 	if (task_sys_ok(t, "PR_SET_DUMPABLE", SYS_prctl,
 	    (sysargs){ PR_SET_DUMPABLE, (flags & MIG_CONTEXT) ||
-	    k->dumpable != 0 }) == -1 ||
-	    (k->no_new_privs && task_sys_ok(t, "PR_SET_NO_NEW_PRIVS",
-	    SYS_prctl, (sysargs){ PR_SET_NO_NEW_PRIVS, 1 }) == -1))
+	    k->dumpable != 0 }) == -1)
 		goto inject;
 	/* Dynamic FPU features (AMX) the process had asked for. */
 	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
@@ -569,4 +564,60 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 inject:
 	*cause = task_cause(t);
 	return -1;
+}
+
+/*
+ * No thread keeps more capabilities than the image's process had (a
+ * restore inside a user namespace of ours starts with every one of that
+ * namespace), nor more than it has: the kernel gives none back.
+ */
+int
+core_restore_caps(struct mig_task *t, const Osm__ImgTask *k, int flags,
+    char **cause)
+{
+	struct mig_thread	*th;
+	uint32_t		 hdr[2] = { CAP_VERSION_3, 0 }, d[6];
+	uint64_t		 eff, prm, inh;
+	char			 buf[64];
+	size_t			 i;
+
+	if (flags & MIG_CONTEXT)
+		return 0;
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		if (task_thread_status(t, th, "CapEff", buf, sizeof buf,
+		    cause) == -1)
+			return -1;
+		eff = strtoull(buf, NULL, 16);
+		if (task_thread_status(t, th, "CapPrm", buf, sizeof buf,
+		    cause) == -1)
+			return -1;
+		prm = strtoull(buf, NULL, 16);
+		if (task_thread_status(t, th, "CapInh", buf, sizeof buf,
+		    cause) == -1)
+			return -1;
+		inh = strtoull(buf, NULL, 16);
+		if ((eff & k->cap_eff) == eff && (prm & k->cap_prm) == prm &&
+		    (inh & k->cap_inh) == inh)
+			continue;
+		prm &= k->cap_prm;
+		eff &= k->cap_eff & prm;
+		inh &= k->cap_inh;
+		d[0] = eff;
+		d[1] = prm;
+		d[2] = inh;
+		d[3] = eff >> 32;
+		d[4] = prm >> 32;
+		d[5] = inh >> 32;
+		if (task_write(t, t->scratch, hdr, sizeof hdr, cause) == -1 ||
+		    task_write(t, t->scratch + sizeof hdr, d, sizeof d,
+		    cause) == -1)
+			return -1;
+		if (task_tsys_ok(t, th, "capset", SYS_capset,
+		    (sysargs){ t->scratch, t->scratch + sizeof hdr }) == -1) {
+			*cause = task_cause(t);
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -1,13 +1,13 @@
 /*
  * The dump, start to end: refuse what cannot be restored, describe the
- * process (task, registers, signals, files, memory map), seal that, then
- * carry the pages and seal the whole. The process stays stopped under our
- * trace; the caller then lets it go (mig_release) or kills it (mig_kill).
+ * process (task, signals, files, memory map, then each thread), seal
+ * that, then carry the pages and seal the whole. The process stays
+ * stopped under our trace, every thread of it; the caller then lets it go
+ * (mig_release) or kills it (mig_kill).
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,40 +22,28 @@
  * What a restore could not bring back right, it must not be asked to.
  * Children and timers stay at home with MIG_CONTEXT, where they belong.
  */
+/*
+ * What a restore could not bring back right, it must not be asked to.
+ * Children and timers stay at home with MIG_CONTEXT, where they belong.
+ */
 static int
 dump_refuse(struct mig_task *t, int flags, char **cause)
 {
 	char	 path[96], buf[256];
-	DIR	*d;
-	int	 n = 0;
 
-	snprintf(path, sizeof path, "/proc/%d/task", t->pid);
-	if ((d = opendir(path)) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	if (n - 2 > 1) {
-		xasprintf(cause, "process %d has %d threads: only "
-		    "single-threaded processes can be checkpointed", t->pid,
-		    n - 2);
-		return -1;
-	}
-	snprintf(path, sizeof path, "/proc/%d/task/%d/children", t->pid,
-	    t->pid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", t->tgid,
+	    t->lead->tid);
 	if (!(flags & MIG_CONTEXT) &&
 	    read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
 		xasprintf(cause, "process %d has child processes (%s): they "
-		    "would be lost", t->pid, buf);
+		    "would be lost", t->tgid, buf);
 		return -1;
 	}
 	snprintf(path, sizeof path, "/proc/%d/timers", t->pid);
 	if (!(flags & MIG_CONTEXT) &&
 	    read_file_str(path, buf, sizeof buf) == 0 && buf[0] != '\0') {
 		xasprintf(cause, "process %d has POSIX timers, which cannot "
-		    "be restored", t->pid);
+		    "be restored", t->tgid);
 		return -1;
 	}
 	if (core_status_value(t->pid, "Seccomp", buf, sizeof buf,
@@ -63,7 +51,7 @@ dump_refuse(struct mig_task *t, int flags, char **cause)
 		return -1;
 	if (!(flags & MIG_FILTERED) && strtol(buf, NULL, 10) != 0) {
 		xasprintf(cause, "process %d runs under seccomp, which cannot "
-		    "be restored", t->pid);
+		    "be restored", t->tgid);
 		return -1;
 	}
 	return 0;
@@ -82,8 +70,8 @@ dump_write(struct img *img, int kind, void *msg, char **cause)
 	case OSM__IMG_RECORD__BODY_TASK:
 		rec.task = msg;
 		break;
-	case OSM__IMG_RECORD__BODY_REGS:
-		rec.regs = msg;
+	case OSM__IMG_RECORD__BODY_THREAD:
+		rec.thread = msg;
 		break;
 	case OSM__IMG_RECORD__BODY_SIGNALS:
 		rec.signals = msg;
@@ -99,6 +87,31 @@ dump_write(struct img *img, int kind, void *msg, char **cause)
 }
 
 /*
+ * The description, after img's preamble (and a live dump's rounds): the
+ * process's records, each thread's, the seal.
+ */
+static int
+dump_describe(struct img *img, Osm__ImgHeader *hdr, Osm__ImgTask *task,
+    Osm__ImgSignals *sig, Osm__ImgFiles *files, Osm__ImgMm *mm,
+    Osm__ImgThread **th, size_t nth, char **cause)
+{
+	size_t	i;
+
+	if (dump_write(img, OSM__IMG_RECORD__BODY_HEADER, hdr, cause) == -1 ||
+	    dump_write(img, OSM__IMG_RECORD__BODY_TASK, task, cause) == -1 ||
+	    dump_write(img, OSM__IMG_RECORD__BODY_SIGNALS, sig, cause) == -1 ||
+	    dump_write(img, OSM__IMG_RECORD__BODY_FILES, files, cause) == -1 ||
+	    dump_write(img, OSM__IMG_RECORD__BODY_MM, mm, cause) == -1)
+		return -1;
+	for (i = 0; i < nth; i++) {
+		if (dump_write(img, OSM__IMG_RECORD__BODY_THREAD, th[i],
+		    cause) == -1)
+			return -1;
+	}
+	return img_write_seal(img, 0, cause);
+}
+
+/*
  * The image of the held task after img's preamble (and a live dump's
  * rounds): the description, then the pages pages_scan() chose, which
  * runs, if not NULL, may change (precopy.c: what the rounds sent).
@@ -110,16 +123,17 @@ dump_image(struct mig_task *t, struct img *img, int flags,
 {
 	Osm__ImgHeader	 hdr = OSM__IMG_HEADER__INIT;
 	Osm__ImgTask	 task = OSM__IMG_TASK__INIT;
-	Osm__ImgRegs	 regs = OSM__IMG_REGS__INIT;
 	Osm__ImgSignals	 sig = OSM__IMG_SIGNALS__INIT;
 	Osm__ImgFiles	 files = OSM__IMG_FILES__INIT;
+	Osm__ImgThread	**th = NULL;
+	size_t		 nth = 0;
 	struct mm_dump	 md;
 	struct mig_pin	 pin = { .pinned = 0 };
-	uint64_t	 cs_word = 0;
 	int		 rc = -1, have_cs = 0;
 
 	memset(&md, 0, sizeof md);
-	if (dump_refuse(t, flags, cause) == -1) {
+	if (dump_refuse(t, flags, cause) == -1 ||
+	    threads_refuse(t, cause) == -1) {
 		if (given != NULL)
 			mm_dump_free(given);
 		return -1;
@@ -143,21 +157,21 @@ dump_image(struct mig_task *t, struct img *img, int flags,
 
 	/*
 	 * Our calls return to user space, where the kernel clears an rseq
-	 * critical section pointer that no longer matches the ip: keep it.
+	 * critical section pointer that no longer matches the ip: keep each.
 	 */
-	if (rseq_cs(t, &cs_word, cause) == -1)
+	if (rseq_cs_keep(t, cause) == -1)
 		goto out;
 	have_cs = 1;
 	if (task_scratch(t, 0, DUMP_SCRATCH, cause) == -1)
 		goto out;
 	if (core_dump(t, &hdr, &task, flags, cause) == -1 ||
-	    regs_dump(t, &regs, cause) == -1 ||
 	    sig_dump(t, &sig, flags, cause) == -1 ||
-	    files_dump(t, &files, flags, cause) == -1)
+	    files_dump(t, &files, flags, cause) == -1 ||
+	    threads_dump(t, &th, &nth, cause) == -1)
 		goto out;
 	if (task_unscratch(t, cause) == -1)
 		goto out;
-	if (rseq_cs_put(t, cs_word, cause) == -1)
+	if (rseq_cs_put(t, cause) == -1)
 		goto out;
 	have_cs = 0;
 	if (task_settle(t, cause) == -1)
@@ -166,15 +180,8 @@ dump_image(struct mig_task *t, struct img *img, int flags,
 	    (runs != NULL && runs(arg, t, &md, cause) == -1))
 		goto out;
 
-	if (dump_write(img, OSM__IMG_RECORD__BODY_HEADER, &hdr, cause) == -1 ||
-	    dump_write(img, OSM__IMG_RECORD__BODY_TASK, &task, cause) == -1 ||
-	    dump_write(img, OSM__IMG_RECORD__BODY_REGS, &regs, cause) == -1 ||
-	    dump_write(img, OSM__IMG_RECORD__BODY_SIGNALS, &sig,
-	    cause) == -1 ||
-	    dump_write(img, OSM__IMG_RECORD__BODY_FILES, &files,
-	    cause) == -1 ||
-	    dump_write(img, OSM__IMG_RECORD__BODY_MM, &md.mm, cause) == -1 ||
-	    img_write_seal(img, 0, cause) == -1)
+	if (dump_describe(img, &hdr, &task, &sig, &files, &md.mm, th, nth,
+	    cause) == -1)
 		goto out;
 	if (pages_dump(t, &md, img, st, cause) == -1 ||
 	    img_write_seal(img, 1, cause) == -1)
@@ -187,13 +194,13 @@ dump_image(struct mig_task *t, struct img *img, int flags,
 	rc = 0;
 out:
 	if (have_cs)
-		rseq_cs_put(t, cs_word, NULL);
+		rseq_cs_put(t, NULL);
 	task_unscratch(t, NULL);
 	mig_unpin(t, &pin);
 	core_free(&hdr, &task);
-	regs_free(&regs);
 	sig_free(&sig);
 	files_free(&files);
+	threads_free(th, nth);
 	mm_dump_free(&md);
 	return rc;
 }
@@ -266,6 +273,7 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	Osm__ImgTask	 home = OSM__IMG_TASK__INIT, task;
 	Osm__ImgSignals	 hsig = OSM__IMG_SIGNALS__INIT, sig;
 	Osm__ImgFiles	 files = OSM__IMG_FILES__INIT;
+	Osm__ImgThread	 main;
 	Osm__ImgRecord	*rec = NULL;
 	struct mig_image mi;
 	struct img_pages cur;
@@ -305,25 +313,28 @@ mig_dump_husk(struct mig_task *t, int ctx, int fd, char **cause)
 	task.exe_id = home.exe_id;
 	task.no_new_privs = home.no_new_privs;
 	task.dumpable = home.dumpable;
+	task.cap_eff = home.cap_eff;
+	task.cap_prm = home.cap_prm;
+	task.cap_inh = home.cap_inh;
 	sig = *mi.sig;
 	sig.n_itimers = hsig.n_itimers;
 	sig.itimers = hsig.itimers;
 	if (dump_hash_files(mi.mm, cause) == -1)
 		goto out;
 
+	/*
+	 * The copy's main thread is the home process's: its id there. (A
+	 * copy of several threads has their home ids already.)
+	 */
+	if (mi.threads[0]->tid == mi.header->pid) {
+		main = *mi.threads[0];
+		main.tid = hdr.pid;
+		mi.threads[0] = &main;
+	}
 	img_init(&out, fd);
 	if (img_write_preamble(&out, cause) == -1 ||
-	    dump_write(&out, OSM__IMG_RECORD__BODY_HEADER, &header,
-	    cause) == -1 ||
-	    dump_write(&out, OSM__IMG_RECORD__BODY_TASK, &task, cause) == -1 ||
-	    dump_write(&out, OSM__IMG_RECORD__BODY_REGS, mi.regs,
-	    cause) == -1 ||
-	    dump_write(&out, OSM__IMG_RECORD__BODY_SIGNALS, &sig,
-	    cause) == -1 ||
-	    dump_write(&out, OSM__IMG_RECORD__BODY_FILES, &files,
-	    cause) == -1 ||
-	    dump_write(&out, OSM__IMG_RECORD__BODY_MM, mi.mm, cause) == -1 ||
-	    img_write_seal(&out, 0, cause) == -1)
+	    dump_describe(&out, &header, &task, &sig, &files, mi.mm,
+	    mi.threads, mi.nthreads, cause) == -1)
 		goto out;
 
 	/* The pages as they come, each run checked as a restore checks it. */

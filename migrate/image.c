@@ -26,12 +26,13 @@ static const char *img_names[] = {
 	[OSM__IMG_RECORD__BODY__NOT_SET] = "empty",
 	[OSM__IMG_RECORD__BODY_HEADER] = "header",
 	[OSM__IMG_RECORD__BODY_TASK] = "task",
-	[OSM__IMG_RECORD__BODY_REGS] = "registers",
+	[3] = "unknown",
 	[OSM__IMG_RECORD__BODY_SIGNALS] = "signals",
 	[OSM__IMG_RECORD__BODY_FILES] = "files",
 	[OSM__IMG_RECORD__BODY_MM] = "memory map",
 	[OSM__IMG_RECORD__BODY_PAGES] = "pages",
 	[OSM__IMG_RECORD__BODY_SEAL] = "seal",
+	[OSM__IMG_RECORD__BODY_THREAD] = "thread",
 	[OSM__IMG_RECORD__BODY_ROUND] = "round",
 	[OSM__IMG_RECORD__BODY_PARENT] = "parent",
 };
@@ -468,21 +469,41 @@ out:
 static const Osm__ImgRecord__BodyCase img_meta_order[] = {
 	OSM__IMG_RECORD__BODY_HEADER,
 	OSM__IMG_RECORD__BODY_TASK,
-	OSM__IMG_RECORD__BODY_REGS,
 	OSM__IMG_RECORD__BODY_SIGNALS,
 	OSM__IMG_RECORD__BODY_FILES,
 	OSM__IMG_RECORD__BODY_MM,
 };
 
+/* The next record, which must be of kind want where the image has it. */
+static Osm__ImgRecord *
+img_read_kind(struct img *img, Osm__ImgRecord__BodyCase want,
+    const char *where, char **cause)
+{
+	Osm__ImgRecord	*rec;
+
+	if ((rec = img_read(img, cause)) == NULL)
+		return NULL;
+	if (rec->body_case != want || (want == OSM__IMG_RECORD__BODY_SEAL &&
+	    rec->seal->kind != OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION)) {
+		xasprintf(cause, "image corrupted: %s record where the %s "
+		    "belongs", img_names[rec->body_case], where);
+		osm__img_record__free_unpacked(rec, NULL);
+		return NULL;
+	}
+	return rec;
+}
+
 /*
  * The description of the process: every record up to the first seal, in
- * the one order a dump writes them, each checked before it is returned.
+ * the one order a dump writes them (the process's records, then one per
+ * thread, as many as the header says), each checked before it is
+ * returned.
  */
 int
 img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 {
 	Osm__ImgRecord	*rec;
-	size_t		 i;
+	size_t		 i, n;
 
 	memset(mi, 0, sizeof *mi);
 	if (img_read_preamble(img, cause) == -1)
@@ -516,22 +537,9 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	}
 	if (rec == NULL)
 		return -1;
-	for (i = 0; i <= nitems(img_meta_order); i++) {
+	for (i = 0; i < nitems(img_meta_order); i++) {
 		if (i > 0 && (rec = img_read(img, cause)) == NULL)
 			goto fail;
-		if (i == nitems(img_meta_order)) {
-			if (rec->body_case != OSM__IMG_RECORD__BODY_SEAL ||
-			    rec->seal->kind !=
-			    OSM__IMG_SEAL_KIND__SEAL_DESCRIPTION) {
-				xasprintf(cause, "image corrupted: %s record "
-				    "where the first seal belongs",
-				    img_names[rec->body_case]);
-				osm__img_record__free_unpacked(rec, NULL);
-				goto fail;
-			}
-			osm__img_record__free_unpacked(rec, NULL);
-			break;
-		}
 		mi->rec[i] = rec;
 		if (rec->body_case != img_meta_order[i]) {
 			xasprintf(cause, "image corrupted: %s record where the "
@@ -542,15 +550,30 @@ img_read_meta(struct img *img, struct mig_image *mi, char **cause)
 	}
 	mi->header = mi->rec[0]->header;
 	mi->task = mi->rec[1]->task;
-	mi->regs = mi->rec[2]->regs;
-	mi->sig = mi->rec[3]->signals;
-	mi->files = mi->rec[4]->files;
-	mi->mm = mi->rec[5]->mm;
-	if (core_check(mi->header, mi->task, cause) == -1 ||
-	    regs_check(NULL, mi->regs, cause) == -1 ||
-	    sig_check(mi->sig, cause) == -1 ||
+	mi->sig = mi->rec[2]->signals;
+	mi->files = mi->rec[3]->files;
+	mi->mm = mi->rec[4]->mm;
+	/* Before the threads are read: their count is checked there. */
+	if (core_check(mi->header, mi->task, cause) == -1)
+		goto fail;
+	n = mi->header->threads;
+	mi->trec = xcalloc(n, sizeof *mi->trec);
+	mi->threads = xcalloc(n, sizeof *mi->threads);
+	for (i = 0; i < n; i++) {
+		if ((mi->trec[i] = img_read_kind(img,
+		    OSM__IMG_RECORD__BODY_THREAD, "thread", cause)) == NULL)
+			goto fail;
+		mi->threads[i] = mi->trec[i]->thread;
+		mi->nthreads++;
+	}
+	if ((rec = img_read_kind(img, OSM__IMG_RECORD__BODY_SEAL,
+	    "first seal", cause)) == NULL)
+		goto fail;
+	osm__img_record__free_unpacked(rec, NULL);
+	if (sig_check(mi->sig, cause) == -1 ||
 	    files_check(mi->files, NULL, NULL, cause) == -1 ||
 	    mm_check(mi->mm, cause) == -1 ||
+	    threads_check(mi->header, mi->threads, mi->nthreads, cause) == -1 ||
 	    img_check_kept(img, mi->mm, cause) == -1)
 		goto fail;
 	mi->vma_pages = xcalloc(mi->mm->n_vmas + 1, sizeof *mi->vma_pages);
@@ -570,7 +593,15 @@ mig_image_free(struct mig_image *mi)
 		if (mi->rec[i] != NULL)
 			osm__img_record__free_unpacked(mi->rec[i], NULL);
 	}
+	for (i = 0; i < mi->nthreads; i++)
+		osm__img_record__free_unpacked(mi->trec[i], NULL);
+	free(mi->trec);
+	free(mi->threads);
 	free(mi->vma_pages);
+	if (mi->rd != NULL) {
+		img_free(mi->rd);
+		free(mi->rd);
+	}
 	free(mi->parent);
 	memset(mi, 0, sizeof *mi);
 }

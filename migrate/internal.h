@@ -16,20 +16,44 @@
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
 
+#define SIG_PENDING_MAX		65536	/* queued signals of one queue */
+
+/*
+ * One thread of a held process. Two ids: ours, for ptrace, waitpid and
+ * /proc, and the process's own, which it uses (gettid) and the image
+ * keeps; they differ when the process is in a PID namespace below ours.
+ */
+struct mig_thread {
+	pid_t		 tid;		/* ours */
+	pid_t		 vtid;		/* the process's own */
+	struct user_regs_struct regs;	/* to resume with */
+	int		 regs_dirty;	/* regs must be set before release */
+	int		 running;	/* let run by mig_thread_jump */
+	int		 dead;
+	siginfo_t	*stolen;	/* signals dequeued by our stops */
+	size_t		 nstolen;
+	uint64_t	 rseq_area;	/* its rseq area, while dumping */
+	uint64_t	 rseq_cs;	/* the word kept there meanwhile */
+	cpu_set_t	 affinity;	/* to come back to after mig_pin */
+	int		 pinned;
+};
+
 struct mig_task {
-	pid_t		 pid;
+	pid_t		 pid;		/* lead->tid: /proc, process_vm_* */
+	pid_t		 tgid;		/* the process, ours */
+	pid_t		 vtgid;		/* the process, its own pid */
+	struct mig_thread **th;		/* every live thread, main first */
+	size_t		 nth;
+	struct mig_thread *lead;	/* the main thread, or the first left */
 	int		 spawned;	/* our child, killed on failure */
 	int		 dead;
+	int		 options;	/* ptrace options of every thread */
+	pid_t		 cloned;	/* ours, of a thread clone_new made */
 	uint64_t	 sysc;		/* a syscall instruction (the vDSO's) */
 	uint64_t	 scratch;	/* our pages in the task, 0: none */
 	size_t		 scratch_len;
-	struct user_regs_struct regs;	/* to resume with */
-	int		 regs_dirty;	/* regs must be set before release */
-	siginfo_t	*stolen;	/* signals dequeued by our stops */
-	size_t		 nstolen;
 	uint64_t	 seized_us;
 	long		 last_rv;	/* of the last task_sys_ok() */
-	uint64_t	 rseq_area;	/* its rseq area, while dumping */
 	char		*cause;		/* of the last failed injection */
 	const struct mig_stand_in *stand_ins;	/* not ours: mig_stand_ins */
 	size_t		 nstand_ins;
@@ -37,12 +61,35 @@ struct mig_task {
 };
 
 /* task.c */
-int	 task_wait(struct mig_task *t, int *status, char **cause);
-int	 task_steal(struct mig_task *t, char **cause);
+struct mig_task	*task_new(pid_t tgid);
+void	 task_free(struct mig_task *t);
+struct mig_thread *task_thread_add(struct mig_task *t, pid_t tid);
+void	 task_thread_drop(struct mig_task *t, struct mig_thread *th);
+struct mig_thread *task_thread(const struct mig_task *t, pid_t vtid);
+void	 task_lead(struct mig_task *t);
+int	 task_vtid(struct mig_task *t, struct mig_thread *th, char **cause);
+int	 task_thread_state(pid_t tgid, pid_t tid);
+int	 task_thread_status(struct mig_task *t, struct mig_thread *th,
+	    const char *key, char *out, size_t size, char **cause);
+int	 task_options(struct mig_task *t, struct mig_thread *th, int extra,
+	    char **cause);
+int	 task_wait(struct mig_task *t, struct mig_thread *th, int *status,
+	    char **cause);
+int	 task_steal(struct mig_task *t, struct mig_thread *th, char **cause);
+int	 task_getregs(struct mig_thread *th, struct user_regs_struct *r,
+	    char **cause);
+int	 task_setregs(struct mig_thread *th, const struct user_regs_struct *r,
+	    char **cause);
+int	 task_ready(struct mig_task *t, char **cause);
+int	 task_aim(struct mig_task *t, struct mig_thread *th, long nr,
+	    const sysargs a, char **cause);
+int	 task_await(struct mig_task *t, struct mig_thread *th, char **cause);
+int	 task_syscall(struct mig_task *t, struct mig_thread *th, long *rv,
+	    long nr, const sysargs a);
+int	 task_tsys_ok(struct mig_task *t, struct mig_thread *th,
+	    const char *name, long nr, const sysargs a);
 int	 task_sys_ok(struct mig_task *t, const char *name, long nr,
 	    const sysargs a);
-int	 task_aim(struct mig_task *t, long nr, const sysargs a, char **cause);
-int	 task_await(struct mig_task *t, char **cause);
 int	 task_write(struct mig_task *t, uint64_t addr, const void *buf,
 	    size_t len, char **cause);
 int	 task_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,
@@ -51,10 +98,17 @@ int	 task_scratch(struct mig_task *t, uint64_t addr, size_t len,
 	    char **cause);
 int	 task_unscratch(struct mig_task *t, char **cause);
 int	 task_settle(struct mig_task *t, char **cause);
-int	 task_requeue(struct mig_task *t, const siginfo_t *si, int shared,
-	    char **cause);
+int	 task_requeue(struct mig_task *t, struct mig_thread *th,
+	    const siginfo_t *si, int shared, char **cause);
 int	 task_requeue_stolen(struct mig_task *t, char **cause);
 char	*task_cause(struct mig_task *t);
+
+/* clone.c */
+int	 clone_new(struct mig_task *t, pid_t vtid, struct mig_thread **out,
+	    char **cause);
+int	 clone_end(struct mig_task *t, struct mig_thread *th,
+	    char **cause);
+void	 clone_kill(struct mig_task *t);
 
 /* The PAGEMAP_SCAN ioctl (Linux 6.7), not in this libc's headers. */
 struct pm_region {
@@ -262,10 +316,11 @@ void	 rounds_next(struct img *img, int fd);
 int	 rounds_linked(struct img *img, char **cause);
 
 /* regs.c */
-int	 regs_dump(struct mig_task *t, Osm__ImgRegs *img, char **cause);
+int	 regs_dump(struct mig_task *t, struct mig_thread *th,
+	    Osm__ImgRegs *img, char **cause);
 void	 regs_free(Osm__ImgRegs *img);
 int	 regs_check(struct mig_task *t, const Osm__ImgRegs *img, char **cause);
-int	 regs_restore(struct mig_task *t, const Osm__ImgRegs *img,
+int	 regs_restore(struct mig_thread *th, const Osm__ImgRegs *img,
 	    char **cause);
 
 /* core.c */
@@ -279,22 +334,48 @@ int	 core_restore_identity(struct mig_task *t, const Osm__ImgTask *k,
 	    int flags, char **cause);
 int	 core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	    const Osm__ImgTask *k, int flags, char **cause);
+int	 core_restore_caps(struct mig_task *t, const Osm__ImgTask *k,
+	    int flags, char **cause);
 int	 core_status_value(pid_t pid, const char *key, char *out, size_t size,
 	    char **cause);
 
 /* rseq.c */
-int	 rseq_dump(struct mig_task *t, Osm__ImgTask *k, char **cause);
-int	 rseq_unregister(struct mig_task *t, char **cause);
-int	 rseq_restore(struct mig_task *t, const Osm__ImgTask *k, char **cause);
-int	 rseq_cs(struct mig_task *t, uint64_t *cs, char **cause);
-int	 rseq_cs_put(struct mig_task *t, uint64_t cs, char **cause);
+int	 rseq_dump(struct mig_thread *th, Osm__ImgThread *it, char **cause);
+int	 rseq_unregister(struct mig_task *t, struct mig_thread *th,
+	    char **cause);
+int	 rseq_unregister_all(struct mig_task *t, char **cause);
+int	 rseq_restore(struct mig_task *t, struct mig_thread *th,
+	    const Osm__ImgThread *it, char **cause);
+int	 rseq_cs_keep(struct mig_task *t, char **cause);
+int	 rseq_cs_put(struct mig_task *t, char **cause);
 
 /* sig.c */
+int	 sig_peek(struct mig_thread *th, int shared, ProtobufCBinaryData **out,
+	    size_t *n, char **cause);
 int	 sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags,
 	    char **cause);
 void	 sig_free(Osm__ImgSignals *s);
+int	 sig_check_info(const ProtobufCBinaryData *d, size_t n);
 int	 sig_check(const Osm__ImgSignals *s, char **cause);
 int	 sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
+	    char **cause);
+
+/* threads.c */
+int	 threads_refuse(struct mig_task *t, char **cause);
+int	 threads_dump(struct mig_task *t, Osm__ImgThread ***out, size_t *n,
+	    char **cause);
+void	 threads_free(Osm__ImgThread **v, size_t n);
+int	 threads_check(const Osm__ImgHeader *h, Osm__ImgThread **v, size_t n,
+	    char **cause);
+int	 threads_check_target(struct mig_task *t, const struct mig_image *mi,
+	    char **cause);
+int	 threads_make(struct mig_task *t, const struct mig_image *mi,
+	    char **cause);
+int	 threads_restore(struct mig_task *t, const struct mig_image *mi,
+	    int flags, char **cause);
+int	 threads_end_main(struct mig_task *t, const struct mig_image *mi,
+	    char **cause);
+int	 threads_finish(struct mig_task *t, const struct mig_image *mi,
 	    char **cause);
 
 /* files.c */
@@ -305,5 +386,8 @@ int	 files_check(const Osm__ImgFiles *f, const struct mig_restore_opts *o,
 	    struct mig_task *t, char **cause);
 int	 files_restore(struct mig_task *t, const Osm__ImgFiles *f,
 	    const struct mig_restore_opts *o, char **cause);
+
+/* pidns.c */
+pid_t		 pidns_fork(pid_t pid, char **cause);
 
 #endif

@@ -1,21 +1,42 @@
 /*
  * migrate/ — checkpoint and restore of a process's user context
- * (libmigrate.a). Used by moscr, and by the agents (agent/) to move
- * processes between nodes. This is its public header; what its files share
- * is in internal.h, which no other folder includes.
+ * (libmigrate.a), every thread of it. Used by moscr, and by the agents
+ * (agent/) to move processes between nodes. This is its public header;
+ * what its files share is in internal.h, which no other folder includes.
  *
  * The library never prints and never exits: every function returns 0 or
  * -1 (or NULL) and puts what a user should read into *cause.
  *
  * A dump writes to any file descriptor (file, pipe, socket) and a restore
  * reads from any, strictly in order. A restore targets a process under our
- * ptrace control: a fresh one (mig_spawn, or mig_spawn_bare: with
- * /dev/null for 0-2) or one the caller already stopped (mig_adopt).
+ * ptrace control: a fresh one (mig_spawn; mig_spawn_bare, with /dev/null
+ * for 0-2; or mig_spawn_pid to give it the image's pid) or one the caller
+ * already stopped (mig_adopt).
  *
  *	dump:		t = mig_seize(pid); mig_dump(t, fd, ...); then
  *			mig_release(t) to let it go on, or mig_kill(t)
  *	restore:	t = mig_spawn() or mig_adopt(pid);
  *			mig_restore(t, fd, ...); mig_release(t) to let it run
+ *	  or, choosing the target from the image:
+ *			mig_restore_begin(fd, &mi); mig_image_keeps_ids(&mi)?
+ *			t = mig_spawn_pid(mi.header->pid) (after mig_pidns)
+ *			: mig_spawn(); mig_restore_from(t, &mi, ...)
+ *
+ * Threads. A held task holds every thread of the process, each stopped.
+ * Threads are named by their ids as the process knows them (gettid in
+ * it, the image's); mig_thread_here says what the caller knows one by.
+ * The calls without a thread (mig_call, mig_jump, ...) mean the main
+ * thread, or, once that has ended (pthread_exit in main), the first
+ * thread left. A process of more than one thread is restored only with
+ * its pid and every tid as they were (glibc caches tids, mutexes hold
+ * their owners'): into a target of the image's pid, where the missing
+ * threads are made with their ids, which takes CAP_SYS_ADMIN over the
+ * target's PID namespace (mig_pidns gives the caller's children that);
+ * anything else is refused, never restored with ids changed.
+ *
+ * A thread of the held task that ends is the caller's to reap
+ * (waitpid(mig_thread_here(t, tid), __WALL)): the kernel reports the
+ * process's end only after every traced thread's.
  *
  * mig_release and mig_kill free t, and so does mig_forget once the caller
  * has seen the task end and waited for it. A failed mig_dump leaves the
@@ -42,8 +63,9 @@ struct sock_fprog;
 
 /* The image: 8-byte preamble, then stream records (docs/IMAGE.md). */
 #define MIG_MAGIC		0x4f534d43U	/* "OSMC" */
-#define MIG_VERSION		2	/* 2: rounds of a live dump */
-#define MIG_VERSION_MIN		1
+#define MIG_VERSION		3	/* 2: threads (ids kept); rounds of a
+					   live dump; 3: both */
+#define MIG_VERSION_MIN		3
 #define MIG_META_MAX		(16U << 20)	/* one descriptive record */
 #define MIG_PAGES_MAX		(8U << 20)	/* raw record of pages, at most */
 #define MIG_BATCH		(1U << 20)	/* what a dump puts in one */
@@ -51,6 +73,7 @@ struct sock_fprog;
 #define MIG_PAGE		4096UL
 #define MIG_TASK_SIZE		0x7ffffffff000UL	/* 47-bit user space */
 #define MIG_XSTATE_MAX		(64U << 10)
+#define MIG_THREADS_MAX		4096		/* threads of one image */
 
 /* A process under our ptrace control, stopped between our requests. */
 struct mig_task;
@@ -195,16 +218,20 @@ struct mig_file {
 };
 
 /* An image's description, as moscr info shows it. */
+struct img;
 struct mig_image {
-	Osm__ImgRecord	*rec[6];
+	Osm__ImgRecord	*rec[5];
 	Osm__ImgHeader	*header;
 	Osm__ImgTask	*task;
-	Osm__ImgRegs	*regs;
 	Osm__ImgSignals	*sig;
 	Osm__ImgFiles	*files;
 	Osm__ImgMm	*mm;
+	Osm__ImgRecord	**trec;
+	Osm__ImgThread	**threads;	/* main first, if it had not ended */
+	size_t		 nthreads;
 	uint64_t	*vma_pages;	/* pages found in the image, per vma */
 	uint64_t	 bytes;		/* whole image */
+	struct img	*rd;		/* mig_restore_begin's reader */
 	uint32_t	 rounds;	/* of a live dump, before the description */
 	char		*parent;	/* incremental: the image before */
 	uint32_t	 parent_crc;	/* and its final seal */
@@ -216,11 +243,18 @@ struct mig_image {
 typedef unsigned long sysargs[6];
 
 /*
- * task.c, seccomp.c, mm.c: a process held under our ptrace control, and
- * what may be done to it between our requests — calls run inside it, its
- * memory read and written, code of ours started in it (the deputy's husk,
- * agent/husk.c), a seccomp filter put on it (a guest's R), the files it
- * maps and what they stand for.
+ * seize.c, held.c, seccomp.c, mm.c: a process held under our ptrace
+ * control, and what may be done to it between our requests — calls run
+ * inside it, its memory read and written, code of ours started in it (the
+ * deputy's husk, agent/husk.c), a seccomp filter put on it (a guest's R),
+ * the files it maps and what they stand for. mig_spawn_pid is mig_spawn
+ * with pid as the child's own pid (clone3 with set_tid: see mig_pidns);
+ * mig_spawn_bare_pid is both, in a PID namespace (and a user namespace,
+ * unless root) of the child's own, made for it by a helper while the
+ * caller stays in its own and able to make threads; the child is born
+ * holding the caller's descriptors from 3 up (its /proc/self/fd/N is the
+ * caller's N, which it could not open through the caller's /proc from
+ * inside its user namespace), for the caller to close.
  */
 struct mig_pin {
 	cpu_set_t	 self, task;	/* the affinities to come back to */
@@ -229,6 +263,8 @@ struct mig_pin {
 struct mig_task	*mig_seize(pid_t pid, char **cause);
 struct mig_task	*mig_spawn(char **cause);
 struct mig_task	*mig_spawn_bare(char **cause);
+struct mig_task	*mig_spawn_pid(pid_t pid, char **cause);
+struct mig_task	*mig_spawn_bare_pid(pid_t pid, char **cause);
 struct mig_task	*mig_adopt(pid_t pid, char **cause);
 pid_t		 mig_pid(const struct mig_task *t);
 int		 mig_release(struct mig_task *t, char **cause);
@@ -263,6 +299,81 @@ void		 mig_files_free(struct mig_file *files, size_t n);
 int		 mig_file_identify(const char *path, Osm__ImgFileId *id,
 		    uint8_t *sha256, char **cause);
 
+/*
+ * held.c: the same, thread by thread (tid as the process knows it).
+ *
+ * mig_threads		the held task's thread ids, main first, into tids
+ *			(up to max of them); returns how many there are.
+ * mig_thread_here	the id by which the caller knows thread tid
+ *			(ptrace, waitpid, tgkill): tid itself unless the
+ *			task is in a PID namespace below the caller's; -1
+ *			if there is no such thread.
+ * mig_thread_call	inject system call nr into thread tid, which must
+ *			be held (not let run by mig_thread_jump), and run it
+ *			to its end; *rv its value (a negative errno). The
+ *			call must not block: every other thread stays
+ *			stopped meanwhile. _ok: a failed call is an error,
+ *			what names it in *cause; rv may be NULL.
+ * mig_thread_regs	the registers thread tid is to resume with;
+ * mig_thread_set_regs	and new ones (a restart code in rax with orig_rax
+ *			>= 0 is resolved on release, as the kernel would).
+ * mig_thread_jump	let thread tid run code of the caller's from rip,
+ *			rdi its argument, its other registers those it is
+ *			to resume with (put back before it is let go); it
+ *			runs under our trace, its stops the caller's to
+ *			wait for, until mig_thread_interrupt stops it and
+ *			holds it again (any stop answers; a signal that
+ *			came first is kept: mig_thread_stolen).
+ * mig_thread_stolen	signals our stops took from thread tid, now the
+ *			caller's to deliver; how many went to out.
+ * mig_thread_new	a new thread in the held task, held, with id tid
+ *			(0: the kernel's choice); its id in *made (may be
+ *			NULL). It starts on the lead's registers: give it
+ *			its own (mig_thread_set_regs) before it runs. A
+ *			chosen id takes CAP_SYS_ADMIN, in the task, over
+ *			its PID namespace; a taken one is refused.
+ * mig_thread_new_in	the same, made by held thread via, not the lead.
+ * mig_thread_exit	end thread tid alone (exit, not exit_group), its
+ *			clear-child-tid word and robust list let go first;
+ *			reaped here. Not the last thread: end the process.
+ */
+size_t		 mig_threads(const struct mig_task *t, pid_t *tids,
+		    size_t max);
+pid_t		 mig_thread_here(const struct mig_task *t, pid_t tid);
+int		 mig_thread_call(struct mig_task *t, pid_t tid, long *rv,
+		    long nr, const sysargs args, char **cause);
+int		 mig_thread_call_ok(struct mig_task *t, pid_t tid,
+		    const char *what, long *rv, long nr, const sysargs args,
+		    char **cause);
+int		 mig_thread_regs(struct mig_task *t, pid_t tid,
+		    struct user_regs_struct *regs, char **cause);
+int		 mig_thread_set_regs(struct mig_task *t, pid_t tid,
+		    const struct user_regs_struct *regs, char **cause);
+int		 mig_thread_jump(struct mig_task *t, pid_t tid, uint64_t rip,
+		    uint64_t rdi, char **cause);
+int		 mig_thread_interrupt(struct mig_task *t, pid_t tid,
+		    char **cause);
+size_t		 mig_thread_stolen(struct mig_task *t, pid_t tid,
+		    siginfo_t *out, size_t max);
+int		 mig_thread_new(struct mig_task *t, pid_t tid, pid_t *made,
+		    char **cause);
+int		 mig_thread_new_in(struct mig_task *t, pid_t via, pid_t tid,
+		    pid_t *made, char **cause);
+int		 mig_thread_exit(struct mig_task *t, pid_t tid, char **cause);
+
+/*
+ * pidns.c: let the caller choose the pids of the children it makes from
+ * now on (mig_spawn_pid): a PID namespace for them, owned by a user
+ * namespace of the caller's own unless it is root (root holds
+ * CAP_SYS_ADMIN over a namespace it makes; a user namespace would take
+ * every privilege outside it from a process restored as root), and an
+ * init there, pid 1, which reaps orphans and leaves when nothing else is
+ * left in the namespace. The caller must be single-threaded; it stays in
+ * its own PID namespace. Returns init's pid (ours), or -1.
+ */
+pid_t		 mig_pidns(char **cause);
+int		 mig_pidns_next(pid_t member, pid_t next, char **cause);
+
 /* dump.c */
 int		 mig_dump(struct mig_task *t, int fd, int flags,
 		    struct mig_stats *stats, char **cause);
@@ -270,17 +381,29 @@ int		 mig_dump_husk(struct mig_task *t, int ctx, int fd,
 		    char **cause);
 
 /*
- * restore.c. mig_restore_chain restores an incremental checkpoint: the
- * image at path and those it adds to (ImgParent, each beside the next),
- * oldest first, into the state of the last.
+ * restore.c. mig_restore_begin reads and checks an image's description
+ * from fd (what a caller needs to choose its target: mig_image_keeps_ids
+ * says whether it must have the image's pid, mi->header->pid);
+ * mig_restore_from restores it into t, the rest read from the same fd,
+ * and frees nothing (mig_image_free does). mig_restore is both.
  */
-#define MIG_CHAIN_MAX		64
 int		 mig_restore(struct mig_task *t, int fd,
 		    const struct mig_restore_opts *opts,
 		    struct mig_stats *stats, char **cause);
+int		 mig_restore_begin(int fd, struct mig_image *mi, char **cause);
+int		 mig_restore_from(struct mig_task *t, struct mig_image *mi,
+		    const struct mig_restore_opts *opts,
+		    struct mig_stats *stats, char **cause);
+/*
+ * mig_restore_chain restores an incremental checkpoint: the image at path
+ * and those it adds to (ImgParent, each beside the next), oldest first,
+ * into the state of the last.
+ */
+#define MIG_CHAIN_MAX		64
 int		 mig_restore_chain(struct mig_task *t, const char *path,
 		    const struct mig_restore_opts *opts,
 		    struct mig_stats *stats, char **cause);
+
 
 /*
  * track.c, precopy.c: a live dump. The process's writes are tracked with
@@ -337,11 +460,12 @@ void		 mig_track_free(struct mig_track *k);
 int		 mig_dump_live(struct mig_live *lv, int fd, int flags,
 		    struct mig_stats *stats, char **cause);
 
-/* image.c */
+/* image.c, threads.c */
 int		 mig_image_load(int fd, struct mig_image *mi, char **cause);
 int		 mig_chain_open(const char *path, int *fds, size_t *n,
 		    char **cause);
 int		 mig_chain_load(const char *path, char **cause);
 void		 mig_image_free(struct mig_image *mi);
+int		 mig_image_keeps_ids(const struct mig_image *mi);
 
 #endif

@@ -181,6 +181,9 @@ mm_classify(struct mig_task *t, Osm__ImgVma *v, const char *path,
 
 	if (strstr(vmflags, " gd") != NULL)
 		v->flags |= MAP_GROWSDOWN;
+	/* Reserved, not committed (ASan's shadow): so again, or ENOMEM. */
+	if (strstr(vmflags, " nr") != NULL)
+		v->flags |= MAP_NORESERVE;
 	if (strstr(vmflags, " ht") != NULL) {
 		xasprintf(cause, "process %d uses hugetlb memory at 0x%llx, "
 		    "which is not supported", t->pid,
@@ -411,7 +414,7 @@ mm_check(const Osm__ImgMm *mm, char **cause)
 		prev = v->end;
 		if ((v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC)) != 0 ||
 		    (v->flags & ~(MAP_SHARED | MAP_PRIVATE |
-		    MAP_GROWSDOWN)) != 0 ||
+		    MAP_GROWSDOWN | MAP_NORESERVE)) != 0 ||
 		    ((v->flags & MAP_SHARED) != 0) ==
 		    ((v->flags & MAP_PRIVATE) != 0) ||
 		    v->kind < OSM__IMG_VMA_KIND__VMA_ANON ||
@@ -740,8 +743,8 @@ out:
 
 /*
  * Release every area of the held task but the kernel's (the vDSO's three),
- * its rseq registration first: the kernel writes into that area at every
- * return to user space. What stays is a task with no memory of its own,
+ * its threads' rseq registrations first: the kernel writes into those
+ * areas at every return to user space. What stays is a task with no memory of its own,
  * for code the caller maps next (the deputy's husk).
  */
 int
@@ -751,7 +754,7 @@ mig_empty(struct mig_task *t, char **cause)
 	size_t		 na, i;
 	int		 rc = -1;
 
-	if (rseq_unregister(t, cause) == -1 ||
+	if (rseq_unregister_all(t, cause) == -1 ||
 	    mm_target_areas(t->pid, &a, &na, cause) == -1)
 		return -1;
 	for (i = 0; i < na; i++) {

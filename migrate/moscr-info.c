@@ -26,7 +26,9 @@ const struct moscr_cmd moscr_info_cmd = {
 	.name = "info",
 	.usage = "[--json] FILE",
 	.help = "Check the image in FILE ('-': standard input) and show what "
-	    "it holds;\n      with --json as one JSON document.",
+	    "it holds:\n      the process, each thread (id, name, where it "
+	    "was stopped), its files\n      and memory; with --json as one "
+	    "JSON document.",
 	.exec = moscr_info,
 };
 
@@ -39,7 +41,9 @@ static const struct {
 	{ SYS_clock_nanosleep, "clock_nanosleep" },
 	{ SYS_wait4, "wait4" }, { SYS_poll, "poll" }, { SYS_ppoll, "ppoll" },
 	{ SYS_select, "select" }, { SYS_pselect6, "pselect6" },
-	{ SYS_futex, "futex" }, { SYS_pause, "pause" },
+	{ SYS_futex, "futex" }, { SYS_futex_waitv, "futex_waitv" },
+	{ SYS_pause, "pause" }, { SYS_sched_yield, "sched_yield" },
+	{ SYS_rt_sigtimedwait, "rt_sigtimedwait" },
 	{ SYS_rt_sigsuspend, "rt_sigsuspend" },
 	{ SYS_epoll_wait, "epoll_wait" }, { SYS_accept, "accept" },
 	{ SYS_connect, "connect" }, { SYS_recvfrom, "recvfrom" },
@@ -84,6 +88,53 @@ info_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%llu KiB", (unsigned long long)bytes >> 10);
 }
 
+/* Where a thread was stopped: in which call, and how it resumes. */
+static void
+info_where(const Osm__ImgRegs *r, char *buf, size_t len)
+{
+	int	n;
+
+	if (r->restart == OSM__IMG_RESTART__RESTART_NONE) {
+		snprintf(buf, len, "at ip 0x%llx",
+		    (unsigned long long)r->gp->rip);
+		return;
+	}
+	n = snprintf(buf, len, "in %s (%lld), to be %s",
+	    info_syscall(r->gp->orig_rax), (long long)r->gp->orig_rax,
+	    info_restart[r->restart]);
+	if (r->has_sleep_left_ns && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, ", %.3f s left",
+		    r->sleep_left_ns / 1e9);
+}
+
+static void
+info_threads(const struct mig_image *mi)
+{
+	const Osm__ImgThread	*it;
+	char			 where[160];
+	size_t			 i;
+
+	printf("threads:     %zu%s\n", mi->nthreads,
+	    mi->threads[0]->tid != mi->header->pid ?
+	    ", the main thread had ended" : "");
+	for (i = 0; i < mi->nthreads; i++) {
+		it = mi->threads[i];
+		info_where(it->regs, where, sizeof where);
+		printf("  %7d %-16s %s", it->tid, it->comm, where);
+		if (it->blocked != 0)
+			printf(", blocked 0x%llx",
+			    (unsigned long long)it->blocked);
+		if (it->n_pending > 0)
+			printf(", %zu pending", it->n_pending);
+		if (!(it->altstack_flags & SS_DISABLE))
+			printf(", alternate stack");
+		if (it->has_rseq_addr)
+			printf(", rseq 0x%llx", (unsigned long long)
+			    it->rseq_addr);
+		printf("\n");
+	}
+}
+
 /* "rwxp" from an area's protection and flags. */
 static void
 info_perms(const Osm__ImgVma *v, char out[5])
@@ -99,7 +150,7 @@ static void
 info_print(const char *path, const struct mig_image *mi)
 {
 	const Osm__ImgHeader	*h = mi->header;
-	const Osm__ImgRegs	*r = mi->regs;
+	const Osm__ImgRegs	*r = mi->threads[0]->regs;
 	const Osm__ImgVma	*v;
 	const Osm__ImgFd	*d;
 	char			 when[64], size[32], carried[32], perms[5];
@@ -134,32 +185,15 @@ info_print(const char *path, const struct mig_image *mi)
 		printf("executable:  %s\n", mi->task->exe);
 	printf("dumped:      %s on %s (Linux %s)\n", when, h->node, h->kernel);
 	printf("cpu time:    %.3f s\n", mi->task->cpu_ns / 1e9);
+	info_threads(mi);
 	printf("registers:   ip 0x%llx, sp 0x%llx, FPU state %zu bytes "
-	    "(features 0x%llx)\n", (unsigned long long)r->gp->rip,
-	    (unsigned long long)r->gp->rsp, r->xstate.len,
-	    (unsigned long long)r->xfeatures);
-	if (r->restart != OSM__IMG_RESTART__RESTART_NONE) {
-		printf("in call:     %s (%lld), to be %s",
-		    info_syscall(r->gp->orig_rax),
-		    (long long)r->gp->orig_rax, info_restart[r->restart]);
-		if (r->has_sleep_left_ns)
-			printf(", %.3f s left", r->sleep_left_ns / 1e9);
-		printf("\n");
-	}
-	printf("signals:     %zu handlers, blocked 0x%llx, %zu pending, "
-	    "%zu timers%s\n", mi->sig->n_actions,
-	    (unsigned long long)mi->sig->blocked,
-	    mi->sig->n_pending + mi->sig->n_pending_shared,
-	    mi->sig->n_itimers,
-	    (mi->sig->altstack_flags & SS_DISABLE) ? "" :
-	    ", alternate stack");
-	printf("rseq:        ");
-	if (mi->task->has_rseq_addr)
-		printf("0x%llx, %u bytes\n",
-		    (unsigned long long)mi->task->rseq_addr,
-		    mi->task->rseq_len);
-	else
-		printf("none\n");
+	    "(features 0x%llx), of thread %d\n",
+	    (unsigned long long)r->gp->rip, (unsigned long long)r->gp->rsp,
+	    r->xstate.len, (unsigned long long)r->xfeatures,
+	    mi->threads[0]->tid);
+	printf("signals:     %zu handlers, %zu pending for the process, %zu "
+	    "timers\n", mi->sig->n_actions, mi->sig->n_pending_shared,
+	    mi->sig->n_itimers);
 	printf("cwd:         %s (umask %03o)\n", mi->files->cwd,
 	    mi->files->umask);
 	printf("files:\n");
@@ -247,9 +281,8 @@ info_json_sigset(uint64_t mask)
 }
 
 static json_t *
-info_json_call(const struct mig_image *mi)
+info_json_call(const Osm__ImgRegs *r)
 {
-	const Osm__ImgRegs	*r = mi->regs;
 	json_t			*o;
 
 	if (r->restart == OSM__IMG_RESTART__RESTART_NONE)
@@ -323,14 +356,55 @@ info_json_memory(const struct mig_image *mi)
 	return o;
 }
 
+static json_t *
+info_json_rseq(const Osm__ImgThread *it)
+{
+	json_t	*o;
+
+	if (!it->has_rseq_addr)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "addr", info_json_u64(it->rseq_addr));
+	json_object_set_new(o, "len", json_integer(it->rseq_len));
+	return o;
+}
+
+/* Each thread: what info_threads says of it. */
+static json_t *
+info_json_threads(const struct mig_image *mi)
+{
+	const Osm__ImgThread	*it;
+	json_t			*a = json_array(), *o;
+	size_t			 i;
+
+	for (i = 0; i < mi->nthreads; i++) {
+		it = mi->threads[i];
+		o = json_object();
+		json_object_set_new(o, "tid", json_integer(it->tid));
+		json_object_set_new(o, "comm", info_json_cstr(it->comm));
+		json_object_set_new(o, "ip", info_json_u64(it->regs->gp->rip));
+		json_object_set_new(o, "sp", info_json_u64(it->regs->gp->rsp));
+		json_object_set_new(o, "call", info_json_call(it->regs));
+		json_object_set_new(o, "blocked",
+		    info_json_sigset(it->blocked));
+		json_object_set_new(o, "pending", json_integer(it->n_pending));
+		json_object_set_new(o, "altstack",
+		    json_boolean(!(it->altstack_flags & SS_DISABLE)));
+		json_object_set_new(o, "rseq", info_json_rseq(it));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 /* Everything info_print shows, as numbers and names (moscr(1)). */
 static json_t *
 info_json(const char *path, const struct mig_image *mi)
 {
 	const Osm__ImgHeader	*h = mi->header;
-	const Osm__ImgRegs	*r = mi->regs;
+	const Osm__ImgThread	*main = mi->threads[0];
+	const Osm__ImgRegs	*r = main->regs;
 	json_t			*doc, *o, *argv;
-	size_t			 i;
+	size_t			 i, pending = mi->sig->n_pending_shared;
 
 	argv = json_array();
 	for (i = 0; i < h->cmdline.len;) {
@@ -363,24 +437,21 @@ info_json(const char *path, const struct mig_image *mi)
 	json_object_set_new(o, "xstate_bytes", json_integer(r->xstate.len));
 	json_object_set_new(o, "xfeatures", info_json_u64(r->xfeatures));
 	json_object_set_new(doc, "registers", o);
-	json_object_set_new(doc, "call", info_json_call(mi));
+	json_object_set_new(doc, "call", info_json_call(r));
 	o = json_object();
 	json_object_set_new(o, "handlers", json_integer(mi->sig->n_actions));
-	json_object_set_new(o, "blocked", info_json_sigset(mi->sig->blocked));
-	json_object_set_new(o, "pending", json_integer(mi->sig->n_pending +
-	    mi->sig->n_pending_shared));
+	json_object_set_new(o, "blocked", info_json_sigset(main->blocked));
+	for (i = 0; i < mi->nthreads; i++)
+		pending += mi->threads[i]->n_pending;
+	json_object_set_new(o, "pending", json_integer(pending));
 	json_object_set_new(o, "timers", json_integer(mi->sig->n_itimers));
 	json_object_set_new(o, "altstack",
-	    json_boolean(!(mi->sig->altstack_flags & SS_DISABLE)));
+	    json_boolean(!(main->altstack_flags & SS_DISABLE)));
 	json_object_set_new(doc, "signals", o);
-	if (mi->task->has_rseq_addr) {
-		o = json_object();
-		json_object_set_new(o, "addr",
-		    info_json_u64(mi->task->rseq_addr));
-		json_object_set_new(o, "len", json_integer(mi->task->rseq_len));
-	} else
-		o = json_null();
-	json_object_set_new(doc, "rseq", o);
+	json_object_set_new(doc, "rseq", info_json_rseq(main));
+	json_object_set_new(doc, "threads", info_json_threads(mi));
+	json_object_set_new(doc, "main_ended", json_boolean(main->tid !=
+	    h->pid));
 	json_object_set_new(doc, "cwd", info_json_cstr(mi->files->cwd));
 	json_object_set_new(doc, "umask", json_integer(mi->files->umask));
 	json_object_set_new(doc, "files", info_json_files(mi));

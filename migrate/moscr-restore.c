@@ -2,6 +2,12 @@
  * moscr restore FILE [--detach] [--fd N=PATH]... [-v]: bring a process
  * back from an image, then wait for it and exit as it exits (or die of its
  * signal), or with --detach print its pid and leave it running.
+ *
+ * A process of one thread comes back under a new pid. One of several
+ * threads (or whose main thread had ended) must keep its pid and every
+ * thread id: it comes back in a PID namespace of its own, made here
+ * (mig_pidns), with the image's pid there; its pid seen from outside
+ * differs, and its parent is moscr.
  */
 #include <sys/wait.h>
 
@@ -28,7 +34,8 @@ const struct moscr_cmd moscr_restore_cmd = {
 	    "leaves it running. --fd N=PATH\n      opens PATH as descriptor N "
 	    "instead of what the image recorded; a\n      descriptor no path "
 	    "opens again (a pipe, a socket) is /dev/null\n      otherwise, "
-	    "with a warning.",
+	    "with a warning. A process of several threads\n      keeps its pid "
+	    "and thread ids in a PID namespace of its own.",
 	.exec = moscr_restore,
 };
 
@@ -92,18 +99,42 @@ restore_wait(pid_t pid)
 	return 128 + sig;
 }
 
+/* Did this restore make a PID namespace (mig_pidns)? */
+static int	restore_pidns;
+
+static int	restore_run(int, char **);
+
+/*
+ * Once our children are born in a PID namespace of their own, we leave by
+ * _exit: at exit() LeakSanitizer (make asan) stops us with a tracer child
+ * of ours, which would be born there and could not find us.
+ */
 static int
 moscr_restore(int argc, char **argv)
+{
+	int	rc;
+
+	rc = restore_run(argc, argv);
+	if (restore_pidns) {
+		fflush(NULL);
+		_exit(rc);
+	}
+	return rc;
+}
+
+static int
+restore_run(int argc, char **argv)
 {
 	struct mig_fd_override	*ov = NULL;
 	struct mig_restore_opts	 opts;
 	struct mig_task		*t;
 	struct mig_stats	 st;
+	struct mig_image	 mi;
 	char			*cause = NULL, *eq;
 	const char		*in;
 	uint64_t		 n;
 	pid_t			 pid;
-	int			 c, detach = 0, verbose = 0, fd;
+	int			 c, detach = 0, verbose = 0, fd, keep;
 
 	if (moscr_help_wanted(argc, argv, &moscr_restore_cmd))
 		return 0;
@@ -151,32 +182,48 @@ moscr_restore(int argc, char **argv)
 		return 1;
 	}
 
-	if ((t = mig_spawn(&cause)) == NULL)
+	if (mig_restore_begin(fd, &mi, &cause) == -1)
 		goto fail;
-	/* A file may end a chain of incremental images. */
-	if ((fd == STDIN_FILENO ? mig_restore(t, fd, &opts, &st, &cause) :
-	    mig_restore_chain(t, in, &opts, &st, &cause)) == -1) {
+	keep = mig_image_keeps_ids(&mi);
+	if (keep && mig_pidns(&cause) == -1)
+		goto fail_image;
+	restore_pidns = keep;
+	if ((t = keep ? mig_spawn_pid(mi.header->pid, &cause) :
+	    mig_spawn(&cause)) == NULL)
+		goto fail_image;
+	/* A file may end a chain of incremental images: read it again whole. */
+	if ((fd == STDIN_FILENO ? mig_restore_from(t, &mi, &opts, &st,
+	    &cause) : mig_restore_chain(t, in, &opts, &st, &cause)) == -1) {
 		mig_kill(t);
-		goto fail;
+		goto fail_image;
 	}
 	pid = mig_pid(t);
 	if (mig_release(t, &cause) == -1)
-		goto fail;
+		goto fail_image;
 	if (fd != STDIN_FILENO)
 		close(fd);
 	free(ov);
-	if (verbose)
+	if (verbose) {
 		fprintf(stderr, "moscr: restored %s as process %d: %llu pages, "
-		    "%llu bytes in %.1f ms, pages moved in %.1f ms\n", in, pid,
+		    "%llu bytes in %.1f ms, pages moved in %.1f ms", in, pid,
 		    (unsigned long long)st.pages,
 		    (unsigned long long)st.bytes, st.frozen_us / 1000.0,
 		    st.mem_us / 1000.0);
+		if (keep)
+			fprintf(stderr, "; %zu threads, pid %d and thread ids "
+			    "kept in a PID namespace of its own", mi.nthreads,
+			    mi.header->pid);
+		fprintf(stderr, "\n");
+	}
+	mig_image_free(&mi);
 	if (detach) {
 		printf("%d\n", pid);
 		return 0;
 	}
 	return restore_wait(pid);
 
+fail_image:
+	mig_image_free(&mi);
 fail:
 	moscr_err("restore %s: %s", in, cause);
 	free(cause);

@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include <linux/futex.h>
+
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -73,11 +75,13 @@ regs_xfeatures(const uint8_t *x, size_t len)
 }
 
 /*
- * How the kernel would resume the call the task is stopped in, had no
+ * How the kernel would resume the call a thread is stopped in, had no
  * signal handler run: -ERESTARTSYS and friends restart it; a relative
- * sleep with a restart block is reissued for the time left; other restart
- * blocks have no meaning in a new process, and get -EINTR as after a
- * handler.
+ * sleep with a restart block is reissued for the time left; a futex wait
+ * with a deadline (FUTEX_WAIT_BITSET: glibc's timed waits) is issued
+ * again, its deadline absolute in the caller's memory; other restart
+ * blocks (poll, a relative FUTEX_WAIT) have no meaning in a new process,
+ * and get -EINTR as after a handler.
  */
 static void
 regs_restart(struct mig_task *t, const struct user_regs_struct *r,
@@ -98,6 +102,11 @@ regs_restart(struct mig_task *t, const struct user_regs_struct *r,
 	}
 	if (rax != -ERESTART_RESTARTBLOCK)
 		return;
+	if (r->orig_rax == SYS_futex &&
+	    (r->rsi & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET) {
+		img->restart = OSM__IMG_RESTART__RESTART_SAME;
+		return;
+	}
 	if (r->orig_rax == SYS_nanosleep)
 		rem = r->rsi;
 	else if (r->orig_rax == SYS_clock_nanosleep &&
@@ -117,13 +126,15 @@ regs_restart(struct mig_task *t, const struct user_regs_struct *r,
 	free(cause);
 }
 
+/* Thread th's registers, as it stopped. */
 int
-regs_dump(struct mig_task *t, Osm__ImgRegs *img, char **cause)
+regs_dump(struct mig_task *t, struct mig_thread *th, Osm__ImgRegs *img,
+    char **cause)
 {
 	uint8_t	*x;
 	size_t	 len;
 
-	struct user_regs_struct	 r = t->regs;
+	struct user_regs_struct	 r = th->regs;
 
 	/* stopped in code not the program's: where the program's would be */
 	if (t->hidden != NULL && t->hidden->rewind != NULL)
@@ -131,7 +142,7 @@ regs_dump(struct mig_task *t, Osm__ImgRegs *img, char **cause)
 	osm__img_regs__init(img);
 	img->gp = xmalloc(sizeof *img->gp);
 	regs_to_img(&r, img->gp);
-	if (regs_get_xstate(t->pid, &x, &len, cause) == -1)
+	if (regs_get_xstate(th->tid, &x, &len, cause) == -1)
 		return -1;
 	img->xstate.data = x;
 	img->xstate.len = len;
@@ -143,6 +154,8 @@ regs_dump(struct mig_task *t, Osm__ImgRegs *img, char **cause)
 void
 regs_free(Osm__ImgRegs *img)
 {
+	if (img == NULL)
+		return;
 	free(img->gp);
 	free(img->xstate.data);
 }
@@ -170,7 +183,7 @@ regs_check(struct mig_task *t, const Osm__ImgRegs *img, char **cause)
 	}
 	if (t == NULL)
 		return 0;
-	if (regs_get_xstate(t->pid, &x, &len, cause) == -1)
+	if (regs_get_xstate(t->lead->tid, &x, &len, cause) == -1)
 		return -1;
 	feat = regs_xfeatures(x, len);
 	free(x);
@@ -184,16 +197,16 @@ regs_check(struct mig_task *t, const Osm__ImgRegs *img, char **cause)
 	return 0;
 }
 
-/* Put the FPU state in and set up the registers to resume with. */
+/* Put thread th's FPU state in and set up its registers to resume with. */
 int
-regs_restore(struct mig_task *t, const Osm__ImgRegs *img, char **cause)
+regs_restore(struct mig_thread *th, const Osm__ImgRegs *img, char **cause)
 {
-	struct user_regs_struct	*r = &t->regs;
+	struct user_regs_struct	*r = &th->regs;
 	struct iovec		 iov;
 
 	iov.iov_base = img->xstate.data;
 	iov.iov_len = img->xstate.len;
-	if (ptrace(PTRACE_SETREGSET, t->pid, NT_X86_XSTATE, &iov) == -1) {
+	if (ptrace(PTRACE_SETREGSET, th->tid, NT_X86_XSTATE, &iov) == -1) {
 		xasprintf(cause, "PTRACE_SETREGSET NT_X86_XSTATE: %s",
 		    strerror(errno));
 		return -1;
@@ -220,6 +233,6 @@ regs_restore(struct mig_task *t, const Osm__ImgRegs *img, char **cause)
 		break;
 	}
 	r->orig_rax = -1;
-	t->regs_dirty = 1;
+	th->regs_dirty = 1;
 	return 0;
 }

@@ -172,7 +172,7 @@ rounds_reshape(struct rounds *rd, struct img *img, const Osm__ImgRound *r,
 	runs_init(&kept);
 	if (!rd->started) {
 		if (mm_check_target(t, mm, cause) == -1 ||
-		    rseq_unregister(t, cause) == -1 ||
+		    rseq_unregister_all(t, cause) == -1 ||
 		    mm_restore_clear(t, mm, cause) == -1)
 			goto out;
 		if (rounds_vdso(rd, mm, cause) == -1)

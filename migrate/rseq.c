@@ -1,10 +1,10 @@
 /*
- * The task's rseq registration. glibc registers an rseq area for every
+ * Each thread's rseq registration. glibc registers an rseq area for every
  * thread, and the kernel writes into it at every preemption: a restore
- * unregisters the target's own before it replaces the memory, with the
- * length the kernel reports (glibc's __rseq_size says less), and registers
- * the image's area last of all; a dump notes it, and clears the area's
- * critical-section word while it injects calls (dump.c).
+ * unregisters each thread's own before it replaces the memory, with the
+ * length the kernel reports (glibc's __rseq_size says less), and
+ * registers the image's areas last of all; a dump notes them, and keeps
+ * each area's critical-section word while it injects calls (dump.c).
  */
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -21,47 +21,47 @@
 #define RSEQ_FLAG_UNREGISTER	1
 
 static int
-rseq_config(struct mig_task *t, struct ptrace_rseq_configuration *rc,
+rseq_config(struct mig_thread *th, struct ptrace_rseq_configuration *rc,
     char **cause)
 {
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->pid, sizeof *rc,
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, th->tid, sizeof *rc,
 	    rc) == -1) {
-		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION: %s",
-		    strerror(errno));
+		xasprintf(cause, "PTRACE_GET_RSEQ_CONFIGURATION %d: %s",
+		    th->tid, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* The registration, into the image's task record. */
+/* The thread's registration, into its image record. */
 int
-rseq_dump(struct mig_task *t, Osm__ImgTask *k, char **cause)
+rseq_dump(struct mig_thread *th, Osm__ImgThread *it, char **cause)
 {
 	struct ptrace_rseq_configuration rc;
 
-	if (rseq_config(t, &rc, cause) == -1)
+	if (rseq_config(th, &rc, cause) == -1)
 		return -1;
 	if (rc.rseq_abi_pointer != 0) {
-		k->has_rseq_addr = k->has_rseq_len = k->has_rseq_sig = 1;
-		k->rseq_addr = rc.rseq_abi_pointer;
-		k->rseq_len = rc.rseq_abi_size;
-		k->rseq_sig = rc.signature;
+		it->has_rseq_addr = it->has_rseq_len = it->has_rseq_sig = 1;
+		it->rseq_addr = rc.rseq_abi_pointer;
+		it->rseq_len = rc.rseq_abi_size;
+		it->rseq_sig = rc.signature;
 	}
 	return 0;
 }
 
 /* Before the task's memory goes: the kernel would write into it. */
 int
-rseq_unregister(struct mig_task *t, char **cause)
+rseq_unregister(struct mig_task *t, struct mig_thread *th, char **cause)
 {
 	struct ptrace_rseq_configuration rc;
 
-	if (rseq_config(t, &rc, cause) == -1)
+	if (rseq_config(th, &rc, cause) == -1)
 		return -1;
 	if (rc.rseq_abi_pointer == 0)
 		return 0;
 	/* The length the kernel registered, not glibc's __rseq_size. */
-	if (task_sys_ok(t, "rseq unregister", SYS_rseq,
+	if (task_tsys_ok(t, th, "rseq unregister", SYS_rseq,
 	    (sysargs){ rc.rseq_abi_pointer, rc.rseq_abi_size,
 	    RSEQ_FLAG_UNREGISTER, rc.signature }) == -1) {
 		*cause = task_cause(t);
@@ -70,45 +70,85 @@ rseq_unregister(struct mig_task *t, char **cause)
 	return 0;
 }
 
-/* Last of all the injected calls, so the kernel sees the real ip next. */
+/* Every thread's, for a task whose memory is to go. */
 int
-rseq_restore(struct mig_task *t, const Osm__ImgTask *k, char **cause)
+rseq_unregister_all(struct mig_task *t, char **cause)
 {
-	if (!k->has_rseq_addr)
+	size_t	i;
+
+	for (i = 0; i < t->nth; i++) {
+		if (rseq_unregister(t, t->th[i], cause) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Last of a thread's injected calls, so the kernel sees the real ip next. */
+int
+rseq_restore(struct mig_task *t, struct mig_thread *th,
+    const Osm__ImgThread *it, char **cause)
+{
+	if (!it->has_rseq_addr)
 		return 0;
-	if (task_sys_ok(t, "rseq register", SYS_rseq, (sysargs){ k->rseq_addr,
-	    k->rseq_len, 0, k->rseq_sig }) == -1) {
+	if (task_tsys_ok(t, th, "rseq register", SYS_rseq,
+	    (sysargs){ it->rseq_addr, it->rseq_len, 0, it->rseq_sig }) == -1) {
 		*cause = task_cause(t);
 		return -1;
 	}
 	return 0;
 }
 
-/* The rseq_cs word of the task's rseq area (0 without rseq). */
+/*
+ * Our calls return to user space, where the kernel clears an rseq
+ * critical-section pointer that no longer matches the ip: note each
+ * thread's rseq_cs word before the first of them.
+ */
 int
-rseq_cs(struct mig_task *t, uint64_t *cs, char **cause)
+rseq_cs_keep(struct mig_task *t, char **cause)
 {
 	struct ptrace_rseq_configuration rc;
+	struct mig_thread	*th;
+	size_t			 i;
 
-	*cs = 0;
-	t->rseq_area = 0;
-	if (rseq_config(t, &rc, cause) == -1)
-		return -1;
-	if (rc.rseq_abi_pointer == 0)
-		return 0;
-	t->rseq_area = rc.rseq_abi_pointer;
-	return task_read(t, t->rseq_area + 8, cs, sizeof *cs, cause);
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		th->rseq_area = th->rseq_cs = 0;
+		if (rseq_config(th, &rc, cause) == -1)
+			return -1;
+		if (rc.rseq_abi_pointer == 0)
+			continue;
+		if (task_read(t, rc.rseq_abi_pointer + 8, &th->rseq_cs,
+		    sizeof th->rseq_cs, cause) == -1)
+			return -1;
+		th->rseq_area = rc.rseq_abi_pointer;
+	}
+	return 0;
 }
 
+/* And put every one back; cause NULL: on the way out, quietly. */
 int
-rseq_cs_put(struct mig_task *t, uint64_t cs, char **cause)
+rseq_cs_put(struct mig_task *t, char **cause)
 {
-	char	*c = NULL;
-	int	 rc;
+	struct mig_thread	*th;
+	char			*c = NULL, *why;
+	size_t			 i;
+	int			 rc = 0;
 
-	if (t->rseq_area == 0)
-		return 0;
-	rc = task_write(t, t->rseq_area + 8, &cs, sizeof cs, &c);
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		if (th->rseq_area == 0)
+			continue;
+		why = NULL;
+		if (task_write(t, th->rseq_area + 8, &th->rseq_cs,
+		    sizeof th->rseq_cs, &why) == -1) {
+			rc = -1;
+			if (c == NULL)
+				c = why;
+			else
+				free(why);
+		} else
+			th->rseq_area = 0;
+	}
 	if (cause != NULL)
 		*cause = c;
 	else

@@ -12,10 +12,11 @@
  * task, forever. So the signals our stops took are queued back first
  * (mig_release would inject rt_tgsigqueueinfo, which such a filter may not
  * let run), and those taken during the two calls are sent from here (with
- * tgkill: their siginfo is lost). The listener the task got is closed in
- * it, with a call that the filter stops for us and that we let through
- * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the task needs no end of its own
- * filter, and a guest's R is to hold nothing it does not need.
+ * tgkill: their siginfo is lost). With more than one thread the filter is
+ * put on every one (SECCOMP_FILTER_FLAG_TSYNC). The listener the task got
+ * is closed in it, with a call that the filter stops for us and that we
+ * let through (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the task needs no end
+ * of its own filter, and a guest's R is to hold nothing it does not need.
  */
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -53,9 +54,9 @@ seccomp_close(struct mig_task *t, int listener, long rfd, char **cause)
 	struct __ptrace_syscall_info	info;
 
 	/* to the entry stop, then on into the filter, which waits on us */
-	if (task_aim(t, SYS_close, (sysargs){ rfd }, cause) == -1 ||
+	if (task_aim(t, t->lead, SYS_close, (sysargs){ rfd }, cause) == -1 ||
 	    ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1 ||
-	    task_await(t, cause) == -1 ||
+	    task_await(t, t->lead, cause) == -1 ||
 	    ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
 		if (*cause == NULL)
 			xasprintf(cause, "ptrace %d: %s", t->pid,
@@ -83,7 +84,7 @@ seccomp_close(struct mig_task *t, int listener, long rfd, char **cause)
 	}
 	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) == -1 ||
-	    task_await(t, cause) == -1 ||
+	    task_await(t, t->lead, cause) == -1 ||
 	    ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info, &info) == -1 ||
 	    info.op != PTRACE_SYSCALL_INFO_EXIT) {
 		if (*cause == NULL)
@@ -109,8 +110,10 @@ mig_seccomp(struct mig_task *t, const struct sock_fprog *prog, char **cause)
 {
 	uint64_t	 saved = t->scratch, hdr[2];
 	size_t		 saved_len = t->scratch_len, need;
+	struct mig_thread *th;
+	unsigned long	 sflags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
 	char		*ignored = NULL;
-	size_t		 i;
+	size_t		 i, j;
 	long		 rfd;
 	int		 ours = 0, filtered = 0, pidfd = -1, fd = -1;
 
@@ -131,25 +134,28 @@ mig_seccomp(struct mig_task *t, const struct sock_fprog *prog, char **cause)
 	    task_write(t, t->scratch + sizeof hdr, prog->filter,
 	    prog->len * sizeof *prog->filter, cause) != 0)
 		goto out;
+	/* Every thread under the filter: TSYNC, which gives them NNP too. */
+	if (t->nth > 1)
+		sflags |= SECCOMP_FILTER_FLAG_TSYNC |
+		    SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
 	if (task_sys_ok(t, "PR_SET_NO_NEW_PRIVS", SYS_prctl,
 	    (sysargs){ PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0 }) != 0 ||
 	    task_sys_ok(t, "seccomp", SYS_seccomp,
-	    (sysargs){ SECCOMP_SET_MODE_FILTER,
-	    SECCOMP_FILTER_FLAG_NEW_LISTENER, t->scratch }) != 0) {
+	    (sysargs){ SECCOMP_SET_MODE_FILTER, sflags, t->scratch }) != 0) {
 		*cause = task_cause(t);
 		goto out;
 	}
 	rfd = t->last_rv;
 	filtered = 1;
 
-	if ((pidfd = syscall(SYS_pidfd_open, t->pid, 0)) == -1) {
-		xasprintf(cause, "pidfd_open %ld: %s", (long)t->pid,
+	if ((pidfd = syscall(SYS_pidfd_open, t->tgid, 0)) == -1) {
+		xasprintf(cause, "pidfd_open %ld: %s", (long)t->tgid,
 		    strerror(errno));
 		goto out;
 	}
 	if ((fd = syscall(SYS_pidfd_getfd, pidfd, rfd, 0)) == -1) {
 		xasprintf(cause, "pidfd_getfd %ld of process %ld: %s", rfd,
-		    (long)t->pid, strerror(errno));
+		    (long)t->tgid, strerror(errno));
 		goto out;
 	}
 	if (seccomp_close(t, fd, rfd, cause) == -1) {
@@ -159,10 +165,13 @@ mig_seccomp(struct mig_task *t, const struct sock_fprog *prog, char **cause)
 
 out:
 	/* The signals our stops took since the filter: sent back. */
-	for (i = 0; filtered && i < t->nstolen; i++)
-		syscall(SYS_tgkill, t->pid, t->pid, t->stolen[i].si_signo);
-	if (filtered)
-		t->nstolen = 0;
+	for (i = 0; filtered && i < t->nth; i++) {
+		th = t->th[i];
+		for (j = 0; j < th->nstolen; j++)
+			syscall(SYS_tgkill, t->tgid, th->tid,
+			    th->stolen[j].si_signo);
+		th->nstolen = 0;
+	}
 	if (ours) {
 		/* under the filter now: munmap must be one it lets run */
 		if (task_unscratch(t, fd == -1 ? &ignored : cause) != 0 &&

@@ -1,7 +1,9 @@
 /*
- * Signal state: handlers (read by injected rt_sigaction calls: ptrace has
- * no request for them), the blocked mask, pending signals, the alternate
- * stack and the interval timers that send signals.
+ * The process's signal state: handlers (read by injected rt_sigaction
+ * calls: ptrace has no request for them), process-directed pending
+ * signals and the interval timers that send signals. What is each
+ * thread's (mask, its own pending signals, alternate stack) is in
+ * threads.c.
  *
  * Each injected call costs two ptrace stops, so only the handlers that
  * mean something are read and written: those /proc says are caught or
@@ -44,15 +46,9 @@ sig_set(pid_t pid)
 	return cgt | ign | 1ULL << (SIGCHLD - 1);
 }
 
-struct kstack {
-	uint64_t	sp;
-	int32_t		flags;
-	int32_t		pad;
-	uint64_t	size;
-};
-
-static int
-sig_peek(struct mig_task *t, int shared, ProtobufCBinaryData **out,
+/* Pending signals of thread th, or of the process (shared). */
+int
+sig_peek(struct mig_thread *th, int shared, ProtobufCBinaryData **out,
     size_t *n, char **cause)
 {
 	struct __ptrace_peeksiginfo_args a;
@@ -65,7 +61,7 @@ sig_peek(struct mig_task *t, int shared, ProtobufCBinaryData **out,
 	a.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0;
 	for (;;) {
 		a.nr = nitems(si);
-		got = ptrace(PTRACE_PEEKSIGINFO, t->pid, &a, si);
+		got = ptrace(PTRACE_PEEKSIGINFO, th->tid, &a, si);
 		if (got == -1) {
 			xasprintf(cause, "PTRACE_PEEKSIGINFO: %s",
 			    strerror(errno));
@@ -74,8 +70,8 @@ sig_peek(struct mig_task *t, int shared, ProtobufCBinaryData **out,
 		if (got == 0)
 			break;
 		if (*n + got > PENDING_MAX) {
-			xasprintf(cause, "process %d has too many pending "
-			    "signals", t->pid);
+			xasprintf(cause, "thread %d has too many pending "
+			    "signals", th->tid);
 			return -1;
 		}
 		*out = xreallocarray(*out, *n + got, sizeof **out);
@@ -90,24 +86,38 @@ sig_peek(struct mig_task *t, int shared, ProtobufCBinaryData **out,
 	return 0;
 }
 
+/*
+ * A signal that claims a sender (kill, tgkill, the kernel) can be queued
+ * again for the process only from its main thread (task_requeue): with
+ * that gone, such a pending signal would come back thread-directed, which
+ * is not what it was.
+ */
+static int
+sig_claims_sender(const ProtobufCBinaryData *d, size_t n)
+{
+	siginfo_t	si;
+	size_t		i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&si, d[i].data, sizeof si);
+		if (si.si_code >= 0 || si.si_code == SI_TKILL)
+			return si.si_signo;
+	}
+	return 0;
+}
+
 int
 sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 {
 	struct ksigaction	 ka;
-	struct kstack		 ks;
 	struct itimerval	 it;
 	Osm__ImgSigaction	*a;
 	Osm__ImgItimer		*ti;
-	uint64_t		 rsp, set;
-	size_t			 i, n;
-	int			 sig, rc;
+	uint64_t		 set;
+	size_t			 i;
+	int			 sig;
 
 	osm__img_signals__init(s);
-	if (ptrace(PTRACE_GETSIGMASK, t->pid, sizeof s->blocked,
-	    &s->blocked) == -1) {
-		xasprintf(cause, "PTRACE_GETSIGMASK: %s", strerror(errno));
-		return -1;
-	}
 	s->actions = xcalloc(SIG_MAX, sizeof *s->actions);
 	set = sig_set(t->pid);
 	for (sig = 1; sig <= SIG_MAX; sig++) {
@@ -131,20 +141,6 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 		s->actions[s->n_actions++] = a;
 	}
 
-	/* Not from the alternate stack's view: our calls have no stack. */
-	rsp = t->regs.rsp;
-	t->regs.rsp = 0;
-	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack, (sysargs){ 0,
-	    t->scratch });
-	t->regs.rsp = rsp;
-	if (rc == -1)
-		goto inject;
-	if (task_read(t, t->scratch, &ks, sizeof ks, cause) == -1)
-		return -1;
-	s->altstack_sp = ks.sp;
-	s->altstack_size = ks.size;
-	s->altstack_flags = ks.flags & ~SS_ONSTACK;
-
 	/* Interval timers are the home process's with MIG_CONTEXT. */
 	s->itimers = xcalloc(3, sizeof *s->itimers);
 	for (i = 0; i < 3 && !(flags & MIG_CONTEXT); i++) {
@@ -165,23 +161,16 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 		s->itimers[s->n_itimers++] = ti;
 	}
 
-	if (sig_peek(t, 0, &s->pending, &s->n_pending, cause) == -1 ||
-	    sig_peek(t, 1, &s->pending_shared, &s->n_pending_shared,
+	if (sig_peek(t->lead, 1, &s->pending_shared, &s->n_pending_shared,
 	    cause) == -1)
 		return -1;
-	/* What our own stops took comes first, as it was first in line. */
-	if (t->nstolen > 0) {
-		n = s->n_pending + t->nstolen;
-		s->pending = xreallocarray(s->pending, n, sizeof *s->pending);
-		memmove(s->pending + t->nstolen, s->pending,
-		    s->n_pending * sizeof *s->pending);
-		for (i = 0; i < t->nstolen; i++) {
-			s->pending[i].data = xmalloc(sizeof t->stolen[i]);
-			memcpy(s->pending[i].data, &t->stolen[i],
-			    sizeof t->stolen[i]);
-			s->pending[i].len = sizeof t->stolen[i];
-		}
-		s->n_pending = n;
+	if (t->lead->tid != t->tgid && (sig = sig_claims_sender(
+	    s->pending_shared, s->n_pending_shared)) != 0) {
+		xasprintf(cause, "process %d has signal %d pending for the "
+		    "process, from a sender, and its main thread has ended: "
+		    "it could only come back directed at one thread",
+		    t->tgid, sig);
+		return -1;
 	}
 	return 0;
 inject:
@@ -200,15 +189,13 @@ sig_free(Osm__ImgSignals *s)
 	for (i = 0; i < s->n_itimers; i++)
 		free(s->itimers[i]);
 	free(s->itimers);
-	for (i = 0; i < s->n_pending; i++)
-		free(s->pending[i].data);
-	free(s->pending);
 	for (i = 0; i < s->n_pending_shared; i++)
 		free(s->pending_shared[i].data);
 	free(s->pending_shared);
 }
 
-static int
+/* Queued siginfo of the image, on paper. */
+int
 sig_check_info(const ProtobufCBinaryData *d, size_t n)
 {
 	siginfo_t	si;
@@ -232,7 +219,7 @@ sig_check(const Osm__ImgSignals *s, char **cause)
 	unsigned int	sig;
 
 	if (s->n_actions > SIG_MAX || s->n_itimers > 3 ||
-	    s->n_pending > PENDING_MAX || s->n_pending_shared > PENDING_MAX)
+	    s->n_pending_shared > PENDING_MAX)
 		goto bad;
 	for (i = 0; i < s->n_actions; i++) {
 		sig = s->actions[i]->signo;
@@ -245,8 +232,7 @@ sig_check(const Osm__ImgSignals *s, char **cause)
 		if (s->itimers[i]->which > 2)
 			goto bad;
 	}
-	if (sig_check_info(s->pending, s->n_pending) == -1 ||
-	    sig_check_info(s->pending_shared, s->n_pending_shared) == -1)
+	if (sig_check_info(s->pending_shared, s->n_pending_shared) == -1)
 		goto bad;
 	return 0;
 bad:
@@ -259,12 +245,11 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
     char **cause)
 {
 	struct ksigaction	 ka;
-	struct kstack		 ks;
 	struct itimerval	 it[3];
 	siginfo_t		 si;
-	uint64_t		 rsp, set;
+	uint64_t		 set;
 	size_t			 i;
-	int			 sig, rc;
+	int			 sig;
 
 	/* The image's handlers, and the target's own back to the default. */
 	set = sig_set(t->pid);
@@ -293,20 +278,6 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
 			goto inject;
 	}
 
-	memset(&ks, 0, sizeof ks);
-	ks.sp = s->altstack_sp;
-	ks.size = s->altstack_size;
-	ks.flags = s->altstack_flags;
-	if (task_write(t, t->scratch, &ks, sizeof ks, cause) == -1)
-		return -1;
-	rsp = t->regs.rsp;
-	t->regs.rsp = 0;
-	rc = task_sys_ok(t, "sigaltstack", SYS_sigaltstack,
-	    (sysargs){ t->scratch, 0 });
-	t->regs.rsp = rsp;
-	if (rc == -1)
-		goto inject;
-
 	memset(it, 0, sizeof it);
 	for (i = 0; i < s->n_itimers; i++) {
 		struct itimerval *v = &it[s->itimers[i]->which];
@@ -325,19 +296,9 @@ sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
 			goto inject;
 	}
 
-	if (ptrace(PTRACE_SETSIGMASK, t->pid, sizeof s->blocked,
-	    &s->blocked) == -1) {
-		xasprintf(cause, "PTRACE_SETSIGMASK: %s", strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < s->n_pending; i++) {
-		memcpy(&si, s->pending[i].data, sizeof si);
-		if (task_requeue(t, &si, 0, cause) == -1)
-			return -1;
-	}
 	for (i = 0; i < s->n_pending_shared; i++) {
 		memcpy(&si, s->pending_shared[i].data, sizeof si);
-		if (task_requeue(t, &si, 1, cause) == -1)
+		if (task_requeue(t, t->lead, &si, 1, cause) == -1)
 			return -1;
 	}
 	return 0;

@@ -1,9 +1,14 @@
 /*
- * Taking hold of a process with ptrace, running system calls inside it,
- * and letting it go. A call is injected by pointing the stopped task at a
- * syscall instruction in its own vDSO and stepping it with PTRACE_SYSCALL
- * from entry to exit: no byte of the process is changed for it, and the
- * vDSO is there in every process, also after its memory is replaced.
+ * A process held under our ptrace control, thread by thread: the bottom
+ * of migrate/. A call is injected into one stopped thread by pointing it
+ * at a syscall instruction in the process's own vDSO and stepping it with
+ * PTRACE_SYSCALL from entry to exit: no byte of the process is changed
+ * for it, and the vDSO is there in every process, also after its memory
+ * is replaced. The other threads stay in their stops meanwhile.
+ *
+ * Each thread has two ids: ours (ptrace, waitpid, /proc) and the
+ * process's own, which differ when it lives in a PID namespace below
+ * ours. Calls injected into the process take its own ids.
  */
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -15,7 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,74 +29,262 @@
 #include "lib/osm.h"
 #include "internal.h"
 
+
+struct mig_task *
+task_new(pid_t tgid)
+{
+	struct mig_task	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->pid = t->tgid = t->vtgid = tgid;
+	t->options = PTRACE_O_TRACESYSGOOD;
+	t->seized_us = now_us();
+	return t;
+}
+
+void
+task_free(struct mig_task *t)
+{
+	size_t	i;
+
+	for (i = 0; i < t->nth; i++) {
+		free(t->th[i]->stolen);
+		free(t->th[i]);
+	}
+	free(t->th);
+	free(t->cause);
+	free(t);
+}
+
+/* The main thread first, the others by their ids. */
+static int
+task_before(const struct mig_task *t, pid_t a, pid_t b)
+{
+	if (a == t->tgid || b == t->tgid)
+		return a == t->tgid;
+	return a < b;
+}
+
+struct mig_thread *
+task_thread_add(struct mig_task *t, pid_t tid)
+{
+	struct mig_thread	*th;
+	size_t			 i;
+
+	th = xcalloc(1, sizeof *th);
+	th->tid = th->vtid = tid;
+	t->th = xreallocarray(t->th, t->nth + 1, sizeof *t->th);
+	for (i = t->nth; i > 0 && task_before(t, tid, t->th[i - 1]->tid); i--)
+		t->th[i] = t->th[i - 1];
+	t->th[i] = th;
+	t->nth++;
+	task_lead(t);
+	return th;
+}
+
+void
+task_thread_drop(struct mig_task *t, struct mig_thread *th)
+{
+	size_t	i;
+
+	for (i = 0; i < t->nth && t->th[i] != th; i++)
+		;
+	if (i == t->nth)
+		return;
+	memmove(t->th + i, t->th + i + 1, (t->nth - i - 1) * sizeof *t->th);
+	t->nth--;
+	free(th->stolen);
+	free(th);
+	task_lead(t);
+}
+
+/* The thread the process knows as vtid, or NULL. */
+struct mig_thread *
+task_thread(const struct mig_task *t, pid_t vtid)
+{
+	size_t	i;
+
+	for (i = 0; i < t->nth; i++) {
+		if (t->th[i]->vtid == vtid)
+			return t->th[i];
+	}
+	return NULL;
+}
+
 /*
- * The task's next stop, in *status; -1 with *cause if it ended. The end of
- * a task we did not spawn is seen, not reaped: whoever else waits for it
- * must see it too (a guest agent's R is its child, a deputy's P reports
- * to the deputy's own loop).
+ * The thread process-wide calls go through: the main thread while it
+ * lives; once it has ended (pthread_exit), /proc/PID shows no memory and
+ * process_vm_* fail on the process's id, so the first thread left.
+ */
+void
+task_lead(struct mig_task *t)
+{
+	t->lead = t->nth > 0 ? t->th[0] : NULL;
+	if (t->lead != NULL)
+		t->pid = t->lead->tid;
+}
+
+/* A line of /proc/TGID/task/TID/status, its value. */
+int
+task_thread_status(struct mig_task *t, struct mig_thread *th,
+    const char *key, char *out, size_t size, char **cause)
+{
+	char	 path[96], *line = NULL, *v;
+	size_t	 cap = 0, klen = strlen(key);
+	FILE	*f;
+	int	 rc = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", t->tgid,
+	    th->tid);
+	if ((f = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) != -1) {
+		if (strncmp(line, key, klen) != 0 || line[klen] != ':')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		v = line + klen + 1 + strspn(line + klen + 1, " \t");
+		snprintf(out, size, "%s", v);
+		rc = 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	if (rc == -1)
+		xasprintf(cause, "%s: no %s line", path, key);
+	return rc;
+}
+
+/*
+ * The thread's id in its own PID namespace: the last of its NSpid line
+ * (ours first, then one per namespace below).
  */
 int
-task_wait(struct mig_task *t, int *status, char **cause)
+task_vtid(struct mig_task *t, struct mig_thread *th, char **cause)
+{
+	char	 buf[256], *p, *end;
+	long	 v = -1;
+
+	if (task_thread_status(t, th, "NSpid", buf, sizeof buf, cause) == -1)
+		return -1;
+	for (p = buf;; p = end) {
+		long n = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		v = n;
+	}
+	if (v <= 0) {
+		xasprintf(cause, "thread %d: bad NSpid line", th->tid);
+		return -1;
+	}
+	th->vtid = v;
+	return 0;
+}
+
+/* The state letter of a thread (R, S, Z...), or 0 if it is gone. */
+int
+task_thread_state(pid_t tgid, pid_t tid)
+{
+	char	 path[96], buf[512], *p;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", tgid, tid);
+	if (read_file_str(path, buf, sizeof buf) == -1 ||
+	    (p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+int
+task_options(struct mig_task *t, struct mig_thread *th, int extra,
+    char **cause)
+{
+	if (ptrace(PTRACE_SETOPTIONS, th->tid, 0, t->options | extra) == -1) {
+		xasprintf(cause, "PTRACE_SETOPTIONS %d: %s", th->tid,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+task_ended(struct mig_task *t, struct mig_thread *th, int exited, int code,
+    char **cause)
+{
+	th->dead = 1;
+	if (th->tid == t->tgid || t->nth == 1)
+		t->dead = 1;
+	if (th->tid == t->tgid)
+		xasprintf(cause, "process %d %s %d", t->tgid, exited ?
+		    "exited with status" : "was killed by signal", code);
+	else
+		xasprintf(cause, "thread %d of process %d %s %d", th->tid,
+		    t->tgid, exited ? "exited with status" :
+		    "was killed by signal", code);
+}
+
+/*
+ * The thread's next stop, in *status; -1 with *cause if it ended. The end
+ * of a process we did not spawn is seen, not reaped: whoever else waits
+ * for it must see it too (a guest agent's R is its child, a deputy's P
+ * reports to the deputy's own loop). Its other threads' ends are ours to
+ * reap: the kernel reports the process's end only after theirs.
+ */
+int
+task_wait(struct mig_task *t, struct mig_thread *th, int *status,
+    char **cause)
 {
 	siginfo_t	si;
 	pid_t		r;
 
 	memset(&si, 0, sizeof si);
-	while (!t->spawned && waitid(P_PID, t->pid, &si,
-	    WEXITED | WNOWAIT | __WALL) == -1 && errno == EINTR)
+	while (!t->spawned && th->tid == t->tgid && waitid(P_PID, th->tid,
+	    &si, WEXITED | WNOWAIT | __WALL) == -1 && errno == EINTR)
 		;
 	if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
 	    si.si_code == CLD_DUMPED) {
-		t->dead = 1;
-		if (si.si_code == CLD_EXITED)
-			xasprintf(cause, "process %d exited with status %d",
-			    t->pid, si.si_status);
-		else
-			xasprintf(cause, "process %d was killed by signal %d",
-			    t->pid, si.si_status);
+		task_ended(t, th, si.si_code == CLD_EXITED, si.si_status,
+		    cause);
 		return -1;
 	}
-	while ((r = waitpid(t->pid, status, __WALL)) == -1 && errno == EINTR)
+	while ((r = waitpid(th->tid, status, __WALL)) == -1 && errno == EINTR)
 		;
 	if (r == -1) {
-		xasprintf(cause, "wait for process %d: %s", t->pid,
-		    strerror(errno));
+		xasprintf(cause, "wait for thread %d of process %d: %s",
+		    th->tid, t->tgid, strerror(errno));
 		return -1;
 	}
 	if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
-		t->dead = 1;
-		if (WIFEXITED(*status))
-			xasprintf(cause, "process %d exited with status %d",
-			    t->pid, WEXITSTATUS(*status));
-		else
-			xasprintf(cause, "process %d was killed by signal %d",
-			    t->pid, WTERMSIG(*status));
+		task_ended(t, th, WIFEXITED(*status), WIFEXITED(*status) ?
+		    WEXITSTATUS(*status) : WTERMSIG(*status), cause);
 		return -1;
 	}
 	return 0;
 }
 
-/* Note a signal our stop took from the task: it is given back later. */
+/* Note a signal our stop took from the thread: it is given back later. */
 int
-task_steal(struct mig_task *t, char **cause)
+task_steal(struct mig_task *t, struct mig_thread *th, char **cause)
 {
 	siginfo_t	si;
 
-	if (ptrace(PTRACE_GETSIGINFO, t->pid, 0, &si) == -1) {
-		xasprintf(cause, "PTRACE_GETSIGINFO: %s", strerror(errno));
+	if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) == -1) {
+		xasprintf(cause, "PTRACE_GETSIGINFO %d: %s", th->tid,
+		    strerror(errno));
 		return -1;
 	}
-	t->stolen = xreallocarray(t->stolen, t->nstolen + 1,
-	    sizeof *t->stolen);
-	t->stolen[t->nstolen++] = si;
+	th->stolen = xreallocarray(th->stolen, th->nstolen + 1,
+	    sizeof *th->stolen);
+	th->stolen[th->nstolen++] = si;
 	return 0;
 }
 
 static int
-task_cont(struct mig_task *t, char **cause)
+task_cont(struct mig_thread *th, char **cause)
 {
-	if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "ptrace resume %d: %s", t->pid,
+	if (ptrace(PTRACE_SYSCALL, th->tid, 0, 0) == -1) {
+		xasprintf(cause, "ptrace resume %d: %s", th->tid,
 		    strerror(errno));
 		return -1;
 	}
@@ -100,71 +292,73 @@ task_cont(struct mig_task *t, char **cause)
 }
 
 /*
- * The task resumed, wait for its next syscall stop; group stops and
- * interrupts are stepped over, signals set aside.
+ * The thread resumed, wait for its next syscall stop; group stops and
+ * interrupts are stepped over, signals set aside, and the thread a clone
+ * made noted.
  */
 int
-task_await(struct mig_task *t, char **cause)
+task_await(struct mig_task *t, struct mig_thread *th, char **cause)
 {
-	int	status;
+	unsigned long	msg;
+	int		status;
 
 	for (;;) {
-		if (task_wait(t, &status, cause) == -1)
+		if (task_wait(t, th, &status, cause) == -1)
 			return -1;
 		if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80))
 			return 0;
+		if (WIFSTOPPED(status) &&
+		    (status >> 16) == PTRACE_EVENT_CLONE &&
+		    ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) == 0)
+			t->cloned = msg;
 		if (WIFSTOPPED(status) && (status >> 16) == 0 &&
-		    task_steal(t, cause) == -1)
+		    task_steal(t, th, cause) == -1)
 			return -1;
-		if (task_cont(t, cause) == -1)
+		if (task_cont(th, cause) == -1)
 			return -1;
 	}
 }
 
-/* Resume until the next syscall stop. */
+/* Resume the thread until its next syscall stop. */
 static int
-task_step(struct mig_task *t, char **cause)
+task_step(struct mig_task *t, struct mig_thread *th, char **cause)
 {
-	if (task_cont(t, cause) == -1)
+	if (task_cont(th, cause) == -1)
 		return -1;
-	return task_await(t, cause);
+	return task_await(t, th, cause);
 }
 
-static int
-task_getregs(struct mig_task *t, struct user_regs_struct *r, char **cause)
+int
+task_getregs(struct mig_thread *th, struct user_regs_struct *r, char **cause)
 {
-	if (ptrace(PTRACE_GETREGS, t->pid, 0, r) == -1) {
-		xasprintf(cause, "PTRACE_GETREGS %d: %s", t->pid,
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, r) == -1) {
+		xasprintf(cause, "PTRACE_GETREGS %d: %s", th->tid,
 		    strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-static int
-task_setregs(struct mig_task *t, const struct user_regs_struct *r,
+int
+task_setregs(struct mig_thread *th, const struct user_regs_struct *r,
     char **cause)
 {
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, r) == -1) {
-		xasprintf(cause, "PTRACE_SETREGS %d: %s", t->pid,
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, r) == -1) {
+		xasprintf(cause, "PTRACE_SETREGS %d: %s", th->tid,
 		    strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/*
- * Run system call nr with arguments a in the task; its return value (a
- * negative errno on failure) goes to *rv. -1 only when the task could not
- * be driven.
- */
-/* Point the stopped task at its syscall instruction with these registers. */
+/* Point the stopped thread at the syscall instruction with these. */
 int
-task_aim(struct mig_task *t, long nr, const sysargs a, char **cause)
+task_aim(struct mig_task *t, struct mig_thread *th, long nr,
+    const sysargs a, char **cause)
 {
 	struct user_regs_struct	 r;
 
-	r = t->regs;
+	r = th->regs;
 	r.rax = nr;
 	r.orig_rax = -1;	/* no restart logic on the way out */
 	r.rip = t->sysc;
@@ -174,25 +368,41 @@ task_aim(struct mig_task *t, long nr, const sysargs a, char **cause)
 	r.r10 = a[3];
 	r.r8 = a[4];
 	r.r9 = a[5];
-	if (task_setregs(t, &r, cause) == -1)
+	if (task_setregs(th, &r, cause) == -1)
 		return -1;
-	t->regs_dirty = 1;
+	th->regs_dirty = 1;
 	return 0;
 }
 
-static int
-task_syscall(struct mig_task *t, long *rv, long nr, const sysargs a)
+/*
+ * Run system call nr with arguments a in thread th; its return value (a
+ * negative errno on failure) goes to *rv. -1 only when the thread could
+ * not be driven, the cause kept for task_cause().
+ */
+int
+task_syscall(struct mig_task *t, struct mig_thread *th, long *rv, long nr,
+    const sysargs a)
 {
 	struct user_regs_struct	 r;
 	struct __ptrace_syscall_info info;
 	char			*cause = NULL;
 
-	if (task_aim(t, nr, a, &cause) == -1)
+	if (th->running) {
+		xasprintf(&cause, "thread %d of process %d is running, not "
+		    "held", th->vtid, t->vtgid);
+		goto fail;
+	}
+	if (th->dead) {
+		xasprintf(&cause, "thread %d of process %d has ended",
+		    th->vtid, t->vtgid);
+		goto fail;
+	}
+	if (task_aim(t, th, nr, a, &cause) == -1)
 		goto fail;
 	for (;;) {
-		if (task_step(t, &cause) == -1)
+		if (task_step(t, th, &cause) == -1)
 			goto fail;
-		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof info,
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof info,
 		    &info) == -1) {
 			xasprintf(&cause, "PTRACE_GET_SYSCALL_INFO: %s",
 			    strerror(errno));
@@ -201,7 +411,7 @@ task_syscall(struct mig_task *t, long *rv, long nr, const sysargs a)
 		if (info.op == PTRACE_SYSCALL_INFO_EXIT)
 			break;
 	}
-	if (task_getregs(t, &r, &cause) == -1)
+	if (task_getregs(th, &r, &cause) == -1)
 		goto fail;
 	*rv = (long)r.rax;
 	return 0;
@@ -213,26 +423,39 @@ fail:
 }
 
 /*
- * Run a system call that must succeed, its result in t->last_rv; name says
- * what it was for in the error, which is kept for task_cause(). The
- * arguments are a (sysargs){ ... }: converted as for a prototype, not
- * passed through varargs, so that an int -1 arrives as a 64-bit -1.
+ * Run a system call that must succeed in thread th, its result in
+ * t->last_rv; name says what it was for in the error, which is kept for
+ * task_cause(). The arguments are a (sysargs){ ... }: converted as for a
+ * prototype, not passed through varargs, so that an int -1 arrives as a
+ * 64-bit -1.
  */
 int
-task_sys_ok(struct mig_task *t, const char *name, long nr, const sysargs a)
+task_tsys_ok(struct mig_task *t, struct mig_thread *th, const char *name,
+    long nr, const sysargs a)
 {
 	long	rv;
 
-	if (task_syscall(t, &rv, nr, a) == -1)
+	if (task_syscall(t, th, &rv, nr, a) == -1)
 		return -1;
 	if (rv < 0 && rv > -4096) {
 		free(t->cause);
-		xasprintf(&t->cause, "%s in process %d: %s", name, t->pid,
-		    strerror(-rv));
+		if (th == t->lead)
+			xasprintf(&t->cause, "%s in process %d: %s", name,
+			    t->vtgid, strerror(-rv));
+		else
+			xasprintf(&t->cause, "%s in thread %d of process %d: "
+			    "%s", name, th->vtid, t->vtgid, strerror(-rv));
 		return -1;
 	}
 	t->last_rv = rv;
 	return 0;
+}
+
+/* The same in the thread process-wide calls go through. */
+int
+task_sys_ok(struct mig_task *t, const char *name, long nr, const sysargs a)
+{
+	return task_tsys_ok(t, t->lead, name, nr, a);
 }
 
 /* The error of the last failed injection; the caller owns it. */
@@ -256,7 +479,7 @@ task_write(struct mig_task *t, uint64_t addr, const void *buf, size_t len,
 	n = process_vm_writev(t->pid, &l, 1, &r, 1, 0);
 	if (n != (ssize_t)len) {
 		xasprintf(cause, "write %zu bytes at 0x%llx in process %d: %s",
-		    len, (unsigned long long)addr, t->pid,
+		    len, (unsigned long long)addr, t->tgid,
 		    n == -1 ? strerror(errno) : "short write");
 		return -1;
 	}
@@ -274,7 +497,7 @@ task_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,
 	n = process_vm_readv(t->pid, &l, 1, &r, 1, 0);
 	if (n != (ssize_t)len) {
 		xasprintf(cause, "read %zu bytes at 0x%llx in process %d: %s",
-		    len, (unsigned long long)addr, t->pid,
+		    len, (unsigned long long)addr, t->tgid,
 		    n == -1 ? strerror(errno) : "short read");
 		return -1;
 	}
@@ -296,7 +519,7 @@ task_scratch(struct mig_task *t, uint64_t addr, size_t len, char **cause)
 	}
 	if (addr != 0 && (uint64_t)t->last_rv != addr) {
 		xasprintf(cause, "mmap scratch in process %d: placed at "
-		    "0x%lx, not 0x%llx", t->pid, t->last_rv,
+		    "0x%lx, not 0x%llx", t->tgid, t->last_rv,
 		    (unsigned long long)addr);
 		return -1;
 	}
@@ -365,7 +588,7 @@ task_find_sysc(struct mig_task *t, uint64_t start, uint64_t end,
 	size_t		 i, len = end - start;
 
 	if (len == 0 || len > (1 << 20)) {
-		xasprintf(cause, "vDSO of process %d has odd size %zu", t->pid,
+		xasprintf(cause, "vDSO of process %d has odd size %zu", t->tgid,
 		    len);
 		return -1;
 	}
@@ -383,207 +606,32 @@ task_find_sysc(struct mig_task *t, uint64_t start, uint64_t end,
 	}
 	free(buf);
 	xasprintf(cause, "no syscall instruction in the vDSO of process %d",
-	    t->pid);
+	    t->tgid);
 	return -1;
 }
 
-static struct mig_task *
-task_new(pid_t pid)
-{
-	struct mig_task	*t;
-
-	t = xcalloc(1, sizeof *t);
-	t->pid = pid;
-	t->seized_us = now_us();
-	return t;
-}
-
-static void
-task_free(struct mig_task *t)
-{
-	free(t->stolen);
-	free(t->cause);
-	free(t);
-}
-
-static int
+/*
+ * Every thread stopped: their registers, their own ids and the
+ * process's, and the syscall instruction to inject calls through.
+ */
+int
 task_ready(struct mig_task *t, char **cause)
 {
-	uint64_t	s, e;
+	struct mig_thread	 leader = { .tid = t->tgid };
+	uint64_t		 s, e;
+	size_t			 i;
 
-	if (task_getregs(t, &t->regs, cause) == -1)
+	for (i = 0; i < t->nth; i++) {
+		if (task_getregs(t->th[i], &t->th[i]->regs, cause) == -1 ||
+		    task_vtid(t, t->th[i], cause) == -1)
+			return -1;
+	}
+	if (task_vtid(t, &leader, cause) == -1)
 		return -1;
+	t->vtgid = leader.vtid;
 	if (task_vdso(t->pid, &s, &e, cause) == -1)
 		return -1;
 	return task_find_sysc(t, s, e, cause);
-}
-
-/*
- * Freeze a running process: PTRACE_SEIZE, then PTRACE_INTERRUPT, and wait
- * for the interrupt stop. A signal that arrives first is set aside.
- */
-struct mig_task *
-mig_seize(pid_t pid, char **cause)
-{
-	struct mig_task	*t;
-	char		 state[64];
-	int		 status;
-
-	if (kill(pid, 0) == -1 && errno == ESRCH) {
-		xasprintf(cause, "no process %d", pid);
-		return NULL;
-	}
-	/* A zombie would never report the stop we wait for. */
-	if (proc_status(pid, "State", state, sizeof state) == -1) {
-		xasprintf(cause, "no process %d", pid);
-		return NULL;
-	}
-	if (strchr("ZX", state[strspn(state, " \t")]) != NULL) {
-		xasprintf(cause, "process %d has exited", pid);
-		return NULL;
-	}
-	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD) == -1) {
-		if (errno == ESRCH)
-			xasprintf(cause, "no process %d", pid);
-		else if (errno == EPERM)
-			xasprintf(cause, "cannot trace process %d: operation "
-			    "not permitted (not its owner, already traced, or "
-			    "not dumpable)", pid);
-		else
-			xasprintf(cause, "PTRACE_SEIZE %d: %s", pid,
-			    strerror(errno));
-		return NULL;
-	}
-	t = task_new(pid);
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT %d: %s", pid,
-		    strerror(errno));
-		goto fail;
-	}
-	for (;;) {
-		if (task_wait(t, &status, cause) == -1)
-			goto fail;
-		if ((status >> 16) == PTRACE_EVENT_STOP)
-			break;
-		if ((status >> 16) == 0 && task_steal(t, cause) == -1)
-			goto fail;
-		if (ptrace(PTRACE_CONT, pid, 0, 0) == -1) {
-			xasprintf(cause, "PTRACE_CONT %d: %s", pid,
-			    strerror(errno));
-			goto fail;
-		}
-	}
-	if (task_ready(t, cause) == -1)
-		goto fail;
-	return t;
-
-fail:
-	if (!t->dead)
-		ptrace(PTRACE_DETACH, pid, 0, 0);
-	task_free(t);
-	return NULL;
-}
-
-/*
- * A fresh process to restore into: a child of ours that stops at once
- * under our trace with nothing open but 0-2 (ours, or with bare
- * /dev/null). It dies with us.
- */
-static struct mig_task *
-task_spawn(int bare, char **cause)
-{
-	struct mig_task	*t;
-	pid_t		 pid;
-	int		 status, null;
-
-	if ((pid = fork()) == -1) {
-		xasprintf(cause, "fork: %s", strerror(errno));
-		return NULL;
-	}
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == -1)
-			_exit(127);
-		if (bare) {
-			if ((null = open("/dev/null", O_RDWR)) == -1 ||
-			    dup2(null, 0) == -1 || dup2(null, 1) == -1 ||
-			    dup2(null, 2) == -1)
-				_exit(127);
-		}
-		syscall(SYS_close_range, 3, ~0U, 0);
-		raise(SIGSTOP);
-		_exit(127);
-	}
-	t = task_new(pid);
-	t->spawned = 1;
-	if (task_wait(t, &status, cause) == -1)
-		goto fail;
-	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGSTOP) {
-		xasprintf(cause, "restore process %d did not stop", pid);
-		goto fail;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, 0,
-	    PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL) == -1) {
-		xasprintf(cause, "PTRACE_SETOPTIONS: %s", strerror(errno));
-		goto fail;
-	}
-	if (task_ready(t, cause) == -1)
-		goto fail;
-	return t;
-
-fail:
-	mig_kill(t);
-	return NULL;
-}
-
-struct mig_task *
-mig_spawn(char **cause)
-{
-	return task_spawn(0, cause);
-}
-
-/*
- * The same, but holding nothing of ours: 0-2 are /dev/null. For a guest's
- * R, whose descriptors are its home's (forwarded), never this node's.
- */
-struct mig_task *
-mig_spawn_bare(char **cause)
-{
-	return task_spawn(1, cause);
-}
-
-/*
- * A process the caller already holds in a ptrace stop, traced by this
- * thread. Its trace options get PTRACE_O_TRACESYSGOOD.
- */
-struct mig_task *
-mig_adopt(pid_t pid, char **cause)
-{
-	struct mig_task	*t;
-
-	if (ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD) == -1) {
-		xasprintf(cause, "process %d is not stopped under our trace: "
-		    "%s", pid, strerror(errno));
-		return NULL;
-	}
-	t = task_new(pid);
-	if (task_ready(t, cause) == -1) {
-		task_free(t);
-		return NULL;
-	}
-	return t;
-}
-
-pid_t
-mig_pid(const struct mig_task *t)
-{
-	return t->pid;
-}
-
-/* The registers the held task resumes with. */
-const struct user_regs_struct *
-mig_regs(struct mig_task *t)
-{
-	return &t->regs;
 }
 
 /*
@@ -609,19 +657,26 @@ task_resumable(struct user_regs_struct *r)
 	r->orig_rax = -1;
 }
 
-/* Queue signals in the task as if they had never left its queue. */
+/*
+ * Queue a signal in the process as if it had never left its queue:
+ * thread-directed to th, or process-directed. The kernel lets a process
+ * queue a siginfo that claims a sender (kill, tgkill) only to itself, as
+ * the thread the call names, so each is queued from there: a thread's
+ * own from that thread, a process-directed one from the main thread.
+ */
 int
-task_requeue(struct mig_task *t, const siginfo_t *si, int shared,
-    char **cause)
+task_requeue(struct mig_task *t, struct mig_thread *th, const siginfo_t *si,
+    int shared, char **cause)
 {
 	if (task_write(t, t->scratch, si, sizeof *si, cause) == -1)
 		return -1;
 	if (shared) {
 		if (task_sys_ok(t, "rt_sigqueueinfo", SYS_rt_sigqueueinfo,
-		    (sysargs){ t->pid, si->si_signo, t->scratch }) == -1)
+		    (sysargs){ t->vtgid, si->si_signo, t->scratch }) == -1)
 			goto inject;
-	} else if (task_sys_ok(t, "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo,
-	    (sysargs){ t->pid, t->pid, si->si_signo, t->scratch }) == -1)
+	} else if (task_tsys_ok(t, th, "rt_tgsigqueueinfo",
+	    SYS_rt_tgsigqueueinfo, (sysargs){ t->vtgid, th->vtid,
+	    si->si_signo, t->scratch }) == -1)
 		goto inject;
 	return 0;
 inject:
@@ -630,25 +685,30 @@ inject:
 }
 
 /*
- * Give the task back every signal our stops took, as it had them; its
- * scratch area must be mapped.
+ * Give every thread back the signals our stops took from it, as it had
+ * them; the scratch area must be mapped.
  */
 int
 task_requeue_stolen(struct mig_task *t, char **cause)
 {
-	size_t	i;
+	struct mig_thread	*th;
+	size_t			 i, j;
 
-	for (i = 0; i < t->nstolen; i++) {
-		if (task_requeue(t, &t->stolen[i], 0, cause) == -1)
-			return -1;
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		for (j = 0; j < th->nstolen; j++) {
+			if (task_requeue(t, th, &th->stolen[j], 0,
+			    cause) == -1)
+				return -1;
+		}
+		th->nstolen = 0;
 	}
-	t->nstolen = 0;
 	return 0;
 }
 
 /*
- * Put back the registers the task is to resume with, its interrupted call
- * restarted as the kernel would have after our injected calls (which
+ * Put back the registers each thread is to resume with, an interrupted
+ * call restarted as the kernel would have after our injected calls (which
  * return through syscall exit, where the restart logic does not run).
  * Done as soon as the injected calls are over, so that a task whose
  * tracer dies goes on as it was.
@@ -656,250 +716,17 @@ task_requeue_stolen(struct mig_task *t, char **cause)
 int
 task_settle(struct mig_task *t, char **cause)
 {
-	if (!t->regs_dirty)
-		return 0;
-	task_resumable(&t->regs);
-	if (task_setregs(t, &t->regs, cause) == -1)
-		return -1;
-	t->regs_dirty = 0;
-	return 0;
-}
+	struct mig_thread	*th;
+	size_t			 i;
 
-/* Give back the signals our stops took, and settle the registers. */
-static int
-task_hand_back(struct mig_task *t, char **cause)
-{
-	if (t->nstolen > 0) {
-		if (task_scratch(t, 0, MIG_PAGE, cause) == -1 ||
-		    task_requeue_stolen(t, cause) == -1 ||
-		    task_unscratch(t, cause) == -1)
+	for (i = 0; i < t->nth; i++) {
+		th = t->th[i];
+		if (!th->regs_dirty)
+			continue;
+		task_resumable(&th->regs);
+		if (task_setregs(th, &th->regs, cause) == -1)
 			return -1;
-	}
-	return task_settle(t, cause);
-}
-
-/* Let the task run on, no longer traced by us. */
-int
-mig_release(struct mig_task *t, char **cause)
-{
-	char	*ignored = NULL;
-	int	 rc = -1;
-
-	if (cause == NULL)
-		cause = &ignored;
-	if (task_hand_back(t, cause) == -1)
-		goto out;
-	if (ptrace(PTRACE_DETACH, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_DETACH %d: %s", t->pid,
-		    strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	free(ignored);
-	task_free(t);
-	return rc;
-}
-
-/*
- * Let the task run on and stay its tracer: a deputy keeps its process
- * traced for life, also once it is home again.
- */
-int
-mig_resume(struct mig_task *t, char **cause)
-{
-	int	rc = -1;
-
-	if (task_hand_back(t, cause) == -1)
-		goto out;
-	if (ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_CONT %d: %s", t->pid,
-		    strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	task_free(t);
-	return rc;
-}
-
-/* Free a task its caller has seen end and has waited for. */
-void
-mig_forget(struct mig_task *t)
-{
-	task_free(t);
-}
-
-/* Kill the task and wait until it is gone. */
-void
-mig_kill(struct mig_task *t)
-{
-	int	 status;
-	char	*cause = NULL;
-
-	if (!t->dead) {
-		kill(t->pid, SIGKILL);
-		while (task_wait(t, &status, &cause) == 0) {
-			/* Stops still reported on the way out. */
-			ptrace(PTRACE_CONT, t->pid, 0, 0);
-		}
-		free(cause);
-	}
-	task_free(t);
-}
-
-/* Signals our stops took from the task, now the caller's to deliver. */
-size_t
-mig_stolen(struct mig_task *t, siginfo_t *out, size_t max)
-{
-	size_t	n = t->nstolen < max ? t->nstolen : max;
-
-	if (n == 0)
-		return 0;	/* t->stolen may be NULL */
-	memcpy(out, t->stolen, n * sizeof *out);
-	memmove(t->stolen, t->stolen + n, (t->nstolen - n) * sizeof *out);
-	t->nstolen -= n;
-	return n;
-}
-
-/* A call that must not block, run to its end; its value in *rv. */
-int
-mig_call(struct mig_task *t, long *rv, long nr, const sysargs a,
-    char **cause)
-{
-	if (task_syscall(t, rv, nr, a) == -1) {
-		*cause = task_cause(t);
-		return -1;
-	}
-	return 0;
-}
-
-/* The same, for a call that must succeed: a failure is an error too. */
-int
-mig_call_ok(struct mig_task *t, const char *what, long *rv, long nr,
-    const sysargs args, char **cause)
-{
-	if (task_sys_ok(t, what, nr, args) == -1) {
-		*cause = task_cause(t);
-		return -1;
-	}
-	if (rv != NULL)
-		*rv = t->last_rv;
-	return 0;
-}
-
-int
-mig_read(struct mig_task *t, uint64_t addr, void *buf, size_t len,
-    char **cause)
-{
-	return task_read(t, addr, buf, len, cause);
-}
-
-int
-mig_write(struct mig_task *t, uint64_t addr, const void *buf, size_t len,
-    char **cause)
-{
-	return task_write(t, addr, buf, len, cause);
-}
-
-/*
- * Keep the task and us on the CPU we run on while we inject calls into
- * it: each call is a stop and a resume, and the one of us that waits for
- * the other to run wakes it cheaply on its own CPU, dearly (tens of
- * microseconds in a VM) on another. Where we may not (the task's cpuset
- * has not our CPU), nothing changes.
- */
-void
-mig_pin(struct mig_task *t, struct mig_pin *p)
-{
-	cpu_set_t	one;
-
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	p->pinned = sched_getaffinity(0, sizeof p->self, &p->self) == 0 &&
-	    sched_getaffinity(t->pid, sizeof p->task, &p->task) == 0 &&
-	    sched_setaffinity(t->pid, sizeof one, &one) == 0;
-	if (p->pinned)
-		sched_setaffinity(0, sizeof one, &one);
-}
-
-void
-mig_unpin(struct mig_task *t, struct mig_pin *p)
-{
-	if (!p->pinned)
-		return;
-	if (!t->dead)
-		sched_setaffinity(t->pid, sizeof p->task, &p->task);
-	sched_setaffinity(0, sizeof p->self, &p->self);
-	p->pinned = 0;
-}
-
-/*
- * Let the held task run code of ours from rip, with rdi as its argument
- * and its registers otherwise those it is to resume with, which are put
- * back before it is let go. It runs under our trace until mig_interrupt.
- */
-int
-mig_jump(struct mig_task *t, uint64_t rip, uint64_t rdi, char **cause)
-{
-	struct user_regs_struct	r = t->regs;
-
-	r.rip = rip;
-	r.rdi = rdi;
-	r.orig_rax = -1;
-	r.rax = 0;
-	if (task_setregs(t, &r, cause) == -1)
-		return -1;
-	t->regs_dirty = 1;
-	if (ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_CONT %d: %s", t->pid, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Stop the task, running under our trace, and hold it for calls of ours.
- * Any stop answers the interrupt; a signal that stopped it first is kept
- * (mig_stolen).
- */
-int
-mig_interrupt(struct mig_task *t, char **cause)
-{
-	int	status;
-
-	if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "PTRACE_INTERRUPT %d: %s", t->pid,
-		    strerror(errno));
-		return -1;
-	}
-	if (task_wait(t, &status, cause) == -1)
-		return -1;
-	if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP &&
-	    task_steal(t, cause) == -1)
-		return -1;
-	return 0;
-}
-
-/*
- * Start the held task's exit_group(status): it is gone when its waiter
- * next sees it.
- */
-int
-mig_exit(struct mig_task *t, int status, char **cause)
-{
-	struct user_regs_struct	r = t->regs;
-
-	r.rip = t->sysc;
-	r.rax = SYS_exit_group;
-	r.orig_rax = -1;
-	r.rdi = status;
-	if (task_setregs(t, &r, cause) == -1)
-		return -1;
-	if (ptrace(PTRACE_CONT, t->pid, 0, 0) == -1) {
-		xasprintf(cause, "exit_group in %d: %s", t->pid,
-		    strerror(errno));
-		return -1;
+		th->regs_dirty = 0;
 	}
 	return 0;
 }

@@ -93,9 +93,11 @@ balance_view(struct mosd *m, struct balance *b)
 			continue;
 		}
 		if ((v = balance_node(b, b->recent[k].to)) != NULL)
-			v->pending += balance_unseen(m, v, &b->recent[k]);
+			v->pending += b->recent[k].busy *
+			    balance_unseen(m, v, &b->recent[k]);
 		if ((v = balance_node(b, b->recent[k].from)) != NULL)
-			v->pending -= balance_unseen(m, v, &b->recent[k]);
+			v->pending -= b->recent[k].busy *
+			    balance_unseen(m, v, &b->recent[k]);
 	}
 }
 
@@ -138,6 +140,7 @@ balance_proc(struct mosd *m, const struct mproc *p, uint64_t need,
 	memset(dp, 0, sizeof *dp);
 	dp->where = p->where;
 	dp->cpu_permille = p->cpu_permille;
+	dp->busy = decide_busy(p->cpu_permille, p->threads);
 	dp->need = need;
 	dp->start_ms = p->start_ms;
 	dp->moved_ms = p->moved_ms;
@@ -220,6 +223,8 @@ balance_order(struct mosd *m, struct mproc *p, uint32_t to)
 	if (b->nrecent < nitems(b->recent)) {
 		b->recent[b->nrecent].from = p->where;
 		b->recent[b->nrecent].to = to;
+		b->recent[b->nrecent].busy = decide_busy(p->cpu_permille,
+		    p->threads);
 		b->recent[b->nrecent++].ms = now_ms();
 	}
 }

@@ -28,6 +28,9 @@ ctl_ps(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 		procs[reply->n_procs].where = mp->where;
 		procs[reply->n_procs].state = mp->state;
 		procs[reply->n_procs].cpu_permille = mp->cpu_permille;
+		procs[reply->n_procs].has_threads = 1;
+		procs[reply->n_procs].threads = mp->threads > 0 ?
+		    mp->threads : 1;
 		procs[reply->n_procs].rss_bytes = mp->rss;
 		procs[reply->n_procs].command = mp->command != NULL ?
 		    mp->command : "";

@@ -38,17 +38,36 @@ struct decide_state {
 };
 
 /*
- * The speed (1000: a reference CPU to itself) a CPU-bound process can
- * expect on node v, among the tasks there, joining them if join.
+ * The speed (1000: a reference CPU to itself) a CPU-bound thread can
+ * expect on node v, among the tasks there, join of its process's threads
+ * joining them.
  */
 double
 decide_speed(const struct decide_node *v, int join)
 {
-	double	n = v->runnable + v->pending + (join ? 1 : 0);
+	double	n = v->runnable + v->pending + join;
 
 	if (n < 1)
 		n = 1;
 	return v->speed * (v->cpus < n ? v->cpus / n : 1.0);
+}
+
+/*
+ * A process is weighed by the threads it keeps busy: one of 4 busy
+ * threads needs 4 CPUs' worth of room where it goes, and gains only if
+ * each thread runs faster there. Its CPU use says how many are busy
+ * (rounded, at least one), no more than it has.
+ */
+uint32_t
+decide_busy(uint32_t cpu_permille, uint32_t threads)
+{
+	uint32_t	busy = (cpu_permille + 500) / 1000;
+
+	if (threads == 0)
+		threads = 1;
+	if (busy > threads)
+		busy = threads;
+	return busy > 0 ? busy : 1;
 }
 
 static struct decide_node *
@@ -124,7 +143,7 @@ decide_one(struct decide_state *st, size_t k)
 	struct decide_move		*mv;
 	double				 here, s, top = 0, fair, ran, cost;
 	size_t				 i, ties = 0, gone;
-	int				 must;
+	int				 must, busy = p->busy > 0 ? p->busy : 1;
 
 	if ((at = decide_node(w, p->where)) == NULL ||
 	    !decide_movable(w, p, at, st->now))
@@ -140,14 +159,14 @@ decide_one(struct decide_state *st, size_t k)
 	    !st->relieved[at - w->nodes]) || (at->id != w->home &&
 	    (at->flags & OSM__NODE_FLAG__NODE_BLOCK));
 	fair = here / at->speed * 1000;
-	if (!must && p->cpu_permille < fair / 2)
+	if (!must && p->cpu_permille / busy < fair / 2)
 		return;
 	gone = decide_gone(st, p->owner);
 	for (i = 0; i < w->n; i++) {
 		v = &w->nodes[i];
 		if (v == at || st->taken[i] || !decide_allowed(w, p, i, gone))
 			continue;
-		s = decide_speed(v, 1);
+		s = decide_speed(v, busy);
 		if (s > top) {
 			top = s;
 			best = v;
@@ -170,8 +189,8 @@ decide_one(struct decide_state *st, size_t k)
 	if (at->mem_free < DECIDE_MEM_LOW)
 		st->relieved[at - w->nodes] = 1;
 	/* The next process weighs the nodes as this move leaves them. */
-	best->pending += 1;
-	at->pending -= 1;
+	best->pending += busy;
+	at->pending -= busy;
 	mv = &st->moves[st->nmoves++];
 	mv->proc = k;
 	mv->from = at->id;
@@ -230,7 +249,7 @@ decide_best(const struct decide_view *w, const struct decide_proc *p,
 		if (!decide_allowed(w, p, i, 0))
 			continue;
 		/* Stopped before its first instruction, it is nowhere yet. */
-		s = decide_speed(v, 1);
+		s = decide_speed(v, p->busy > 0 ? p->busy : 1);
 		if (v->id == w->home)
 			s *= 1 + DECIDE_MARGIN;
 		if (s > top) {

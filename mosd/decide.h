@@ -38,7 +38,8 @@ struct decide_view {			/* the up nodes, home included */
 
 struct decide_proc {			/* a process homed here */
 	uint32_t	 where;		/* the node it runs on */
-	uint32_t	 cpu_permille;	/* of a CPU, lately */
+	uint32_t	 cpu_permille;	/* of a CPU, lately: 2000 is two */
+	uint32_t	 busy;		/* threads it keeps busy (decide_busy) */
 	uint64_t	 need;		/* bytes of memory it needs of a node */
 	uint64_t	 start_ms;	/* when it began */
 	uint64_t	 moved_ms;	/* when it came where it is */
@@ -54,8 +55,13 @@ struct decide_move {
 	uint32_t	 from, to;
 };
 
-/* What a CPU-bound process can expect of node v, joining it if join. */
+/*
+ * What each of a CPU-bound process's threads can expect of node v, join
+ * of them joining it (0: it is there).
+ */
 double	 decide_speed(const struct decide_node *v, int join);
+/* The threads a process of threads threads keeps busy, at cpu_permille. */
+uint32_t decide_busy(uint32_t cpu_permille, uint32_t threads);
 /* One round over n processes: fills moves (room for n), says how many. */
 size_t	 decide_round(struct decide_view *w, const struct decide_proc *procs,
 	    size_t n, uint64_t now, uint64_t *rng, struct decide_move *moves);

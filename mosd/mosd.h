@@ -129,7 +129,8 @@ struct mproc {
 	size_t			 ngroups;
 	uint32_t		 where;
 	int			 state;		/* Osm__ProcState */
-	uint32_t		 cpu_permille;
+	uint32_t		 cpu_permille;	/* of one CPU: 2000 is two */
+	uint32_t		 threads;	/* it has (a deputy says) */
 	uint64_t		 rss;
 	char			*command;
 	char			*socket;	/* its agent's, for orders */
@@ -202,6 +203,7 @@ int	 rules_may_take(struct mosd *m, const struct Osm__MigOffer *o,
 struct balance_move {			/* one of ours, recently ordered */
 	uint32_t	 from, to;
 	uint64_t	 ms;
+	uint32_t	 busy;		/* the threads it keeps busy */
 };
 #define BALANCE_RECENT_MAX	256
 struct balance {

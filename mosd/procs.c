@@ -223,6 +223,7 @@ procs_update(struct mosd *m, struct mproc *p, const Osm__CtlAgent *a,
 	p->where = where;
 	p->state = a->state;
 	p->cpu_permille = a->has_cpu_permille ? a->cpu_permille : 0;
+	p->threads = a->has_threads && a->threads > 0 ? a->threads : 1;
 	p->rss = a->has_rss_bytes ? a->rss_bytes : 0;
 	if (a->command != NULL) {
 		free(p->command);

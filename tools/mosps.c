@@ -38,16 +38,17 @@ usage(int status)
 	    "              recent moves and returns home, with their reasons;\n"
 	    "              and its last good checkpoint, failures since\n"
 	    "  -o fields   print these fields, space-separated, without a\n"
-	    "              header: pid user where state cpu rss command why\n"
-	    "              ckpt (why: the last move, return home or move\n"
+	    "              header: pid user where state cpu thr rss command\n"
+	    "              why ckpt (why: the last move, return home or move\n"
 	    "              that did not happen, and its reason; ckpt: seconds\n"
 	    "              since the last good checkpoint, or -)\n"
 	    "  -j, --json  one JSON document (see mosps(1))\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
-	    "Columns: PID USER WHERE STATE CPU%% RSS COMMAND; WHERE is 'here'\n"
-	    "or the number of the node the process runs on (with -o always a\n"
-	    "number, this node's own when here).\n"
+	    "Columns: PID USER WHERE STATE CPU%% THR RSS COMMAND; WHERE is\n"
+	    "'here' or the number of the node the process runs on (with -o\n"
+	    "always a number, this node's own when here); CPU%% is of one CPU\n"
+	    "(200 is two busy threads); THR its threads.\n"
 	    "Exit status: 0 success, 1 mosd unreachable or no process pid,\n"
 	    "2 usage error.\n",
 	    OSM_SOCKET_PATH);
@@ -101,6 +102,12 @@ static void
 mosps_f_cpu(char *buf, size_t size, const Osm__CtlProc *p)
 {
 	snprintf(buf, size, "%.1f", p->cpu_permille / 10.0);
+}
+
+static void
+mosps_f_threads(char *buf, size_t size, const Osm__CtlProc *p)
+{
+	snprintf(buf, size, "%u", p->has_threads ? p->threads : 1);
 }
 
 static void
@@ -176,6 +183,7 @@ static const struct mosps_field mosps_fields[] = {
 	{ .name = "where", .fmt = mosps_f_where },
 	{ .name = "state", .fmt = mosps_f_state },
 	{ .name = "cpu", .fmt = mosps_f_cpu },
+	{ .name = "thr", .fmt = mosps_f_threads },
 	{ .name = "rss", .fmt = mosps_f_rss },
 	{ .name = "command", .fmt = mosps_f_command },
 	{ .name = "why", .fmt = mosps_f_why },
@@ -199,8 +207,8 @@ mosps_parse_fields(const char *arg, const struct mosps_field **fields,
 				break;
 		if (i == nitems(mosps_fields)) {
 			fprintf(stderr, "mosps: unknown field '%s' (fields: "
-			    "pid user where state cpu rss command why ckpt)\n",
-			    name);
+			    "pid user where state cpu thr rss command why "
+			    "ckpt)\n", name);
 			goto out;
 		}
 		if (*nfields == MOSPS_FIELDS_MAX) {
@@ -240,8 +248,9 @@ mosps_print_columns(const Osm__CtlProc *p, uint32_t self)
 	else
 		snprintf(where, sizeof where, "%u", p->where);
 	mosps_size(rss, sizeof rss, p->rss_bytes);
-	printf("%7u %-10.10s %-5s %-9.9s %5.1f %6s %s\n", p->pid, p->user,
-	    where, mosps_state(p), p->cpu_permille / 10.0, rss, p->command);
+	printf("%7u %-10.10s %-5s %-9.9s %5.1f %3u %6s %s\n", p->pid, p->user,
+	    where, mosps_state(p), p->cpu_permille / 10.0, p->has_threads ?
+	    p->threads : 1, rss, p->command);
 }
 
 int
@@ -317,8 +326,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (nfields == 0)
-		printf("%7s %-10s %-5s %-9s %5s %6s %s\n", "PID", "USER",
-		    "WHERE", "STATE", "CPU%", "RSS", "COMMAND");
+		printf("%7s %-10s %-5s %-9s %5s %3s %6s %s\n", "PID", "USER",
+		    "WHERE", "STATE", "CPU%", "THR", "RSS", "COMMAND");
 	for (i = 0; i < r->n_procs; i++) {
 		p = r->procs[i];
 		if (pid != 0 && p->pid != pid)

@@ -1,9 +1,10 @@
 /*
  * The image of tests/common/image-build.h: one anonymous area of 16 pages
  * with two runs of them written (the first page, then two more at
- * extent_addr), a vDSO, standard output, a pending SIGUSR1, in the order
- * migrate/dump.c writes its records. Without flags every byte is fixed,
- * which check_migrate's corruption tests rely on.
+ * extent_addr), a vDSO, standard output, the main thread with a pending
+ * SIGUSR1 and, if asked, a second thread, in the order migrate/dump.c
+ * writes its records. Without flags every byte is fixed, which
+ * check_migrate's corruption tests rely on.
  */
 #include <sys/mman.h>
 
@@ -27,8 +28,8 @@ image_build_rec(struct img *img, int body_case, void *body, char **cause)
 	case OSM__IMG_RECORD__BODY_TASK:
 		rec.task = body;
 		break;
-	case OSM__IMG_RECORD__BODY_REGS:
-		rec.regs = body;
+	case OSM__IMG_RECORD__BODY_THREAD:
+		rec.thread = body;
 		break;
 	case OSM__IMG_RECORD__BODY_SIGNALS:
 		rec.signals = body;
@@ -53,8 +54,9 @@ image_build(int fd, const struct image_build *ib, uint64_t *bytes,
 {
 	Osm__ImgHeader	 h = OSM__IMG_HEADER__INIT;
 	Osm__ImgTask	 k = OSM__IMG_TASK__INIT;
-	Osm__ImgRegs	 r = OSM__IMG_REGS__INIT;
-	Osm__ImgGpregs	 gp = OSM__IMG_GPREGS__INIT;
+	Osm__ImgRegs	 r = OSM__IMG_REGS__INIT, r2;
+	Osm__ImgGpregs	 gp = OSM__IMG_GPREGS__INIT, gp2;
+	Osm__ImgThread	 th[2];
 	Osm__ImgSignals	 s = OSM__IMG_SIGNALS__INIT;
 	Osm__ImgSigaction act = OSM__IMG_SIGACTION__INIT, *acts[] = { &act };
 	Osm__ImgFiles	 f = OSM__IMG_FILES__INIT;
@@ -86,6 +88,8 @@ image_build(int fd, const struct image_build *ib, uint64_t *bytes,
 	h.cmdline.len = len + 4;
 	h.node = "node";
 	h.kernel = "6.18";
+	h.threads = (ib->threads == 2 ? 2 : 1) +
+	    ((ib->flags & IMAGE_BUILD_MISCOUNT) != 0);
 	memset(auxv, 0, sizeof auxv);
 	k.auxv.data = auxv;
 	k.auxv.len = sizeof auxv;
@@ -109,8 +113,26 @@ image_build(int fd, const struct image_build *ib, uint64_t *bytes,
 	si.si_signo = SIGUSR1;
 	pend.data = (uint8_t *)&si;
 	pend.len = sizeof si;
-	s.pending = &pend;
-	s.n_pending = 1;
+	for (i = 0; i < 2; i++) {
+		osm__img_thread__init(&th[i]);
+		th[i].comm = (char *)ib->comm;
+		th[i].altstack_flags = SS_DISABLE;
+		th[i].robust_list_len = 24;
+	}
+	th[0].tid = h.pid;
+	th[0].regs = &r;
+	th[0].pending = &pend;
+	th[0].n_pending = 1;
+	th[0].clear_child_tid = IMAGE_BUILD_VMA + 0x100;
+	/* The other: its own registers, a signal mask. */
+	r2 = r;
+	gp2 = gp;
+	gp2.rip = IMAGE_BUILD_VMA + 0x40;
+	r2.gp = &gp2;
+	th[1].tid = ib->tid2 != 0 ? ib->tid2 : h.pid + 1;
+	th[1].comm = "worker";
+	th[1].regs = &r2;
+	th[1].blocked = 1ULL << (SIGUSR2 - 1);
 	if (ib->flags & IMAGE_BUILD_HANDLER) {
 		act.signo = SIGINT;
 		act.handler = IMAGE_BUILD_VMA + 0x20;
@@ -175,13 +197,18 @@ image_build(int fd, const struct image_build *ib, uint64_t *bytes,
 	    image_build_rec(&img, OSM__IMG_RECORD__BODY_HEADER, &h,
 	    cause) == -1 ||
 	    image_build_rec(&img, OSM__IMG_RECORD__BODY_TASK, &k, cause) == -1 ||
-	    image_build_rec(&img, OSM__IMG_RECORD__BODY_REGS, &r, cause) == -1 ||
 	    image_build_rec(&img, OSM__IMG_RECORD__BODY_SIGNALS, &s,
 	    cause) == -1 ||
 	    image_build_rec(&img, OSM__IMG_RECORD__BODY_FILES, &f,
 	    cause) == -1 ||
-	    image_build_rec(&img, OSM__IMG_RECORD__BODY_MM, &mm, cause) == -1 ||
-	    img_write_seal(&img, 0, cause) == -1 ||
+	    image_build_rec(&img, OSM__IMG_RECORD__BODY_MM, &mm, cause) == -1)
+		return -1;
+	for (i = 0; i < (ib->threads == 2 ? 2 : 1); i++) {
+		if (image_build_rec(&img, OSM__IMG_RECORD__BODY_THREAD, &th[i],
+		    cause) == -1)
+			return -1;
+	}
+	if (img_write_seal(&img, 0, cause) == -1 ||
 	    img_write_pages(&img, ep, 2, pages, sizeof pages, cause) == -1)
 		return -1;
 	if (!(ib->flags & IMAGE_BUILD_NO_END) &&

@@ -208,7 +208,8 @@ buf_put_fd(struct fuzz_out *o, int fd, off_t len)
 
 /*
  * check_migrate's image (tests/common/image-build.c), with more in it: a
- * sleep to restart, a signal handler, a regular file, a pipe and its dup.
+ * sleep to restart, a signal handler, a regular file, a pipe and its dup;
+ * two threads.
  */
 static void
 small_image(struct fuzz_out *o, uint64_t extent_addr, int seal)
@@ -217,7 +218,8 @@ small_image(struct fuzz_out *o, uint64_t extent_addr, int seal)
 				    .extent_addr = extent_addr,
 				    .flags = IMAGE_BUILD_SLEEP |
 				    IMAGE_BUILD_HANDLER | IMAGE_BUILD_FILE |
-				    IMAGE_BUILD_OTHER };
+				    IMAGE_BUILD_OTHER,
+				    .threads = 2 };
 	uint64_t		 bytes;
 	char			*cause = NULL;
 	int			 fd;

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Checkpoint/restore tests in the zdtm style (tests/zdtm/): each program
 # sets up state and says READY, is dumped by moscr (which kills it),
-# restored, then checks itself and prints PASS or FAIL. Also: refusals of
-# what cannot be restored, and truncated, corrupted or foreign images.
-# Same machine, no lab; across lab nodes: t-zdtm-lab.sh.
+# restored, then checks itself and prints PASS or FAIL. Threaded ones come
+# back in a PID namespace of moscr's, with their pid and tids. Also:
+# refusals of what cannot be restored, and truncated, corrupted or foreign
+# images. Same machine, no lab; across lab nodes: t-zdtm-lab.sh.
 set -u
 : "${OSM_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
 Z=${OSM_ZDTM:-$OSM_BIN/../build/tests/zdtm}
@@ -61,9 +62,11 @@ dump() {
 }
 
 # restore_bg [ARGS]: restore in the background; $mpid is moscr, $rpid
-# the restored process. $RESTORER may replace moscr restore -v.
+# the restored process. $RESTORER may replace moscr restore -v; its
+# standard input is $RESTORE_IN (a background job's is /dev/null).
 restore_bg() {
-	${RESTORER:-"$MOSCR" restore -v} "$@" 2> "$W/$name.rerr" &
+	${RESTORER:-"$MOSCR" restore -v} "$@" 2> "$W/$name.rerr" \
+	    < "${RESTORE_IN:-/dev/null}" &
 	mpid=$!
 	rpid=""
 	i=0
@@ -188,6 +191,90 @@ else
 	bad "setup"
 fi
 
+# --- threads -------------------------------------------------------------
+
+# Restored in the background, checked: its old pid inside (a PID
+# namespace of its own), ntask entries in /proc/PID/task, then told to
+# check itself. The caller may feed its stdin on fd 9 meanwhile (feed).
+cycle_ns() {
+	ntask=$1
+	shift
+	restore_bg "$W/$name.img" "$@" || { bad "restore failed"; return; }
+	inner=$(awk '/^NSpid:/ { print $NF }' "/proc/$rpid/status")
+	have=$(ls "/proc/$rpid/task" | wc -l)
+	${feed:-true}
+	kill -USR1 "$rpid"
+	wait "$mpid"
+	rc=$?
+	if [ "$inner" != "$pid" ]; then bad "pid $inner inside, not $pid"
+	elif [ "$have" != "$ntask" ]; then bad "$have threads, not $ntask"
+	elif ! grep -q "kept in a PID namespace" "$W/$name.rerr"; then
+		bad "not restored in a PID namespace"
+	elif [ $rc -eq 0 ] && grep -q '^PASS' "$W/$name.out"; then ok
+	else bad "exit $rc"; fi
+}
+
+# Blocked each its own way; one reads stdin, fed after the restore.
+threads_feed() { printf 'restored line\n' >&9; }
+name=threads
+mkfifo "$W/tfifo" "$W/tin"
+exec 8<> "$W/tfifo"
+"$Z/threads" < "$W/tfifo" > "$W/$name.out" 2> "$W/$name.err" &
+pid=$!
+pids="$pids $pid"
+if waitready && dump; then
+	exec 8>&- 9<> "$W/tin"
+	feed=threads_feed
+	RESTORE_IN=$W/tin
+	cycle_ns 8
+	unset feed RESTORE_IN
+	exec 9>&-
+else
+	exec 8>&-
+	bad "setup"
+fi
+simple_ns() {
+	ntask=$1
+	shift
+	start "$@" || { bad "never ready"; return; }
+	dump || { bad "dump failed"; return; }
+	cycle_ns "$ntask"
+}
+simple_ns 4 sigthreads "$Z/sigthreads"
+simple_ns 2 robust "$Z/robust"
+# The main thread gone: a zombie in /proc/PID/task with the two others.
+simple_ns 3 mainexit "$Z/mainexit"
+
+# An OpenMP reduction dumped mid-way: the uninterrupted sum.
+name=omp
+if start omp "$Z/omp" && sleep 0.5 && dump; then
+	"$MOSCR" info "$W/omp.img" > "$W/omp.info" 2>&1
+	"$MOSCR" restore -v "$W/omp.img" 2> "$W/$name.rerr"
+	rc=$?
+	if ! grep -q '^threads:     4$' "$W/omp.info"; then
+		bad "dumped without its 4 threads"
+	elif [ $rc -eq 0 ] && grep -q '^PASS' "$W/$name.out"; then ok
+	else bad "exit $rc"; fi
+else
+	bad "setup"
+fi
+
+# Python with threads mid-run: the same output as a run left alone.
+name=python-threads
+python3 "$SRC/python-threads.py" > "$W/$name.ref" 2>&1 < /dev/null
+if start "$name" python3 "$SRC/python-threads.py" && sleep 0.5 && dump; then
+	"$MOSCR" restore -v "$W/$name.img" 2> "$W/$name.rerr"
+	rc=$?
+	tail -n +2 "$W/$name.out" > "$W/$name.tail"
+	if ! grep -q "kept in a PID namespace" "$W/$name.rerr"; then
+		bad "restored without its threads"
+	elif [ $rc -eq 0 ] && tail -n +2 "$W/$name.ref" |
+	    cmp -s - "$W/$name.tail"; then ok
+	else bad "exit $rc, output differs from an undisturbed run"; fi
+else
+	bad "setup"
+fi
+
 # Another user's process, dumped by that user, restored by root: it must
 # come back as that user.
 name=user
@@ -213,6 +300,37 @@ if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "
 	else bad "exit $rc"; fi
 else
 	bad "setup"
+fi
+
+# A threaded process of a user, dumped and restored by that user: in a
+# user namespace of moscr's too, holding no capability there.
+name=user-threads
+cp "$Z/robust" "$U/"
+if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "
+    cd '$U' || exit 1
+    ./robust > robust.out 2>&1 < /dev/null &
+    p=\$!
+    i=0
+    until grep -q READY robust.out 2>/dev/null; do
+        i=\$((i + 1)); [ \$i -lt 300 ] || break; sleep 0.1
+    done
+    ./moscr dump \$p -o robust.img || { kill -9 \$p; exit 1; }
+    ./moscr restore -v robust.img 2> robust.rerr &
+    m=\$!
+    i=0
+    until r=\$(sed -n 's/.* as process \([0-9]*\):.*/\1/p' robust.rerr) &&
+        [ -n \"\$r\" ]; do
+        i=\$((i + 1)); [ \$i -lt 300 ] || exit 1; sleep 0.1
+    done
+    awk '/^CapEff:/ { print \$2 }' /proc/\$r/status > robust.caps
+    kill -USR1 \$r
+    wait \$m" 2> "$W/$name.derr"; then
+	if [ "$(cat "$U/robust.caps")" != 0000000000000000 ]; then
+		bad "restored with capabilities $(cat "$U/robust.caps")"
+	elif grep -q '^PASS' "$U/robust.out"; then ok
+	else bad "$(cat "$U/robust.out")"; fi
+else
+	bad "$(cat "$U/robust.rerr" "$U/robust.out" 2>/dev/null)"
 fi
 
 # Through a pipe, with the original left running, output elsewhere.
@@ -337,7 +455,7 @@ refuse() {
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 }
-start threads "$Z/threads" && refuse "threads"
+start threadcred "$Z/refuse" threadcred && refuse "differ in Uid"
 start shared "$Z/shared" "$W" && refuse "writable shared mapping"
 start sysv "$Z/refuse" sysv && refuse "SysV shared memory"
 start child "$Z/refuse" child && refuse "child processes"

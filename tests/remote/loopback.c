@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -264,7 +265,19 @@ main(int argc, char **argv)
 				fatalx("%s", cause);
 			continue;
 		}
-		if (ev.kind != REMOTE_HOME)
+		if (ev.kind == REMOTE_THREAD) {
+			uint64_t	flags = 0;
+
+			/* threads run as they are; a process goes home */
+			if (ev.nr == SYS_exit || (remote_clone_flags(g, ev.tid,
+			    ev.nr, ev.args, &flags) == 0 &&
+			    (flags & CLONE_THREAD))) {
+				if (remote_continue(g, ev.id, &cause) == -1)
+					fatalx("%s", cause);
+				continue;
+			}
+			ev.why = "new process";
+		} else if (ev.kind != REMOTE_HOME)
 			continue;
 		fprintf(stderr, "loopback: HOME %s: %s\n", ev.name, ev.why);
 		kill(pid, SIGKILL);

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +36,22 @@ child(pid_t *pid)
 	return t;
 }
 
-/* Wait for the husk's next stop and say what it was. */
+/* Wait for lane l's next stop and say what it was. */
 static enum husk_stop
-next_stop(struct husk *h, long *rv, siginfo_t *si)
+lane_stop(struct husk *h, struct husk_lane *l, long *rv, siginfo_t *si)
 {
 	int	status;
 
-	ck_assert_int_eq(waitpid(mig_pid(h->t), &status, __WALL),
-	    mig_pid(h->t));
+	ck_assert_int_eq(waitpid(l->tid, &status, __WALL), l->tid);
 	ck_assert(WIFSTOPPED(status));
-	return husk_stopped(h, status, rv, si);
+	return husk_stopped(h, l, status, rv, si);
+}
+
+/* The same, of the lead's lane. */
+static enum husk_stop
+next_stop(struct husk *h, long *rv, siginfo_t *si)
+{
+	return lane_stop(h, &h->lanes[0], rv, si);
 }
 
 START_TEST(test_husk_calls)
@@ -66,13 +73,13 @@ START_TEST(test_husk_calls)
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 
 	/* a call in the child's own context: its pid */
-	husk_call(&h, SYS_getpid, args);
+	husk_call(&h.lanes[0], SYS_getpid, args);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, pid);
-	ck_assert(!h.busy);
+	ck_assert(!h.lanes[0].busy);
 
 	/* memory laid out in the shared area, read back in place */
-	mem = husk_scratch(&h, &base, &len);
+	mem = husk_scratch(&h.lanes[0], &base, &len);
 	ck_assert_uint_ge(len, 1 << 16);
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 	args[0] = AT_FDCWD;
@@ -80,7 +87,7 @@ START_TEST(test_husk_calls)
 	args[2] = base + 4096;
 	args[3] = 64;
 	strcpy((char *)mem, "/proc/self/exe");
-	husk_call(&h, SYS_readlinkat, args);
+	husk_call(&h.lanes[0], SYS_readlinkat, args);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_gt(rv, 0);
 	snprintf(path, sizeof path, "/proc/%d/exe", pid);
@@ -93,34 +100,34 @@ START_TEST(test_husk_calls)
 	kill(pid, SIGUSR1);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
 	ck_assert_int_eq(si.si_signo, SIGUSR1);
-	ck_assert_int_eq(husk_continue(&h, 0, &cause), 0);
-	husk_call(&h, SYS_getppid, args);
+	ck_assert_int_eq(husk_continue(&h, &h.lanes[0], 0, &cause), 0);
+	husk_call(&h.lanes[0], SYS_getppid, args);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, getpid());
 
 	/* a signal breaks off a blocking call, which returns its restart code */
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 	memset(args, 0, sizeof args);
-	husk_call(&h, SYS_pause, args);
+	husk_call(&h.lanes[0], SYS_pause, args);
 	usleep(20000);
 	kill(pid, SIGUSR2);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
 	ck_assert_int_eq(si.si_signo, SIGUSR2);
-	ck_assert_int_eq(husk_continue(&h, 0, &cause), 0);
+	ck_assert_int_eq(husk_continue(&h, &h.lanes[0], 0, &cause), 0);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, -ERESTARTNOHAND);
 
 	/* held, grown, and the stub serves from the new area */
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 	ck_assert_msg(husk_hold(&h, &cause) == 0, "%s", cause);
-	ck_assert_msg(husk_grow(&h, 1 << 20, &cause) == 0, "%s", cause);
-	mem = husk_scratch(&h, &base, &len);
+	ck_assert_msg(husk_grow(&h, &h.lanes[0], 1 << 20, &cause) == 0, "%s", cause);
+	mem = husk_scratch(&h.lanes[0], &base, &len);
 	ck_assert_uint_ge(len, 1 << 20);
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 	memset(mem + len - 4096, 0, 8);
 	args[0] = base + len - 4096;	/* into the new area's last page */
 	args[1] = 8;
-	husk_call(&h, SYS_getrandom, args);
+	husk_call(&h.lanes[0], SYS_getrandom, args);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, 8);
 	ck_assert(memcmp(mem + len - 4096, zero, 8) != 0);
@@ -135,6 +142,103 @@ START_TEST(test_husk_calls)
 }
 END_TEST
 
+/* The thread of a threaded child: it waits, as the lead does. */
+static void *
+waiter(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+/*
+ * A husk of a process of two threads: one lane per thread, each running
+ * its calls in its own thread (gettid), one blocked in a read of a pipe
+ * while the other's calls go on.
+ */
+START_TEST(test_husk_threads)
+{
+	struct husk		 h;
+	struct husk_lane	*lead, *other;
+	struct mig_task		*t;
+	pthread_t		 th;
+	siginfo_t		 si;
+	uint64_t		 base, args[6] = { 0 };
+	uint8_t			*mem;
+	size_t			 len;
+	char			*cause = NULL;
+	long			 rv;
+	pid_t			 pid, tids[4], *got;
+	ssize_t			 n;
+	int			 p[2], status;
+
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[1]);
+		pthread_create(&th, NULL, waiter, NULL);
+		for (;;)
+			pause();
+	}
+	close(p[0]);
+	ck_assert_int_gt(pid, 0);
+	/* its second thread, once there */
+	for (;;) {
+		n = proc_threads(pid, &got);
+		free(got);
+		if (n == 2)
+			break;
+		usleep(1000);
+	}
+	t = mig_seize(pid, &cause);
+	ck_assert_msg(t != NULL, "%s", cause);
+	ck_assert_uint_eq(mig_threads(t, tids, 4), 2);
+	ck_assert_msg(husk_make(t, 1 << 16, &h, &cause) == 0, "%s", cause);
+	ck_assert_uint_eq(h.nlanes, 2);
+	lead = husk_lane(&h, 0);
+	other = husk_lane(&h, tids[1]);
+	ck_assert_ptr_eq(lead, &h.lanes[0]);
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(lead->tid, pid);
+	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
+
+	/* the thread's lane reads the pipe, which has nothing yet */
+	mem = husk_scratch(other, &base, &len);
+	args[0] = p[0];	/* the child's read end, the same number */
+	args[1] = base;
+	args[2] = 16;
+	husk_call(other, SYS_read, args);
+	usleep(20000);
+
+	/* meanwhile the lead's calls run, each in its own thread */
+	memset(args, 0, sizeof args);
+	husk_call(lead, SYS_gettid, args);
+	ck_assert_int_eq(lane_stop(&h, lead, &rv, &si), HUSK_RETURNED);
+	ck_assert_int_eq(rv, pid);
+	ck_assert(other->busy);
+
+	/* fed, the read ends in the other thread's lane */
+	ck_assert_int_eq(write(p[1], "fed", 3), 3);
+	ck_assert_int_eq(lane_stop(&h, other, &rv, &si), HUSK_RETURNED);
+	ck_assert_int_eq(rv, 3);
+	ck_assert_int_eq(memcmp(mem, "fed", 3), 0);
+	ck_assert_msg(husk_run_lane(&h, other, &cause) == 0, "%s", cause);
+	husk_call(other, SYS_gettid, args);
+	ck_assert_int_eq(lane_stop(&h, other, &rv, &si), HUSK_RETURNED);
+	ck_assert_int_eq(rv, tids[1]);
+
+	/* both held, it ends as told, every thread with it */
+	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
+	ck_assert_msg(husk_hold(&h, &cause) == 0, "%s", cause);
+	ck_assert_int_eq(husk_end(&h, 0, 9, &cause), 0);
+	ck_assert_int_eq(waitpid(pid, &status, __WALL), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 9);
+	husk_free(&h);
+	mig_forget(t);
+	close(p[1]);
+}
+END_TEST
+
 static Suite *
 agent_suite(void)
 {
@@ -144,6 +248,7 @@ agent_suite(void)
 	tc = tcase_create("husk");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_husk_calls);
+	tcase_add_test(tc, test_husk_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }

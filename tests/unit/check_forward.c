@@ -613,7 +613,7 @@ END_TEST
 START_TEST(test_loopback_home)
 {
 	static const char *cases[][2] = {
-		{ "fork", "loopback: HOME clone: new process or thread\n" },
+		{ "fork", "loopback: HOME clone: new process\n" },
 		{ "mmap", "loopback: HOME mmap: writable shared file "
 		    "mapping\n" },
 		{ "ioctl", "loopback: HOME ioctl: unlisted ioctl request\n" },

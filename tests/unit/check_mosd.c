@@ -534,6 +534,43 @@ START_TEST(test_decide_speed)
 }
 END_TEST
 
+/*
+ * A process of 4 busy threads, sharing 2 CPUs at home, needs 4 CPUs'
+ * worth of room: 2 idle CPUs elsewhere gain it nothing, 8 do; and it
+ * counts as 4 where it goes. Its CPU use says how many are busy.
+ */
+START_TEST(test_decide_threads)
+{
+	struct decide_node	v[] = { dnode(HOME, 1000, 2, 4, 4096),
+				    dnode(2, 1000, 2, 0, 4096),
+				    dnode(3, 1000, 8, 0, 4096) };
+	struct decide_proc	p = dproc(HOME);
+	uint64_t		s;
+
+	ck_assert_uint_eq(decide_busy(3900, 4), 4);
+	ck_assert_uint_eq(decide_busy(3900, 2), 2);
+	ck_assert_uint_eq(decide_busy(100, 4), 1);
+	ck_assert_uint_eq(decide_busy(1600, 8), 2);
+	ck_assert_uint_eq(decide_busy(2000, 0), 1);
+	p.cpu_permille = 2000;		/* two CPUs' worth, of 4 threads */
+	p.busy = 4;
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(move_of(v, 3, &p, s), 3);
+	ck_assert(fabs(last[2].pending - 4) < 1e-9);
+	/* without node 3, node 2 is no better than home */
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(move_of(v, 2, &p, s), 0);
+	/* one busy thread of the same would go to node 2 */
+	p.cpu_permille = 1000;
+	p.busy = 1;
+	v[0].runnable = 2;
+	ck_assert_uint_eq(move_of(v, 2, &p, 1), 0);
+	v[0].runnable = 3;
+	for (s = 0; s < SEEDS; s++)
+		ck_assert_uint_eq(move_of(v, 2, &p, s), 2);
+}
+END_TEST
+
 /* Alone at home, it moves only for a node that promises 25% more. */
 START_TEST(test_decide_margin)
 {
@@ -880,6 +917,7 @@ mosd_suite(void)
 	tcase_add_test(tc, test_decide_one_per_node);
 	tcase_add_test(tc, test_decide_pending);
 	tcase_add_test(tc, test_decide_heterogeneous);
+	tcase_add_test(tc, test_decide_threads);
 	tcase_add_test(tc, test_decide_blocked_target);
 	tcase_add_test(tc, test_decide_blocked_here);
 	tcase_add_test(tc, test_decide_waiting);

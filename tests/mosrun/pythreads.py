@@ -1,0 +1,39 @@
+# A Python 3 program with threads (the GIL, sleeps, a lock), moved mid-run
+# by tests/lab/t-threads.sh: its whole output but for its pid must be the
+# same as an unmoved run's. pythreads.py [ROUNDS]: each thread's rounds of
+# 10 ms sleeps and some hashing (default 400, about 5 s).
+import hashlib
+import os
+import sys
+import threading
+import time
+
+os.closerange(3, 4096)  # nothing inherited beyond 0-2
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 400
+print("READY", os.getpid(), flush=True)
+results = {}
+lock = threading.Lock()
+
+
+def work(n):
+    h = hashlib.sha256(str(n).encode())
+    total = 0
+    for i in range(ROUNDS):
+        h.update(h.digest())
+        total += sum(j * n for j in range(3000))
+        time.sleep(0.01)
+    with lock:
+        results[n] = (threading.current_thread().name, h.hexdigest()[:16],
+                      total, threading.get_native_id() > 0)
+
+
+threads = [threading.Thread(target=work, args=(n,), name="w%d" % n)
+           for n in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+for n in sorted(results):
+    print(n, *results[n], flush=True)
+print("PASS", flush=True)

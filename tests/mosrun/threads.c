@@ -1,0 +1,254 @@
+/*
+ * A threaded test program for mosrun (tests/lab/t-threads.sh).
+ *
+ *	threads omp PHASES	OpenMP: PHASES parallel reductions of two
+ *				threads, a line each; the same lines wherever
+ *				it runs
+ *	threads pipe FIFO N	three workers write N lines each, one every
+ *				20 ms, while a fourth thread waits in a read of
+ *				FIFO, fed later; "read: WORD" once it is
+ *	threads spawn FIFO N	once FIFO is read, N rounds of four threads
+ *				made and joined, each saying its id; then a
+ *				signal sent to one thread (pthread_kill) and
+ *				one to the process that only one thread takes,
+ *				each saying which thread took it; then a fork
+ *	threads end CODE	a thread made away ends the process, main
+ *				waiting: exit(CODE), or if CODE is negative
+ *				the signal -CODE sent to itself
+ *
+ * Every line goes out with write(2) on stdout: forwarded while away, each
+ * thread's from its own thread.
+ */
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void __attribute__((format(printf, 1, 2)))
+say(const char *fmt, ...)
+{
+	char	buf[256];
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (write(1, buf, n) != n)
+		exit(3);
+}
+
+static int
+omp(int phases)
+{
+	uint64_t	sum, n = 600ULL * 1000 * 1000;
+	int64_t		i;
+	int		k;
+
+	/*
+	 * What it inherits beyond 0-2 (a test harness's pipes) goes: a
+	 * checkpoint of it refuses pipes, as it says.
+	 */
+	close_range(3, ~0U, 0);
+	for (k = 0; k < phases; k++) {
+		sum = 0;
+#pragma omp parallel for num_threads(2) schedule(static) reduction(+:sum)
+		for (i = 0; i < (int64_t)n; i++)
+			sum += (uint64_t)(i * (k + 1)) % 1009;
+		say("phase %d sum %llu\n", k, (unsigned long long)sum);
+	}
+	say("done\n");
+	return 0;
+}
+
+static int	 lines;
+
+static void *
+worker(void *arg)
+{
+	struct timespec	ts = { 0, 20 * 1000 * 1000 };
+	int		i, w = (int)(intptr_t)arg;
+
+	for (i = 0; i < lines; i++) {
+		say("worker %d line %d\n", w, i);
+		nanosleep(&ts, NULL);
+	}
+	say("worker %d done\n", w);
+	return NULL;
+}
+
+static void *
+reader(void *arg)
+{
+	char	buf[64];
+	ssize_t	n;
+	int	fd;
+
+	if ((fd = open(arg, O_RDONLY)) == -1 ||
+	    (n = read(fd, buf, sizeof buf - 1)) <= 0)
+		return (void *)1;
+	buf[strcspn(buf, "\n")] = '\0';
+	say("read: %s (thread %ld)\n", buf, (long)syscall(SYS_gettid));
+	return NULL;
+}
+
+static int
+pipes(char *fifo, int n)
+{
+	pthread_t	w[3], r;
+	void		*rv;
+	int		i;
+
+	lines = n;
+	say("ready\n");
+	pthread_create(&r, NULL, reader, fifo);
+	for (i = 0; i < 3; i++)
+		pthread_create(&w[i], NULL, worker, (void *)(intptr_t)i);
+	for (i = 0; i < 3; i++)
+		pthread_join(w[i], NULL);
+	pthread_join(r, &rv);
+	say("joined%s\n", rv == NULL ? "" : " (the read failed)");
+	return rv == NULL ? 0 : 1;
+}
+
+static volatile pid_t	took;
+
+static void
+on_signal(int sig)
+{
+	took = (pid_t)syscall(SYS_gettid);
+	(void)sig;
+}
+
+static void *
+spawned(void *arg)
+{
+	say("round %d thread %d\n", (int)(intptr_t)arg / 4,
+	    (int)(intptr_t)arg % 4);
+	return (void *)(intptr_t)syscall(SYS_gettid);
+}
+
+static volatile int	 stop;
+static volatile pid_t	 target_tid;
+
+static void *
+target(void *arg)
+{
+	sigset_t	set;
+
+	/* the only thread that takes SIGUSR2 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	target_tid = (pid_t)syscall(SYS_gettid);
+	while (!stop)
+		usleep(1000);
+	return arg;
+}
+
+static int
+spawn(char *fifo, int rounds)
+{
+	struct sigaction sa;
+	pthread_t	 th[4], t;
+	sigset_t	 set;
+	char		 buf[16];
+	void		*rv;
+	int		 fd, r, i, status;
+	pid_t		 seen[4], child;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	say("ready\n");
+	if ((fd = open(fifo, O_RDONLY)) == -1 || read(fd, buf, sizeof buf) <= 0)
+		return 1;
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, spawned,
+			    (void *)(intptr_t)(r * 4 + i));
+		for (i = 0; i < 4; i++) {
+			pthread_join(th[i], &rv);
+			seen[i] = (pid_t)(intptr_t)rv;
+		}
+		for (i = 0; i < 4; i++)
+			if (seen[i] <= 0 || seen[i] == getpid())
+				return 4;
+	}
+	say("joined %d\n", rounds * 4);
+	pthread_create(&t, NULL, target, NULL);
+	while (target_tid == 0)
+		usleep(1000);
+	took = 0;
+	pthread_kill(t, SIGUSR1);
+	while (took == 0)
+		usleep(1000);
+	say("usr1 to the thread: %s\n", took == target_tid ? "took it" :
+	    "another took it");
+	took = 0;
+	say("waiting for usr2\n");
+	while (took == 0)
+		usleep(1000);
+	say("usr2 to the process: %s\n", took == target_tid ?
+	    "the one that takes it took it" : "another took it");
+	/* a process made by a threaded one: it goes home, where it forks */
+	if ((child = fork()) == 0)
+		_exit(3);
+	if (child == -1 || waitpid(child, &status, 0) != child)
+		return 5;
+	say("child exited %d\n", WEXITSTATUS(status));
+	stop = 1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
+/* A thread, not main, ends the process: exit(code), or signal -code. */
+static void *
+ender(void *arg)
+{
+	int	code = (int)(intptr_t)arg;
+
+	usleep(100 * 1000);
+	if (code < 0)
+		pthread_kill(pthread_self(), -code);
+	exit(code);
+}
+
+static void __attribute__((noreturn))
+end(int code)
+{
+	pthread_t	t;
+
+	pthread_create(&t, NULL, ender, (void *)(intptr_t)code);
+	for (;;)
+		pause();
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "omp") == 0)
+		return omp(atoi(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "pipe") == 0)
+		return pipes(argv[2], atoi(argv[3]));
+	if (argc == 4 && strcmp(argv[1], "spawn") == 0)
+		return spawn(argv[2], atoi(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "end") == 0)
+		end(atoi(argv[2]));
+	fprintf(stderr, "usage: threads omp PHASES | pipe FIFO N | "
+	    "spawn FIFO N | end CODE\n");
+	return 2;
+}
