@@ -221,6 +221,8 @@ deputy_io_close(struct deputy *d)
 	if (d->io_pidfd > 0)
 		close(d->io_pidfd);
 	d->io_pidfd = 0;
+	free(d->io_buf);
+	d->io_buf = NULL;
 }
 
 /*
@@ -283,9 +285,8 @@ deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 	Osm__RemoteRead		*r;
 	Osm__RemoteReadData	 m = OSM__REMOTE_READ_DATA__INIT;
 	struct stat		 st;
-	uint8_t			*buf = NULL;
 	ssize_t			 n = -1;
-	int			 fd, rc;
+	int			 fd;
 
 	if ((r = osm__remote_read__unpack(NULL, len, body)) == NULL) {
 		xasprintf(cause, "malformed read ahead");
@@ -302,15 +303,17 @@ deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 		m.has_error = 1;
 		m.error = EBADF;
 	} else {
-		buf = xmalloc(r->length > 0 ? r->length : 1);
-		n = pread(fd, buf, r->length, r->offset);
+		/* One buffer for the whole stay: no fresh pages each window. */
+		if (d->io_buf == NULL)
+			d->io_buf = xmalloc(IO_READ_MAX);
+		n = pread(fd, d->io_buf, r->length, r->offset);
 		if (n == -1 || fstat(fd, &st) == -1) {
 			m.has_error = 1;
 			m.error = errno;
 		} else {
 			m.has_data = m.has_size = 1;
 			m.has_mtime_ns = m.has_ctime_ns = 1;
-			m.data.data = buf;
+			m.data.data = d->io_buf;
 			m.data.len = n;
 			m.size = st.st_size;
 			m.mtime_ns = io_ns(&st.st_mtim);
@@ -318,8 +321,6 @@ deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 		}
 	}
 	osm__remote_read__free_unpacked(r, NULL);
-	rc = session_send_msg(&d->ses, OSM__SES_KIND__SES_READ_DATA, &m.base,
+	return session_send_msg(&d->ses, OSM__SES_KIND__SES_READ_DATA, &m.base,
 	    cause);
-	free(buf);
-	return rc;
 }

@@ -48,20 +48,11 @@ move_freeze(void *arg, char **cause)
 static int
 move_send(struct deputy *d, struct move_out *m, char **cause)
 {
-	struct session_image	si = { .s = &d->ses,
-				    .kind = OSM__SES_KIND__SES_IMAGE,
-				    .end = OSM__SES_KIND__SES_IMAGE_END };
-	struct mig_io		io = { .write = session_image_write,
-				    .arg = &si };
-	if (m->lv.track == NULL)
-		m->lv.t = d->task;
-	Osm__SesCpu		cpu = OSM__SES_CPU__INIT;
+	Osm__SesCpu	cpu = OSM__SES_CPU__INIT;
 
-	m->lv.io = &io;
 	if (m->lv.track == NULL)
 		m->lv.t = d->task;
-	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT, &m->st, cause) == -1 ||
-	    session_image_end(&si, 1, cause) == -1)
+	if (image_send(&d->ses, &m->lv, MIG_CONTEXT, &m->st, cause) == -1)
 		return -1;
 	/* P is frozen now: what it used while the rounds went counts too. */
 	proc_cpu_ns(d->pid, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
@@ -135,17 +126,9 @@ move_log(struct deputy *d, const struct move_out *m, uint32_t node)
 static int
 move_recv(struct deputy *d, struct mig_stats *st, char **cause)
 {
-	struct session_image	si = { .s = &d->ses,
-				    .kind = OSM__SES_KIND__SES_IMAGE,
-				    .end = OSM__SES_KIND__SES_IMAGE_END };
-	struct mig_io		io = { .read = session_image_read,
-				    .view = session_image_view,
-				    .arg = &si };
-	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
+	struct mig_restore_opts	opts = { .flags = 0 };
 
-	if (mig_restore(d->task, -1, &opts, st, cause) == -1)
-		return -1;
-	return session_image_end(&si, 0, cause);
+	return image_recv(&d->ses, d->task, &opts, st, cause);
 }
 
 /*

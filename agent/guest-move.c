@@ -31,22 +31,14 @@
 static int
 move_recv(struct guest *g, struct mig_task *t, char **cause)
 {
-	struct session_image	si = { .s = &g->ses,
-				    .kind = OSM__SES_KIND__SES_IMAGE,
-				    .end = OSM__SES_KIND__SES_IMAGE_END };
-	struct mig_io		io = { .read = session_image_read,
-				    .view = session_image_view,
-				    .arg = &si };
-	struct mig_restore_opts	opts = { .flags = MIG_CONTEXT, .io = &io };
+	struct mig_restore_opts	opts = { .mapped = guest_files_mapped,
+				    .mapped_arg = g };
 	Osm__SesCpu		*cpu;
 	const uint8_t		*body;
 	uint16_t		 kind;
 	size_t			 len;
 
-	opts.mapped = guest_files_mapped;
-	opts.mapped_arg = g;
-	if (mig_restore(t, -1, &opts, NULL, cause) == -1 ||
-	    session_image_end(&si, 0, cause) == -1 ||
+	if (image_recv(&g->ses, t, &opts, NULL, cause) == -1 ||
 	    session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
 	/* R's CPU clocks go on from where P's stopped, not from the setup */
@@ -97,17 +89,8 @@ struct move_home {
 static int
 move_home_send(struct move_home *m, char **cause)
 {
-	struct session_image	si = { .s = &m->g->ses,
-				    .kind = OSM__SES_KIND__SES_IMAGE,
-				    .end = OSM__SES_KIND__SES_IMAGE_END };
-	struct mig_io		io = { .write = session_image_write,
-				    .arg = &si };
-
-	m->lv.io = &io;
-	if (mig_dump_live(&m->lv, -1, MIG_CONTEXT | MIG_FILTERED, &m->st,
-	    cause) == -1)
-		return -1;
-	return session_image_end(&si, 1, cause);
+	return image_send(&m->g->ses, &m->lv, MIG_CONTEXT | MIG_FILTERED,
+	    &m->st, cause);
 }
 
 /* The rounds and the freeze of the way home, in the agent's log. */

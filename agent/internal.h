@@ -1,6 +1,7 @@
 /*
  * agent/ inside: what the deputy's files (deputy*.c), the guest agent's
- * (guest*.c) and the two's shared parts (husk.c, conn.c) have in common.
+ * (guest*.c) and the two's shared parts (husk.c, conn.c, image.c) have in
+ * common.
  * The files of each agent are layered: each calls only those below it in
  * this header's order, never back up (docs/ARCHITECTURE.md).
  */
@@ -104,6 +105,13 @@ Osm__CtlReply	*conn_request(struct conn *c, Osm__CtlRequest *req, int *fd,
 		    char **cause);
 void		 conn_close(struct conn *c);
 
+/* image.c: an image through the session, either way */
+int		 image_send(struct session *s, struct mig_live *lv, int flags,
+		    struct mig_stats *st, char **cause);
+int		 image_recv(struct session *s, struct mig_task *t,
+		    struct mig_restore_opts *opts, struct mig_stats *st,
+		    char **cause);
+
 /* --- the deputy ------------------------------------------------------ */
 
 enum deputy_state {
@@ -162,6 +170,7 @@ struct deputy {
 	int			 io_pidfd;	/* P's, > 0 (deputy-io.c) */
 	int			 io_fd;		/* a duplicate of P's, > 0 */
 	int			 io_fdnum;	/* P's descriptor */
+	uint8_t			*io_buf;	/* reads ahead, IO_READ_MAX */
 
 	/* why it is where it is (deputy-why.c) */
 	char			 history[DEPUTY_HISTORY][160];

@@ -15,15 +15,16 @@
 
 #include "osm.h"
 
-static void
-put32(uint8_t *p, uint32_t v)
+/* 32 bits in network order, at any alignment: frames' and sessions'. */
+void
+frame_put32(uint8_t *p, uint32_t v)
 {
 	v = htonl(v);
 	memcpy(p, &v, 4);
 }
 
-static uint32_t
-get32(const uint8_t *p)
+uint32_t
+frame_get32(const uint8_t *p)
 {
 	uint32_t v;
 
@@ -31,22 +32,30 @@ get32(const uint8_t *p)
 	return ntohl(v);
 }
 
+/* The header of frames and session messages: magic, version, kind, length. */
+void
+frame_header(uint8_t *out, uint16_t version, uint16_t kind, uint32_t len)
+{
+	uint16_t	v;
+
+	frame_put32(out, FRAME_MAGIC);
+	v = htons(version);
+	memcpy(out + 4, &v, 2);
+	v = htons(kind);
+	memcpy(out + 6, &v, 2);
+	frame_put32(out + 8, len);
+}
+
 /* Returns the frame's size, or 0 when it does not fit in out. */
 size_t
 frame_pack(uint16_t kind, const void *body, size_t len,
     const struct cluster_key *key, uint8_t *out, size_t outlen)
 {
-	uint16_t	v;
-	size_t		total = FRAME_OVERHEAD + len;
+	size_t	total = FRAME_OVERHEAD + len;
 
 	if (len > UINT32_MAX || total > outlen)
 		return 0;
-	put32(out, FRAME_MAGIC);
-	v = htons(FRAME_VERSION);
-	memcpy(out + 4, &v, 2);
-	v = htons(kind);
-	memcpy(out + 6, &v, 2);
-	put32(out + 8, len);
+	frame_header(out, FRAME_VERSION, kind, len);
 	memcpy(out + FRAME_HDR, body, len);
 	crypto_hmac(key->bytes, key->len, out, FRAME_HDR + len,
 	    out + FRAME_HDR + len);
@@ -62,7 +71,7 @@ frame_size(const uint8_t *buf, size_t n)
 {
 	if (n < FRAME_HDR)
 		return 0;
-	return FRAME_OVERHEAD + (size_t)get32(buf + 8);
+	return FRAME_OVERHEAD + (size_t)frame_get32(buf + 8);
 }
 
 /* Check a frame of n bytes, of at most max, and find its body. */
@@ -79,12 +88,12 @@ frame_unpack(const uint8_t *buf, size_t n, size_t max,
 		return FRAME_SHORT;
 	if (n > max)
 		return FRAME_LONG;
-	if (get32(buf) != FRAME_MAGIC)
+	if (frame_get32(buf) != FRAME_MAGIC)
 		return FRAME_MAGIC_BAD;
 	memcpy(&v, buf + 4, 2);
 	if (ntohs(v) != FRAME_VERSION)
 		return FRAME_VERSION_BAD;
-	blen = get32(buf + 8);
+	blen = frame_get32(buf + 8);
 	if (blen != n - FRAME_OVERHEAD)
 		return blen > n - FRAME_OVERHEAD ? FRAME_SHORT :
 		    FRAME_LENGTH_BAD;

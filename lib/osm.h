@@ -111,6 +111,7 @@ int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
 int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
 int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 ssize_t	 proc_threads(pid_t pid, pid_t **tids);
+int	 proc_key_u64(const char *path, const char *key, uint64_t *v);
 int	 proc_oom_kills(const char *dir, uint64_t *n);
 
 /* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */
@@ -181,6 +182,10 @@ enum frame_error {
 	FRAME_MAC_BAD,
 	FRAME_NERRORS
 };
+void	 frame_put32(uint8_t *p, uint32_t v);
+uint32_t frame_get32(const uint8_t *p);
+void	 frame_header(uint8_t *out, uint16_t version, uint16_t kind,
+	    uint32_t len);
 size_t	 frame_pack(uint16_t kind, const void *body, size_t len,
 	    const struct cluster_key *key, uint8_t *out, size_t outlen);
 size_t	 frame_size(const uint8_t *buf, size_t n);

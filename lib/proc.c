@@ -139,8 +139,11 @@ proc_threads(pid_t pid, pid_t **tids)
 	return (ssize_t)n;
 }
 
-/* The value of the "key value" line key in path, or -1. */
-static int
+/*
+ * The value of the line "key value" (or "key: value", as meminfo has it)
+ * of a stat file such as meminfo, vmstat, memory.stat; -1 if none.
+ */
+int
 proc_key_u64(const char *path, const char *key, uint64_t *v)
 {
 	FILE	*f;
@@ -151,7 +154,8 @@ proc_key_u64(const char *path, const char *key, uint64_t *v)
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+		if (strncmp(line, key, klen) == 0 && (line[klen] == ' ' ||
+		    line[klen] == ':')) {
 			*v = strtoull(line + klen + 1, NULL, 10);
 			rc = 0;
 			break;

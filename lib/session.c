@@ -18,7 +18,6 @@
  * readable, then session_next until it says there is no more); writing
  * blocks, bounded by the socket's send timeout.
  */
-#include <arpa/inet.h>
 #include <sys/uio.h>
 
 #include <errno.h>
@@ -35,22 +34,6 @@
 /* The first part of the IV, by who sends. */
 static const uint8_t	session_from_home[SESSION_DIR_LEN] = { 0, 0, 0, 1 };
 static const uint8_t	session_from_remote[SESSION_DIR_LEN] = { 0, 0, 0, 2 };
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	uint32_t	v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
 
 static void
 session_iv(const uint8_t *dir, uint64_t seq, uint8_t *iv)
@@ -112,8 +95,8 @@ session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
 	memcpy(salt, nonce_home, SESSION_NONCE_LEN);
 	memcpy(salt + SESSION_NONCE_LEN, nonce_remote, SESSION_NONCE_LEN);
 	memcpy(info, label, sizeof label - 1);
-	put32(info + sizeof label - 1, home);
-	put32(info + sizeof label + 3, remote);
+	frame_put32(info + sizeof label - 1, home);
+	frame_put32(info + sizeof label + 3, remote);
 	info[sizeof info - 1] = 1;
 	crypto_hkdf(salt, sizeof salt, ck->bytes, ck->len, info, sizeof info,
 	    from_home, CRYPTO_KEY_LEN);
@@ -131,7 +114,31 @@ session_derive(const struct cluster_key *ck, const uint8_t *nonce_home,
 	explicit_bzero(from_remote, sizeof from_remote);
 }
 
-/* Seal the pieces of iov as one frame of kind, and send it. */
+/* Room in s->out for a message of len bytes, if it may be sent. */
+static int
+session_room(struct session *s, size_t len, char **cause)
+{
+	if (len > s->max - SESSION_OVERHEAD) {
+		xasprintf(cause, "session message of %zu bytes is over the "
+		    "limit of %zu", len, s->max - SESSION_OVERHEAD);
+		return -1;
+	}
+	if (s->tx_seq == UINT64_MAX) {	/* an IV must never come again */
+		xasprintf(cause, "session has sent all it may under its key");
+		return -1;
+	}
+	if (s->outsize < SESSION_OVERHEAD + len) {
+		free(s->out);
+		s->outsize = SESSION_OVERHEAD + len;
+		s->out = xmalloc(s->outsize);
+	}
+	return 0;
+}
+
+/*
+ * Seal the pieces of iov as one frame of kind, and send it. A piece may
+ * be s->out's own body (session_send_msg packs there): sealed in place.
+ */
 int
 session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
     int n, char **cause)
@@ -143,26 +150,9 @@ session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
 	for (i = 0; i < n; i++)
 		len += iov[i].iov_len;
 	need = SESSION_OVERHEAD + len;
-	if (len > s->max - SESSION_OVERHEAD) {
-		xasprintf(cause, "session message of %zu bytes is over the "
-		    "limit of %zu", len, s->max - SESSION_OVERHEAD);
+	if (session_room(s, len, cause) == -1)
 		return -1;
-	}
-	if (s->tx_seq == UINT64_MAX) {	/* an IV must never come again */
-		xasprintf(cause, "session has sent all it may under its key");
-		return -1;
-	}
-	if (s->outsize < need) {
-		free(s->out);
-		s->outsize = need;
-		s->out = xmalloc(s->outsize);
-	}
-	put32(s->out, FRAME_MAGIC);
-	s->out[4] = SESSION_VERSION >> 8;
-	s->out[5] = SESSION_VERSION & 0xff;
-	s->out[6] = kind >> 8;
-	s->out[7] = kind & 0xff;
-	put32(s->out + 8, len);
+	frame_header(s->out, SESSION_VERSION, kind, len);
 	session_iv(s->tx_dir, ++s->tx_seq, iv);
 	crypto_sealv(s->tx, iv, s->out, SESSION_HDR, iov, n,
 	    s->out + SESSION_HDR, s->out + SESSION_HDR + len);
@@ -183,22 +173,25 @@ session_send(struct session *s, uint16_t kind, const void *body, size_t len,
 	return session_sendv(s, kind, &iov, 1, cause);
 }
 
-/* Send a protobuf message (NULL: an empty body) as one frame of kind. */
+/*
+ * Send a protobuf message (NULL: an empty body) as one frame of kind,
+ * packed straight where it is sealed: no buffer of its own, no copy.
+ */
 int
 session_send_msg(struct session *s, uint16_t kind,
     const struct ProtobufCMessage *msg, char **cause)
 {
-	uint8_t	*buf;
-	size_t	 len;
-	int	 rc;
+	struct iovec	iov;
+	size_t		len;
 
 	len = msg == NULL ? 0 : protobuf_c_message_get_packed_size(msg);
-	buf = xmalloc(len);
+	if (session_room(s, len, cause) == -1)
+		return -1;
 	if (msg != NULL)
-		protobuf_c_message_pack(msg, buf);
-	rc = session_send(s, kind, buf, len, cause);
-	free(buf);
-	return rc;
+		protobuf_c_message_pack(msg, s->out + SESSION_HDR);
+	iov.iov_base = s->out + SESSION_HDR;
+	iov.iov_len = len;
+	return session_sendv(s, kind, &iov, 1, cause);
 }
 
 /*
@@ -240,7 +233,7 @@ session_header(struct session *s, size_t *n, char **cause)
 {
 	unsigned	version = s->in[4] << 8 | s->in[5];
 
-	if (get32(s->in) != FRAME_MAGIC) {
+	if (frame_get32(s->in) != FRAME_MAGIC) {
 		xasprintf(cause, "session message refused: bad magic");
 		return -1;
 	}
@@ -249,7 +242,7 @@ session_header(struct session *s, size_t *n, char **cause)
 		    "this osmosis speaks %u", version, SESSION_VERSION);
 		return -1;
 	}
-	*n = SESSION_OVERHEAD + (size_t)get32(s->in + 8);
+	*n = SESSION_OVERHEAD + (size_t)frame_get32(s->in + 8);
 	if (*n > s->max) {
 		xasprintf(cause, "session message of %zu bytes is over the "
 		    "limit", *n);

@@ -899,8 +899,7 @@ remote_set_ident(struct remote *g, const struct remote_ident *id)
 int
 remote_map(struct remote *g, uint64_t id, int fd, int srcfd, char **cause)
 {
-	struct seccomp_notif_addfd	 add;
-	struct seccomp_notif_resp	*resp = g->resp;
+	struct seccomp_notif_addfd	add;
 
 	memset(&add, 0, sizeof add);
 	add.id = id;
@@ -915,15 +914,7 @@ remote_map(struct remote *g, uint64_t id, int fd, int srcfd, char **cause)
 		    strerror(errno));
 		return -1;
 	}
-	memset(resp, 0, g->resp_size);
-	resp->id = id;
-	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
-		return 0;
-	if (errno == ENOENT)
-		return 1;
-	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
-	return -1;
+	return remote_continue(g, id, cause);
 }
 
 /*

@@ -361,6 +361,23 @@ mig_spawn_bare(char **cause)
 	return seize_spawn(1, cause);
 }
 
+/* Child r seized, held only if it has the pid it was made with. */
+static struct mig_task *
+seize_spawned_pid(pid_t r, pid_t pid, char **cause)
+{
+	struct mig_task	*t;
+
+	if ((t = seize_spawned(r, cause)) == NULL)
+		return NULL;
+	if (t->vtgid != pid) {
+		xasprintf(cause, "spawned process %d has pid %d in its PID "
+		    "namespace, not %d", (int)r, t->vtgid, pid);
+		mig_kill(t);
+		return NULL;
+	}
+	return t;
+}
+
 /*
  * The same, with pid as its own pid: clone3 with set_tid, which takes
  * CAP_SYS_ADMIN in the user namespace owning the PID namespace our
@@ -369,7 +386,6 @@ mig_spawn_bare(char **cause)
 static struct mig_task *
 seize_spawn_pid(pid_t pid, int bare, char **cause)
 {
-	struct mig_task		*t;
 	struct clone_args	 ca;
 	long			 r;
 
@@ -396,15 +412,7 @@ seize_spawn_pid(pid_t pid, int bare, char **cause)
 	}
 	if (r == 0)
 		seize_child(bare);
-	if ((t = seize_spawned(r, cause)) == NULL)
-		return NULL;
-	if (t->vtgid != pid) {
-		xasprintf(cause, "spawned process %d has pid %d in its PID "
-		    "namespace, not %d", (int)r, t->vtgid, pid);
-		mig_kill(t);
-		return NULL;
-	}
-	return t;
+	return seize_spawned_pid(r, pid, cause);
 }
 
 struct mig_task *
@@ -425,22 +433,13 @@ mig_spawn_pid(pid_t pid, char **cause)
 struct mig_task *
 mig_spawn_bare_pid(pid_t pid, char **cause)
 {
-	struct mig_task	*t;
-	pid_t		 r;
+	pid_t	r;
 
 	if ((r = pidns_fork(pid, cause)) == -1)
 		return NULL;
 	if (r == 0)
 		seize_child(2);
-	if ((t = seize_spawned(r, cause)) == NULL)
-		return NULL;
-	if (t->vtgid != pid) {
-		xasprintf(cause, "spawned process %d has pid %d in its PID "
-		    "namespace, not %d", (int)r, t->vtgid, pid);
-		mig_kill(t);
-		return NULL;
-	}
-	return t;
+	return seize_spawned_pid(r, pid, cause);
 }
 
 /*

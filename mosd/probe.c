@@ -298,29 +298,6 @@ probe_online_cpus(struct probe *p)
 	return n;
 }
 
-/* A "key value" line from a stat file such as meminfo or memory.stat. */
-static int
-probe_stat_field(const char *path, const char *key, uint64_t *v)
-{
-	FILE	*f;
-	char	 line[256];
-	size_t	 klen = strlen(key);
-	int	 rc = -1;
-
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (strncmp(line, key, klen) == 0 && (line[klen] == ' ' ||
-		    line[klen] == ':')) {
-			*v = strtoull(line + klen + 1, NULL, 10);
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 static void
 probe_memory(struct probe *p)
 {
@@ -331,9 +308,9 @@ probe_memory(struct probe *p)
 	int		 have_cg = 0;
 
 	if (probe_path(p, path, sizeof path, "/proc/meminfo") == 0) {
-		if (probe_stat_field(path, "MemTotal", &v) == 0)
+		if (proc_key_u64(path, "MemTotal", &v) == 0)
 			total = v * 1024;
-		if (probe_stat_field(path, "MemAvailable", &v) == 0)
+		if (proc_key_u64(path, "MemAvailable", &v) == 0)
 			avail = v * 1024;
 	}
 	if (p->mem_cg[0] != '\0') {
@@ -347,7 +324,7 @@ probe_memory(struct probe *p)
 		have_cg = probe_read_u64(p->mem_cg, p->v2 ? "memory.current" :
 		    "memory.usage_in_bytes", &usage) == 0;
 		snprintf(path, sizeof path, "%s/memory.stat", p->mem_cg);
-		probe_stat_field(path, p->v2 ? "inactive_file" :
+		proc_key_u64(path, p->v2 ? "inactive_file" :
 		    "total_inactive_file", &inactive);
 	}
 	if (limit < total || total == 0)
@@ -381,9 +358,9 @@ probe_swap(struct probe *p)
 	size_t		 stop;
 
 	if (probe_path(p, path, sizeof path, "/proc/meminfo") == 0) {
-		if (probe_stat_field(path, "SwapTotal", &v) == 0)
+		if (proc_key_u64(path, "SwapTotal", &v) == 0)
 			total = v * 1024;
-		if (probe_stat_field(path, "SwapFree", &v) == 0)
+		if (proc_key_u64(path, "SwapFree", &v) == 0)
 			avail = v * 1024;
 	}
 	if (p->mem_cg[0] != '\0') {
