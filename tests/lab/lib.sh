@@ -41,8 +41,20 @@ if [ -z "${MOSLAB_MOSD:-}" ] && [ ! -x "$OSM_BIN/mosd" ]; then
 	MOSLAB_MOSD=$LAB_TESTS/fake-mosd
 	export MOSLAB_MOSD
 fi
-# Lab names have at most 6 characters.
-MOSLAB_NAME=t$(($$ % 100000))
+# Lab names have at most 6 characters. The test's is one no lab holds: a
+# run killed before its trap (a reboot, a lost CI machine) leaves its lab's
+# name taken, and a test must neither fail on it nor take it down.
+_lab_taken() {
+	[ -e "${MOSLAB_DIR:-/var/lib/osmosis-lab}/$1" ] ||
+	    ls -d /sys/fs/cgroup/osmosis-"$1" /sys/fs/cgroup/*/osmosis-"$1" \
+	    > /dev/null 2>&1 ||
+	    ip netns list 2>/dev/null | grep -q "^$1-n"
+}
+_n=$(($$ % 100000))
+while _lab_taken "t$_n"; do
+	_n=$(((_n + 1) % 100000))
+done
+MOSLAB_NAME=t$_n
 export MOSLAB_NAME
 
 # The lab's state directory.

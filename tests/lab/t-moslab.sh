@@ -161,7 +161,25 @@ for want in "1 20000 100000 134217728" "2 150000 100000 536870912"; do
 	lab_exec $k test -f "$(lab_dir)/cluster.conf" ||
 	    fail "node $k does not see $(lab_dir) under /tmp"
 done
+# A lab whose nodes all died (as after a reboot) is not said to be up.
+"$MOSLAB" kill 1 && "$MOSLAB" kill 2 || fail "kill both nodes"
+expect 1 "lab '$MOSLAB_NAME' is already there, every node dead (2 nodes)" \
+    "$MOSLAB" up 2
 "$MOSLAB" down || fail "down"
 check_clean
 rmdir "$MOSLAB_DIR" || fail "moslab left files in $MOSLAB_DIR"
+
+# A lab a killed run left behind (here: its state only) keeps its name; a
+# test that would have taken the name takes another and leaves it alone.
+MOSLAB_DIR=$(mktemp -d /tmp/t-moslab.XXXXXX)
+export MOSLAB_DIR
+got=$(cd "$LAB_TESTS" && sh -c 'mkdir "$MOSLAB_DIR/t$(($$ % 100000))" &&
+	. ./lib.sh && echo "t$(($$ % 100000)) $MOSLAB_NAME"')
+left=${got% *}
+case $got in
+t*" "t*) [ "$left" != "${got#* }" ] || fail "took the left lab's name: $got" ;;
+*) fail "lib.sh named its lab '$got'" ;;
+esac
+[ -d "$MOSLAB_DIR/$left" ] || fail "the left lab $left is gone"
+rmdir "$MOSLAB_DIR/$left" "$MOSLAB_DIR" || fail "left files in $MOSLAB_DIR"
 echo "t-moslab: all checks passed"
