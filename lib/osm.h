@@ -378,6 +378,10 @@ struct policy_rule {			/* for a user, a group, the default */
 	int		 automatic;	/* the balancer may move them */
 	int		 strict_files;	/* files strict: no read ahead, no
 					   write behind away (mosrun -s) */
+	int		 move;		/* moves: how mosd's moves of them
+					   carry the memory, a MoveMode
+					   (ctl.proto); 0, MOVE_DEFAULT:
+					   as mosrun said, else live */
 };
 enum policy_who_kind { POLICY_USER, POLICY_GROUP, POLICY_ANYONE };
 struct policy_who {

@@ -64,6 +64,10 @@ usage(int status)
 	    "              is /dev/null otherwise, with a warning)\n"
 	    "  --stop-copy its moves stop it for the whole copy of its memory\n"
 	    "              (by default it runs on while its memory goes)\n"
+	    "  --post-copy its moves, out and home, run it on the target at\n"
+	    "              once, its pages following on fault and pushed;\n"
+	    "              losing either node meanwhile loses the process\n"
+	    "              (it goes on from its last checkpoint, if any)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -144,6 +148,7 @@ main(int argc, char **argv)
 		{ "checkpoint-on", required_argument, NULL, 'K' },
 		{ "checkpoint-exec", required_argument, NULL, 'E' },
 		{ "stop-copy", no_argument, NULL, 'P' },
+		{ "post-copy", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct deputy_opts	 o;
@@ -256,6 +261,9 @@ main(int argc, char **argv)
 			break;
 		case 'P':
 			o.move_mode = DEPUTY_MOVE_STOP;
+			break;
+		case 'O':
+			o.move_mode = DEPUTY_MOVE_POST;
 			break;
 		case 'H':
 			usage(0);

@@ -1,0 +1,150 @@
+#!/bin/sh
+# Post-copy moves (docs/REMOTE.md, "Post-copy"). A process keeping
+# 256 MiB in a known pattern and rewriting it is moved 1 -> 2 -> home
+# post-copy: it runs on node 2 at once (its CPU charged there), its memory
+# is exact after each move, and both ends say pages came on fault and
+# were pushed. A process that unmaps, maps, moves and drops its memory all
+# the time moves post-copy both ways, exact. Then the link is shaped so
+# that the pages of a way home take seconds, and node 2's guest agent,
+# the source, is killed during them: with a checkpoint the process goes
+# on at home from it, exact; without one it ends with a message on its
+# stderr, and nothing of it is left on either node.
+. "$(dirname "$0")/lib.sh"
+P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
+MOSRUN_OPTS=
+
+lab_up 2 --cpus 1 --mem 1536
+wait_cluster 2
+S=$(lab_dir)/share
+mkdir -p "$S"
+G2=$(lab_dir)/node2/mosd.log
+
+# start NAME ARGS...: livewriter ARGS under mosrun on node 1, its output
+# in $S/NAME, its deputy's log in $S/NAME.log; $pid, $job
+start() {
+	name=$1
+	shift
+	"$MOSLAB" exec 1 bash -c "cd $S; for f in \$(ls /proc/\$\$/fd); do \
+	    [ \$f -gt 2 ] && eval \"exec \$f>&-\"; done 2>/dev/null; \
+	    OSM_DEPUTY_LOG=$S/$name.log mosrun -L $MOSRUN_OPTS \
+	    $P/livewriter $* > $S/$name 2>&1 < /dev/null" &
+	job=$!
+	wait_for 20 grep -qx ready "$S/$name" || fail "$name: not ready"
+	pid=$(pid_of livewriter)
+	[ -n "$pid" ] || fail "$name: not in mosps"
+}
+checked() {
+	[ "$(grep -c '^stall' "$S/$1")" -gt "$2" ]
+}
+# check NAME [NODE]: ask for a check of its whole memory
+check() {
+	_n=$(grep -c '^stall' "$S/$1")
+	lab_exec "${2:-1}" kill -USR1 "$pid"
+	wait_for 30 checked "$1" "$_n" ||
+	    fail "$1: no answer to the check: $(tail -3 "$S/$1"; tail -3 "$S/$1.log")"
+	tail -2 "$S/$1" | grep -q '^check ok' ||
+	    fail "$1: memory not exact: $(tail -2 "$S/$1")"
+}
+# move NAME NODE: post-copy, and check where it is
+move() {
+	lab_exec 1 mosmigrate --post-copy "$pid" "$2" ||
+	    fail "$1: move to $2: $(tail -3 "$S/$1.log")"
+	_w=$(where "$pid")
+	case $2 in
+	home)	[ "$_w" = 1 ] || fail "$1: at $_w after the move home" ;;
+	*)	[ "$_w" = "$2" ] || fail "$1: at $_w after the move to $2"
+		[ -n "$(guest_pid livewriter 2)" ] ||
+		    fail "$1: no livewriter on node 2" ;;
+	esac
+}
+stop() {
+	lab_exec 1 kill -KILL "$pid"
+	wait "$job"
+}
+# n_of TEXT FIELD: the number before FIELD in TEXT
+n_of() {
+	echo "$1" | sed -n "s/.* \([0-9]*\) $2.*/\1/p"
+}
+
+start big 256 16
+check big
+cpu0=$(node_cpu 2)
+move big 2
+check big
+# it ran on node 2: the checks and the writing there cost node 2 CPU
+cpu1=$(node_cpu 2)
+[ $((cpu1 - cpu0)) -gt 200000000 ] ||
+    fail "big: node 2 used $((cpu1 - cpu0)) ns only"
+out=$(grep "to node 2: post-copy" "$S/big.log") ||
+    fail "big: not post-copy: $(tail -3 "$S/big.log")"
+in=$(grep "guest $pid@1: post-copy done" "$G2") ||
+    fail "big: node 2 says no post-copy: $(grep "$pid@1" "$G2" | tail -3)"
+echo "out: ${out#*: }"
+echo "in:  ${in#*: }"
+[ "$(n_of "$in" "pages on fault")" -gt 0 ] || fail "big: no page on fault"
+[ "$(n_of "$in" "pushed")" -gt 1000 ] || fail "big: nothing pushed"
+move big home
+check big
+home=$(grep "is home post-copy" "$S/big.log") ||
+    fail "big: not home post-copy: $(tail -3 "$S/big.log")"
+echo "home: ${home#*: }"
+[ "$(n_of "$home" "pages on fault")" -gt 0 ] || fail "big: home, no fault"
+[ "$(n_of "$home" "pushed")" -gt 1000 ] || fail "big: home, nothing pushed"
+grep -q "guest $pid@1: home post-copy" "$G2" ||
+    fail "big: node 2 did not send it home post-copy"
+stop
+
+# The address space changing while the pages come.
+start churn 24 16 churn
+move churn 2
+check churn
+move churn home
+check churn
+move churn 2
+check churn
+stop
+
+# The source lost during post-copy: its pages take seconds at 100 Mbit/s.
+# lose NAME: move it home post-copy, the link slow, and kill its source
+lose() {
+	for v in v1 v2; do
+		tc qdisc add dev "$MOSLAB_NAME-$v" root tbf rate 100mbit \
+		    burst 256kb latency 100ms || fail "tc"
+	done
+	g=$(guest_pid mosd-guest 2)
+	[ -n "$g" ] || fail "$1: no guest agent on node 2"
+	lab_exec 1 mosmigrate --post-copy "$pid" home > /dev/null 2>&1 &
+	mm=$!
+	wait_for 20 grep -q "runs home, its pages following" "$S/$1.log" ||
+	    fail "$1: not home post-copy: $(tail -3 "$S/$1.log")"
+	lab_exec 2 kill -KILL "$g"
+	wait "$mm"
+	for v in v1 v2; do
+		tc qdisc del dev "$MOSLAB_NAME-$v" root
+	done
+}
+
+MOSRUN_OPTS="-C $S/ck" start ck 128 0
+lab_exec 1 mosmigrate "$pid" checkpoint > /dev/null || fail "ck: checkpoint"
+lab_exec 1 mosmigrate "$pid" 2 || fail "ck: move to 2"
+lose ck
+wait_for 20 grep -q "lost with node 2 during post-copy.*restarting it here" \
+    "$S/ck" || fail "ck: not restarted: $(tail -3 "$S/ck"; tail -3 "$S/ck.log")"
+[ "$(where "$pid")" = 1 ] || fail "ck: not at home"
+check ck
+stop
+
+MOSRUN_OPTS= start gone 128 0
+lab_exec 1 mosmigrate "$pid" 2 || fail "gone: move to 2"
+lose gone
+# it ends, its parent told why; nothing of it is left anywhere
+wait_for 20 sh -c "! kill -0 $job 2>/dev/null" || fail "gone: still runs"
+wait "$job"
+grep -q "lost with node 2 during post-copy.*killing it" "$S/gone" ||
+    fail "gone: no message: $(tail -3 "$S/gone")"
+wait_for 20 nprocs 0 1 || fail "gone: node 1 lists $(ps_list pid,command)"
+[ -z "$(guest_pid livewriter 2)" ] || fail "gone: still on node 2"
+
+"$MOSLAB" down || fail "moslab down"
+check_clean
+echo PASS
