@@ -224,10 +224,10 @@ move_home_post(struct deputy *d, uint64_t t0, char **cause)
 		return -1;
 	}
 	fs = mig_fetch_stats(f);
-	log_info("process %d (%s) is home post-copy: %llu faults, %llu pages "
-	    "on fault, %llu pushed, %llu there already, %llu dropped, %llu "
-	    "moved, in %.1f ms", (int)d->pid, d->command,
-	    (unsigned long long)fs->faults,
+	log_info("process %d (%s) is home post-copy: %llu faults from %u "
+	    "threads, %llu pages on fault, %llu pushed, %llu there already, "
+	    "%llu dropped, %llu moved, in %.1f ms", (int)d->pid, d->command,
+	    (unsigned long long)fs->faults, fs->threads,
 	    (unsigned long long)fs->fault_pages,
 	    (unsigned long long)fs->pushed_pages,
 	    (unsigned long long)fs->there, (unsigned long long)fs->dropped,

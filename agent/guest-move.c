@@ -234,10 +234,10 @@ move_post_fetch(struct guest *g, struct mig_fetch *f, char **cause)
 		return -1;
 	}
 	fs = mig_fetch_stats(f);
-	log_info("%s: post-copy done: %llu faults, %llu pages on fault, %llu "
-	    "pushed, %llu there already, %llu dropped, %llu moved, in %.1f "
-	    "ms", g->conn.who, (unsigned long long)fs->faults,
-	    (unsigned long long)fs->fault_pages,
+	log_info("%s: post-copy done: %llu faults from %u threads, %llu pages "
+	    "on fault, %llu pushed, %llu there already, %llu dropped, %llu "
+	    "moved, in %.1f ms", g->conn.who, (unsigned long long)fs->faults,
+	    fs->threads, (unsigned long long)fs->fault_pages,
 	    (unsigned long long)fs->pushed_pages,
 	    (unsigned long long)fs->there, (unsigned long long)fs->dropped,
 	    (unsigned long long)fs->remaps, (now_us() - t0) / 1000.0);

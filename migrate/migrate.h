@@ -483,6 +483,7 @@ struct mig_post;
 struct mig_fetch;
 struct mig_fetch_stats {
 	uint64_t	 faults;	/* fault messages read */
+	uint32_t	 threads;	/* threads that faulted (up to 64) */
 	uint64_t	 fault_pages;	/* pages put in by answers to asks */
 	uint64_t	 pushed_pages;	/* by pushes */
 	uint64_t	 there;		/* pages that came but were there */

@@ -45,7 +45,9 @@
 #define POSTCOPY_HOT		(64UL << 10)	/* each side of a stack pointer */
 #define POSTCOPY_EVENTS		(UFFD_FEATURE_EVENT_REMOVE | \
 				    UFFD_FEATURE_EVENT_UNMAP | \
-				    UFFD_FEATURE_EVENT_REMAP)
+				    UFFD_FEATURE_EVENT_REMAP | \
+				    UFFD_FEATURE_THREAD_ID)
+#define POSTCOPY_TIDS		64	/* faulting threads told apart */
 #define POSTCOPY_REMAPS_MAX		256
 
 struct mig_post {
@@ -66,6 +68,7 @@ struct mig_fetch {
 	struct runs	 dropped;	/* dropped by the process meanwhile */
 	struct post_remap remaps[POSTCOPY_REMAPS_MAX];
 	size_t		 nremaps;
+	uint32_t	 tids[POSTCOPY_TIDS];	/* threads that faulted */
 	uint64_t	*asks;		/* faults to ask the source about */
 	size_t		 nasks;
 	size_t		 asks_alloc;
@@ -561,6 +564,19 @@ postcopy_wake(struct mig_fetch *f, uint64_t addr, size_t len)
 	ioctl(f->uffd, UFFDIO_WAKE, &r);
 }
 
+/* Note which thread faulted: the log says how many did. */
+static void
+postcopy_tid(struct mig_fetch *f, uint32_t tid)
+{
+	uint32_t	i;
+
+	for (i = 0; i < f->st.threads && i < POSTCOPY_TIDS; i++)
+		if (f->tids[i] == tid)
+			return;
+	if (f->st.threads < POSTCOPY_TIDS)
+		f->tids[f->st.threads++] = tid;
+}
+
 /*
  * The process's events so far: its faults, each the source's address of
  * the page it waits on, for mig_fetch_ask (a fault on a page it dropped
@@ -590,6 +606,7 @@ mig_fetch_events(struct mig_fetch *f, char **cause)
 				a = msg[i].arg.pagefault.address &
 				    ~(MIG_PAGE - 1);
 				f->st.faults++;
+				postcopy_tid(f, msg[i].arg.pagefault.feat.ptid);
 				if (!postcopy_dropped(f, a)) {
 					if (f->nasks == f->asks_alloc) {
 						f->asks_alloc = f->asks_alloc ==

@@ -96,21 +96,67 @@ stop
 
 # The address space changing while the pages come.
 start churn 24 16 churn
-move churn 2
-check churn
-move churn home
-check churn
-move churn 2
-check churn
+for to in 2 home 2 home 2; do
+	move churn $to
+	check churn
+done
+grep "guest $pid@1: post-copy done" "$G2" | grep -v " 0 dropped, 0 moved" |
+    grep -q . || fail "churn: nothing dropped or moved while the pages came"
+stop
+
+# The policy asks for post-copy (moves post): a mosmigrate that does not
+# say how moves so, both ways; then 'moves live': live again.
+policy() {
+	printf '%s\n' "$1" > "$(lab_dir)/policy.conf"
+	_n=$(grep -c "reload: " "$(lab_dir)/node1/mosd.log")
+	kill -HUP "$(cat "$(lab_dir)/node1/mosd.pid")"
+	wait_for 10 sh -c "[ \$(grep -c 'reload: ' $(lab_dir)/node1/mosd.log) -gt $_n ]" ||
+	    fail "policy: no reload"
+}
+policy "default moves post"
+start pol 16 0
+lab_exec 1 mosmigrate "$pid" 2 || fail "pol: to 2"
+grep -q "guest $pid@1 (livewriter) runs here as .*, its pages following" \
+    "$G2" || fail "pol: not post-copy: $(grep "$pid@1" "$G2" | tail -2)"
+lab_exec 1 mosmigrate "$pid" home || fail "pol: home"
+grep -q "guest $pid@1: home post-copy" "$G2" || fail "pol: not home post-copy"
+check pol
+policy "default moves live"
+lab_exec 1 mosmigrate "$pid" 2 || fail "pol: to 2 again"
+lab_exec 1 mosmigrate "$pid" home || fail "pol: home again"
+grep -q "guest $pid@1: home live" "$G2" || fail "pol: not home live"
+check pol
+stop
+policy ""
+
+# Threads: three of them read all of its memory while the pages come.
+start thr 64 16 threads
+move thr 2
+check thr
+[ "$(ps_field "$pid" thr)" = 4 ] || fail "thr: $(ps_field "$pid" thr) threads"
+in=$(grep "guest $pid@1: post-copy done" "$G2") || fail "thr: no post-copy"
+echo "thr: ${in#*: }"
+[ "$(n_of "$in" threads)" -ge 2 ] || fail "thr: faults from one thread only"
+move thr home
+check thr
 stop
 
 # The source lost during post-copy: its pages take seconds at 100 Mbit/s.
-# lose NAME: move it home post-copy, the link slow, and kill its source
-lose() {
+# shape: the link at 100 Mbit/s both ways, or back (unshape)
+shape() {
 	for v in v1 v2; do
 		tc qdisc add dev "$MOSLAB_NAME-$v" root tbf rate 100mbit \
 		    burst 256kb latency 100ms || fail "tc"
 	done
+}
+unshape() {
+	for v in v1 v2; do
+		tc qdisc del dev "$MOSLAB_NAME-$v" root
+	done
+}
+# lose NAME: move it home post-copy, the link slow, and kill its source
+lose() {
+	shape
 	g=$(guest_pid mosd-guest 2)
 	[ -n "$g" ] || fail "$1: no guest agent on node 2"
 	lab_exec 1 mosmigrate --post-copy "$pid" home > /dev/null 2>&1 &
@@ -119,9 +165,7 @@ lose() {
 	    fail "$1: not home post-copy: $(tail -3 "$S/$1.log")"
 	lab_exec 2 kill -KILL "$g"
 	wait "$mm"
-	for v in v1 v2; do
-		tc qdisc del dev "$MOSLAB_NAME-$v" root
-	done
+	unshape
 }
 
 MOSRUN_OPTS="-C $S/ck" start ck 128 0
@@ -144,6 +188,31 @@ grep -q "lost with node 2 during post-copy.*killing it" "$S/gone" ||
     fail "gone: no message: $(tail -3 "$S/gone")"
 wait_for 20 nprocs 0 1 || fail "gone: node 1 lists $(ps_list pid,command)"
 [ -z "$(guest_pid livewriter 2)" ] || fail "gone: still on node 2"
+
+# The source of a way out, the deputy at home, killed during post-copy:
+# the copy on node 2 dies with its session; P, whole at home, goes on
+# there from the freeze, untraced, as after its deputy's death at any time
+# at home.
+start out 128 0
+d=$(lab_exec 1 sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$pid/status")
+[ "${d:-0}" != 0 ] || fail "out: no deputy"
+shape
+lab_exec 1 mosmigrate --post-copy "$pid" 2 > /dev/null 2>&1 &
+mm=$!
+wait_for 20 grep -q "guest $pid@1 (livewriter) runs here as .*, its pages" \
+    "$G2" || fail "out: not post-copy: $(tail -3 "$S/out.log")"
+lab_exec 1 kill -KILL "$d"
+wait "$mm"
+unshape
+guests2() {
+	lab_exec 2 ps -eo pid,uid,comm | awk '$2 >= 60000'
+}
+wait_for 30 sh -c "[ -z \"\$($MOSLAB exec 2 ps -eo uid= | awk '\$1 >= 60000')\" ]" ||
+    fail "out: left on node 2: $(guests2)"
+grep -q "guest $pid@1 lost during post-copy" "$G2" ||
+    fail "out: node 2 did not say: $(grep "$pid@1" "$G2" | tail -3)"
+check out
+stop
 
 "$MOSLAB" down || fail "moslab down"
 check_clean
