@@ -53,6 +53,10 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 {
 	Osm__SesCpu	cpu = OSM__SES_CPU__INIT;
 
+	/* Post-copy (or stop-and-copy in its stead): held only now. */
+	if (m->lv.track == NULL && d->state != DEPUTY_HELD &&
+	    deputy_hold(d, 0, cause) == -1)
+		return -1;
 	if (m->lv.track == NULL)
 		m->lv.t = d->task;
 	if (image_send(&d->ses, &m->lv, MIG_CONTEXT, &m->st, cause) == -1)
@@ -77,8 +81,12 @@ move_live(struct deputy *d, struct move_out *m, int stopped)
 	m->d = d;
 	m->lv.freeze = move_freeze;
 	m->lv.arg = d;
-	if (m->lv.post != NULL)
-		return;		/* held: it runs there at once */
+	if (m->lv.post != NULL) {
+		/* it runs on until the image: then held, and goes at once */
+		if (!stopped)
+			deputy_hold_resume(d);
+		return;
+	}
 	if (stopped || d->move == OSM__MOVE_MODE__MOVE_STOP ||
 	    (d->move == OSM__MOVE_MODE__MOVE_DEFAULT &&
 	    d->o->move_mode == DEPUTY_MOVE_STOP))
