@@ -52,8 +52,18 @@ static int
 move_send(struct deputy *d, struct move_out *m, char **cause)
 {
 	Osm__SesCpu	cpu = OSM__SES_CPU__INIT;
+	char		*why = NULL;
 
-	/* Post-copy (or stop-and-copy in its stead): held only now. */
+	/*
+	 * Post-copy (or stop-and-copy in its stead): held only now, its
+	 * layout read just before (the freeze reuses it if it holds).
+	 */
+	if (m->lv.post != NULL && d->state != DEPUTY_HELD &&
+	    mig_post_prepare(m->lv.post, d->pid, MIG_CONTEXT, &why) == -1) {
+		log_debug("process %d: layout before the freeze: %s",
+		    (int)d->pid, why);
+		free(why);
+	}
 	if (m->lv.track == NULL && d->state != DEPUTY_HELD &&
 	    deputy_hold(d, 0, cause) == -1)
 		return -1;

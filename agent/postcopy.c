@@ -7,6 +7,10 @@
  * while they run: calls of the process's that go through the agent wait
  * for the last page.
  */
+#include <sys/ioctl.h>
+
+#include <linux/sockios.h>
+
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -19,6 +23,12 @@
 #define POST_PUSH	(256U << 10)	/* bytes in one push */
 #define POST_ANSWER	(64U << 10)	/* at most in one answer to a fault */
 #define POST_HDR	12		/* address, flags */
+/*
+ * Pushes waiting in our socket ahead of an answer delay it: no push while
+ * this much is still unsent or unacknowledged; a fault's answer goes at
+ * once.
+ */
+#define POST_AHEAD	(1U << 20)
 #define POST_ANSWERED	1
 
 static void
@@ -93,12 +103,15 @@ postcopy_serve(struct session *s, struct mig_post *pp, int silence_ms,
 	uint64_t	 addr, t0 = now_us();
 	size_t		 len, blen;
 	uint16_t	 kind;
-	int		 done = 0, r, rc = -1;
+	int		 done = 0, r, rc = -1, queued, full;
 
 	memset(pc, 0, sizeof *pc);
 	buf = xmalloc(POST_PUSH);
 	for (;;) {
-		r = postcopy_wait(s->fd, -1, done ? silence_ms : 0, NULL);
+		full = !done && ioctl(s->fd, SIOCOUTQ, &queued) == 0 &&
+		    queued > (int)POST_AHEAD;
+		r = postcopy_wait(s->fd, -1, done ? silence_ms : full ? 1 : 0,
+		    NULL);
 		if (r == -1) {
 			xasprintf(cause, "poll: %s", strerror(errno));
 			goto out;
@@ -162,7 +175,7 @@ postcopy_serve(struct session *s, struct mig_post *pp, int silence_ms,
 		}
 		if (r == -1)
 			goto out;
-		if (done)
+		if (done || full)
 			continue;
 		if (mig_post_next(pp, &addr, &len, POST_PUSH)) {
 			if (postcopy_send(s, pp, buf, addr, len, 0, cause) == -1)

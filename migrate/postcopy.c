@@ -57,6 +57,8 @@ struct mig_post {
 	struct runs	 areas;		/* the live areas, one run each */
 	uint64_t	 hot_pages;
 	uint64_t	 left_pages;	/* at the dump */
+	struct mm_dump	 early;		/* the layout read while it ran */
+	int		 have_early;
 };
 
 struct post_remap {
@@ -128,6 +130,8 @@ mig_post_free(struct mig_post *pp)
 		return;
 	if (pp->mem != -1)
 		close(pp->mem);
+	if (pp->have_early)
+		mm_dump_free(&pp->early);
 	runs_free(&pp->left);
 	runs_free(&pp->areas);
 	free(pp);
@@ -267,12 +271,39 @@ out:
 	return rc;
 }
 
+/*
+ * Read the layout of process pid while it still runs, for the dump to
+ * reuse if /proc/PID/maps says it holds when frozen: read with every page
+ * counted (smaps), it would cost the freeze tens of milliseconds a GiB.
+ * 0, or -1 with *cause (the dump then reads it itself).
+ */
+int
+mig_post_prepare(struct mig_post *pp, pid_t pid, int flags, char **cause)
+{
+	struct mig_task	 tk;
+
+	if (pp->have_early)
+		mm_dump_free(&pp->early);
+	pp->have_early = 0;
+	memset(&tk, 0, sizeof tk);
+	tk.pid = pid;
+	if (mm_dump_layout(&tk, &pp->early, flags, cause) == -1)
+		return -1;
+	if (mm_check(&pp->early.mm, cause) == -1) {
+		mm_dump_free(&pp->early);
+		return -1;
+	}
+	pp->have_early = 1;
+	return 0;
+}
+
 /* The post-copy dump of the held lv->t (precopy.c's stop and copy). */
 int
 postcopy_dump(struct mig_live *lv, struct img *img, int flags,
     struct mig_stats *st, char **cause)
 {
 	struct mig_post	*pp = lv->post;
+	struct mm_dump	*given;
 	char		 path[64];
 
 	pp->pid = lv->t->pid;
@@ -284,7 +315,11 @@ postcopy_dump(struct mig_live *lv, struct img *img, int flags,
 			return -1;
 		}
 	}
-	return dump_image(lv->t, img, flags, st, NULL, postcopy_runs, pp, cause);
+	/* dump_image takes the early layout, used or freed */
+	given = pp->have_early ? &pp->early : NULL;
+	pp->have_early = 0;
+	return dump_image(lv->t, img, flags, st, given, postcopy_runs, pp,
+	    cause);
 }
 
 /* The end of the area that holds addr, or 0. */

@@ -30,7 +30,7 @@ usage(int status)
 	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-s] [-m MB]\n"
 	    "              [-n nodes] [-C file [-A minutes] [-N max]]\n"
 	    "              [--checkpoint-on sig] [--checkpoint-exec prog]\n"
-	    "              program [args]\n"
+	    "              [--stop-copy | --post-copy] program [args]\n"
 	    "       mosrun -R file [--fd N=path]... [-L | -l] [-n nodes]\n"
 	    "              [-C file ...]\n"
 	    "Run program as a migratable process whose home is this node: it\n"
