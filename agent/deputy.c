@@ -299,6 +299,7 @@ deputy_log(struct deputy *d)
 	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) != -1) {
 		d->log_fd = fd;
 		log_init(1, "mosrun");
+		log_setfd(fd);	/* not P's stderr, which the deputy shares */
 	} else
 		log_init(0, "mosrun");
 	log_setverbose(getenv("OSM_DEPUTY_DEBUG") != NULL);
