@@ -315,6 +315,7 @@ deputy_main(const struct deputy_opts *o, pid_t pid, int sync)
 {
 	struct deputy	 d;
 	char		*cause = NULL, what[32], who[32];
+	uint64_t	 cpu_sys;
 	uint32_t	 start;
 	int		 null, status;
 
@@ -373,6 +374,8 @@ deputy_main(const struct deputy_opts *o, pid_t pid, int sync)
 	}
 	deputy_command(&d);
 	d.cpu_at = now_ms();	/* the program starts: its CPU use counts */
+	proc_cpu_ns(pid, &d.cpu_exec_ns, &cpu_sys);
+	d.cpu_exec_ns += cpu_sys;
 	start = o->best ? deputy_best(&d) : o->start_node;
 	if (start != 0 && start != d.self) {
 		if (deputy_hold_to_entry(&d, &cause) == -1 ||
