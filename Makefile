@@ -393,7 +393,8 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
 # built with clang, ASan and UBSan from their own objects of the sources
 # they drive, into $(FUZZ_OBJ). make fuzz builds them and runs each for
 # FUZZ_TIME seconds, FUZZ_JOBS at a time; bench/fuzz runs them for long.
-# make fuzz-seeds rewrites the seed corpora in tests/fuzz/corpus/.
+# make fuzz-seeds rewrites the seed corpora in tests/fuzz/corpus/, keeping
+# the inputs libFuzzer found and named by their SHA-1 (40 hex digits).
 
 FUZZ_CC		?= clang
 FUZZ_OBJ	 = $(OBJ)/fuzz
@@ -471,7 +472,9 @@ fuzz-list:
 
 fuzz-seeds: $(FUZZ_BINS)
 	for t in $(FUZZ_TARGETS); do \
-	    rm -rf tests/fuzz/corpus/$$t; \
+	    mkdir -p tests/fuzz/corpus/$$t; \
+	    find tests/fuzz/corpus/$$t -regextype posix-basic -type f \
+	        ! -regex '.*/[0-9a-f]\{40\}' -delete; \
 	    OSM_FUZZ_SEEDS=tests/fuzz/corpus/$$t $(FUZZ_OBJ)/$$t || exit 1; \
 	done
 
