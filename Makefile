@@ -331,7 +331,16 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
     $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/stream-steps \
-    $(OBJ)/bench/fwdthreads
+    $(OBJ)/bench/fwdthreads $(OBJ)/bench/memthreads $(OBJ)/bench/ompwork
+
+# A process of T threads and M MiB (bench/thmove); OpenMP work (bench/omp).
+$(OBJ)/bench/memthreads: bench/memthreads.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -pthread -o $@ $<
+
+$(OBJ)/bench/ompwork: bench/ompwork.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -fopenmp -o $@ $<
 
 # Forwarded calls of several threads at once (bench/threads).
 $(OBJ)/bench/fwdthreads: bench/fwdthreads.c
