@@ -2,7 +2,8 @@
 # Threads away: an OpenMP program moved 1 -> 2 -> home mid-run prints what
 # an unmoved run prints, its CPU time charged to node 2; a pthread program
 # whose workers forward writes while another thread waits in a forwarded
-# read of a FIFO fed later, all of it on node 2.
+# read of a FIFO fed later, all of it on node 2; a file read by one thread
+# and written out by two in turn, away, exact.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -56,6 +57,30 @@ used=$(( $(node_cpu 2) - before ))
 out omp | grep -qx "status 0" || fail "omp: $(out omp)"
 lab_exec 1 sh -c "echo status 0 >> /tmp/omp-ref; cmp /tmp/omp /tmp/omp-ref" ||
     fail "omp: output differs: $(out omp)"
+
+# A file read from start to end by one thread while two others write its
+# pieces in turn on stdout (a file at home), all of it away from its
+# start: stdout is the file again, byte for byte. Node 2 ran it: its log
+# counts the calls it sent home, one at least for each 4 KiB piece.
+lab_exec 1 sh -c "head -c 1500000 /dev/urandom | base64 > /tmp/copy-in" ||
+    fail "copy: set-up"
+L2=$(lab_dir)/node2/mosd.log
+n0=$(grep -c . "$L2")
+lab_exec 1 sh -c "exec 7</dev/null; mosrun -L -r 2 $P/threads copy \
+    /tmp/copy-in 2 > /tmp/copy-out 2> /tmp/copy-err" ||
+    fail "copy: $(lab_exec 1 cat /tmp/copy-err)"
+lab_exec 1 cmp /tmp/copy-in /tmp/copy-out ||
+    fail "copy: output differs: $(lab_exec 1 ls -l /tmp/copy-in /tmp/copy-out)"
+ended() {
+	tail -n +$((n0 + 1)) "$L2" | grep -q "ended: status 0; calls"
+}
+wait_for 10 ended || fail "copy: node 2 did not run it: $(tail -5 "$L2")"
+calls=$(tail -n +$((n0 + 1)) "$L2" |
+    sed -n 's/.* ended: status 0; calls \([0-9]*\) sent home (\([0-9]*\) behind).*/\1 \2/p' |
+    awk '{ print $1 + $2 }')
+pieces=$(( ($(lab_exec 1 stat -c %s /tmp/copy-in) + 4095) / 4096 ))
+[ "${calls:-0}" -ge "$pieces" ] ||
+    fail "copy: node 2 sent ${calls:-0} calls home, for $pieces pieces"
 
 # Workers write while a thread waits in a read at home; the read fed later.
 start pipe "mosrun $P/threads pipe /tmp/feed 40"
