@@ -1,9 +1,10 @@
 #!/bin/sh
 # Threads away: an OpenMP program moved 1 -> 2 -> home mid-run prints what
-# an unmoved run prints, its CPU time charged to node 2; a pthread program
-# whose workers forward writes while another thread waits in a forwarded
-# read of a FIFO fed later, all of it on node 2; a file read by one thread
-# and written out by two in turn, away, exact.
+# an unmoved run prints, its CPU time charged to node 2, the untouched
+# pages of its thread's stack not sent; a pthread program whose workers
+# forward writes while another thread waits in a forwarded read of a FIFO
+# fed later, all of it on node 2; a file read by one thread and written
+# out by two in turn, away, exact.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -29,11 +30,17 @@ out() {
 
 # OpenMP, moved mid-run, and home again.
 lab_exec 1 sh -c "$P/threads omp 10 > /tmp/omp-ref" || fail "omp: reference"
-start omp "mosrun $P/threads omp 10"
+start omp "OSM_DEPUTY_LOG=/tmp/omp.dlog mosrun $P/threads omp 10"
 wait_for 10 lab_exec 1 grep -q "phase 0" /tmp/omp || fail "omp: no start"
 before=$(node_cpu 2)
 lab_exec 1 mosmigrate "$pid" 2 || fail "omp: move to 2"
 [ "$(where "$pid")" = 2 ] || fail "omp: not on node 2"
+# ... live, sending what holds data: its second thread's 8 MiB stack,
+# nearly all of it never touched, is not sent (nor sent again frozen)
+sent=$(lab_exec 1 sed -n 's/.*to node 2: live, .*; \([0-9]*\) bytes in .*/\1/p' \
+    /tmp/omp.dlog)
+[ -n "$sent" ] && [ "$sent" -lt 6000000 ] ||
+    fail "omp: the move sent ${sent:-?} bytes: $(lab_exec 1 cat /tmp/omp.dlog)"
 thr=$(ps_field "$pid" thr)
 [ "$thr" = 2 ] || fail "omp: mosps says $thr threads, not 2"
 rpid=$(lab_exec 2 pgrep -x threads | head -n 1)
