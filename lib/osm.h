@@ -26,6 +26,7 @@
 #define LOG_QUIET	(-1)	/* log_init: only fatal's message, on stderr */
 void	 log_init(int debugging, const char *ident);
 void	 log_setverbose(int v);
+void	 log_setfd(int fd);
 void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -244,6 +245,7 @@ int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
 int	 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
+int	 session_ready(const struct session *s);
 #define SESSION_CHUNK		(1U << 20)	/* image bytes per frame */
 /*
  * An image straight through a session, no pump: session_image_write and
