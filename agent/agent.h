@@ -40,6 +40,9 @@ struct deputy_opts {
 	int		  ckpt_signal;	/* --checkpoint-on; 0: none */
 	const char	 *ckpt_exec;	/* --checkpoint-exec: run after one */
 	const char	 *recover;	/* -R: the checkpoint to go on from */
+	int		  ids_here;	/* -R in a PID namespace of this
+					   node's (its thread ids): it may
+					   not move */
 	enum deputy_move  move_mode;	/* --stop-copy, --post-copy */
 	struct mig_fd_override *overrides;	/* --fd, with -R */
 	size_t		  noverrides;

@@ -383,6 +383,21 @@ away_listed(struct deputy *d, uint32_t node)
 int
 deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
+	/*
+	 * Its pid and thread ids are those of a PID namespace here (mosrun
+	 * -R of a threaded checkpoint): R would be made with ours, P's
+	 * threads are found by theirs (docs/IMAGE.md, "mosrun -R").
+	 */
+	if (d->o->ids_here && node != d->self) {
+		xasprintf(cause, "process %d keeps its checkpoint's thread "
+		    "ids in a PID namespace of this node's (mosrun -R): it "
+		    "runs only here", (int)d->pid);
+		deputy_why(d, "not moved to node %u: its thread ids are those "
+		    "of a PID namespace of its home", node);
+		if (stopped)
+			ptrace(PTRACE_CONT, d->pid, 0, 0);
+		return -1;
+	}
 	/* mosd refuses too; this holds whatever mosd is told */
 	if (!away_listed(d, node)) {
 		xasprintf(cause, "process %d may run only on the nodes mosrun "

@@ -372,6 +372,16 @@ int		 mig_thread_exit(struct mig_task *t, pid_t tid, char **cause);
  * its own PID namespace. Returns init's pid (ours), or -1.
  */
 pid_t		 mig_pidns(char **cause);
+/*
+ * A child with pid as its own pid in a PID namespace of its own (and a
+ * user namespace, unless we are root), its init there, while the caller
+ * stays in its namespaces: for mosrun -R, whose process must have its
+ * checkpoint's ids and whose deputy must not be in the namespace. The
+ * child is a fork of the caller's but born by a raw clone3: glibc's idea
+ * of its tid is wrong (no raise, no pthread calls). 0 in the child, its
+ * pid (ours) in the caller, -1 with *cause.
+ */
+pid_t		 mig_fork_pid(pid_t pid, char **cause);
 int		 mig_pidns_next(pid_t member, pid_t next, char **cause);
 
 /* dump.c */

@@ -82,13 +82,24 @@ echo "home again: $(cat "$D/back.out" | tail -1)"
 
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files
+# ends: the guests node 2's log says ended; end_after N: the line of the
+# first to end after N had, waited for (the guest agent may write it after
+# mosrun has its status; the line before it is another guest's)
+ends() {
+	grep -c "ended" "$L2"
+}
+end_after() {
+	wait_for 10 eval '[ "$(ends)" -gt '"$1"' ]' || return 1
+	grep "ended" "$L2" | sed -n "$(($1 + 1))p"
+}
+n=$(ends)
 # Written behind and read back ahead, away: the same file as at home.
 lab_exec 1 sh -c 'cd "$1" && "$2" write home.dat 3000 > wh.out &&
     mosrun -L -r 2 "$2" write away.dat 3000 > wa.out 2>&1' sh "$D" "$F" ||
     fail "files write: $(cat "$D/wa.out")"
 grep -q '^wrote 3000 of 3000$' "$D/wa.out" || fail "files write: $(cat "$D/wa.out")"
 cmp -s "$D/home.dat" "$D/away.dat" || fail "files write: away.dat differs"
-line=$(grep "ended" "$L2" | tail -1)
+line=$(end_after "$n") || fail "files write: no end in node 2's log"
 home=$(echo "$line" | sed -n 's/.*calls \([0-9]*\) sent home.*/\1/p')
 behind=$(echo "$line" | sed -n 's/.*(\([0-9]*\) behind).*/\1/p')
 served=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
@@ -107,6 +118,7 @@ lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/full" || fail "no tmpfs"
 lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/fullh" || fail "no tmpfs"
 lab_exec 1 sh -c 'cd "$1" && "$2" write fullh/f 200 > wfh.out 2>&1' \
     sh "$D" "$F" || fail "files full at home: $(cat "$D/wfh.out")"
+n=$(ends)
 lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write full/f 200 > wf.out 2>&1' \
     sh "$D" "$F" || fail "files full: $(cat "$D/wf.out")"
 grep -q -e '^error on write [0-9]*: No space left on device' \
@@ -117,7 +129,7 @@ m=$(sed -n 's/^wrote \([0-9]*\) of 200$/\1/p' "$D/wfh.out")
 [ -n "$m" ] && [ "$m" -gt 0 ] || fail "files full at home: $(cat "$D/wfh.out")"
 grep -q "^wrote $m of 200\$" "$D/wf.out" ||
     fail "files full: not the $m blocks written at home: $(cat "$D/wf.out")"
-grep "ended" "$L2" | tail -1 | grep -q '([1-9][0-9]* behind)' ||
+end_after "$n" | grep -q '([1-9][0-9]* behind)' ||
     fail "files full: nothing written behind"
 
 # Read ahead, then rewritten at home by another process: what R opens
