@@ -8,7 +8,9 @@
 # that the pages of a way home take seconds, and node 2's guest agent,
 # the source, is killed during them: with a checkpoint the process goes
 # on at home from it, exact; without one it ends with a message on its
-# stderr, and nothing of it is left on either node.
+# stderr, and nothing of it is left on either node. The target killed
+# during a way out: the process goes on from its checkpoint. The deputy,
+# source of a way out, killed: the copy ends, P goes on at home.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 MOSRUN_OPTS=
@@ -176,6 +178,26 @@ wait_for 20 grep -q "lost with node 2 during post-copy.*restarting it here" \
     "$S/ck" || fail "ck: not restarted: $(tail -3 "$S/ck"; tail -3 "$S/ck.log")"
 [ "$(where "$pid")" = 1 ] || fail "ck: not at home"
 check ck
+stop
+
+# The target lost during a way out: node 2's guest agent killed while the
+# pages go; P, held at home, goes on from its checkpoint.
+MOSRUN_OPTS="-C $S/co" start co 128 0
+lab_exec 1 mosmigrate "$pid" checkpoint > /dev/null || fail "co: checkpoint"
+shape
+lab_exec 1 mosmigrate --post-copy "$pid" 2 > /dev/null 2>&1 &
+mm=$!
+wait_for 20 grep -q "guest $pid@1 (livewriter) runs here as .*, its pages" \
+    "$G2" || fail "co: not post-copy: $(tail -3 "$S/co.log")"
+g=$(guest_pid mosd-guest 2)
+[ -n "$g" ] || fail "co: no guest agent on node 2"
+lab_exec 2 kill -KILL "$g"
+wait "$mm" && fail "co: mosmigrate says it moved"
+unshape
+wait_for 20 grep -q "lost with node 2 during post-copy.*restarting it here" \
+    "$S/co" || fail "co: not restarted: $(tail -3 "$S/co"; tail -3 "$S/co.log")"
+[ "$(where "$pid")" = 1 ] || fail "co: not at home"
+check co
 stop
 
 MOSRUN_OPTS= start gone 128 0
