@@ -39,8 +39,8 @@ io_ns(const struct timespec *ts)
 }
 
 /* P's descriptor fd: its offset and flags, from /proc/P/fdinfo/fd. */
-static int
-io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
+int
+deputy_io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
 {
 	char			 path[64], line[128];
 	unsigned long long	 v;
@@ -132,7 +132,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, fd);
 	/* strict (mosrun -s): R's calls go home as they are */
 	if (!d->o->strict_io && fd >= 0 && stat(path, &st) == 0 &&
-	    S_ISREG(st.st_mode) && io_fdinfo(d->pid, fd, &pos,
+	    S_ISREG(st.st_mode) && deputy_io_fdinfo(d->pid, fd, &pos,
 	    &flags) == 0 && (flags & O_PATH) == 0) {
 		m.has_regular = m.has_readable = m.has_behind = 1;
 		m.has_append = 1;
