@@ -241,6 +241,7 @@ int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 int	 deputy_io_opened(struct deputy *d, int fd, char **cause);
 int	 deputy_io_fdinfo(pid_t pid, int fd, uint64_t *pos,
 	    unsigned int *flags);
+int64_t	 deputy_io_room(struct deputy *d, const struct home_call *hc);
 int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,

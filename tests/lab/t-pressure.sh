@@ -10,11 +10,10 @@
 # `> log 2>&1` ending as an unbroken run's; without a checkpoint the
 # parent sees an exit with status 137, not a death by SIGKILL.
 #
-# A file system full at home: a program writing there from node 2 with
-# strict files (mosrun -s: each write waits for home's answer) sees
-# exactly what it sees at home (the short write, then ENOSPC). Written
-# behind (the default), the failure is told on a later call, as NFS
-# does: t-fast.
+# A file system full at home: a program writing there from node 2 sees
+# exactly what it sees at home (the short write, then ENOSPC), by default
+# as with strict files: writes stop going behind when the home's file
+# system has little room (t-fast fills one that has room at first).
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -136,7 +135,7 @@ lab_exec 1 sh -c "echo > /tmp/go & /usr/bin/python3 $S/fill.py /tmp/go \
     /tmp/tiny/f > $S/fill.home 2>&1" || fail "enospc: at home"
 lab_exec 1 rm /tmp/tiny/f
 gone enospc
-"$MOSLAB" exec 1 sh -c "mosrun -s -r 2 /usr/bin/python3 $S/fill.py /tmp/go \
+"$MOSLAB" exec 1 sh -c "mosrun -r 2 /usr/bin/python3 $S/fill.py /tmp/go \
     /tmp/tiny/f > $S/fill.away 2>&1" &
 job=$!
 wait_for 10 nprocs 1 || fail "enospc: not in mosps"
