@@ -56,6 +56,7 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 		return -1;
 	/* P is frozen now: what it used while the rounds went counts too. */
 	proc_cpu_ns(d->pid, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
+	d->cpu_sent_ns = cpu.cpu_user_ns + cpu.cpu_sys_ns;
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_CPU, &cpu.base,
 	    cause);
 }
@@ -291,6 +292,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.uid = getuid();
 	setup.gid = getgid();
 	proc_cpu_ns(d->pid, &setup.cpu_user_ns, &setup.cpu_sys_ns);
+	d->cpu_sent_ns = setup.cpu_user_ns + setup.cpu_sys_ns;
 	setup.command = d->command;
 	setup.has_stop_copy = setup.stop_copy =
 	    d->o->move_mode == DEPUTY_MOVE_STOP;

@@ -267,6 +267,10 @@ deputy_watch(struct deputy *d)
 	ev_timer_start(d->loop, &d->stats);
 	ev_io_init(&d->ses_ev, deputy_away_session_cb, -1, EV_READ);
 	d->ses_ev.data = d;
+	ev_prepare_init(&d->ses_pending, deputy_away_pending_cb);
+	d->ses_pending.data = d;
+	ev_prepare_start(d->loop, &d->ses_pending);
+	ev_unref(d->loop);	/* it alone does not keep the loop running */
 	ev_timer_init(&d->ses_timer, deputy_away_silence_cb, DEPUTY_SILENCE,
 	    DEPUTY_SILENCE);
 	d->ses_timer.data = d;

@@ -10,6 +10,7 @@
  * end goes home. This file is the agent's start and its loop.
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include <linux/capability.h>
 #include <sys/socket.h>
@@ -112,7 +113,8 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 	char		*cause = NULL;
 	int		 rc;
 
-	if (session_fill(&g->ses, &cause) == -1)
+	/* EV_CUSTOM: fed by guest_pending_cb, nothing to read */
+	if (!(revents & EV_CUSTOM) && session_fill(&g->ses, &cause) == -1)
 		guest_ses_fail(g, cause != NULL ? cause :
 		    "the home closed the session");
 	while ((rc = session_next(&g->ses, &kind, &body, &len, &cause)) == 1) {
@@ -212,10 +214,11 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
 	static const struct remote_stats none;
 	const struct remote_stats *st;
+	struct rusage	 ru;
 	int		 status;
 
-	while (waitpid(g->pid, &status, WNOHANG | WUNTRACED |
-	    WCONTINUED) > 0) {
+	while (wait4(g->pid, &status, WNOHANG | WUNTRACED | WCONTINUED,
+	    &ru) > 0) {
 		if (WIFSTOPPED(status)) {
 			guest_report(g, OSM__PROC_STATE__PROC_STOPPED);
 			s.signo = WSTOPSIG(status);
@@ -233,7 +236,11 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		e.has_oom_killed = 1;
 		e.oom_killed = e.signaled && e.status == SIGKILL &&
 		    guest_oom_killed(g);
-		guest_cpu(g, &e.cpu_user_ns, &e.cpu_sys_ns);
+		/* R is reaped: its CPU clock is gone, its rusage says it */
+		e.cpu_user_ns = g->base.utime_ns + ru.ru_utime.tv_sec *
+		    1000000000ULL + ru.ru_utime.tv_usec * 1000ULL;
+		e.cpu_sys_ns = g->base.stime_ns + ru.ru_stime.tv_sec *
+		    1000000000ULL + ru.ru_stime.tv_usec * 1000ULL;
 		/* the offsets R leaves, before its end */
 		guest_ses_settle(g);
 		guest_ses_send(g, OSM__SES_KIND__SES_EXIT, &e.base);
@@ -267,6 +274,22 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	}
 }
 
+/*
+ * Before the loop waits: what a linear receive (the restore, a checkpoint,
+ * the way home given up) read past the message it wanted lies in the
+ * session's buffer, where ses_ev cannot see it. Taken as if the fd had
+ * said so, without reading it (it blocks).
+ */
+static void
+guest_pending_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct guest	*g = w->data;
+
+	if (g->ses.fd != -1 && ev_is_active(&g->ses_ev) &&
+	    session_ready(&g->ses))
+		ev_feed_event(loop, &g->ses_ev, EV_CUSTOM);
+}
+
 /* The loop's watchers, once R runs. */
 static void
 guest_watch(struct guest *g, int fd)
@@ -276,6 +299,10 @@ guest_watch(struct guest *g, int fd)
 	ev_io_init(&g->ses_ev, guest_session_cb, fd, EV_READ);
 	g->ses_ev.data = g;
 	ev_io_start(g->loop, &g->ses_ev);
+	ev_prepare_init(&g->ses_pending, guest_pending_cb);
+	g->ses_pending.data = g;
+	ev_prepare_start(g->loop, &g->ses_pending);
+	ev_unref(g->loop);	/* it alone does not keep the loop running */
 	ev_io_init(&g->notif_ev, guest_serve_notif_cb,
 	    remote_listener(g->remote), EV_READ);
 	g->notif_ev.data = g;

@@ -139,6 +139,7 @@ struct deputy {
 	struct mig_task		*task;		/* P, held by us */
 	struct session		 ses;		/* with R's guest; fd -1: none */
 	ev_io			 ses_ev;
+	ev_prepare		 ses_pending;	/* what ses_ev cannot see */
 	ev_timer		 ses_timer;	/* silence on the session */
 	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
@@ -147,6 +148,7 @@ struct deputy {
 	int			 ending;	/* the signal P dies of */
 	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
+	uint64_t		 cpu_sent_ns;	/* P's, sent with the last move out */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;	/* of one CPU: 2000 is two */
 	uint32_t		 threads;	/* at home, last counted */
@@ -308,6 +310,8 @@ int	 deputy_away_come_home(struct deputy *d, const char *why,
 int	 deputy_away_move(struct deputy *d, uint32_t node, int stopped,
 	    char **cause);
 void	 deputy_away_session_cb(struct ev_loop *loop, ev_io *w, int revents);
+void	 deputy_away_pending_cb(struct ev_loop *loop, ev_prepare *w,
+	    int revents);
 void	 deputy_away_silence_cb(struct ev_loop *loop, ev_timer *w,
 	    int revents);
 void	 deputy_away_drain(struct deputy *d);
@@ -379,6 +383,7 @@ struct guest {
 	struct conn		 conn;		/* to mosd, and its orders */
 	struct session		 ses;		/* with the deputy */
 	ev_io			 ses_ev;
+	ev_prepare		 ses_pending;	/* what ses_ev cannot see */
 	pid_t			 pid;		/* R */
 	int			 ids_kept;	/* R has its home's pid, tids */
 	int			 threaded;	/* R has had threads: strict */

@@ -243,6 +243,7 @@ int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
 int	 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
+int	 session_ready(const struct session *s);
 #define SESSION_CHUNK		(1U << 20)	/* image bytes per frame */
 /*
  * An image straight through a session, no pump: session_image_write and

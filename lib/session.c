@@ -307,6 +307,26 @@ session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	return 1;
 }
 
+/*
+ * Does the buffer hold the next message whole (or a header session_next
+ * refuses)? A linear receive reads past the message it wants; what it
+ * leaves here a watcher on the fd cannot see.
+ */
+int
+session_ready(const struct session *s)
+{
+	const uint8_t	*p = s->in + s->consumed;
+	size_t		 left = s->inlen - s->consumed, n;
+
+	if (s->broken || left < SESSION_HDR)
+		return 0;
+	if (frame_get32(p) != FRAME_MAGIC ||
+	    (p[4] << 8 | p[5]) != SESSION_VERSION)
+		return 1;
+	n = SESSION_OVERHEAD + (size_t)frame_get32(p + 8);
+	return n > s->max || left >= n;
+}
+
 /* Wait for the next message (linear code: handshakes, image transfer). */
 int
 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,

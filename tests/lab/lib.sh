@@ -41,6 +41,11 @@ if [ -z "${MOSLAB_MOSD:-}" ] && [ ! -x "$OSM_BIN/mosd" ]; then
 	MOSLAB_MOSD=$LAB_TESTS/fake-mosd
 	export MOSLAB_MOSD
 fi
+# The system's programs: the tests mean Debian's python3, perl and gzip,
+# not a shim of the engineer's shell (pyenv's python3 is a bash script
+# that forks before it runs python, so it comes home at once).
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
 # Lab names have at most 6 characters. The test's is one no lab holds: a
 # run killed before its trap (a reboot, a lost CI machine) leaves its lab's
 # name taken, and a test must neither fail on it nor take it down.

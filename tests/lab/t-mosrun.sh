@@ -90,6 +90,22 @@ wait_for 5 sh -c "! $MOSLAB exec 1 mosps | grep -q walker" ||
 wait_for 5 sh -c "! $MOSLAB exec 2 ps -eo comm | grep -q walker" ||
     fail "node 2 still runs the walker"
 
+# A process that ends as soon as it arrives: its end can come in the same
+# read as the move's last message, and must be taken then, not when the
+# silence timer (15 s) gives it up. Two at a time, 30 times (before the
+# fix, about 1 run in 11 waited).
+n=0
+while [ $n -lt 30 ]; do
+	lab_exec 1 timeout 5 mosrun -L -r 2 true &
+	a=$!
+	lab_exec 1 timeout 5 mosrun -L -r 2 true ||
+	    fail "mosrun -r 2 true failed or hung (run $n)"
+	wait "$a" || fail "mosrun -r 2 true failed or hung (run $n)"
+	n=$((n + 1))
+done
+ran=$(grep -c "(true) runs here" "$(lab_dir)/node2/mosd.log")
+[ "$ran" -eq 60 ] || fail "node 2 ran $ran of the 60 true(1) sent there"
+
 "$MOSLAB" down || fail "moslab down"
 check_clean
 echo PASS
