@@ -174,6 +174,7 @@ short() {
 }
 wait_for 10 short || fail "short: node 1 not short: $(node_field 1 1 mem_free_mib) MiB free"
 free1=$(node_field 1 1 mem_free_mib)
+kills2=$(counter oom_kills 2)
 start short -L "$P/grow" 30 8 34 50
 move short
 wait "$job"
@@ -196,8 +197,8 @@ sent=$(sed -n "s/.*memory guard: guest $pid@1 (grow) sent home: .*, the process 
     fail "short: not sent home from node 2 after growing there: $sent"
 grep -q "guest $pid@1 goes home" "$(lab_dir)/node2/mosd.log" ||
     fail "short: it did not go home from node 2"
-[ "$(counter oom_kills 1)" = 0 ] && [ "$(counter oom_kills 2)" = 0 ] ||
-    fail "short: an OOM killer acted: node 1 $(counter oom_kills 1), node 2 $(counter oom_kills 2)"
+[ "$(counter oom_kills 1)" = 0 ] && [ "$(counter oom_kills 2)" = "$kills2" ] ||
+    fail "short: an OOM killer acted: node 1 $(counter oom_kills 1), node 2 $(counter oom_kills 2) (before: $kills2)"
 echo "short: node 1 had $free1 MiB free (reserve 102) when node 2 sent it home at $sent MiB; exact"
 
 "$MOSLAB" down || fail "moslab down"
