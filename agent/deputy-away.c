@@ -200,17 +200,20 @@ away_exit(struct deputy *d, const uint8_t *body, size_t len, char **lost)
 	}
 	/*
 	 * Where its CPU time went: R's is the total less what the last move
-	 * carried; P's is what it used here, its start and the husk's calls
-	 * included (bench/stayaway reads this line).
+	 * carried; P's is what it used here since the program's exec (not
+	 * mosrun's before it), the husk's calls included (bench/stayaway
+	 * reads this line).
 	 */
 	total = e->cpu_user_ns + e->cpu_sys_ns;
 	proc_cpu_ns(d->pid, &here_u, &here_s);
+	here_u = here_u + here_s > d->cpu_exec_ns ?
+	    here_u + here_s - d->cpu_exec_ns : 0;
 	log_info("process %d (%s) ended on node %u: %s %d; CPU time %llu ms "
 	    "there, %llu ms at home", (int)d->pid, d->command, d->where,
 	    e->signaled ? "signal" : "status", e->status,
 	    (unsigned long long)(total > d->cpu_sent_ns ?
 	    (total - d->cpu_sent_ns) / 1000000 : 0),
-	    (unsigned long long)((here_u + here_s) / 1000000));
+	    (unsigned long long)(here_u / 1000000));
 	deputy_move_close(d);
 	deputy_serve_done(d);
 	deputy_serve_clear(d);

@@ -299,6 +299,7 @@ deputy_log(struct deputy *d)
 	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) != -1) {
 		d->log_fd = fd;
 		log_init(1, "mosrun");
+		log_setfd(fd);	/* not P's stderr, which the deputy shares */
 	} else
 		log_init(0, "mosrun");
 	log_setverbose(getenv("OSM_DEPUTY_DEBUG") != NULL);
@@ -314,6 +315,7 @@ deputy_main(const struct deputy_opts *o, pid_t pid, int sync)
 {
 	struct deputy	 d;
 	char		*cause = NULL, what[32], who[32];
+	uint64_t	 cpu_sys;
 	uint32_t	 start;
 	int		 null, status;
 
@@ -372,6 +374,8 @@ deputy_main(const struct deputy_opts *o, pid_t pid, int sync)
 	}
 	deputy_command(&d);
 	d.cpu_at = now_ms();	/* the program starts: its CPU use counts */
+	proc_cpu_ns(pid, &d.cpu_exec_ns, &cpu_sys);
+	d.cpu_exec_ns += cpu_sys;
 	start = o->best ? deputy_best(&d) : o->start_node;
 	if (start != 0 && start != d.self) {
 		if (deputy_hold_to_entry(&d, &cause) == -1 ||

@@ -149,6 +149,7 @@ struct deputy {
 	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	uint64_t		 cpu_sent_ns;	/* P's, sent with the last move out */
+	uint64_t		 cpu_exec_ns;	/* P's before the program: mosrun's */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
 	uint32_t		 cpu_permille;	/* of one CPU: 2000 is two */
 	uint32_t		 threads;	/* at home, last counted */

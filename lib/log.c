@@ -20,7 +20,8 @@
 
 #include "osm.h"
 
-static int	 log_debugging;	/* 1: stderr, 0: syslog, LOG_QUIET */
+static int	 log_debugging;	/* 1: log_fd, 0: syslog, LOG_QUIET */
+static int	 log_fd = 2;	/* stderr, unless log_setfd says */
 static int	 log_verbose;
 static const char *log_ident = "osmosis";
 static struct log_limit *log_limits;	/* every limit used so far */
@@ -34,6 +35,13 @@ log_init(int debugging, const char *ident)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
+/* With debugging, lines go to fd rather than stderr (a file of its own). */
+void
+log_setfd(int fd)
+{
+	log_fd = fd;
+}
+
 void
 log_setverbose(int v)
 {
@@ -44,16 +52,17 @@ static void
 log_vwrite(int pri, const char *fmt, va_list ap, const char *err)
 {
 	char	*msg;
+	int	 fd;
 
 	if (xvasprintf(&msg, fmt, ap) == -1)
 		return;
 	if (log_debugging > 0 ||
 	    (log_debugging == LOG_QUIET && pri == LOG_CRIT)) {
+		fd = log_debugging > 0 ? log_fd : 2;
 		if (err != NULL)
-			fprintf(stderr, "%s: %s: %s\n", log_ident, msg, err);
+			dprintf(fd, "%s: %s: %s\n", log_ident, msg, err);
 		else
-			fprintf(stderr, "%s: %s\n", log_ident, msg);
-		fflush(stderr);
+			dprintf(fd, "%s: %s\n", log_ident, msg);
 	} else if (log_debugging == 0 && err != NULL)
 		syslog(pri, "%s: %s", msg, err);
 	else if (log_debugging == 0)

@@ -26,6 +26,7 @@
 #define LOG_QUIET	(-1)	/* log_init: only fatal's message, on stderr */
 void	 log_init(int debugging, const char *ident);
 void	 log_setverbose(int v);
+void	 log_setfd(int fd);
 void	 log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	 log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
