@@ -67,8 +67,9 @@ static int
 away_restart(struct deputy *d, const char *what)
 {
 	struct mig_restore_opts	 opts = { .flags = MIG_KEEP_FDS };
-	char			*then, *path = NULL, *cause = NULL;
+	char			*then, *path = NULL, *cause = NULL, *notice;
 	char			 msg[768];
+	size_t			 n;
 
 	if (deputy_ckpt_last(d, &path, &cause) == -1) {
 		if (cause != NULL)
@@ -78,8 +79,9 @@ away_restart(struct deputy *d, const char *what)
 		return -1;
 	}
 	xasprintf(&then, "restarting it here from %s", path);
-	opts.notice = msg;
-	opts.notice_len = away_tell(d, what, then, msg, sizeof msg);
+	n = away_tell(d, what, then, msg, sizeof msg);
+	opts.notice_len = deputy_ckpt_retell(d, msg, n, &notice);
+	opts.notice = notice;
 	opts.warn = away_warn;
 	opts.warn_arg = d;
 	free(then);
@@ -87,10 +89,14 @@ away_restart(struct deputy *d, const char *what)
 		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
 		    cause);
 		free(cause);
+		free(notice);
 		free(path);
 		return -1;
 	}
+	free(notice);
 	free(path);
+	/* After the checkpoint's offset too: a restart from it again. */
+	deputy_ckpt_said(d, msg, n);
 	deputy_move_home(d);
 	return 0;
 }

@@ -15,6 +15,7 @@
  * (docs/REMOTE.md, "Checkpoints while away").
  */
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -33,6 +34,7 @@
 
 #define CKPT_NUDGE	0.1	/* seconds a call may block a checkpoint */
 #define CKPT_CHAIN	8	/* images in a chain at most, without -N */
+#define CKPT_SAID_MAX	65536	/* bytes kept of what was said since one */
 
 /*
  * Say how the checkpoint asked for went to the orders waiting for it (path
@@ -130,7 +132,8 @@ ckpt_tell(struct deputy *d, struct mig_task *t, const char *why)
 	    "checkpoint)\n", (int)d->pid, d->command, why);
 	if (n >= (int)sizeof msg)
 		n = sizeof msg - 1;
-	husk_say(t, 2, msg, n);
+	if (husk_say(t, 2, msg, n) == 0)
+		deputy_ckpt_said(d, msg, n);
 }
 
 /* At home: P held just long enough for the line on its stderr. */
@@ -272,6 +275,8 @@ ckpt_commit(struct deputy *d, struct atomic_file *af, int ok, char **path,
 		return -1;
 	}
 	d->ckpt_last++;
+	/* A restart from this one finds what was said before it in place. */
+	d->ckpt_nsaid = 0;
 	d->ckpt_start = xreallocarray(d->ckpt_start, d->ckpt_last + 1,
 	    sizeof *d->ckpt_start);
 	d->ckpt_start[d->ckpt_last] = d->ckpt_whole ? d->ckpt_last :
@@ -579,6 +584,58 @@ lost:
 	free(h.why);
 	*lost = cause;
 	return -1;
+}
+
+/*
+ * osmosis wrote msg on P's stderr (a refused checkpoint told, a restart's
+ * notice): kept until the next good checkpoint, for a restart from the
+ * last one to say it again (deputy_ckpt_retell).
+ */
+void
+deputy_ckpt_said(struct deputy *d, const char *msg, size_t len)
+{
+	if (d->ckpt_nsaid + len > CKPT_SAID_MAX) {
+		log_warnx("process %d (%s): a restart will not say again "
+		    "what was said since the last checkpoint: over %d bytes",
+		    (int)d->pid, d->command, CKPT_SAID_MAX);
+		return;
+	}
+	d->ckpt_said = xreallocarray(d->ckpt_said, d->ckpt_nsaid + len, 1);
+	memcpy(d->ckpt_said + d->ckpt_nsaid, msg, len);
+	d->ckpt_nsaid += len;
+}
+
+/*
+ * The notice of a restart from the last good checkpoint, msg, into
+ * *notice, its length returned. A restart rewinds a regular file to the
+ * checkpoint's offset, and the program writes there again what it wrote
+ * since: the lines osmosis wrote on its stderr meanwhile would be written
+ * over, and the tail of one longer than what replaces it would stay after
+ * the program's last line. They come again first, so that the file is
+ * the unbroken run's with whole lines of ours. A pipe, a terminal or a
+ * file written at its end (O_APPEND) is not rewound: they stay where
+ * they are, and are not said twice.
+ */
+size_t
+deputy_ckpt_retell(struct deputy *d, const char *msg, size_t len,
+    char **notice)
+{
+	struct stat	 st;
+	char		 path[64];
+	unsigned int	 flags;
+	uint64_t	 pos;
+	size_t		 again = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/2", (int)d->pid);
+	if (d->ckpt_nsaid > 0 && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && deputy_io_fdinfo(d->pid, 2, &pos,
+	    &flags) == 0 && (flags & O_APPEND) == 0)
+		again = d->ckpt_nsaid;
+	*notice = xmalloc(again + len);
+	if (again > 0)
+		memcpy(*notice, d->ckpt_said, again);
+	memcpy(*notice + again, msg, len);
+	return again + len;
 }
 
 /*

@@ -11,9 +11,14 @@
  * its offset what P's would. Not when P has a file size limit of its own
  * (RLIMIT_FSIZE: its writes would be held to it, ours not): P makes
  * those.
+ *
+ * The answers about a regular file and the replies to writes say the room
+ * left on its file system, for the guest to write behind only while there
+ * is room (deputy_io_room).
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 
 #include <dirent.h>
@@ -39,8 +44,8 @@ io_ns(const struct timespec *ts)
 }
 
 /* P's descriptor fd: its offset and flags, from /proc/P/fdinfo/fd. */
-static int
-io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
+int
+deputy_io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
 {
 	char			 path[64], line[128];
 	unsigned long long	 v;
@@ -62,6 +67,42 @@ io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
 	}
 	fclose(fp);
 	return seen == 3 ? 0 : -1;
+}
+
+/*
+ * Bytes free on the file system of the file at path (NULL: of fd), to P's
+ * owner (we are its owner; root also has the blocks kept for root), or -1
+ * if the file system does not say (no blocks: FUSE and the like).
+ */
+static int64_t
+io_room(const char *path, int fd)
+{
+	struct statvfs	sv;
+	uint64_t	free;
+
+	if ((path != NULL ? statvfs(path, &sv) : fstatvfs(fd, &sv)) == -1 ||
+	    sv.f_blocks == 0)
+		return -1;
+	free = (uint64_t)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) *
+	    sv.f_frsize;
+	return free > INT64_MAX ? INT64_MAX : (int64_t)free;
+}
+
+/*
+ * The room left where P's descriptor fd writes, after P's write or
+ * pwrite64 on it (hc), for its reply: -1 for any other call.
+ */
+int64_t
+deputy_io_room(struct deputy *d, const struct home_call *hc)
+{
+	char	path[64];
+
+	if (d->o->strict_io || (hc->nr != SYS_write &&
+	    hc->nr != SYS_pwrite64))
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid,
+	    (int)hc->args[0]);
+	return io_room(path, -1);
 }
 
 /* Are P's fd and ours the same open file? */
@@ -125,6 +166,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	struct statx		 stx;
 	unsigned int		 flags = 0;
 	uint64_t		 pos = 0;
+	int64_t			 room;
 	ssize_t			 n;
 
 	m.seq = seq;
@@ -132,7 +174,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, fd);
 	/* strict (mosrun -s): R's calls go home as they are */
 	if (!d->o->strict_io && fd >= 0 && stat(path, &st) == 0 &&
-	    S_ISREG(st.st_mode) && io_fdinfo(d->pid, fd, &pos,
+	    S_ISREG(st.st_mode) && deputy_io_fdinfo(d->pid, fd, &pos,
 	    &flags) == 0 && (flags & O_PATH) == 0) {
 		m.has_regular = m.has_readable = m.has_behind = 1;
 		m.has_append = 1;
@@ -164,6 +206,10 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			m.has_btime_ns = 1;
 			m.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL +
 			    stx.stx_btime.tv_nsec;
+		}
+		if ((room = io_room(path, -1)) >= 0) {
+			m.has_fs_free = 1;
+			m.fs_free = room;
 		}
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -238,6 +284,7 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 	struct rlimit		 fsize;
 	size_t			 done;
 	ssize_t			 n = 0;
+	int64_t			 room;
 	int			 fd;
 
 	if (!hc->behind || (hc->nr != SYS_lseek && (c->n_regions != 1 ||
@@ -269,6 +316,10 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 				break;
 		}
 		r.ret = n == -1 ? -errno : (int64_t)done;
+		if ((room = io_room(NULL, fd)) >= 0) {
+			r.has_fs_free = 1;
+			r.fs_free = room;
+		}
 	}
 	r.seq = hc->seq;
 	log_debug("process %d: %s = %lld (behind, by the deputy)",

@@ -235,6 +235,7 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
 	 */
 	if (l->nudged && rv == -EINTR && home_again(l->call))
 		rv = -SERVE_ERESTARTSYS;
+	l->call->fs_free = deputy_io_room(d, l->call);
 	if (home_reply(l->call, rv, mem, home_readback(l->call, rv), &l->held,
 	    &l->held_len, cause) == -1)
 		return -1;

@@ -253,7 +253,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "behind), %llu CPU clocks and %llu identity "
 			    "answered here, %llu reads from %llu read ahead, "
 			    "%llu mappings, %llu files opened here (%llu "
-			    "not), %llu calls on them here",
+			    "not), %llu calls on them here, %llu writes not "
+			    "behind for room at home",
 			    g->conn.who, e.signaled ? "signal" : "status",
 			    e.status,
 			    (unsigned long long)st->forwarded,
@@ -265,7 +266,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->mapped,
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
-			    (unsigned long long)st->local);
+			    (unsigned long long)st->local,
+			    (unsigned long long)st->at_once);
 		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);

@@ -208,6 +208,8 @@ struct deputy {
 	char			*ckpt_ok_path;
 	char			 ckpt_why[256];	/* the last failure's */
 	int			 ckpt_told;	/* P's stderr heard of one */
+	char			*ckpt_said;	/* on P's stderr since the last */
+	size_t			 ckpt_nsaid;	/* good one (deputy_ckpt_said) */
 	ev_timer		 ckpt_soon;	/* --checkpoint-on's signal came */
 	int			 ckpt_signalled; /* since the last one written */
 	const char		*ckpt_reason;	/* asked for by: timer, request */
@@ -254,6 +256,9 @@ int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
 /* deputy-io.c */
 int	 deputy_io_opened(struct deputy *d, int fd, char **cause);
+int	 deputy_io_fdinfo(pid_t pid, int fd, uint64_t *pos,
+	    unsigned int *flags);
+int64_t	 deputy_io_room(struct deputy *d, const struct home_call *hc);
 int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
@@ -274,6 +279,9 @@ int	 deputy_ckpt_away(struct deputy *d, const uint8_t *body, size_t len,
 void	 deputy_ckpt_ended(struct deputy *d);
 void	 deputy_ckpt_describe(struct deputy *d, Osm__CtlAgent *a);
 int	 deputy_ckpt_last(struct deputy *d, char **path, char **cause);
+void	 deputy_ckpt_said(struct deputy *d, const char *msg, size_t len);
+size_t	 deputy_ckpt_retell(struct deputy *d, const char *msg, size_t len,
+	    char **notice);
 int	 deputy_ckpt_recover(struct deputy *d);
 
 /* deputy-serve.c */

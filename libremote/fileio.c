@@ -12,7 +12,9 @@
  *   - R's writes are answered at once and sent behind, run at home in
  *     their turn; a write that fails there makes the next call on that
  *     descriptor fail with its error (fsync and close included), as NFS
- *     does.
+ *     does. Only while the home's file system has room for them, as its
+ *     answers say (fio_room): near full, a write goes home as it is, and
+ *     its ENOSPC is its own, as at home.
  *
  * Data read ahead lives only as long as its descriptor, at most
  * FIO_FRESH_NS, and until a write of the file's from here, or any call
@@ -41,6 +43,8 @@
 #define FIO_FRESH_NS	1000000000ULL	/* a window older is read again */
 #define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
 #define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
+#define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
+#define FIO_SPARE	(8U << 20)	/* room kept: metadata, other writers */
 
 static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
 		    int64_t);
@@ -118,6 +122,7 @@ fio_free(struct fio *f)
 		free(f->out[i].msg);
 	free(f->out);
 	free(f->behind);
+	free(f->fs);
 	free(f->buf);
 	memset(f, 0, sizeof *f);
 }
@@ -156,15 +161,79 @@ fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
 	return 0;
 }
 
-/* A call written behind: its reply says only whether it failed. */
-static void
-fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect)
+/* File system dev at home, if the home said its room (add: make it). */
+static struct fio_fs *
+fio_fs(struct fio *f, uint64_t dev, int add)
 {
+	size_t	i;
+
+	for (i = 0; i < f->nfs; i++) {
+		if (f->fs[i].dev == dev)
+			return &f->fs[i];
+	}
+	if (!add)
+		return NULL;
+	f->fs = xreallocarray(f->fs, f->nfs + 1, sizeof *f->fs);
+	memset(&f->fs[f->nfs], 0, sizeof *f->fs);
+	f->fs[f->nfs].dev = dev;
+	return &f->fs[f->nfs++];
+}
+
+/*
+ * The home said dev's room (-1: it did not), after the calls before its
+ * answer: those after it, still on their way, are charged to it.
+ */
+static void
+fio_fs_told(struct fio *f, uint64_t dev, int64_t fs_free)
+{
+	if (fs_free >= 0)
+		fio_fs(f, dev, 1)->free = fs_free;
+}
+
+/*
+ * May R's write of len bytes on e go behind? Only if the home's file
+ * system, as it last said, has room for it beyond what went behind since
+ * and a spare (its metadata, others writing there meanwhile): a write
+ * behind is told to have written all, and a failure could only be told
+ * later. Near full, the write goes home as it is, and its short count or
+ * ENOSPC is its own, as at home. A file system the home says nothing of
+ * (statvfs does not know it) is written behind.
+ */
+static int
+fio_room(struct fio *f, const struct fio_fd *e, size_t len)
+{
+	const struct fio_fs	*fs = fio_fs(f, e->dev, 0);
+	uint64_t		 need;
+
+	if (fs == NULL)
+		return 1;
+	need = fs->ahead + len + FIO_SLACK;
+	if (f->blen > 0 && f->bdev == e->dev)
+		need += f->blen + FIO_SLACK;
+	return fs->free >= need + need / 32 + FIO_SPARE;
+}
+
+/*
+ * A call written behind: its reply says only whether it failed. A write
+ * charges what it may take (charge) to its file system (dev) until then.
+ */
+static void
+fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
+    uint64_t dev, uint64_t charge)
+{
+	struct fio_fs	*fs;
+
 	f->behind = xreallocarray(f->behind, f->nbehind + 1,
 	    sizeof *f->behind);
 	f->behind[f->nbehind].seq = seq;
 	f->behind[f->nbehind].fd = fd;
 	f->behind[f->nbehind].expect = expect;
+	f->behind[f->nbehind].dev = dev;
+	f->behind[f->nbehind].charge = 0;
+	if (charge > 0 && (fs = fio_fs(f, dev, 0)) != NULL) {
+		fs->ahead += charge;
+		f->behind[f->nbehind].charge = charge;
+	}
 	f->nbehind++;
 }
 
@@ -188,7 +257,7 @@ fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
 	c.behind = 1;
 	marshal_pack(&c, &msg, &len);
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, fd, -1);
+	fio_behind_add(f, c.seq, fd, -1, 0, 0);
 	f->stats_behind++;
 }
 
@@ -212,7 +281,7 @@ fio_close_behind(struct fio *f, int fd, uint64_t *seq)
 	c.behind = 1;
 	marshal_pack(&c, &msg, &len);
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, -1, -1);
+	fio_behind_add(f, c.seq, -1, -1, 0, 0);
 	f->stats_behind++;
 }
 
@@ -287,7 +356,8 @@ fio_flush(struct fio *f, uint64_t *seq)
 	marshal_pack(&c, &msg, &len);	/* which frees the region's bytes */
 	f->buf = NULL;
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, f->bfd, f->blen);
+	fio_behind_add(f, c.seq, f->bfd, f->blen, f->bdev,
+	    f->blen + FIO_SLACK);
 	f->stats_behind++;
 	f->blen = 0;
 }
@@ -624,11 +694,16 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	    nr == SYS_ftruncate || nr == SYS_fallocate)
 		fio_drop_file(f, 0, e->dev, e->ino);
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
-		if (fio_gather(f, e, tid, nr, args, seq, rv)) {
-			fio_sent_behind_pos(f, e, nr, *rv);
-			return FIO_ANSWER;
+		if (fio_room(f, e, len)) {
+			if (fio_gather(f, e, tid, nr, args, seq, rv)) {
+				fio_sent_behind_pos(f, e, nr, *rv);
+				return FIO_ANSWER;
+			}
+			return FIO_BEHIND;
 		}
-		return FIO_BEHIND;
+		/* after those before it, which had room */
+		fio_flush(f, seq);
+		f->stats_at_once++;
 	}
 	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
 	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
@@ -653,19 +728,25 @@ void
 fio_sent_behind(struct fio *f, uint64_t seq, int nr, const uint64_t *args,
     int64_t expect)
 {
-	fio_behind_add(f, seq, (int)args[0], expect);
+	struct fio_fd	*e = fio_find(f, (int)args[0]);
+
+	fio_behind_add(f, seq, (int)args[0], expect, e != NULL ? e->dev : 0,
+	    e != NULL && expect >= 0 ? (uint64_t)expect + FIO_SLACK : 0);
 	f->stats_behind++;
-	fio_sent_behind_pos(f, fio_find(f, (int)args[0]), nr, expect);
+	fio_sent_behind_pos(f, e, nr, expect);
 }
 
 /*
  * The reply to a call sent behind, if seq is one: 1 (its failure kept for
- * the next call on its descriptor), 0 not one.
+ * the next call on its descriptor), 0 not one. A write's says the room
+ * left on its file system (fs_free; -1 if it does not).
  */
 int
-fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t *expect)
+fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t fs_free,
+    int64_t *expect)
 {
 	struct fio_fd	*e;
+	struct fio_fs	*fs;
 	size_t		 i;
 
 	for (i = 0; i < f->nbehind; i++) {
@@ -682,21 +763,30 @@ fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t *expect)
 		e->err = ret < 0 ? ret : -EIO;
 		f->stats_errors++;
 	}
+	if (f->behind[i].charge > 0 &&
+	    (fs = fio_fs(f, f->behind[i].dev, 0)) != NULL)
+		fs->ahead -= f->behind[i].charge;
+	if (f->behind[i].expect >= 0)
+		fio_fs_told(f, f->behind[i].dev, fs_free);
 	f->behind[i] = f->behind[--f->nbehind];
 	return 1;
 }
 
 /*
- * A forwarded call's result, before R has it: offsets follow, and a
+ * A forwarded call's result, before R has it: offsets follow, a write's
+ * reply says the room left on its file system (fs_free, or -1), and a
  * failure behind that came meanwhile is this call's to tell.
  */
 void
-fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret)
+fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
+    int64_t fs_free)
 {
 	struct fio_fd	*e;
 
 	if (!fio_is_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
+	if ((nr == SYS_write || nr == SYS_pwrite64) && e->state == FIO_KNOWN)
+		fio_fs_told(f, e->dev, fs_free);
 	if (nr == SYS_lseek && *ret >= 0) {
 		e->pos = *ret;
 		e->pos_known = 1;
@@ -730,6 +820,9 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
 	e->ino = m->ino;
 	e->pos = m->pos;
 	e->pos_known = !m->append;
+	if (m->has_fs_free)
+		fio_fs_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
+		    (int64_t)m->fs_free);
 }
 
 /*

@@ -282,6 +282,7 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 	hc->tid = c->has_tid ? (pid_t)c->tid : 0;
 	hc->nr = c->nr;
 	hc->behind = c->behind;
+	hc->fs_free = -1;
 	hc->name = "unknown";
 	if (c->n_args != 6) {
 		home_fail(hc, cause, "%zu arguments", c->n_args);
@@ -404,6 +405,10 @@ home_reply(const struct home_call *hc, long ret, const void *mem,
 	}
 	reply.seq = hc->seq;
 	reply.ret = ret;
+	if (hc->fs_free >= 0) {
+		reply.has_fs_free = 1;
+		reply.fs_free = hc->fs_free;
+	}
 	reply.n_outputs = k;
 	reply.outputs = outp;
 	*outlen = osm__remote_reply__get_packed_size(&reply);

@@ -257,6 +257,14 @@ struct fio_behind {
 	uint64_t	 seq;
 	int		 fd;
 	int64_t		 expect;	/* its full answer; -1 any */
+	uint64_t	 dev;		/* a write's file system, */
+	uint64_t	 charge;	/* and what it may take of it */
+};
+/* A file system at home, as the home's last answer about it said. */
+struct fio_fs {
+	uint64_t	 dev;
+	uint64_t	 free;		/* bytes free to P's owner then */
+	uint64_t	 ahead;		/* charged to writes behind since */
 };
 struct fio {
 	int		 off;		/* strict: every call as it is */
@@ -266,6 +274,8 @@ struct fio {
 	size_t		 nout;
 	struct fio_behind *behind;
 	size_t		 nbehind;
+	struct fio_fs	*fs;		/* those the home said the room of */
+	size_t		 nfs;
 	int		 waiting;	/* R's read, for its window */
 	uint64_t	 wait_id;
 	pid_t		 wait_tid;
@@ -286,6 +296,7 @@ struct fio {
 	uint64_t	 stats_served;
 	uint64_t	 stats_fetches;
 	uint64_t	 stats_errors;
+	uint64_t	 stats_at_once;	/* writes not behind, for room */
 };
 enum fio_verdict {
 	FIO_PASS,
@@ -313,9 +324,9 @@ enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
 void	 fio_sent_behind(struct fio *f, uint64_t seq, int nr,
 	    const uint64_t *args, int64_t expect);
 int	 fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret,
-	    int64_t *expect);
+	    int64_t fs_free, int64_t *expect);
 void	 fio_result(struct fio *f, int nr, const uint64_t *args,
-	    int64_t *ret);
+	    int64_t *ret, int64_t fs_free);
 void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m);
 int	 fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
 	    int valid, long *rv);

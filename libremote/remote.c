@@ -426,6 +426,15 @@ remote_write(pid_t tid, const struct rmt_call *c, Osm__RemoteReply *r)
 	return 0;
 }
 
+/* The free space a reply says its file's file system has, or -1. */
+static int64_t
+remote_fs_free(const Osm__RemoteReply *r)
+{
+	if (!r->has_fs_free)
+		return -1;
+	return r->fs_free > INT64_MAX ? INT64_MAX : (int64_t)r->fs_free;
+}
+
 /*
  * Check reply r against call c and write its outputs into R's thread tid.
  * *ret is then what to answer R: the call's result, -EFAULT if R's memory
@@ -584,7 +593,8 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 		rv = 0;
 		goto out;
 	}
-	fio_result(&g->fio, p->call.nr, p->call.args, &ret);
+	fio_result(&g->fio, p->call.nr, p->call.args, &ret,
+	    remote_fs_free(r));
 	if (p->open && ret >= 0)
 		shared_opened(g, p->id, p->flags, ret);
 	if (p->dup_of >= 0 && ret >= 0)
@@ -709,6 +719,7 @@ remote_stats(struct remote *g)
 	g->stats.served = g->fio.stats_served;
 	g->stats.fetches = g->fio.stats_fetches;
 	g->stats.behind_errors = g->fio.stats_errors;
+	g->stats.at_once = g->fio.stats_at_once;
 	g->stats.local = g->shared.stats_local;
 	g->stats.opened = g->shared.stats_opened;
 	g->stats.refused = g->shared.stats_refused;
@@ -780,7 +791,8 @@ remote_reply_behind(struct remote *g, const uint8_t *msg, size_t len,
 		xasprintf(cause, "malformed reply");
 		return -1;
 	}
-	rv = fio_behind_reply(&g->fio, r->seq, r->ret, &expect);
+	rv = fio_behind_reply(&g->fio, r->seq, r->ret, remote_fs_free(r),
+	    &expect);
 	if (rv == 1 && (r->n_outputs != 0 || r->ret < -4095 ||
 	    (expect >= 0 && r->ret > expect))) {
 		xasprintf(cause, "reply to a call behind out of range");

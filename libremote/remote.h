@@ -100,6 +100,7 @@ struct remote_stats {
 	uint64_t	 served;	/* reads served from windows */
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */
+	uint64_t	 at_once;	/* writes not behind: little room at home */
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
@@ -191,6 +192,7 @@ struct home_call {
 	uint64_t	 args[6];	/* registers, after home_layout */
 	uint8_t		*image;		/* to write at base */
 	size_t		 image_len;
+	int64_t		 fs_free;	/* for the reply; -1: not said */
 	/* inside */
 	struct Osm__RemoteCall *call;
 	uint64_t	*offsets;	/* of each region from base */

@@ -108,29 +108,32 @@ served=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
 [ "$behind" -ge 10 ] || fail "files write: $behind sent behind: $line"
 [ "$served" -ge 2900 ] || fail "files write: $served reads read ahead: $line"
 
-# A full file system at home (a small tmpfs in node 1): the failure of a
-# write behind is told on a later call, and the file holds the blocks in
-# order, each once (files checks it, reading it back), as many as the
-# same program writes at home on a file system of the same size: none
-# lost, none twice.
+# A file system filled at home (a 12 MiB tmpfs in node 1), by default
+# (writes behind): the writes go behind while it has room beyond the
+# spare kept (8 MiB), then home as they are, so that the write that finds
+# it full fails itself with ENOSPC, the same write as at home: the same
+# output, "error on write K", and the file holds the blocks in order, each
+# once (files checks it, reading it back): none lost, none twice.
 mkdir -p "$D/full" "$D/fullh"
-lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/full" || fail "no tmpfs"
-lab_exec 1 mount -t tmpfs -o size=256k tmpfs "$D/fullh" || fail "no tmpfs"
-lab_exec 1 sh -c 'cd "$1" && "$2" write fullh/f 200 > wfh.out 2>&1' \
+lab_exec 1 mount -t tmpfs -o size=12m tmpfs "$D/full" || fail "no tmpfs"
+lab_exec 1 mount -t tmpfs -o size=12m tmpfs "$D/fullh" || fail "no tmpfs"
+lab_exec 1 sh -c 'cd "$1" && "$2" write fullh/f 4000 > wfh.out 2>&1' \
     sh "$D" "$F" || fail "files full at home: $(cat "$D/wfh.out")"
 n=$(ends)
-lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write full/f 200 > wf.out 2>&1' \
+lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write full/f 4000 > wf.out 2>&1' \
     sh "$D" "$F" || fail "files full: $(cat "$D/wf.out")"
-grep -q -e '^error on write [0-9]*: No space left on device' \
-    -e '^error on fsync: No space left on device' \
-    -e '^error on close: No space left on device' "$D/wf.out" ||
-    fail "files full: no error told: $(cat "$D/wf.out")"
-m=$(sed -n 's/^wrote \([0-9]*\) of 200$/\1/p' "$D/wfh.out")
-[ -n "$m" ] && [ "$m" -gt 0 ] || fail "files full at home: $(cat "$D/wfh.out")"
-grep -q "^wrote $m of 200\$" "$D/wf.out" ||
-    fail "files full: not the $m blocks written at home: $(cat "$D/wf.out")"
-end_after "$n" | grep -q '([1-9][0-9]* behind)' ||
-    fail "files full: nothing written behind"
+m=$(sed -n 's/^wrote \([0-9]*\) of 4000$/\1/p' "$D/wfh.out")
+[ -n "$m" ] && [ "$m" -gt 0 ] &&
+    grep -qx "error on write $m: No space left on device" "$D/wfh.out" ||
+    fail "files full at home: $(cat "$D/wfh.out")"
+cmp -s "$D/wfh.out" "$D/wf.out" ||
+    fail "files full: not as at home ($(tr '\n' ' ' < "$D/wfh.out")): $(cat "$D/wf.out")"
+line=$(end_after "$n")
+fb=$(echo "$line" | sed -n 's/.*(\([0-9]*\) behind).*/\1/p')
+fo=$(echo "$line" | sed -n 's/.* \([0-9]*\) writes not behind for room at home.*/\1/p')
+# 4 MiB beyond the spare: some 16 writes of 256 KiB behind, then at once
+[ "$fb" -ge 10 ] && [ "$fo" -ge 1000 ] ||
+    fail "files full: $fb behind, $fo at once: $line"
 
 # Read ahead, then rewritten at home by another process: what R opens
 # again at once (close-to-open), and what it reads on the old descriptor
@@ -162,7 +165,7 @@ grep -v '^mosrun: ' "$D/both.away" | cmp -s "$D/both.home" - ||
     fail "2>&1: the output away differs"
 n=$(grep -c 'write = .* (behind, by the deputy)' "$D/both.log")
 [ "$n" -ge 900 ] || fail "2>&1: $n writes behind made by the deputy"
-echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out")(at home $m); stale: $(tail -1 "$D/ws.out")"
+echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out")(as at home; $fb behind, $fo at once); stale: $(tail -1 "$D/ws.out")"
 
 # "files strict" in its owner's policy: every write goes home as it is.
 printf 'default files strict\n' > "$(lab_dir)/policy.conf"

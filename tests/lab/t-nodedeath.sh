@@ -14,6 +14,13 @@
 # output written again. And a job whose checkpoints cannot be taken (a
 # shell with a child) says so once on its stderr, however many fail, and
 # mosps shows the failures, and the counter's last good checkpoint.
+#
+# And python3 with `> log 2>&1`, checkpointed on node 2, then refused a
+# checkpoint there (its file's name is a directory) and told so on its
+# stderr, then lost with node 2: restarted from the checkpoint before the
+# line, it writes again over the line, and the restart says the line again
+# first, so that the log is the unbroken run's and whole mosrun: lines,
+# with no tail of the longer line left after the program's last.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -21,16 +28,41 @@ lab_up 3 --cpus 0.5 --mem 256
 wait_cluster 3
 S=$(lab_dir)/share
 mkdir -p "$S"
+"$MOSLAB" exec 1 sh -c "cd $S && mosrun -C $S/pk python3 -u -c '
+import os, time
+for i in range(3):
+    while i and not os.path.exists(\"go.%d\" % i):
+        time.sleep(0.05)
+    print(\"stage\", i)
+' > $S/py.log 2>&1" &
+pjob=$!
+wait_for 10 grep -qx "stage 0" "$S/py.log" ||
+    fail "python3: $(cat "$S/py.log")"
+ppid=$(pid_of python3)
+lab_exec 1 mosmigrate "$ppid" 2 || fail "python3: move to node 2"
+[ -n "$(guest_pid python3 2)" ] || fail "python3: no guest on node 2"
+lab_exec 1 mosmigrate "$ppid" checkpoint > /dev/null &&
+    [ -e "$S/pk.1" ] || fail "python3: no checkpoint on node 2: $(ls "$S")"
+touch "$S/go.1"
+wait_for 10 grep -qx "stage 1" "$S/py.log" ||
+    fail "python3: no stage 1: $(cat "$S/py.log")"
+mkdir "$S/pk.2" && touch "$S/pk.2/in-the-way"
+lab_exec 1 mosmigrate "$ppid" checkpoint > /dev/null 2>&1 &&
+    fail "python3: a checkpoint over a directory"
+grep -q "^mosrun: process $ppid (python3): cannot checkpoint: .*pk\.2" \
+    "$S/py.log" || fail "python3: not told: $(cat "$S/py.log")"
+[ "$(where "$ppid")" = 2 ] || fail "python3 left node 2: $(lab_exec 1 mosps)"
+
 "$MOSLAB" exec 1 sh -c "mosrun -L -C $S/ck -A 0.01 -N 2 $P/counter 100 \
     $S/out 100 > $S/stdout 2> $S/stderr" &
 job=$!
-wait_for 10 nprocs 1 || fail "the counter is not in mosps"
-pid=$(ps_list pid | head -n 1)
+wait_for 10 nprocs 2 || fail "the counter is not in mosps"
+pid=$(pid_of counter)
 sh -c 'echo $$ > "$0"; exec sleep 600' "$S/writer" | "$MOSLAB" exec 1 sh -c \
     "exec 7<&0 < /dev/null; mosrun -L -C $S/gk -A 0.01 $P/grow 120 0 0 100 \
     > $S/grow.log 2>&1" &
 gjob=$!
-wait_for 10 nprocs 2 || fail "grow is not in mosps"
+wait_for 10 nprocs 3 || fail "grow is not in mosps"
 gpid=$(pid_of grow)
 pipe=$(lab_exec 1 readlink "/proc/$gpid/fd/7")
 case $pipe in pipe:*) ;; *) fail "grow holds no pipe on 7: $pipe" ;; esac
@@ -119,6 +151,21 @@ while [ "$i" -lt 120 ]; do echo "tick $i"; i=$((i + 1)); done > "$S/grow.want"
 printf 'verified 0 MiB\ndone\n' >> "$S/grow.want"
 grep -v '^mosrun:' "$S/grow.log" | cmp -s "$S/grow.want" - ||
     fail "grow: the log: $(tail -3 "$S/grow.log")"
+
+# python3: restarted from pk.1, before the told line; the log is the
+# unbroken run's and whole mosrun: lines, the told one said again first.
+wait_for 10 grep -q "restarting it here from $S/pk\.1\$" "$S/py.log" ||
+    fail "python3: no restart: $(cat "$S/py.log")"
+touch "$S/go.2"
+wait "$pjob" || fail "python3: $(cat "$S/py.log")"
+printf 'stage %s\n' 0 1 2 > "$S/py.want"
+grep -v '^mosrun:' "$S/py.log" | cmp -s "$S/py.want" - ||
+    fail "python3: the log: $(cat -A "$S/py.log")"
+grep '^mosrun:' "$S/py.log" > "$S/py.ours"
+[ "$(grep -c "cannot checkpoint: .*(said once; mosps -v shows the last good checkpoint)\$" \
+    "$S/py.ours")" = 1 ] && [ "$(grep -c "was lost with node 2: .*; restarting it here from $S/pk\.1\$" \
+    "$S/py.ours")" = 1 ] && [ "$(grep -c . "$S/py.ours")" = 2 ] ||
+    fail "python3: osmosis's lines: $(cat -A "$S/py.ours")"
 
 # sh: checkpoints refused (its child), said once, shown by mosps.
 wait "$sjob" || fail "sh: $(cat "$S/sh.err")"

@@ -10,11 +10,16 @@
 # `> log 2>&1` ending as an unbroken run's; without a checkpoint the
 # parent sees an exit with status 137, not a death by SIGKILL.
 #
-# A file system full at home: a program writing there from node 2 with
-# strict files (mosrun -s: each write waits for home's answer) sees
-# exactly what it sees at home (the short write, then ENOSPC). Written
-# behind (the default), the failure is told on a later call, as NFS
-# does: t-fast.
+# The home takes it back short of memory itself: node 1 below its guard's
+# reserve (650 MiB of a program's and 300 MiB of page cache in use, of
+# 1024), a guest growing to 272 MiB, more than node 2 has, is sent home
+# by node 2's guard and comes home all the same, the cache giving way, and
+# ends exact; nobody is killed.
+#
+# A file system full at home: a program writing there from node 2 sees
+# exactly what it sees at home (the short write, then ENOSPC), by default
+# as with strict files: writes stop going behind when the home's file
+# system has little room (t-fast fills one that has room at first).
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -136,7 +141,7 @@ lab_exec 1 sh -c "echo > /tmp/go & /usr/bin/python3 $S/fill.py /tmp/go \
     /tmp/tiny/f > $S/fill.home 2>&1" || fail "enospc: at home"
 lab_exec 1 rm /tmp/tiny/f
 gone enospc
-"$MOSLAB" exec 1 sh -c "mosrun -s -r 2 /usr/bin/python3 $S/fill.py /tmp/go \
+"$MOSLAB" exec 1 sh -c "mosrun -r 2 /usr/bin/python3 $S/fill.py /tmp/go \
     /tmp/tiny/f > $S/fill.away 2>&1" &
 job=$!
 wait_for 10 nprocs 1 || fail "enospc: not in mosps"
@@ -151,6 +156,50 @@ cmp -s "$S/fill.home" "$S/fill.away" ||
     fail "enospc: $(diff "$S/fill.home" "$S/fill.away")"
 echo "enospc: at home and from node 2: $(tail -3 "$S/fill.away" | tr '\n' ' ')"
 lab_exec 1 umount /tmp/tiny
+
+# Home short of memory: the guest comes back all the same.
+lab_exec 1 sh -c "head -c 314572800 /dev/zero > $S/cache && \
+    cat $S/cache > /dev/null && cat $S/cache > /dev/null" || fail "short: cache"
+"$MOSLAB" exec 1 /usr/bin/python3 -c "import os, time
+b = bytearray(650 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+open('$S/hog.ready', 'w').close()
+while not os.path.exists('$S/hog.stop'):
+    time.sleep(0.1)" &
+hog=$!
+wait_for 30 test -e "$S/hog.ready" || fail "short: no hog"
+short() {
+	[ "$(node_field 1 1 mem_free_mib)" -lt 102 ]
+}
+wait_for 10 short || fail "short: node 1 not short: $(node_field 1 1 mem_free_mib) MiB free"
+free1=$(node_field 1 1 mem_free_mib)
+kills2=$(counter oom_kills 2)
+start short -L "$P/grow" 30 8 34 50
+move short
+wait "$job"
+touch "$S/hog.stop"
+wait "$hog"
+i=0
+{
+	while [ "$i" -lt 30 ]; do echo "tick $i"; i=$((i + 1)); done
+	i=8
+	while [ "$i" -le 272 ]; do echo "grown $i MiB"; i=$((i + 8)); done
+	echo "verified 272 MiB"
+	echo done
+	echo "status 0"
+} > "$S/short.want"
+cmp -s "$S/short.want" "$S/short.log" ||
+    fail "short: $(diff "$S/short.want" "$S/short.log" | head -5)"
+sent=$(sed -n "s/.*memory guard: guest $pid@1 (grow) sent home: .*, the process has \([0-9]*\) MiB$/\1/p" \
+    "$(lab_dir)/node2/mosd.log")
+[ -n "$sent" ] && [ "$sent" -ge 64 ] ||
+    fail "short: not sent home from node 2 after growing there: $sent"
+grep -q "guest $pid@1 goes home" "$(lab_dir)/node2/mosd.log" ||
+    fail "short: it did not go home from node 2"
+[ "$(counter oom_kills 1)" = 0 ] && [ "$(counter oom_kills 2)" = "$kills2" ] ||
+    fail "short: an OOM killer acted: node 1 $(counter oom_kills 1), node 2 $(counter oom_kills 2) (before: $kills2)"
+echo "short: node 1 had $free1 MiB free (reserve 102) when node 2 sent it home at $sent MiB; exact"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

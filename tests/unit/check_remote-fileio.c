@@ -75,7 +75,7 @@ START_TEST(test_fileio)
 	info.pos = 0;
 	fio_info(&f, &info);
 	ret = 4096;
-	fio_result(&f, SYS_read, args, &ret);
+	fio_result(&f, SYS_read, args, &ret, -1);
 
 	/* the next waits for a window, then takes its bytes from it */
 	memcpy(args, r1, sizeof args);
@@ -106,7 +106,7 @@ START_TEST(test_fileio)
 	    FIO_PASS);
 	ck_assert_int_eq((int64_t)args[1], 8192 - 100);
 	ret = 12288 - 100;
-	fio_result(&f, SYS_lseek, args, &ret);
+	fio_result(&f, SYS_lseek, args, &ret, -1);
 
 	/* writes are answered at once and gathered, then go before fstat */
 	uint64_t w1[6] = { 5, (uint64_t)file, 1000 };
@@ -148,7 +148,7 @@ START_TEST(test_fileio)
 	    FIO_ANSWER);
 	fio_flush(&f, &seq);
 	drain(&f, kinds, 16, NULL);
-	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, &expect), 1);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, -1, &expect), 1);
 	ck_assert_int_eq(expect, 1000);
 	uint64_t fs[6] = { 5 };
 	memcpy(args, fs, sizeof args);
@@ -229,8 +229,80 @@ START_TEST(test_fileio_shared)
 	free(msg);
 	ck_assert(!fio_out(&f, 1, &kind, &msg, &len));
 	/* the close failed at home: told to no call of R's */
-	ck_assert_int_eq(fio_behind_reply(&f, seq, -EIO, &expect), 1);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -EIO, -1, &expect), 1);
 	ck_assert_uint_eq(f.stats_errors, 0);
+	fio_free(&f);
+}
+END_TEST
+
+/*
+ * Writes go behind only while the home's file system has room for them
+ * beyond a spare, as the home's answers say: then one goes home as it is,
+ * after those gathered before it, and behind again once a reply says the
+ * room is back; every charge is paid back by its reply.
+ */
+START_TEST(test_fileio_room)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	struct fio		 f;
+	uint8_t			 buf[4096];
+	uint64_t		 seq = 0, args[6];
+	int64_t			 ret, expect;
+	int			 kinds[16];
+	enum fio_verdict	 v;
+	long			 rv;
+	size_t			 i, n;
+
+	memset(&f, 0, sizeof f);
+	memset(buf, 'x', sizeof buf);
+	uint64_t w1[6] = { 6, (uint64_t)buf, sizeof buf };
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_write, args, &seq,
+	    &rv), FIO_PASS);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], REMOTE_OUT_FD_ASK);
+	info.fd = 6;
+	info.regular = info.behind = 1;
+	info.dev = 3;
+	info.ino = 4;
+	info.has_fs_free = 1;
+	info.fs_free = (8 << 20) + (300 << 10);
+	fio_info(&f, &info);
+	ret = 4096;
+	fio_result(&f, SYS_write, args, &ret, (8 << 20) + (300 << 10));
+
+	/* 300 KiB beyond the spare: some 280 KiB of writes go behind */
+	for (i = 0; i < 200; i++) {
+		memcpy(args, w1, sizeof args);
+		v = fio_call(&f, getpid(), 2 + i, SYS_write, args, &seq, &rv);
+		if (v != FIO_ANSWER)
+			break;
+		ck_assert_int_eq(rv, 4096);
+	}
+	ck_assert_int_eq(v, FIO_PASS);
+	ck_assert_uint_ge(i, 60);
+	ck_assert_uint_le(i, 72);
+	ck_assert_uint_eq(f.stats_at_once, 1);
+	/* those gathered go first: the one made at once follows them */
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(kinds[0], 100 + SYS_write);
+	ck_assert_int_eq(kinds[1], 100 + SYS_write);
+	ck_assert_uint_eq(f.nbehind, 2);
+	ck_assert_uint_gt(f.fs[0].ahead, i * 4096);
+
+	/* the replies say the room is back (a file removed meanwhile) */
+	while (f.nbehind > 0)
+		ck_assert_int_eq(fio_behind_reply(&f, f.behind[0].seq,
+		    f.behind[0].expect, 1 << 30, &expect), 1);
+	ck_assert_uint_eq(f.fs[0].ahead, 0);
+	ret = 4096;
+	fio_result(&f, SYS_write, args, &ret, 1 << 30);
+	ck_assert_int_eq(ret, 4096);
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 300, SYS_write, args, &seq,
+	    &rv), FIO_ANSWER);
 	fio_free(&f);
 }
 END_TEST
@@ -242,5 +314,6 @@ check_remote_fileio(Suite *s)
 
 	tcase_add_test(tc, test_fileio);
 	tcase_add_test(tc, test_fileio_shared);
+	tcase_add_test(tc, test_fileio_room);
 	suite_add_tcase(s, tc);
 }
