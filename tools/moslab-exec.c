@@ -17,57 +17,23 @@
 #include "lib/osm.h"
 #include "moslab.h"
 
-static volatile sig_atomic_t exec_child;
-
-/* TERM and HUP sent to moslab are meant for the command. */
-static void
-exec_forward(int sig)
-{
-	if (exec_child > 0)
-		kill(exec_child, sig);
-}
-
 /*
- * Wait for the command and leave as it did. By _exit: this process's /proc
- * is the node's now while its PID namespace is not, and LeakSanitizer's
- * scan at exit (in ASan builds) hangs on that.
+ * Wait for the command and leave as it did (proc_wait_as: like system(3),
+ * the terminal's INT and QUIT reach the command, what is sent to us goes
+ * to it). By _exit: this process's /proc is the node's now while its PID
+ * namespace is not, and LeakSanitizer's scan at exit (in ASan builds)
+ * hangs on that.
  */
 static void __attribute__((noreturn))
 exec_wait(pid_t pid)
 {
-	struct sigaction	 sa;
-	struct rlimit		 rl = { 0, 0 };
-	sigset_t		 set;
-	int			 status, sig;
+	int	rc;
 
-	/* Like system(3): the terminal's INT and QUIT reach the command. */
-	exec_child = pid;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sa.sa_handler = exec_forward;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	while (waitpid(pid, &status, 0) == -1) {
-		if (errno != EINTR) {
-			fprintf(stderr, "moslab: waitpid: %s\n",
-			    strerror(errno));
-			_exit(1);
-		}
+	if ((rc = proc_wait_as(pid)) == -1) {
+		fprintf(stderr, "moslab: waitpid: %s\n", strerror(errno));
+		_exit(1);
 	}
-	if (WIFEXITED(status))
-		_exit(WEXITSTATUS(status));
-
-	/* Die of the same signal, without a core of moslab's own. */
-	sig = WTERMSIG(status);
-	setrlimit(RLIMIT_CORE, &rl);
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	_exit(128 + sig);
+	_exit(rc);
 }
 
 static int
