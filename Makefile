@@ -331,7 +331,16 @@ testprogs: $(ZDTM_BINS) $(OBJ)/tests/zdtm/adopt $(MOSRUN_PROGS)
 # run them).
 bench: $(OBJ)/bench/checkpoint $(OBJ)/bench/forward $(OBJ)/bench/mosix \
     $(OBJ)/bench/tcprtt $(OBJ)/bench/session $(OBJ)/bench/stream-steps \
-    $(OBJ)/bench/fwdthreads
+    $(OBJ)/bench/fwdthreads $(OBJ)/bench/memthreads $(OBJ)/bench/ompwork
+
+# A process of T threads and M MiB (bench/thmove); OpenMP work (bench/omp).
+$(OBJ)/bench/memthreads: bench/memthreads.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -pthread -o $@ $<
+
+$(OBJ)/bench/ompwork: bench/ompwork.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) -O2 -g -fopenmp -o $@ $<
 
 # Forwarded calls of several threads at once (bench/threads).
 $(OBJ)/bench/fwdthreads: bench/fwdthreads.c
@@ -393,7 +402,8 @@ $(OBJ)/tests/remote/%: tests/remote/%.c
 # built with clang, ASan and UBSan from their own objects of the sources
 # they drive, into $(FUZZ_OBJ). make fuzz builds them and runs each for
 # FUZZ_TIME seconds, FUZZ_JOBS at a time; bench/fuzz runs them for long.
-# make fuzz-seeds rewrites the seed corpora in tests/fuzz/corpus/.
+# make fuzz-seeds rewrites the seed corpora in tests/fuzz/corpus/, keeping
+# the inputs libFuzzer found and named by their SHA-1 (40 hex digits).
 
 FUZZ_CC		?= clang
 FUZZ_OBJ	 = $(OBJ)/fuzz
@@ -471,7 +481,9 @@ fuzz-list:
 
 fuzz-seeds: $(FUZZ_BINS)
 	for t in $(FUZZ_TARGETS); do \
-	    rm -rf tests/fuzz/corpus/$$t; \
+	    mkdir -p tests/fuzz/corpus/$$t; \
+	    find tests/fuzz/corpus/$$t -regextype posix-basic -type f \
+	        ! -regex '.*/[0-9a-f]\{40\}' -delete; \
 	    OSM_FUZZ_SEEDS=tests/fuzz/corpus/$$t $(FUZZ_OBJ)/$$t || exit 1; \
 	done
 

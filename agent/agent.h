@@ -21,6 +21,8 @@
 enum deputy_move {
 	DEPUTY_MOVE_LIVE,	/* pre-copy: in rounds while it runs */
 	DEPUTY_MOVE_STOP,	/* stop and copy */
+	DEPUTY_MOVE_POST,	/* post-copy: runs there at once, its pages
+				   following (docs/REMOTE.md, "Post-copy") */
 };
 
 struct deputy_opts {
@@ -38,7 +40,10 @@ struct deputy_opts {
 	int		  ckpt_signal;	/* --checkpoint-on; 0: none */
 	const char	 *ckpt_exec;	/* --checkpoint-exec: run after one */
 	const char	 *recover;	/* -R: the checkpoint to go on from */
-	enum deputy_move  move_mode;	/* --stop-copy */
+	int		  ids_here;	/* -R in a PID namespace of this
+					   node's (its thread ids): it may
+					   not move */
+	enum deputy_move  move_mode;	/* --stop-copy, --post-copy */
 	struct mig_fd_override *overrides;	/* --fd, with -R */
 	size_t		  noverrides;
 	char		**argv;

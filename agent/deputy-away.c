@@ -146,6 +146,23 @@ deputy_away_lost(struct deputy *d, const char *why)
 	free(what);
 }
 
+/*
+ * Lost during post-copy (its memory on both nodes, the link or the other
+ * node gone): P is held, and goes on from its last checkpoint, or is
+ * ended with a line on its stderr, as any lost process.
+ */
+void
+deputy_away_lost_held(struct deputy *d, uint32_t node, const char *why)
+{
+	char	*what;
+
+	deputy_move_close(d);
+	xasprintf(&what, "was lost with node %u during post-copy: %s", node,
+	    why);
+	away_give_up(d, what, d->state == DEPUTY_HELD, 1, SIGKILL);
+	free(what);
+}
+
 /* P ended at home while away (killed there): R must end too. */
 void
 deputy_away_ended(struct deputy *d)
@@ -301,9 +318,11 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
+	uint32_t	 node;
 
 	if (why != NULL)
 		deputy_why(d, "%s from node %u", why, d->where);
+	d->post_home = deputy_move_post_home(d);
 	if (deputy_serve_settle(d, cause) == -1 ||
 	    away_finish(d, 0, cause) == -1 ||
 	    deputy_files_send(d, OSM__SES_KIND__SES_COME_HOME, cause) == -1)
@@ -335,8 +354,14 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 		}
 	}
 	deputy_io_close(d);	/* our duplicates of P's files */
-	if (deputy_move_arrive_home(d, cause) == 0)
+	node = d->where;
+	switch (deputy_move_arrive_home(d, cause)) {
+	case 0:
 		return 0;
+	case 2:
+		deputy_away_lost_held(d, node, *cause);
+		return -1;
+	}
 lost:
 	deputy_away_lost(d, *cause);
 	return -1;
@@ -364,6 +389,21 @@ away_listed(struct deputy *d, uint32_t node)
 int
 deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
+	/*
+	 * Its pid and thread ids are those of a PID namespace here (mosrun
+	 * -R of a threaded checkpoint): R would be made with ours, P's
+	 * threads are found by theirs (docs/IMAGE.md, "mosrun -R").
+	 */
+	if (d->o->ids_here && node != d->self) {
+		xasprintf(cause, "process %d keeps its checkpoint's thread "
+		    "ids in a PID namespace of this node's (mosrun -R): it "
+		    "runs only here", (int)d->pid);
+		deputy_why(d, "not moved to node %u: its thread ids are those "
+		    "of a PID namespace of its home", node);
+		if (stopped)
+			ptrace(PTRACE_CONT, d->pid, 0, 0);
+		return -1;
+	}
 	/* mosd refuses too; this holds whatever mosd is told */
 	if (!away_listed(d, node)) {
 		xasprintf(cause, "process %d may run only on the nodes mosrun "
@@ -387,6 +427,11 @@ deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 		return -1;
 	case 1:
 		deputy_away_lost(d, *cause);
+		free(*cause);
+		*cause = NULL;
+		break;
+	case 2:
+		deputy_away_lost_held(d, node, *cause);
 		free(*cause);
 		*cause = NULL;
 		break;
@@ -442,6 +487,9 @@ static int
 away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
     size_t len, char **cause)
 {
+	uint32_t	node;
+	int		rc;
+
 	switch (kind) {
 	case OSM__SES_KIND__SES_CALL:
 		return deputy_serve_call(d, body, len, cause);
@@ -461,7 +509,13 @@ away_message(struct deputy *d, uint16_t kind, const uint8_t *body,
 	case OSM__SES_KIND__SES_WANT_HOME:
 		return away_want_home(d, body, len, cause);
 	case OSM__SES_KIND__SES_GO_HOME:
-		return deputy_move_arrive_home(d, cause);
+		node = d->where;
+		if ((rc = deputy_move_arrive_home(d, cause)) != 2)
+			return rc;
+		deputy_away_lost_held(d, node, *cause);
+		free(*cause);
+		*cause = NULL;
+		return 0;
 	case OSM__SES_KIND__SES_LEAVE:
 		away_leave(d, body, len);
 		return 0;

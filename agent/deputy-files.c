@@ -94,6 +94,8 @@ deputy_files_send(struct deputy *d, uint16_t kind, char **cause)
 		    (int)d->pid, d->mapped[i].path);
 		r.paths[r.n_paths++] = d->mapped[i].path;
 	}
+	if (kind == OSM__SES_KIND__SES_COME_HOME && d->post_home)
+		r.has_post_copy = r.post_copy = 1;
 	rc = session_send_msg(&d->ses, kind, &r.base, cause);
 	free(r.paths);
 	return rc;

@@ -9,8 +9,10 @@
  */
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@ struct move_out {
 	struct deputy	*d;
 	struct mig_live	 lv;		/* track NULL: stop-and-copy */
 	struct mig_stats st;
+	struct postcopy_counts pc;		/* lv.post: its pages after */
 };
 
 /* The rounds are over: P held for the last pages (d->task). */
@@ -49,7 +52,21 @@ static int
 move_send(struct deputy *d, struct move_out *m, char **cause)
 {
 	Osm__SesCpu	cpu = OSM__SES_CPU__INIT;
+	char		*why = NULL;
 
+	/*
+	 * Post-copy (or stop-and-copy in its stead): held only now, its
+	 * layout read just before (the freeze reuses it if it holds).
+	 */
+	if (m->lv.post != NULL && d->state != DEPUTY_HELD &&
+	    mig_post_prepare(m->lv.post, d->pid, MIG_CONTEXT, &why) == -1) {
+		log_debug("process %d: layout before the freeze: %s",
+		    (int)d->pid, why);
+		free(why);
+	}
+	if (m->lv.track == NULL && d->state != DEPUTY_HELD &&
+	    deputy_hold(d, 0, cause) == -1)
+		return -1;
 	if (m->lv.track == NULL)
 		m->lv.t = d->task;
 	if (image_send(&d->ses, &m->lv, MIG_CONTEXT, &m->st, cause) == -1)
@@ -75,6 +92,12 @@ move_live(struct deputy *d, struct move_out *m, int stopped)
 	m->d = d;
 	m->lv.freeze = move_freeze;
 	m->lv.arg = d;
+	if (m->lv.post != NULL) {
+		/* it runs on until the image: then held, and goes at once */
+		if (!stopped)
+			deputy_hold_resume(d);
+		return;
+	}
 	if (stopped || d->move == OSM__MOVE_MODE__MOVE_STOP ||
 	    (d->move == OSM__MOVE_MODE__MOVE_DEFAULT &&
 	    d->o->move_mode == DEPUTY_MOVE_STOP))
@@ -95,6 +118,17 @@ move_live(struct deputy *d, struct move_out *m, int stopped)
 	deputy_hold_resume(d);
 }
 
+/* Is this move post-copy? (The guest may yet say it cannot.) */
+static int
+move_is_post(struct deputy *d, int stopped)
+{
+	if (stopped)
+		return 0;
+	return d->move == OSM__MOVE_MODE__MOVE_POST ||
+	    (d->move == OSM__MOVE_MODE__MOVE_DEFAULT &&
+	    d->o->move_mode == DEPUTY_MOVE_POST);
+}
+
 /* The rounds and the freeze, in the deputy's log. */
 static void
 move_log(struct deputy *d, const struct move_out *m, uint32_t node)
@@ -103,7 +137,21 @@ move_log(struct deputy *d, const struct move_out *m, uint32_t node)
 	char			 rounds[256];
 	size_t			 off = 0;
 	uint32_t		 i;
+	uint64_t		 hot, left;
 
+	if (lv->post != NULL) {
+		hot = mig_post_pages(lv->post, &left);
+		log_info("process %d (%s) to node %u: post-copy, frozen %.1f "
+		    "ms for %llu hot pages, %llu bytes; then %llu pages "
+		    "left, %llu asked for by %llu faults, %llu pushed, in "
+		    "%.1f ms", (int)d->pid, d->command, node,
+		    m->st.frozen_us / 1000.0, (unsigned long long)hot,
+		    (unsigned long long)m->st.bytes, (unsigned long long)left,
+		    (unsigned long long)m->pc.answered,
+		    (unsigned long long)m->pc.asks,
+		    (unsigned long long)m->pc.pushed, m->pc.us / 1000.0);
+		return;
+	}
 	if (lv->track == NULL) {
 		log_info("process %d (%s) to node %u: stopped for the copy, "
 		    "%llu pages, %llu bytes, frozen %.1f ms", (int)d->pid,
@@ -130,6 +178,88 @@ move_recv(struct deputy *d, struct mig_stats *st, char **cause)
 	struct mig_restore_opts	opts = { .flags = 0 };
 
 	return image_recv(&d->ses, d->task, &opts, st, cause);
+}
+
+/*
+ * May its way home be post-copy? Only if asked, and if P can have a
+ * userfaultfd that takes the kernel's faults too: made by a user with the
+ * privilege (root, or vm.unprivileged_userfaultfd set), tried on us, who
+ * are P's user.
+ */
+int
+deputy_move_post_home(struct deputy *d)
+{
+	int	fd;
+
+	if (d->move != OSM__MOVE_MODE__MOVE_POST &&
+	    (d->move != OSM__MOVE_MODE__MOVE_DEFAULT ||
+	    d->o->move_mode != DEPUTY_MOVE_POST))
+		return 0;
+	if ((fd = syscall(SYS_userfaultfd, O_CLOEXEC)) == -1) {
+		log_warnx("process %d (%s): its way home is not post-copy: "
+		    "userfaultfd: %s", (int)d->pid, d->command,
+		    strerror(errno));
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
+/*
+ * Post-copy home: P, restored and held, gets its userfaultfd before it
+ * runs; then it runs, and its pages come. 0: home, every page in; -1:
+ * lost with its pages half here, P held (again).
+ */
+static int
+move_home_post(struct deputy *d, uint64_t t0, char **cause)
+{
+	Osm__SesArrived		 arr = OSM__SES_ARRIVED__INIT;
+	const struct mig_fetch_stats *fs;
+	struct mig_fetch	*f;
+	char			*why = NULL;
+	int			 uffd;
+
+	if ((uffd = mig_post_uffd(d->task, -1, cause)) == -1)
+		return -1;
+	if (mig_post_register(d->task, uffd, cause) == -1) {
+		close(uffd);
+		return -1;
+	}
+	f = mig_fetch_new(uffd);
+	deputy_move_home(d);
+	if (postcopy_fetch(&d->ses, f, POST_SILENCE_MS, cause) == -1) {
+		/*
+		 * Closed first: a thread waiting on a page in a call of its
+		 * own would keep P from stopping (it sees zeros: the state is
+		 * given up anyway).
+		 */
+		mig_fetch_free(f);
+		deputy_move_close(d);
+		if (deputy_hold(d, 0, &why) == -1) {
+			log_warnx("process %d: %s", (int)d->pid, why);
+			free(why);
+			kill(d->pid, SIGKILL);
+		}
+		return -1;
+	}
+	fs = mig_fetch_stats(f);
+	log_info("process %d (%s) is home post-copy: %llu faults from %u "
+	    "threads, %llu pages on fault, %llu pushed, %llu there already, "
+	    "%llu dropped, %llu moved, in %.1f ms", (int)d->pid, d->command,
+	    (unsigned long long)fs->faults, fs->threads,
+	    (unsigned long long)fs->fault_pages,
+	    (unsigned long long)fs->pushed_pages,
+	    (unsigned long long)fs->there, (unsigned long long)fs->dropped,
+	    (unsigned long long)fs->remaps, (now_us() - t0) / 1000.0);
+	mig_fetch_free(f);
+	arr.pid = d->pid;
+	if (session_send_msg(&d->ses, OSM__SES_KIND__SES_ARRIVED, &arr.base,
+	    &why) == -1) {
+		log_warnx("process %d: %s", (int)d->pid, why);
+		free(why);
+	}
+	deputy_move_close(d);
+	return 0;
 }
 
 /*
@@ -205,7 +335,7 @@ deputy_move_close(struct deputy *d)
 
 /* The answer to a move: arrived, or why not. */
 static int
-move_arrived(struct deputy *d, uint32_t node, char **cause)
+move_arrived(struct deputy *d, uint32_t node, int *pending, char **cause)
 {
 	Osm__SesArrived	*arr;
 	Osm__SesError	*e;
@@ -228,8 +358,10 @@ move_arrived(struct deputy *d, uint32_t node, char **cause)
 		xasprintf(cause, "node %u: unexpected answer", node);
 		return -1;
 	}
-	log_info("process %d (%s) now runs on node %u as %u", (int)d->pid,
-	    d->command, node, arr->pid);
+	*pending = arr->has_pending && arr->pending;
+	log_info("process %d (%s) now runs on node %u as %u%s", (int)d->pid,
+	    d->command, node, arr->pid, *pending ? ", its pages following" :
+	    "");
 	osm__ses_arrived__free_unpacked(arr, NULL);
 	return 0;
 }
@@ -239,8 +371,9 @@ move_arrived(struct deputy *d, uint32_t node, char **cause)
  * it is ready for the image, or says why it will not take the process.
  */
 static int
-move_files(struct deputy *d, uint32_t node, char **cause)
+move_files(struct deputy *d, uint32_t node, int *post, char **cause)
 {
+	Osm__SesReady	*ready;
 	Osm__SesError	*e;
 	const uint8_t	*body;
 	size_t		 len;
@@ -251,6 +384,17 @@ move_files(struct deputy *d, uint32_t node, char **cause)
 			return -1;
 		switch (kind) {
 		case OSM__SES_KIND__SES_READY:
+			ready = len > 0 ? osm__ses_ready__unpack(NULL, len,
+			    body) : NULL;
+			if (*post && (ready == NULL || !ready->has_post_copy ||
+			    !ready->post_copy)) {
+				log_warnx("process %d (%s): node %u cannot "
+				    "take it post-copy: it stops for the copy",
+				    (int)d->pid, d->command, node);
+				*post = 0;
+			}
+			if (ready != NULL)
+				osm__ses_ready__free_unpacked(ready, NULL);
 			return 0;
 		case OSM__SES_KIND__SES_FILE_ASK:
 			if (deputy_files_answer(d, body, len, cause) == -1)
@@ -276,18 +420,21 @@ move_files(struct deputy *d, uint32_t node, char **cause)
  * failure before the target has it running, P goes on at home as if
  * nothing happened: -1, *cause says why. 1 if the copy runs there but P
  * could not become its husk (*cause says why): the process is lost, for
- * the caller to say so. 0: away.
+ * the caller to say so. 2 if it was lost during post-copy, its memory on
+ * both nodes: P is held, for the caller to give up. 0: away.
  */
 int
 deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
 	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
 	struct move_out	 m;
-	int		 rc;
+	int		 rc, post, pending = 0;
 
 	memset(&m, 0, sizeof m);
 	if (deputy_hold(d, stopped, cause) == -1)
 		return -1;
+	post = move_is_post(d, stopped);
+	setup.has_post_copy = setup.post_copy = post;
 	setup.pid = d->pid;
 	setup.uid = getuid();
 	setup.gid = getgid();
@@ -301,22 +448,43 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 		return -1;
 	}
 	deputy_files_setup(d, &setup);
+	if (post)
+		m.lv.post = mig_post_new();
 	move_live(d, &m, stopped);
 	rc = move_open(d, node, cause) == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
-	    cause) == -1 || move_files(d, node, cause) == -1 ||
-	    move_send(d, &m, cause) == -1 ||
-	    move_arrived(d, node, cause) == -1 ? -1 : 0;
+	    cause) == -1 || move_files(d, node, &post, cause) == -1 ? -1 : 0;
+	if (rc == 0 && !post && m.lv.post != NULL) {
+		mig_post_free(m.lv.post);
+		m.lv.post = NULL;
+	}
+	rc = rc == -1 || move_send(d, &m, cause) == -1 ||
+	    move_arrived(d, node, &pending, cause) == -1 ? -1 : 0;
 	deputy_files_setup_free(&setup);
 	deputy_files_clear(d);
 	if (rc == -1) {
+		mig_post_free(m.lv.post);
 		deputy_move_close(d);
 		/* Still running if the rounds had not ended. */
 		if (d->state == DEPUTY_HELD)
 			deputy_hold_resume(d);
 		return -1;
 	}
+	/*
+	 * Post-copy: it runs there, and P, held, is the source of the pages
+	 * it has not yet. From here a failure loses the process.
+	 */
+	if (pending && (m.lv.post == NULL || postcopy_serve(&d->ses, m.lv.post,
+	    POST_SILENCE_MS, &m.pc, cause) == -1)) {
+		if (m.lv.post == NULL)
+			xasprintf(cause, "node %u wants pages of a move that "
+			    "sent them all", node);
+		mig_post_free(m.lv.post);
+		deputy_move_close(d);
+		return 2;
+	}
 	move_log(d, &m, node);
+	mig_post_free(m.lv.post);
 	/* Closed, our userfaultfd leaves P's memory as it was. */
 	mig_track_free(d->track);
 	d->track = NULL;
@@ -355,14 +523,17 @@ deputy_move_home(struct deputy *d)
 /*
  * The image of the process is coming home on the session, asked by us or
  * by the guest: restore it into P and let P run natively. -1 with *cause:
- * the process is lost.
+ * the process is lost; 2: lost during post-copy, P held (d->post_home:
+ * this way home is post-copy).
  */
 int
 deputy_move_arrive_home(struct deputy *d, char **cause)
 {
 	struct mig_stats	st;
 	uint64_t		t0 = now_us();
+	int			post = d->post_home;
 
+	d->post_home = 0;
 	ev_io_stop(d->loop, &d->ses_ev);
 	ev_timer_stop(d->loop, &d->ses_timer);
 	/* Whatever P was doing for R is moot: R's state comes whole. */
@@ -372,6 +543,16 @@ deputy_move_arrive_home(struct deputy *d, char **cause)
 	    move_recv(d, &st, cause) == -1) {
 		deputy_move_close(d);
 		return -1;
+	}
+	if (post) {
+		log_info("process %d (%s) runs home, its pages following: %llu "
+		    "hot pages, %llu bytes in %.1f ms", (int)d->pid,
+		    d->command, (unsigned long long)st.pages,
+		    (unsigned long long)st.bytes, (now_us() - t0) / 1000.0);
+		if (move_home_post(d, t0, cause) == 0)
+			return 0;
+		deputy_move_close(d);
+		return 2;
 	}
 	deputy_move_close(d);
 	log_info("process %d (%s) is home: %u rounds, %llu pages, %llu "

@@ -293,6 +293,7 @@ files_ask(struct guest *g, uint32_t index, uint64_t off, uint64_t len,
 int
 guest_files_setup(struct guest *g, const Osm__SesSetup *setup, char **cause)
 {
+	Osm__SesReady		 ready = OSM__SES_READY__INIT;
 	Osm__SesFileAnswer	*r;
 	struct guest_file	*f;
 	const Osm__SesFile	*sf;
@@ -338,7 +339,10 @@ guest_files_setup(struct guest *g, const Osm__SesSetup *setup, char **cause)
 			}
 		}
 	}
-	return session_send(&g->ses, OSM__SES_KIND__SES_READY, "", 0, cause);
+	ready.has_post_copy = 1;
+	ready.post_copy = g->post;
+	return session_send_msg(&g->ses, OSM__SES_KIND__SES_READY, &ready.base,
+	    cause);
 fail:
 	xasprintf(&why, "%s: %s", sf->path, *cause);
 	free(*cause);
@@ -388,15 +392,17 @@ guest_files_stand_in(struct guest *g, struct mig_task *t)
  * (SesReplaced, with SES_COME_HOME or SES_CHECKPOINT): their bytes are
  * only here now, and dumps of R carry them.
  */
-void
+int
 guest_files_replaced(struct guest *g, const uint8_t *body, size_t len)
 {
 	Osm__SesReplaced	*r;
 	size_t			 i, j;
+	int			 post;
 
 	if (len == 0 || (r = osm__ses_replaced__unpack(NULL, len, body)) ==
 	    NULL)
-		return;
+		return 0;
+	post = r->has_post_copy && r->post_copy;
 	for (i = 0; i < r->n_paths; i++) {
 		for (j = 0; j < g->nfiles; j++) {
 			if (strcmp(g->files[j]->path, r->paths[i]) != 0)
@@ -407,4 +413,5 @@ guest_files_replaced(struct guest *g, const uint8_t *body, size_t len)
 		}
 	}
 	osm__ses_replaced__free_unpacked(r, NULL);
+	return post;
 }

@@ -83,6 +83,7 @@ struct move_home {
 	struct guest	*g;
 	struct mig_live	 lv;		/* track NULL: R seized, lv.t */
 	struct mig_stats st;
+	struct postcopy_counts pc;		/* lv.post: its pages after */
 };
 
 /* R's image, straight into the session, then its end. */
@@ -102,6 +103,16 @@ move_home_log(struct guest *g, const struct move_home *m)
 	size_t			 off = 0;
 	uint32_t		 i;
 
+	if (lv->post != NULL) {
+		log_info("%s: home post-copy, frozen %.1f ms for %llu pages; "
+		    "then %llu pages asked for by %llu faults, %llu pushed, "
+		    "in %.1f ms", g->conn.who, m->st.frozen_us / 1000.0,
+		    (unsigned long long)m->st.pages,
+		    (unsigned long long)m->pc.answered,
+		    (unsigned long long)m->pc.asks,
+		    (unsigned long long)m->pc.pushed, m->pc.us / 1000.0);
+		return;
+	}
 	if (lv->track == NULL) {
 		log_info("%s: home, stopped for the copy, %llu pages, frozen "
 		    "%.1f ms", g->conn.who, (unsigned long long)m->st.pages,
@@ -181,6 +192,64 @@ move_spawn(struct guest *g, pid_t home_pid, char **cause)
 	return mig_spawn_bare(cause);
 }
 
+/*
+ * Post-copy: R, restored and held, gets its userfaultfd, made by R
+ * through the /dev/userfaultfd it was born holding (ours: only a child
+ * made with our descriptors has it), on every private anonymous area.
+ */
+static struct mig_fetch *
+move_post(struct guest *g, struct mig_task *t, char **cause)
+{
+	int	uffd;
+
+	if (!g->ids_kept) {
+		xasprintf(cause, "no post-copy: R was not made holding "
+		    "/dev/userfaultfd");
+		return NULL;
+	}
+	if ((uffd = mig_post_uffd(t, g->devfd, cause)) == -1)
+		return NULL;
+	if (mig_post_register(t, uffd, cause) == -1) {
+		close(uffd);
+		return NULL;
+	}
+	return mig_fetch_new(uffd);
+}
+
+/*
+ * R runs; its pages come until the last, then it has them all and the
+ * home hears so. Calls of R's that stop for us wait meanwhile. -1: R is
+ * lost, for the caller to kill.
+ */
+static int
+move_post_fetch(struct guest *g, struct mig_fetch *f, char **cause)
+{
+	Osm__SesArrived		 arr = OSM__SES_ARRIVED__INIT;
+	const struct mig_fetch_stats *fs;
+	uint64_t		 t0 = now_us();
+
+	if (postcopy_fetch(&g->ses, f, POST_SILENCE_MS, cause) == -1) {
+		log_warnx("%s lost during post-copy: %s", g->conn.who, *cause);
+		mig_fetch_free(f);
+		return -1;
+	}
+	fs = mig_fetch_stats(f);
+	log_info("%s: post-copy done: %llu faults from %u threads, %llu pages "
+	    "on fault, %llu pushed, %llu there already, %llu dropped, %llu "
+	    "moved, in %.1f ms", g->conn.who, (unsigned long long)fs->faults,
+	    fs->threads, (unsigned long long)fs->fault_pages,
+	    (unsigned long long)fs->pushed_pages,
+	    (unsigned long long)fs->there, (unsigned long long)fs->dropped,
+	    (unsigned long long)fs->remaps, (now_us() - t0) / 1000.0);
+	mig_fetch_free(f);
+	arr.pid = g->pid;
+	if (guest_ses_send(g, OSM__SES_KIND__SES_ARRIVED, &arr.base) == -1) {
+		xasprintf(cause, "the home went away");
+		return -1;
+	}
+	return 0;
+}
+
 /* Put R, restored and held, under its filter: its listener, or -1. */
 static int
 move_confine(struct guest *g, struct mig_task *t, char **cause)
@@ -205,6 +274,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	Osm__SesSetup	*setup;
 	Osm__SesArrived	 arr = OSM__SES_ARRIVED__INIT;
 	struct mig_task	*t;
+	struct mig_fetch *f = NULL;
 	struct mig_pin	 pin;
 	const uint8_t	*body;
 	size_t		 len;
@@ -226,6 +296,10 @@ guest_move_arrive(struct guest *g, char **cause)
 		return -1;
 	}
 	g->stop_copy = setup->has_stop_copy && setup->stop_copy;
+	g->post = setup->has_post_copy && setup->post_copy && g->devfd != -1;
+	if (setup->has_post_copy && setup->post_copy && !g->post)
+		log_warnx("%s: no post-copy here: /dev/userfaultfd could not "
+		    "be opened", g->conn.who);
 	home_pid = setup->pid;
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
@@ -240,8 +314,12 @@ guest_move_arrive(struct guest *g, char **cause)
 		return -1;
 	g->pid = mig_pid(t);
 	mig_pin(t, &pin);
-	/* Restored: the descriptors of ours it was born with go. */
+	/*
+	 * Restored: post-copy, its userfaultfd is made through the device it
+	 * holds from us; then the descriptors of ours it was born with go.
+	 */
 	if (move_recv(g, t, cause) == -1 ||
+	    (g->post && (f = move_post(g, t, cause)) == NULL) ||
 	    (g->ids_kept && mig_call_ok(t, "close_range", NULL,
 	    SYS_close_range, (sysargs){ 3, ~0U, 0 }, cause) == -1) ||
 	    mig_call_ok(t, "PR_SET_PDEATHSIG", NULL, SYS_prctl,
@@ -282,15 +360,22 @@ guest_move_arrive(struct guest *g, char **cause)
 		return -1;
 	}
 	arr.pid = g->pid;
+	arr.has_pending = arr.pending = f != NULL;
 	if (guest_ses_send(g, OSM__SES_KIND__SES_ARRIVED, &arr.base) == -1) {
 		xasprintf(cause, "the home went away");
+		mig_fetch_free(f);
 		kill(g->pid, SIGKILL);
 		return -1;
 	}
-	log_info("%s (%s) runs here as %d", g->conn.who, g->gs->command,
-	    (int)g->pid);
+	log_info("%s (%s) runs here as %d%s", g->conn.who, g->gs->command,
+	    (int)g->pid, f != NULL ? ", its pages following" : "");
+	if (f != NULL && move_post_fetch(g, f, cause) == -1) {
+		kill(g->pid, SIGKILL);
+		return -1;
+	}
 	return 0;
 fail:
+	mig_fetch_free(f);
 	mig_unpin(t, &pin);
 	mig_kill(t);
 	g->pid = 0;
@@ -336,10 +421,12 @@ guest_move_home(struct guest *g, const char *why)
 	 * go on growing through the rounds, into the OOM killer (which, if
 	 * it still comes, ends R here, and its end goes home as such).
 	 */
-	if (g->uffd != -1 && g->short_of_memory) {
+	if (g->uffd != -1 && (g->short_of_memory || g->post_home)) {
 		close(g->uffd);
 		g->uffd = -1;
 	}
+	if (g->post_home)
+		m.lv.post = mig_post_new();
 	if (g->uffd != -1) {
 		/* Live: R runs on while its memory goes, in rounds. */
 		m.lv.track = mig_track_fd(g->pid, g->uffd);
@@ -358,7 +445,10 @@ guest_move_home(struct guest *g, const char *why)
 	}
 	reason.reason = (char *)why;
 	if (guest_ses_send(g, OSM__SES_KIND__SES_GO_HOME, &reason.base) == -1 ||
-	    move_home_send(&m, &cause) == -1) {
+	    move_home_send(&m, &cause) == -1 || (m.lv.post != NULL &&
+	    postcopy_serve(&g->ses, m.lv.post, POST_SILENCE_MS, &m.pc, &cause) ==
+	    -1)) {
+		mig_post_free(m.lv.post);
 		mig_track_free(m.lv.track);
 		if (m.lv.t != NULL)
 			mig_kill(m.lv.t);
@@ -368,6 +458,7 @@ guest_move_home(struct guest *g, const char *why)
 		guest_ses_fail(g, cause != NULL ? cause : "going home failed");
 	}
 	move_home_log(g, &m);
+	mig_post_free(m.lv.post);
 	mig_track_free(m.lv.track);
 	mig_kill(m.lv.t);	/* it lives at home now */
 	g->pid = 0;

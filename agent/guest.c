@@ -146,7 +146,7 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			guest_serve_read_data(g, body, len);
 			break;
 		case OSM__SES_KIND__SES_COME_HOME:
-			guest_files_replaced(g, body, len);
+			g->post_home = guest_files_replaced(g, body, len);
 			guest_move_home(g, g->homeward ? "it must" :
 			    "called home");
 			break;
@@ -321,7 +321,7 @@ guest_watch(struct guest *g, int fd)
 
 /* Serve one guest on the session socket fd, as the guest uid. */
 static int
-guest_serve(Osm__GuestStart *gs, int fd, int opener)
+guest_serve(Osm__GuestStart *gs, int fd, int opener, int devfd)
 {
 	struct guest	 g;
 	struct timeval	 tv = { .tv_sec = GUEST_SETUP_TIMEOUT };
@@ -332,6 +332,7 @@ guest_serve(Osm__GuestStart *gs, int fd, int opener)
 	memset(&g, 0, sizeof g);
 	g.gs = gs;
 	g.opener = opener;
+	g.devfd = devfd;
 	g.state = OSM__PROC_STATE__PROC_ARRIVING;
 	snprintf(what, sizeof what, "guest-%u-%u", gs->home, gs->pid);
 	snprintf(who, sizeof who, "guest %u@%u", gs->pid, gs->home);
@@ -423,7 +424,7 @@ main(int argc, char **argv)
 	uint8_t		*buf;
 	size_t		 len;
 	char		*cause = NULL;
-	int		 i, debug = 0, rc, opener;
+	int		 i, debug = 0, rc, opener, devfd;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-d") == 0)
@@ -451,9 +452,15 @@ main(int argc, char **argv)
 		free(cause);
 		cause = NULL;
 	}
+	/*
+	 * For post-copy arrivals: a userfaultfd that takes the kernel's
+	 * faults too needs a privilege we drop, or this device, opened
+	 * while we are root (docs/REMOTE.md, "Post-copy").
+	 */
+	devfd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
 	if (guest_drop(gs->guest_uid, &cause) == -1)
 		fatalx("%s", cause);
-	rc = guest_serve(gs, 3, opener);
+	rc = guest_serve(gs, 3, opener, devfd);
 	explicit_bzero(gs->session_key.data, gs->session_key.len);
 	osm__guest_start__free_unpacked(gs, NULL);
 	return rc;

@@ -112,6 +112,19 @@ int		 image_recv(struct session *s, struct mig_task *t,
 		    struct mig_restore_opts *opts, struct mig_stats *st,
 		    char **cause);
 
+/* postcopy.c */
+#define POST_SILENCE_MS	20000	/* a peer silent that long is gone */
+struct postcopy_counts {
+	uint64_t	 asks;		/* faults the target asked about */
+	uint64_t	 answered;	/* pages sent in answer */
+	uint64_t	 pushed;	/* pages pushed */
+	uint64_t	 us;		/* the whole of it */
+};
+int		 postcopy_serve(struct session *s, struct mig_post *pp,
+		    int silence_ms, struct postcopy_counts *pc, char **cause);
+int		 postcopy_fetch(struct session *s, struct mig_fetch *f,
+		    int silence_ms, char **cause);
+
 /* --- the deputy ------------------------------------------------------ */
 
 enum deputy_state {
@@ -144,6 +157,7 @@ struct deputy {
 	struct husk		 husk;		/* P while away */
 	struct mig_pin		 pin;		/* P and us, while away */
 	int			 move;		/* this order's MoveMode */
+	int			 post_home;	/* this way home is post-copy */
 	int			 stop_sent;	/* our stop signal, to pass */
 	int			 ending;	/* the signal P dies of */
 	int			 gone;		/* P's end reaped, not by SIGCHLD's */
@@ -302,9 +316,12 @@ int	 deputy_move_out(struct deputy *d, uint32_t node, int stopped,
 	    char **cause);
 void	 deputy_move_home(struct deputy *d);
 int	 deputy_move_arrive_home(struct deputy *d, char **cause);
+int	 deputy_move_post_home(struct deputy *d);
 
 /* deputy-away.c */
 void	 deputy_away_lost(struct deputy *d, const char *why);
+void	 deputy_away_lost_held(struct deputy *d, uint32_t node,
+	    const char *why);
 void	 deputy_away_ended(struct deputy *d);
 int	 deputy_away_come_home(struct deputy *d, const char *why,
 	    char **cause);
@@ -404,6 +421,9 @@ struct guest {
 	int			 short_of_memory; /* the guard sends it home */
 	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 stop_copy;	/* its moves stop and copy */
+	int			 devfd;		/* /dev/userfaultfd, or -1 */
+	int			 post;		/* this arrival is post-copy */
+	int			 post_home;	/* its way home is post-copy */
 	struct guest_file	**files;	/* R maps */
 	size_t			 nfiles;
 	struct mig_stand_in	*stand_ins;	/* for dumps of R */
@@ -482,7 +502,7 @@ void	 guest_move_home(struct guest *g, const char *why);
 void	 guest_move_want_home(struct guest *g, const char *why);
 
 /* guest-files.c, continued */
-void	 guest_files_replaced(struct guest *g, const uint8_t *body,
+int	 guest_files_replaced(struct guest *g, const uint8_t *body,
 	    size_t len);
 
 /* guest-thread.c */

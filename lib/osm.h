@@ -114,6 +114,7 @@ int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 ssize_t	 proc_threads(pid_t pid, pid_t **tids);
 int	 proc_key_u64(const char *path, const char *key, uint64_t *v);
 int	 proc_oom_kills(const char *dir, uint64_t *n);
+int	 proc_wait_as(pid_t pid);
 
 /* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */
 #define CRYPTO_HMAC_LEN	32
@@ -380,6 +381,10 @@ struct policy_rule {			/* for a user, a group, the default */
 	int		 automatic;	/* the balancer may move them */
 	int		 strict_files;	/* files strict: no read ahead, no
 					   write behind away (mosrun -s) */
+	int		 move;		/* moves: how mosd's moves of them
+					   carry the memory, a MoveMode
+					   (ctl.proto); 0, MOVE_DEFAULT:
+					   as mosrun said, else live */
 };
 enum policy_who_kind { POLICY_USER, POLICY_GROUP, POLICY_ANYONE };
 struct policy_who {

@@ -36,6 +36,7 @@
 #define POLICY_KEY_REFUSE	0x10
 #define POLICY_KEY_GUESTS	0x20
 #define POLICY_KEY_FILES	0x40
+#define POLICY_KEY_MOVES	0x80
 
 struct policy_mark {			/* where a user or group line was */
 	unsigned	 line;
@@ -89,6 +90,7 @@ policy_rule_init(struct policy_rule *r)
 	r->max_away = POLICY_NO_LIMIT;
 	r->automatic = 1;
 	r->strict_files = 0;
+	r->move = 0;
 }
 
 /* Account names as useradd(8) takes them, without its odd corners. */
@@ -278,16 +280,30 @@ policy_rule_keys(struct policy_parse *p, char **w, int nw, int first,
     struct policy_rule *r, unsigned *seen)
 {
 	static const char *const names[] = { "nodes", "away", "auto",
-				    "files" };
+				    "files", "moves" };
 	static const unsigned	 bits[] = { POLICY_KEY_NODES, POLICY_KEY_AWAY,
-				    POLICY_KEY_AUTO, POLICY_KEY_FILES };
-	int			 i, key;
+				    POLICY_KEY_AUTO, POLICY_KEY_FILES,
+				    POLICY_KEY_MOVES };
+	/* the MoveMode numbers of ctl.proto, 1 to 3 */
+	static const char *const moves[] = { "live", "stop", "post" };
+	int			 i, j, key;
 
 	for (i = first; i < nw; i += 2) {
 		key = policy_key(p, w, nw, i, names, bits, nitems(names), seen,
-		    "nodes, away, auto or files");
+		    "nodes, away, auto, files or moves");
 		if (key == -1)
 			return -1;
+		if (key == POLICY_KEY_MOVES) {
+			for (j = 0; j < (int)nitems(moves); j++)
+				if (strcmp(w[i + 1], moves[j]) == 0)
+					break;
+			if (j == (int)nitems(moves))
+				return policy_error(p, "expected 'live', "
+				    "'stop' or 'post' after 'moves', found "
+				    "'%s'", w[i + 1]);
+			r->move = j + 1;
+			continue;
+		}
 		if (key == POLICY_KEY_NODES) {
 			free(r->nodes.r);
 			if (policy_parse_nodes(p, w[i + 1], &r->nodes) == -1)
@@ -437,6 +453,8 @@ policy_inherit(const struct policy_rule *def, struct policy_named *named,
 			named[i].rule.automatic = def->automatic;
 		if (!(marks[i].keys & POLICY_KEY_FILES))
 			named[i].rule.strict_files = def->strict_files;
+		if (!(marks[i].keys & POLICY_KEY_MOVES))
+			named[i].rule.move = def->move;
 	}
 }
 

@@ -1,9 +1,14 @@
 /*
  * Reading /proc and a cgroup: a status field, the CPU time a process used,
- * its threads, the out-of-memory killer's kills.
+ * its threads, the out-of-memory killer's kills; and standing for a child
+ * until it ends (proc_wait_as).
  */
+#include <sys/resource.h>
+#include <sys/wait.h>
+
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,4 +189,54 @@ proc_oom_kills(const char *dir, uint64_t *n)
 			return 0;
 	}
 	return proc_key_u64("/proc/vmstat", "oom_kill", n);
+}
+
+static volatile sig_atomic_t proc_child;
+
+/* Signals meant for us are meant for the process we stand for. */
+static void
+proc_forward(int sig)
+{
+	if (proc_child > 0)
+		kill(proc_child, sig);
+}
+
+/*
+ * Stand for child pid until it ends (moscr restore, mosrun -R of a process
+ * in a PID namespace: the shell waits for us, not for it). What is sent to
+ * us (SIGTERM, SIGHUP, SIGUSR1, SIGUSR2) goes to it; what the terminal
+ * sends its process group too (SIGINT, SIGQUIT) we ignore. Then the exit
+ * status to exit with, or we die of its signal, without a core of our
+ * own. -1 with errno if it cannot be waited for.
+ */
+int
+proc_wait_as(pid_t pid)
+{
+	static const int	 fwd[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+	struct sigaction	 sa;
+	struct rlimit		 rl = { 0, 0 };
+	sigset_t		 set;
+	size_t			 i;
+	int			 status, sig;
+
+	proc_child = pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = proc_forward;
+	for (i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
+		sigaction(fwd[i], &sa, NULL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	sig = WTERMSIG(status);
+	setrlimit(RLIMIT_CORE, &rl);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
 }

@@ -236,6 +236,16 @@ int	 track_pagemap(struct mig_track *k, char **cause);
 int	 track_scan(int pagemap, uint64_t start, uint64_t end, int how,
 	    struct runs *out, char **cause);
 
+/*
+ * postcopy.c: the dump of lv->t, held, with lv->post; a batch read from a
+ * process, running or not, zeros where it cannot be read
+ */
+int	 postcopy_dump(struct mig_live *lv, struct img *img, int flags,
+	    struct mig_stats *st, char **cause);
+void	 postcopy_read(pid_t pid, int mem, const struct iovec *remote, size_t n,
+	    uint8_t *buf, size_t len);
+
+
 /* crc32c.c */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 

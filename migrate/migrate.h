@@ -372,6 +372,16 @@ int		 mig_thread_exit(struct mig_task *t, pid_t tid, char **cause);
  * its own PID namespace. Returns init's pid (ours), or -1.
  */
 pid_t		 mig_pidns(char **cause);
+/*
+ * A child with pid as its own pid in a PID namespace of its own (and a
+ * user namespace, unless we are root), its init there, while the caller
+ * stays in its namespaces: for mosrun -R, whose process must have its
+ * checkpoint's ids and whose deputy must not be in the namespace. The
+ * child is a fork of the caller's but born by a raw clone3: glibc's idea
+ * of its tid is wrong (no raise, no pthread calls). 0 in the child, its
+ * pid (ours) in the caller, -1 with *cause.
+ */
+pid_t		 mig_fork_pid(pid_t pid, char **cause);
 int		 mig_pidns_next(pid_t member, pid_t next, char **cause);
 
 /* dump.c */
@@ -433,6 +443,11 @@ struct mig_live {
 	const struct mig_stand_in *stand_ins;	/* as mig_stand_ins */
 	size_t		 nstand_ins;
 	/*
+	 * Post-copy (track NULL, t held): of the private anonymous areas only
+	 * the pages near each thread's stack pointer; the rest is post's.
+	 */
+	struct mig_post	*post;
+	/*
 	 * An incremental image: what changed since the last image made with
 	 * this tracker, which is parent (its name, beside this one) and
 	 * ended with the seal parent_crc, parent_records. NULL: whole.
@@ -459,6 +474,55 @@ struct mig_track *mig_track_fd(pid_t pid, int uffd);
 void		 mig_track_free(struct mig_track *k);
 int		 mig_dump_live(struct mig_live *lv, int fd, int flags,
 		    struct mig_stats *stats, char **cause);
+
+/*
+ * postcopy.c: a post-copy move (docs/REMOTE.md, "Post-copy"). Source: a
+ * mig_dump_live with lv.post leaves the held task's private anonymous
+ * pages but the hot ones to the post, sent later from the task (still
+ * held) in pieces of at most max bytes (mig_post_prepare, while the
+ * task still runs, reads its layout for the dump to reuse): pushed (mig_post_next) or asked
+ * for by a fault (mig_post_take), read with mig_post_read. Target: before
+ * the restored task runs, a userfaultfd made in it (mig_post_uffd; devfd
+ * its descriptor of /dev/userfaultfd, or -1 to make one of the calling
+ * user's privilege) and registered on its private anonymous areas
+ * (mig_post_register); then mig_fetch_events when the userfaultfd is
+ * readable, mig_fetch_ask for the faults to ask about, mig_fetch_copy
+ * for what comes. mig_fetch_free closes the userfaultfd: the move is
+ * over.
+ */
+struct mig_post;
+struct mig_fetch;
+struct mig_fetch_stats {
+	uint64_t	 faults;	/* fault messages read */
+	uint32_t	 threads;	/* threads that faulted (up to 64) */
+	uint64_t	 fault_pages;	/* pages put in by answers to asks */
+	uint64_t	 pushed_pages;	/* by pushes */
+	uint64_t	 there;		/* pages that came but were there */
+	uint64_t	 dropped;	/* madvise/munmap ranges told us */
+	uint64_t	 remaps;	/* mremaps told us */
+};
+struct mig_post	*mig_post_new(void);
+void		 mig_post_free(struct mig_post *pp);
+int		 mig_post_prepare(struct mig_post *pp, pid_t pid, int flags,
+		    char **cause);
+uint64_t	 mig_post_pages(const struct mig_post *pp, uint64_t *left);
+int		 mig_post_next(struct mig_post *pp, uint64_t *addr,
+		    size_t *len, size_t max);
+size_t		 mig_post_take(struct mig_post *pp, uint64_t addr,
+		    size_t max);
+void		 mig_post_read(struct mig_post *pp, uint64_t addr,
+		    void *buf, size_t len);
+int		 mig_post_uffd(struct mig_task *t, int devfd, char **cause);
+int		 mig_post_register(struct mig_task *t, int uffd,
+		    char **cause);
+struct mig_fetch *mig_fetch_new(int uffd);
+void		 mig_fetch_free(struct mig_fetch *f);
+int		 mig_fetch_fd(const struct mig_fetch *f);
+const struct mig_fetch_stats *mig_fetch_stats(const struct mig_fetch *f);
+int		 mig_fetch_events(struct mig_fetch *f, char **cause);
+int		 mig_fetch_ask(struct mig_fetch *f, uint64_t *addr);
+int		 mig_fetch_copy(struct mig_fetch *f, uint64_t addr,
+		    const void *data, size_t len, int answer, char **cause);
 
 /* image.c, threads.c */
 int		 mig_image_load(int fd, struct mig_image *mi, char **cause);

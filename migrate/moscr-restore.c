@@ -47,56 +47,12 @@ static const struct option restore_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-static volatile sig_atomic_t restore_child;
-
 /* What the image had that cannot be had here: one line each. */
 static void
 restore_warn(void *arg, const char *msg)
 {
 	fprintf(stderr, "moscr: restore %s: %s (--fd N=PATH opens another)\n",
 	    (const char *)arg, msg);
-}
-
-/* Signals meant for us are meant for the process we stand for. */
-static void
-restore_forward(int sig)
-{
-	if (restore_child > 0)
-		kill(restore_child, sig);
-}
-
-static int
-restore_wait(pid_t pid)
-{
-	struct sigaction	 sa;
-	sigset_t		 set;
-	int			 status, sig;
-	static const int	 fwd[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
-	size_t			 i;
-
-	restore_child = pid;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = restore_forward;
-	for (i = 0; i < nitems(fwd); i++)
-		sigaction(fwd[i], &sa, NULL);
-	/* The terminal sends these to the process too. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	while (waitpid(pid, &status, 0) == -1) {
-		if (errno != EINTR) {
-			moscr_err("wait for %d: %s", pid, strerror(errno));
-			return 1;
-		}
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	sig = WTERMSIG(status);
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	return 128 + sig;
 }
 
 /* Did this restore make a PID namespace (mig_pidns)? */
@@ -134,7 +90,7 @@ restore_run(int argc, char **argv)
 	const char		*in;
 	uint64_t		 n;
 	pid_t			 pid;
-	int			 c, detach = 0, verbose = 0, fd, keep;
+	int			 c, detach = 0, verbose = 0, fd, keep, rc;
 
 	if (moscr_help_wanted(argc, argv, &moscr_restore_cmd))
 		return 0;
@@ -182,7 +138,14 @@ restore_run(int argc, char **argv)
 		return 1;
 	}
 
-	if (mig_restore_begin(fd, &mi, &cause) == -1)
+	/*
+	 * What decides the target: from a file, its last image read whole
+	 * (one a live dump made, rounds before its description, too: the
+	 * chain is read again into the target); from a pipe, the
+	 * description, the rest read into the target as it comes.
+	 */
+	if ((fd == STDIN_FILENO ? mig_restore_begin(fd, &mi, &cause) :
+	    mig_image_load(fd, &mi, &cause)) == -1)
 		goto fail;
 	keep = mig_image_keeps_ids(&mi);
 	if (keep && mig_pidns(&cause) == -1)
@@ -220,7 +183,11 @@ restore_run(int argc, char **argv)
 		printf("%d\n", pid);
 		return 0;
 	}
-	return restore_wait(pid);
+	if ((rc = proc_wait_as(pid)) == -1) {
+		moscr_err("wait for %d: %s", pid, strerror(errno));
+		return 1;
+	}
+	return rc;
 
 fail_image:
 	mig_image_free(&mi);

@@ -254,6 +254,12 @@ pidns_fork(pid_t pid, char **cause)
 	return r;
 }
 
+pid_t
+mig_fork_pid(pid_t pid, char **cause)
+{
+	return pidns_fork(pid, cause);
+}
+
 /*
  * Make next the id the PID namespace of process member (made by
  * mig_spawn_bare_pid) gives next: its ns_last_pid set to next - 1, from a

@@ -258,40 +258,6 @@ precopy_sent(struct precopy *pc, const struct mm_dump *md)
 	runs_free(&tmp);
 }
 
-/*
- * Read a batch from the running process. It may unmap or protect memory
- * meanwhile: what process_vm_readv cannot read is read through its memory
- * file, and what that cannot read either was unmapped, reads as zeros
- * (the target drops it, as the next layout no longer has it registered).
- */
-static void
-precopy_read(pid_t pid, int mem, const struct iovec *remote, size_t n,
-    uint8_t *buf, size_t len)
-{
-	struct iovec	local = { buf, len };
-	uint64_t	addr;
-	size_t		i, off, left;
-	ssize_t		r;
-
-	if (process_vm_readv(pid, &local, 1, remote, n, 0) == (ssize_t)len)
-		return;
-	/* Page by page past what cannot be read: the rest still can. */
-	for (i = 0; i < n; i++) {
-		addr = (uintptr_t)remote[i].iov_base;
-		for (off = 0; off < remote[i].iov_len;) {
-			left = remote[i].iov_len - off;
-			r = pread(mem, buf + off, left, addr + off);
-			if (r >= (ssize_t)MIG_PAGE) {
-				off += r & ~(MIG_PAGE - 1);
-				continue;
-			}
-			memset(buf + off, 0, MIG_PAGE);
-			off += MIG_PAGE;
-		}
-		buf += remote[i].iov_len;
-	}
-}
-
 /* Send a round's pages (md's runs) from the running process. */
 static int
 precopy_pages(struct precopy *pc, const struct mm_dump *md, struct img *img,
@@ -321,7 +287,7 @@ precopy_pages(struct precopy *pc, const struct mm_dump *md, struct img *img,
 		do {
 			if (nb > 0 && (nb == MIG_EXTENTS_MAX ||
 			    len == MIG_BATCH || i == md->nruns)) {
-				precopy_read(pc->k->pid, mem, iov, nb, buf,
+				postcopy_read(pc->k->pid, mem, iov, nb, buf,
 				    len);
 				if (img_write_pages(img, extp, nb, buf, len,
 				    cause) == -1)
@@ -491,7 +457,10 @@ precopy_stop(struct mig_live *lv, int fd, int flags, struct mig_stats *st,
 	lv->stop_why = "stopped for the copy";
 	img_init(&img, fd);
 	img.io = lv->io;
-	rc = img_write_preamble(&img, cause) == -1 ? -1 :
+	if (lv->post != NULL)
+		lv->stop_why = "post-copy";
+	rc = img_write_preamble(&img, cause) == -1 ? -1 : lv->post != NULL ?
+	    postcopy_dump(lv, &img, flags, st, cause) :
 	    dump_image(lv->t, &img, flags, st, NULL, NULL, NULL, cause);
 	lv->freeze_us = lv->total_us = now_us() - t0;
 	lv->bytes = img.bytes;

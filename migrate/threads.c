@@ -326,8 +326,8 @@ threads_check_target(struct mig_task *t, const struct mig_image *mi,
 	if (t->vtgid != pid) {
 		xasprintf(cause, "process %d had %zu threads%s, whose ids the "
 		    "restore must keep (glibc and mutexes hold them): it can "
-		    "only be restored as pid %d (moscr restore does so in a "
-		    "PID namespace of its own), not %d", pid, mi->nthreads,
+		    "only be restored as pid %d (moscr restore and mosrun -R "
+		    "do so in a PID namespace of its own), not %d", pid, mi->nthreads,
 		    mi->threads[0]->tid != pid ? ", its main thread ended" :
 		    "", pid, t->vtgid);
 		return -1;

@@ -190,6 +190,19 @@ track_scan(int pagemap, uint64_t start, uint64_t end, int how,
 			if (how & TRACK_PROTECT)
 				a.flags |= PM_SCAN_WP_MATCHING;
 			a.category_mask = PM_WRITTEN;
+			/*
+			 * Of pages that hold data only: a hole of an area we
+			 * track reads as written until protected, and once
+			 * protected (WP_ASYNC implies WP_UNPOPULATED) holds
+			 * a marker that reads as a swapped page, so that
+			 * every untouched page of a sparse area (a thread's
+			 * stack) would go, and go again. Left alone, a hole
+			 * stays one; a write makes it a page, present and
+			 * written; a page that becomes a hole again
+			 * (MADV_DONTNEED) is found by what was sent and is
+			 * no longer present (precopy.c).
+			 */
+			a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
 		} else
 			a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
 		a.return_mask = PM_WRITTEN | PM_PRESENT | PM_SWAPPED |

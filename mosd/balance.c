@@ -209,7 +209,7 @@ balance_order(struct mosd *m, struct mproc *p, uint32_t to)
 	char		*cause = NULL;
 
 	if (procs_order(m, p, OSM__CTL_TYPE__CTL_MIGRATE, to,
-	    OSM__MOVE_MODE__MOVE_DEFAULT, balance_moved,
+	    rules_for(m, p)->move, balance_moved,
 	    (void *)(uintptr_t)p->pid, &cause) == -1) {
 		log_limited_warnx(&balance_log_order, p->uid, "balancer: "
 		    "process %u: %s", p->pid, cause);

@@ -63,7 +63,7 @@ ctl_admin_order(struct mosd *m, struct mproc *mp, uint32_t node,
 
 	xasprintf(&what, "%s %u@%u", verb, mp->pid, mp->home);
 	if (procs_order(m, mp, OSM__CTL_TYPE__CTL_MIGRATE, node,
-	    OSM__MOVE_MODE__MOVE_DEFAULT,
+	    rules_for(m, mp)->move,
 	    ctl_admin_done, what, &cause) == -1) {
 		log_limited_warnx(&ctl_admin_log, 0, "%s: %s", what, cause);
 		free(cause);

@@ -80,8 +80,9 @@ ctl_migrate(struct mosd *m, struct peer *p, const Osm__CtlRequest *req,
 	}
 	if (!ckpt && ctl_migrate_may(m, mp, node, &reply->error) == -1)
 		return -1;
-	if (procs_order(m, mp, req->type, node, req->has_move ? req->move :
-	    OSM__MOVE_MODE__MOVE_DEFAULT, ctl_migrate_done, p,
+	/* one that does not say how: as its owner's rule says (moves) */
+	if (procs_order(m, mp, req->type, node, req->has_move ? (int)req->move :
+	    rules_for(m, mp)->move, ctl_migrate_done, p,
 	    &reply->error) == -1)
 		return -1;
 	peer_ref(p);

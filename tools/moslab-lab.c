@@ -261,36 +261,20 @@ lab_pidfd_wait(int fd, unsigned ms)
 	return -1;
 }
 
-/* Is any node of the lab alive? A killed run leaves a lab of dead nodes. */
-static int
-lab_any_alive(struct lab *lab)
-{
-	unsigned	k;
-	int		fd;
-
-	for (k = 1; k <= lab->nnodes; k++) {
-		if ((fd = node_pidfd(lab, k, NULL)) != -1) {
-			close(fd);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /*
  * Is anything of this lab there already? Fills cause with what and how to
- * get rid of it.
+ * get rid of it; alive: whether any of its nodes still runs.
  */
 int
-lab_leftovers(struct lab *lab, char **cause)
+lab_leftovers(struct lab *lab, int alive, char **cause)
 {
 	char		*what = NULL;
 	struct stat	 st;
 
 	if (lab->nnodes > 0) {
 		xasprintf(cause, "lab '%s' is already %s (%u node%s); run "
-		    "'moslab down' first", lab->name, lab_any_alive(lab) ?
-		    "up" : "there, every node dead", lab->nnodes,
+		    "'moslab down' first", lab->name, alive ? "up" :
+		    "there, every node dead", lab->nnodes,
 		    lab->nnodes == 1 ? "" : "s");
 		return 1;
 	}

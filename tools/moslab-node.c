@@ -401,6 +401,22 @@ node_pidfd(struct lab *lab, unsigned k, pid_t *pidp)
 	return fd;
 }
 
+/* Is any node of the lab alive? A killed run leaves a lab of dead nodes. */
+int
+node_any_alive(struct lab *lab)
+{
+	unsigned	k;
+	int		fd;
+
+	for (k = 1; k <= lab->nnodes; k++) {
+		if ((fd = node_pidfd(lab, k, NULL)) != -1) {
+			close(fd);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Move the calling process into node K's namespaces; its next child is a
  * process of the node (which must still join the node's cgroups).

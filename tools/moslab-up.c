@@ -350,7 +350,8 @@ cmd_up_exec(struct lab *lab, int argc, char **argv)
 		xasprintf(&pol.path, "%s/policy.conf", lab->dir);
 	}
 
-	if (lab_load(lab, &cause) == -1 || lab_leftovers(lab, &cause) ||
+	if (lab_load(lab, &cause) == -1 ||
+	    lab_leftovers(lab, node_any_alive(lab), &cause) ||
 	    mosd_check(lab, &cause) == -1) {
 		rc = lab_fail(cause);
 		goto out;

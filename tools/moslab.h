@@ -63,7 +63,7 @@ int	 lab_pid_read(struct lab *lab, unsigned k, const char *file,
 int	 lab_pid_write(struct lab *lab, unsigned k, const char *file, pid_t pid,
 	    char **cause);
 void	 lab_pid_remove(struct lab *lab, unsigned k, const char *file);
-int	 lab_leftovers(struct lab *lab, char **cause);
+int	 lab_leftovers(struct lab *lab, int alive, char **cause);
 int	 lab_destroy(struct lab *lab);
 int	 lab_same_file(const char *a, const char *b);
 int	 lab_pidfd_wait(int fd, unsigned ms);
@@ -90,6 +90,7 @@ int	 cgroup_destroy(struct lab *lab);
 char	*node_private_top(const char *path);
 int	 node_boot(struct lab *lab, unsigned k, char **cause);
 int	 node_pidfd(struct lab *lab, unsigned k, pid_t *pidp);
+int	 node_any_alive(struct lab *lab);
 int	 node_enter(struct lab *lab, unsigned k, char **cause);
 void	 node_setenv(struct lab *lab, unsigned k);
 int	 node_kill(struct lab *lab, unsigned k, char **cause);

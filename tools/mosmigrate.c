@@ -20,7 +20,7 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: mosmigrate [-S socket] [--live|--stop-copy] "
+	    "usage: mosmigrate [-S socket] [--live|--stop-copy|--post-copy] "
 	    "pid node|home|checkpoint\n"
 	    "Move migratable process pid, homed on this node, to node (a node\n"
 	    "number) or back home, or checkpoint it now (to the next file of\n"
@@ -32,6 +32,11 @@ usage(int status)
 	    "              it stops only for the last pages (the default,\n"
 	    "              unless mosrun --stop-copy started it)\n"
 	    "  --stop-copy stop it for the whole copy of its memory\n"
+	    "  --post-copy run it there at once, after its registers and the\n"
+	    "              pages near its stacks; the rest follows on fault\n"
+	    "              and pushed. Until the last page is there its memory\n"
+	    "              is on both nodes: losing either loses the process\n"
+	    "              (it goes on from its last checkpoint, if it has one)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  -h, --help  this help\n\n"
 	    "Exit status: 0 once the process runs there, 1 if the move was\n"
@@ -115,6 +120,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "live", no_argument, NULL, 'l' },
 		{ "stop-copy", no_argument, NULL, 'P' },
+		{ "post-copy", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
@@ -136,6 +142,10 @@ main(int argc, char **argv)
 		case 'P':
 			req.has_move = 1;
 			req.move = OSM__MOVE_MODE__MOVE_STOP;
+			break;
+		case 'O':
+			req.has_move = 1;
+			req.move = OSM__MOVE_MODE__MOVE_POST;
 			break;
 		case 'h':
 			usage(0);

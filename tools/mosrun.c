@@ -7,6 +7,7 @@
  * seizes us with ptrace and registers with mosd. The deputy holds the
  * process for its whole life (agent/deputy.c).
  */
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -30,7 +31,7 @@ usage(int status)
 	    "usage: mosrun [-h | -r node | -b] [-L | -l] [-s] [-m MB]\n"
 	    "              [-n nodes] [-C file [-A minutes] [-N max]]\n"
 	    "              [--checkpoint-on sig] [--checkpoint-exec prog]\n"
-	    "              program [args]\n"
+	    "              [--stop-copy | --post-copy] program [args]\n"
 	    "       mosrun -R file [--fd N=path]... [-L | -l] [-n nodes]\n"
 	    "              [-C file ...]\n"
 	    "Run program as a migratable process whose home is this node: it\n"
@@ -58,12 +59,19 @@ usage(int status)
 	    "              checkpointed instead\n"
 	    "  --checkpoint-exec prog\n"
 	    "              after each checkpoint, run prog FILE REASON PID\n"
-	    "  -R file     go on from checkpoint file, here, as its home\n"
+	    "  -R file     go on from checkpoint file, here, as its home (a\n"
+	    "              process of several threads keeps its ids in a PID\n"
+	    "              namespace of its own, a child of mosrun's, and\n"
+	    "              runs only here)\n"
 	    "  --fd N=path with -R: open path as descriptor N instead of what\n"
 	    "              the checkpoint recorded (a pipe or socket it held\n"
 	    "              is /dev/null otherwise, with a warning)\n"
 	    "  --stop-copy its moves stop it for the whole copy of its memory\n"
 	    "              (by default it runs on while its memory goes)\n"
+	    "  --post-copy its moves, out and home, run it on the target at\n"
+	    "              once, its pages following on fault and pushed;\n"
+	    "              losing either node meanwhile loses the process\n"
+	    "              (it goes on from its last checkpoint, if any)\n"
 	    "  -S socket   mosd's control socket (default %s)\n"
 	    "  --help      this help\n\n"
 	    "mosrun exits as program exits, with its status or its signal. If\n"
@@ -134,6 +142,94 @@ mosrun_exec(char **argv)
 	exit(errno == ENOENT ? 127 : 126);
 }
 
+/*
+ * The pid a checkpoint must be restored as, if its thread ids must be kept
+ * (docs/IMAGE.md, "Thread ids are kept"); 0 if not, or if it cannot be
+ * read (the deputy then says why, as for any bad file).
+ */
+static pid_t
+mosrun_kept_pid(const char *path)
+{
+	struct mig_image mi;
+	char		*cause = NULL;
+	pid_t		 pid = 0;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if (mig_image_load(fd, &mi, &cause) == 0) {
+		if (mig_image_keeps_ids(&mi))
+			pid = mi.header->pid;
+		mig_image_free(&mi);
+	}
+	free(cause);
+	close(fd);
+	return pid;
+}
+
+/*
+ * mosrun -R of a checkpoint of several threads: they must come back with
+ * their ids, so the process the deputy restores into is not us but a
+ * child with the checkpoint's pid in a PID namespace of its own
+ * (mig_fork_pid). The deputy stays outside it, as do we: the parent the
+ * shell waits for, passing on what is sent to us, exiting as it exits.
+ * It runs only here: elsewhere it would have that node's ids.
+ */
+static int
+mosrun_recover_kept(struct deputy_opts *o, pid_t vpid)
+{
+	static const char	 no[] = "mosrun: not recovered\n";
+	char			*cause = NULL, ok;
+	int			 sync[2], st, rc;
+	pid_t			 p, pid;
+
+	if (pipe2(sync, O_CLOEXEC) == -1) {
+		fprintf(stderr, "mosrun: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	fflush(NULL);
+	/* Its ids are the namespace's, not this node's: it stays here. */
+	o->ids_here = 1;
+	o->locked = 1;
+	if ((p = mig_fork_pid(vpid, &cause)) == -1) {
+		fprintf(stderr, "mosrun: cannot recover from %s: its %d "
+		    "threads keep their ids, which takes a PID namespace: "
+		    "%s\n", o->recover, (int)vpid, cause);
+		return 1;
+	}
+	if (p == 0) {
+		/* Raw calls: glibc's tid is not ours (mig_fork_pid). */
+		close(sync[1]);
+		if (read(sync[0], &ok, 1) != 1)
+			_exit(1);	/* the deputy said why */
+		syscall(SYS_close_range, 3, ~0U, 0);
+		syscall(SYS_kill, syscall(SYS_getpid), SIGSTOP);
+		if (write(2, no, sizeof no - 1) == -1)
+			_exit(1);
+		_exit(1);
+	}
+	switch (pid = fork()) {
+	case -1:
+		fprintf(stderr, "mosrun: fork: %s\n", strerror(errno));
+		kill(p, SIGKILL);
+		return 1;
+	case 0:
+		close(sync[0]);
+		if (fork() == 0)
+			_exit(deputy_main(o, p, sync[1]));
+		_exit(0);
+	}
+	close(sync[0]);
+	close(sync[1]);
+	waitpid(pid, &st, 0);
+	if ((rc = proc_wait_as(p)) == -1) {
+		fprintf(stderr, "mosrun: wait for %d: %s\n", (int)p,
+		    strerror(errno));
+		return 1;
+	}
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -144,12 +240,13 @@ main(int argc, char **argv)
 		{ "checkpoint-on", required_argument, NULL, 'K' },
 		{ "checkpoint-exec", required_argument, NULL, 'E' },
 		{ "stop-copy", no_argument, NULL, 'P' },
+		{ "post-copy", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct deputy_opts	 o;
 	static char		*recover_argv[2];
 	uint64_t		 v;
-	pid_t			 pid, self = getpid();
+	pid_t			 pid, kept, self = getpid();
 	char			 ok, tracer[32], *end, *eq;
 	int			 ch, sync[2], st;
 
@@ -257,6 +354,9 @@ main(int argc, char **argv)
 		case 'P':
 			o.move_mode = DEPUTY_MOVE_STOP;
 			break;
+		case 'O':
+			o.move_mode = DEPUTY_MOVE_POST;
+			break;
 		case 'H':
 			usage(0);
 		default:
@@ -289,6 +389,8 @@ main(int argc, char **argv)
 		mosrun_exec(argv);
 	}
 
+	if (o.recover != NULL && (kept = mosrun_kept_pid(o.recover)) > 0)
+		return mosrun_recover_kept(&o, kept);
 	if (pipe2(sync, O_CLOEXEC) == -1) {
 		fprintf(stderr, "mosrun: pipe: %s\n", strerror(errno));
 		return 1;

@@ -9,7 +9,9 @@
 # started from a shell holding descriptor 7 on a FIFO (which no path opens
 # again) is checkpointed: mosrun -R opens the file --fd names in its
 # place or, without --fd, /dev/null, saying so in one line that names the
-# descriptor and the FIFO; the job's output ends exact either way.
+# descriptor and the FIFO; the job's output ends exact either way. A
+# threaded process recovered with -R (or moscr restore) keeps its thread
+# ids.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -257,6 +259,60 @@ echo done >> "$S/want"
 cmp -s "$S/want" "$S/full.out" && cmp -s "$S/want" "$S/full.first" ||
     fail "full: the counter's output: $(tail -3 "$S/full.out")"
 lab_exec 1 umount /tmp/tiny
+
+# Threads: a process of 4 threads checkpointed with -C, lost, recovered
+# with mosrun -R on node 2. Its ids come back as they were, in a PID
+# namespace of its own there (its old pid inside): a signal to one thread
+# by its old tid, pthread_kill and pthread_join by the ids glibc cached
+# work. The signal sent to mosrun (the shell's job) reaches it; it may not
+# move from there (elsewhere it would have that node's ids); its output
+# is exact and mosrun exits as it does.
+Z=${OSM_ZDTM:-$OSM_BIN/../build/tests/zdtm}
+"$MOSLAB" exec 1 sh -c "exec 7</dev/null; mosrun -L -C $S/sg \
+    $Z/sigthreads > $S/sg.out 2> $S/sg.err" &
+job=$!
+wait_for 20 grep -q "^READY" "$S/sg.out" ||
+    fail "threads: not ready: $(cat "$S/sg.err")"
+g=$(pid_of sigthreads)
+expect 0 "checkpoint written to $S/sg.1" lab_exec 1 mosmigrate "$g" checkpoint
+"$OSM_BIN/moscr" info "$S/sg.1" | grep -q "^threads: *4$" ||
+    fail "threads: sg.1: $("$OSM_BIN/moscr" info "$S/sg.1" | head -12)"
+lab_exec 1 kill -KILL "$g"
+wait "$job"
+"$MOSLAB" exec 2 sh -c "exec 7</dev/null; mosrun -R $S/sg.1 \
+    2> $S/sgr.err & echo \$! > $S/sgr.pid; wait \$!; echo status \$? \
+    > $S/sgr.rc" &
+rec=$!
+recovered() {
+	[ -n "$(pid_of sigthreads 2)" ]
+}
+wait_for 20 recovered ||
+    fail "threads: not recovered: $(cat "$S/sgr.err" "$S/sgr.rc"; lab_exec 2 ps -ef)"
+r=$(pid_of sigthreads 2)
+inner=$(lab_exec 2 awk '$1 == "NSpid:" { print $NF }' "/proc/$r/status")
+[ "$inner" = "$g" ] || fail "threads: pid $inner inside, not $g"
+[ "$(lab_exec 2 ls "/proc/$r/task" | wc -l)" = 4 ] ||
+    fail "threads: $(lab_exec 2 ls "/proc/$r/task") threads"
+expect 1 "runs only here" lab_exec 2 mosmigrate "$r" 1
+lab_exec 2 kill -USR1 "$(cat "$S/sgr.pid")" || fail "threads: kill mosrun"
+wait "$rec"
+printf 'READY %d\nPASS\n' "$g" | cmp -s - "$S/sg.out" ||
+    fail "threads: its output: $(cat "$S/sg.out" "$S/sgr.err")"
+grep -qx "status 0" "$S/sgr.rc" ||
+    fail "threads: mosrun -R: $(cat "$S/sgr.rc" "$S/sgr.err")"
+[ ! -s "$S/sgr.err" ] || fail "threads: mosrun -R said $(cat "$S/sgr.err")"
+# moscr restore of the same checkpoint (a live dump's: rounds before its
+# description) does the same.
+printf 'READY %d\n' "$g" > "$S/sg.out"
+"$MOSLAB" exec 2 sh -c "moscr restore -v $S/sg.1 2> $S/sgm.err & \
+    echo \$! > $S/sgm.pid; wait \$!; echo status \$? > $S/sgm.rc" &
+rec=$!
+wait_for 20 grep -q "4 threads, pid $g and thread ids kept" "$S/sgm.err" ||
+    fail "threads: moscr restore: $(cat "$S/sgm.err")"
+lab_exec 2 kill -USR1 "$(cat "$S/sgm.pid")" || fail "threads: kill moscr"
+wait "$rec"
+printf 'READY %d\nPASS\n' "$g" | cmp -s - "$S/sg.out" && grep -qx "status 0" \
+    "$S/sgm.rc" || fail "threads: moscr restore: $(cat "$S/sg.out" "$S/sgm.rc")"
 
 "$MOSLAB" down || fail "moslab down"
 check_clean

@@ -82,13 +82,24 @@ echo "home again: $(cat "$D/back.out" | tail -1)"
 
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files
+# ends: the guests node 2's log says ended; end_after N: the line of the
+# first to end after N had, waited for (the guest agent may write it after
+# mosrun has its status; the line before it is another guest's)
+ends() {
+	grep -c "ended" "$L2"
+}
+end_after() {
+	wait_for 10 eval '[ "$(ends)" -gt '"$1"' ]' || return 1
+	grep "ended" "$L2" | sed -n "$(($1 + 1))p"
+}
+n=$(ends)
 # Written behind and read back ahead, away: the same file as at home.
 lab_exec 1 sh -c 'cd "$1" && "$2" write home.dat 3000 > wh.out &&
     mosrun -L -r 2 "$2" write away.dat 3000 > wa.out 2>&1' sh "$D" "$F" ||
     fail "files write: $(cat "$D/wa.out")"
 grep -q '^wrote 3000 of 3000$' "$D/wa.out" || fail "files write: $(cat "$D/wa.out")"
 cmp -s "$D/home.dat" "$D/away.dat" || fail "files write: away.dat differs"
-line=$(grep "ended" "$L2" | tail -1)
+line=$(end_after "$n") || fail "files write: no end in node 2's log"
 home=$(echo "$line" | sed -n 's/.*calls \([0-9]*\) sent home.*/\1/p')
 behind=$(echo "$line" | sed -n 's/.*(\([0-9]*\) behind).*/\1/p')
 served=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
@@ -108,6 +119,7 @@ lab_exec 1 mount -t tmpfs -o size=12m tmpfs "$D/full" || fail "no tmpfs"
 lab_exec 1 mount -t tmpfs -o size=12m tmpfs "$D/fullh" || fail "no tmpfs"
 lab_exec 1 sh -c 'cd "$1" && "$2" write fullh/f 4000 > wfh.out 2>&1' \
     sh "$D" "$F" || fail "files full at home: $(cat "$D/wfh.out")"
+n=$(ends)
 lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" write full/f 4000 > wf.out 2>&1' \
     sh "$D" "$F" || fail "files full: $(cat "$D/wf.out")"
 m=$(sed -n 's/^wrote \([0-9]*\) of 4000$/\1/p' "$D/wfh.out")
@@ -116,7 +128,7 @@ m=$(sed -n 's/^wrote \([0-9]*\) of 4000$/\1/p' "$D/wfh.out")
     fail "files full at home: $(cat "$D/wfh.out")"
 cmp -s "$D/wfh.out" "$D/wf.out" ||
     fail "files full: not as at home ($(tr '\n' ' ' < "$D/wfh.out")): $(cat "$D/wf.out")"
-line=$(grep "ended" "$L2" | tail -1)
+line=$(end_after "$n")
 fb=$(echo "$line" | sed -n 's/.*(\([0-9]*\) behind).*/\1/p')
 fo=$(echo "$line" | sed -n 's/.* \([0-9]*\) writes not behind for room at home.*/\1/p')
 # 4 MiB beyond the spare: some 16 writes of 256 KiB behind, then at once

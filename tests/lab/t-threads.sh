@@ -1,8 +1,10 @@
 #!/bin/sh
 # Threads away: an OpenMP program moved 1 -> 2 -> home mid-run prints what
-# an unmoved run prints, its CPU time charged to node 2; a pthread program
-# whose workers forward writes while another thread waits in a forwarded
-# read of a FIFO fed later, all of it on node 2.
+# an unmoved run prints, its CPU time charged to node 2, the untouched
+# pages of its thread's stack not sent; a pthread program whose workers
+# forward writes while another thread waits in a forwarded read of a FIFO
+# fed later, all of it on node 2; a file read by one thread and written
+# out by two in turn, away, exact.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -28,11 +30,17 @@ out() {
 
 # OpenMP, moved mid-run, and home again.
 lab_exec 1 sh -c "$P/threads omp 10 > /tmp/omp-ref" || fail "omp: reference"
-start omp "mosrun $P/threads omp 10"
+start omp "OSM_DEPUTY_LOG=/tmp/omp.dlog mosrun $P/threads omp 10"
 wait_for 10 lab_exec 1 grep -q "phase 0" /tmp/omp || fail "omp: no start"
 before=$(node_cpu 2)
 lab_exec 1 mosmigrate "$pid" 2 || fail "omp: move to 2"
 [ "$(where "$pid")" = 2 ] || fail "omp: not on node 2"
+# ... live, sending what holds data: its second thread's 8 MiB stack,
+# nearly all of it never touched, is not sent (nor sent again frozen)
+sent=$(lab_exec 1 sed -n 's/.*to node 2: live, .*; \([0-9]*\) bytes in .*/\1/p' \
+    /tmp/omp.dlog)
+[ -n "$sent" ] && [ "$sent" -lt 6000000 ] ||
+    fail "omp: the move sent ${sent:-?} bytes: $(lab_exec 1 cat /tmp/omp.dlog)"
 thr=$(ps_field "$pid" thr)
 [ "$thr" = 2 ] || fail "omp: mosps says $thr threads, not 2"
 rpid=$(lab_exec 2 pgrep -x threads | head -n 1)
@@ -56,6 +64,30 @@ used=$(( $(node_cpu 2) - before ))
 out omp | grep -qx "status 0" || fail "omp: $(out omp)"
 lab_exec 1 sh -c "echo status 0 >> /tmp/omp-ref; cmp /tmp/omp /tmp/omp-ref" ||
     fail "omp: output differs: $(out omp)"
+
+# A file read from start to end by one thread while two others write its
+# pieces in turn on stdout (a file at home), all of it away from its
+# start: stdout is the file again, byte for byte. Node 2 ran it: its log
+# counts the calls it sent home, one at least for each 4 KiB piece.
+lab_exec 1 sh -c "head -c 1500000 /dev/urandom | base64 > /tmp/copy-in" ||
+    fail "copy: set-up"
+L2=$(lab_dir)/node2/mosd.log
+n0=$(grep -c . "$L2")
+lab_exec 1 sh -c "exec 7</dev/null; mosrun -L -r 2 $P/threads copy \
+    /tmp/copy-in 2 > /tmp/copy-out 2> /tmp/copy-err" ||
+    fail "copy: $(lab_exec 1 cat /tmp/copy-err)"
+lab_exec 1 cmp /tmp/copy-in /tmp/copy-out ||
+    fail "copy: output differs: $(lab_exec 1 ls -l /tmp/copy-in /tmp/copy-out)"
+ended() {
+	tail -n +$((n0 + 1)) "$L2" | grep -q "ended: status 0; calls"
+}
+wait_for 10 ended || fail "copy: node 2 did not run it: $(tail -5 "$L2")"
+calls=$(tail -n +$((n0 + 1)) "$L2" |
+    sed -n 's/.* ended: status 0; calls \([0-9]*\) sent home (\([0-9]*\) behind).*/\1 \2/p' |
+    awk '{ print $1 + $2 }')
+pieces=$(( ($(lab_exec 1 stat -c %s /tmp/copy-in) + 4095) / 4096 ))
+[ "${calls:-0}" -ge "$pieces" ] ||
+    fail "copy: node 2 sent ${calls:-0} calls home, for $pieces pieces"
 
 # Workers write while a thread waits in a read at home; the read fed later.
 start pipe "mosrun $P/threads pipe /tmp/feed 40"

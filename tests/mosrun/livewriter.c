@@ -6,7 +6,7 @@
  * generation, which a table elsewhere in its memory also holds, so that
  * a page that comes back stale, from another place or zero, is caught.
  *
- *	livewriter MIB RATE [churn]
+ *	livewriter MIB RATE [churn|threads]
  *
  * It prints "ready" once its memory is filled. On SIGUSR1 it checks all
  * of its memory and prints "check ok" or "check BAD ..." and the longest
@@ -17,9 +17,13 @@
  * address space on every tick: areas unmapped and mapped anew, moved and
  * grown by mremap, dropped by madvise(MADV_DONTNEED), the break moved up
  * and down, each with a pattern of its own that the check checks too.
+ * "threads" also starts three threads that read all of its memory over
+ * and over, each from its own place, so that a page still to come is
+ * touched by any thread (post-copy: faults from every thread).
  */
 #include <sys/mman.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -229,16 +233,37 @@ check(uint64_t stall)
 	fflush(stdout);
 }
 
+/* A reader: every page's first word, from page start on, for ever. */
+static void *
+reader(void *arg)
+{
+	volatile uint64_t	*w;
+	uint64_t		 sum = 0;
+	size_t			 i = (uintptr_t)arg;
+
+	for (;;) {
+		w = (volatile uint64_t *)(mem + (i % npages) * PAGE);
+		sum += *w;
+		if (++i % 4096 == 0) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	return (void *)(uintptr_t)sum;
+}
+
 int
 main(int argc, char **argv)
 {
+	pthread_t	 th;
 	uint64_t	 tick = 0, t, last, stall = 0, per, carry = 0;
 	size_t		 cur = 0, i, n;
 	double		 rate;
 	int		 churning, paused = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: livewriter MIB RATE [churn]\n");
+		fprintf(stderr, "usage: livewriter MIB RATE [churn|threads]"
+		    "\n");
 		return 2;
 	}
 	/* No malloc: the churn moves the break under the heap's feet. */
@@ -264,6 +289,10 @@ main(int argc, char **argv)
 	}
 	for (i = 0; churning && i < NCHURN; i++)
 		churn(i);
+	for (i = 0; argc > 3 && strcmp(argv[3], "threads") == 0 && i < 3; i++)
+		if (pthread_create(&th, NULL, reader,
+		    (void *)(uintptr_t)(npages / 3 * i)) != 0)
+			return 1;
 	/* pages per tick, in millionths */
 	per = (uint64_t)(rate * 1024 * 1024 / PAGE * 1000);
 	printf("ready\n");

@@ -15,6 +15,12 @@
  *	threads end CODE	a thread made away ends the process, main
  *				waiting: exit(CODE), or if CODE is negative
  *				the signal -CODE sent to itself
+ *	threads copy FILE T	FILE read from start to end in 4 KiB reads
+ *				by the main thread, the pieces written on
+ *				stdout by T threads in turn (piece i by
+ *				thread i % T), each write after the one
+ *				before: stdout is FILE again; T 0: the main
+ *				thread writes them (no other thread)
  *
  * Every line goes out with write(2) on stdout: forwarded while away, each
  * thread's from its own thread.
@@ -215,6 +221,85 @@ spawn(char *fifo, int rounds)
 	return 0;
 }
 
+/* copy: the piece read last, and whose turn it is to write it. */
+static pthread_mutex_t	 copy_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 copy_cv = PTHREAD_COND_INITIALIZER;
+static char		 copy_buf[4096];
+static ssize_t		 copy_len = -1;	/* -1: none; 0: the end */
+static long		 copy_seq;	/* pieces written */
+static int		 copy_threads;
+
+static void
+copy_out(const char *buf, size_t len)
+{
+	size_t	done = 0;
+	ssize_t	n;
+
+	while (done < len) {
+		if ((n = write(1, buf + done, len - done)) <= 0)
+			exit(3);
+		done += n;
+	}
+}
+
+static void *
+copy_writer(void *arg)
+{
+	long	me = (long)(intptr_t)arg;
+
+	pthread_mutex_lock(&copy_mu);
+	for (;;) {
+		while (copy_len == -1 || (copy_len > 0 &&
+		    copy_seq % copy_threads != me))
+			pthread_cond_wait(&copy_cv, &copy_mu);
+		if (copy_len == 0)
+			break;
+		copy_out(copy_buf, copy_len);
+		copy_len = -1;
+		copy_seq++;
+		pthread_cond_broadcast(&copy_cv);
+	}
+	pthread_mutex_unlock(&copy_mu);
+	return NULL;
+}
+
+static int
+copy(const char *path, int nt)
+{
+	pthread_t	t[8];
+	char		buf[sizeof copy_buf];
+	ssize_t		n;
+	int		fd, i;
+
+	if ((fd = open(path, O_RDONLY)) == -1 || nt < 0 || nt > 8)
+		return 4;
+	copy_threads = nt;
+	for (i = 0; i < nt; i++)
+		pthread_create(&t[i], NULL, copy_writer, (void *)(intptr_t)i);
+	for (;;) {
+		if ((n = read(fd, buf, sizeof buf)) < 0)
+			return 5;
+		if (nt == 0) {
+			if (n == 0)
+				break;
+			copy_out(buf, n);
+			continue;
+		}
+		pthread_mutex_lock(&copy_mu);
+		while (copy_len != -1)
+			pthread_cond_wait(&copy_cv, &copy_mu);
+		memcpy(copy_buf, buf, n);
+		copy_len = n;
+		pthread_cond_broadcast(&copy_cv);
+		pthread_mutex_unlock(&copy_mu);
+		if (n == 0)
+			break;
+	}
+	for (i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+	return close(fd) == -1 ? 6 : 0;
+}
+
 /* A thread, not main, ends the process: exit(code), or signal -code. */
 static void *
 ender(void *arg)
@@ -248,7 +333,9 @@ main(int argc, char **argv)
 		return spawn(argv[2], atoi(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "end") == 0)
 		end(atoi(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "copy") == 0)
+		return copy(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: threads omp PHASES | pipe FIFO N | "
-	    "spawn FIFO N | end CODE\n");
+	    "spawn FIFO N | end CODE | copy FILE T\n");
 	return 2;
 }

@@ -194,8 +194,13 @@ policy_dump_rule(char **out, const char *what, const struct policy_rule *r)
 	appendf(out, "%s nodes ", what);
 	policy_dump_nodes(out, &r->nodes);
 	policy_dump_limit(out, "away", r->max_away);
-	appendf(out, " auto %s files %s\n", r->automatic ? "yes" : "no",
+	appendf(out, " auto %s files %s", r->automatic ? "yes" : "no",
 	    r->strict_files ? "strict" : "fast");
+	/* said only when set: the older files' dumps stay as they were */
+	if (r->move != 0)
+		appendf(out, " moves %s", r->move == 1 ? "live" :
+		    r->move == 2 ? "stop" : "post");
+	appendf(out, "\n");
 }
 
 static void

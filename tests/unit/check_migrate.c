@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/userfaultfd.h>
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -848,6 +850,63 @@ START_TEST(test_restore_threads)
 }
 END_TEST
 
+/*
+ * Post-copy's target side on an area of our own: pages put in whole,
+ * a page already there left as it is and counted, answers and pushes
+ * told apart, pieces that are not whole pages refused with a reason, and
+ * the rest left to the kernel (zeros) once the userfaultfd is closed.
+ */
+START_TEST(test_fetch)
+{
+	struct uffdio_api	 api = { .api = UFFD_API };
+	struct uffdio_register	 reg;
+	const struct mig_fetch_stats *st;
+	struct mig_fetch	*f;
+	uint8_t			*area, buf[2 * 4096];
+	char			*cause = NULL;
+	int			 uffd;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
+	    UFFD_USER_MODE_ONLY);
+	ck_assert_int_ge(uffd, 0);
+	ck_assert_int_eq(ioctl(uffd, UFFDIO_API, &api), 0);
+	area = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(area, MAP_FAILED);
+	memset(&reg, 0, sizeof reg);
+	reg.range.start = (uintptr_t)area;
+	reg.range.len = 4 * 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ck_assert_int_eq(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	f = mig_fetch_new(uffd);
+
+	memset(buf, 'a', sizeof buf);
+	ck_assert_int_eq(mig_fetch_copy(f, (uintptr_t)area, buf, sizeof buf,
+	    1, &cause), 0);
+	memset(buf, 'b', sizeof buf);
+	ck_assert_int_eq(mig_fetch_copy(f, (uintptr_t)area + 4096, buf,
+	    sizeof buf, 0, &cause), 0);
+	ck_assert_int_eq(mig_fetch_copy(f, (uintptr_t)area + 1, buf, 4096, 0,
+	    &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "not whole pages"));
+	free(cause);
+	cause = NULL;
+	ck_assert_int_eq(mig_fetch_copy(f, (uintptr_t)area, buf, 0, 0,
+	    &cause), -1);
+	free(cause);
+	st = mig_fetch_stats(f);
+	ck_assert_uint_eq(st->fault_pages, 2);
+	ck_assert_uint_eq(st->pushed_pages, 1);	/* page 2; page 1 there */
+	ck_assert_uint_eq(st->there, 1);
+	ck_assert_int_eq(area[0], 'a');
+	ck_assert_int_eq(area[4096 + 100], 'a');
+	ck_assert_int_eq(area[2 * 4096], 'b');
+	mig_fetch_free(f);
+	ck_assert_int_eq(area[3 * 4096], 0);
+	munmap(area, 4 * 4096);
+}
+END_TEST
+
 static Suite *
 migrate_suite(void)
 {
@@ -868,6 +927,7 @@ migrate_suite(void)
 	tcase_add_test(tc, test_pages_outside);
 	tcase_add_test(tc, test_thread_records);
 	tcase_add_test(tc, test_seized_end_left);
+	tcase_add_test(tc, test_fetch);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("threads");
