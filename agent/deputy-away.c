@@ -446,16 +446,11 @@ deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 static void
 away_leave(struct deputy *d, const uint8_t *body, size_t len)
 {
-	Osm__SesError	*e;
-	char		*cause = NULL;
+	char		*cause = NULL, *reason, *why;
 
-	char		*why;
-
-	e = osm__ses_error__unpack(NULL, len, body);
-	xasprintf(&why, "sent home (%s)", e != NULL ? e->reason :
-	    "no reason given");
-	if (e != NULL)
-		osm__ses_error__free_unpacked(e, NULL);
+	reason = ses_error_reason(body, len, "no reason given");
+	xasprintf(&why, "sent home (%s)", reason);
+	free(reason);
 	if (deputy_away_come_home(d, why, &cause) == 0)
 		conn_report(&d->conn);
 	free(why);
@@ -470,12 +465,11 @@ static int
 away_want_home(struct deputy *d, const uint8_t *body, size_t len,
     char **cause)
 {
-	Osm__SesError	*e;
+	char	*reason;
 
-	e = osm__ses_error__unpack(NULL, len, body);
-	deputy_why_home(d, e != NULL ? e->reason : "no reason given");
-	if (e != NULL)
-		osm__ses_error__free_unpacked(e, NULL);
+	reason = ses_error_reason(body, len, "no reason given");
+	deputy_why_home(d, reason);
+	free(reason);
 	if (deputy_away_come_home(d, NULL, cause) == -1)
 		return 0;	/* lost and given up, or ended meanwhile */
 	conn_report(&d->conn);

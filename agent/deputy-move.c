@@ -338,7 +338,7 @@ static int
 move_arrived(struct deputy *d, uint32_t node, int *pending, char **cause)
 {
 	Osm__SesArrived	*arr;
-	Osm__SesError	*e;
+	char		*why;
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
@@ -346,11 +346,9 @@ move_arrived(struct deputy *d, uint32_t node, int *pending, char **cause)
 	if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
 		return -1;
 	if (kind == OSM__SES_KIND__SES_ERROR) {
-		e = osm__ses_error__unpack(NULL, len, body);
-		xasprintf(cause, "node %u: %s", node, e != NULL ? e->reason :
-		    "malformed error");
-		if (e != NULL)
-			osm__ses_error__free_unpacked(e, NULL);
+		why = ses_error_reason(body, len, "malformed error");
+		xasprintf(cause, "node %u: %s", node, why);
+		free(why);
 		return -1;
 	}
 	if (kind != OSM__SES_KIND__SES_ARRIVED ||
@@ -374,7 +372,7 @@ static int
 move_files(struct deputy *d, uint32_t node, int *post, char **cause)
 {
 	Osm__SesReady	*ready;
-	Osm__SesError	*e;
+	char		*why;
 	const uint8_t	*body;
 	size_t		 len;
 	uint16_t	 kind;
@@ -401,11 +399,9 @@ move_files(struct deputy *d, uint32_t node, int *post, char **cause)
 				return -1;
 			break;
 		case OSM__SES_KIND__SES_ERROR:
-			e = osm__ses_error__unpack(NULL, len, body);
-			xasprintf(cause, "node %u: %s", node, e != NULL ?
-			    e->reason : "malformed error");
-			if (e != NULL)
-				osm__ses_error__free_unpacked(e, NULL);
+			why = ses_error_reason(body, len, "malformed error");
+			xasprintf(cause, "node %u: %s", node, why);
+			free(why);
 			return -1;
 		default:
 			xasprintf(cause, "node %u: unexpected answer to the "

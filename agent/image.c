@@ -8,6 +8,20 @@
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
 
+/* The reason a SesError body gives (the caller frees it), or none. */
+char *
+ses_error_reason(const uint8_t *body, size_t len, const char *none)
+{
+	Osm__SesError	*e;
+	char		*why;
+
+	e = osm__ses_error__unpack(NULL, len, body);
+	why = xstrdup(e != NULL ? e->reason : none);
+	if (e != NULL)
+		osm__ses_error__free_unpacked(e, NULL);
+	return why;
+}
+
 /* lv's process, dumped (live if lv->track) into s with flags. */
 int
 image_send(struct session *s, struct mig_live *lv, int flags,

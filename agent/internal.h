@@ -105,7 +105,9 @@ Osm__CtlReply	*conn_request(struct conn *c, Osm__CtlRequest *req, int *fd,
 		    char **cause);
 void		 conn_close(struct conn *c);
 
-/* image.c: an image through the session, either way */
+/* image.c: an image through the session, either way; a SesError's reason */
+char		*ses_error_reason(const uint8_t *body, size_t len,
+		    const char *none);
 int		 image_send(struct session *s, struct mig_live *lv, int flags,
 		    struct mig_stats *st, char **cause);
 int		 image_recv(struct session *s, struct mig_task *t,

@@ -97,7 +97,6 @@ postcopy_serve(struct session *s, struct mig_post *pp, int silence_ms,
     struct postcopy_counts *pc, char **cause)
 {
 	Osm__SesArrived	*arr;
-	Osm__SesError	*e;
 	const uint8_t	*body;
 	uint8_t		*buf;
 	uint64_t	 addr, t0 = now_us();
@@ -161,11 +160,8 @@ postcopy_serve(struct session *s, struct mig_post *pp, int silence_ms,
 				rc = 0;
 				goto out;
 			case OSM__SES_KIND__SES_ERROR:
-				e = osm__ses_error__unpack(NULL, blen, body);
-				xasprintf(cause, "%s", e != NULL ? e->reason :
+				*cause = ses_error_reason(body, blen,
 				    "malformed error");
-				if (e != NULL)
-					osm__ses_error__free_unpacked(e, NULL);
 				goto out;
 			default:
 				xasprintf(cause, "unexpected message %u during "
@@ -203,7 +199,6 @@ int
 postcopy_fetch(struct session *s, struct mig_fetch *f, int silence_ms,
     char **cause)
 {
-	Osm__SesError	*e;
 	const uint8_t	*body;
 	uint8_t		 a[8];
 	uint64_t	 addr, quiet = now_us();
@@ -255,11 +250,8 @@ postcopy_fetch(struct session *s, struct mig_fetch *f, int silence_ms,
 			case OSM__SES_KIND__SES_PAGES_DONE:
 				return 0;
 			case OSM__SES_KIND__SES_ERROR:
-				e = osm__ses_error__unpack(NULL, blen, body);
-				xasprintf(cause, "%s", e != NULL ? e->reason :
+				*cause = ses_error_reason(body, blen,
 				    "malformed error");
-				if (e != NULL)
-					osm__ses_error__free_unpacked(e, NULL);
 				return -1;
 			default:
 				xasprintf(cause, "unexpected message %u during "
