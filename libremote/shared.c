@@ -298,6 +298,26 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 	return shared_answer(g, id, rv, 0, cause) == -1 ? -1 : 1;
 }
 
+/* Calls that take, give up or ask about a lock. */
+static int
+shared_locks(int nr, const uint64_t *args)
+{
+	if (nr == SYS_flock)
+		return 1;
+	if (nr != SYS_fcntl)
+		return 0;
+	switch ((int)args[1]) {
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		return 1;
+	}
+	return 0;
+}
+
 /* Calls on a descriptor of ours that R makes itself, here. */
 static int
 shared_runs_here(int nr, const uint64_t *args)
@@ -329,35 +349,9 @@ shared_runs_here(int nr, const uint64_t *args)
 		case F_GETFD:
 		case F_SETFD:
 		case F_GETFL:
-		case F_GETLK:
-		case F_SETLK:
-		case F_SETLKW:
-		case F_OFD_GETLK:
-		case F_OFD_SETLK:
-		case F_OFD_SETLKW:
 			return 1;
 		}
-		return 0;
-	}
-	return 0;
-}
-
-/* Calls that take, give up or ask about a lock. */
-static int
-shared_locks(int nr, const uint64_t *args)
-{
-	if (nr == SYS_flock)
-		return 1;
-	if (nr != SYS_fcntl)
-		return 0;
-	switch ((int)args[1]) {
-	case F_GETLK:
-	case F_SETLK:
-	case F_SETLKW:
-	case F_OFD_GETLK:
-	case F_OFD_SETLK:
-	case F_OFD_SETLKW:
-		return 1;
+		return shared_locks(nr, args);
 	}
 	return 0;
 }
