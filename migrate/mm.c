@@ -421,7 +421,12 @@ mm_check(const Osm__ImgMm *mm, char **cause)
 		    v->kind > OSM__IMG_VMA_KIND__VMA_VVAR_VCLOCK ||
 		    v->pages > (v->end - v->start) / MIG_PAGE) {
 			xasprintf(cause, "image corrupted: memory area %zu "
-			    "has bad flags", i);
+			    "(0x%llx-0x%llx) has bad flags: prot %#x, flags "
+			    "%#x, kind %d, %llu pages", i,
+			    (unsigned long long)v->start,
+			    (unsigned long long)v->end, (unsigned)v->prot,
+			    (unsigned)v->flags, (int)v->kind,
+			    (unsigned long long)v->pages);
 			return -1;
 		}
 		if (mm_is_vdso_kind(v)) {

@@ -81,7 +81,7 @@ pages_scan_ioctl(struct pages_scan *ps, const Osm__ImgVma *v,
 {
 	struct pm_region	 r[PM_NREGIONS];
 	struct pm_scan_arg	 a;
-	uint64_t		 pos = v->start;
+	uint64_t		 pos = v->start, seen = v->start, s;
 	int			 n, i;
 
 	while (pos < v->end) {
@@ -102,9 +102,14 @@ pages_scan_ioctl(struct pages_scan *ps, const Osm__ImgVma *v,
 			xasprintf(cause, "PAGEMAP_SCAN: %s", strerror(errno));
 			return -1;
 		}
+		/* Not twice what a walk reported past its end (track_scan). */
 		for (i = 0; i < n; i++) {
+			s = r[i].start > seen ? r[i].start : seen;
+			if (r[i].end <= s)
+				continue;
 			if (pages_keep(want, r[i].categories))
-				pages_add(ps, r[i].start, r[i].end);
+				pages_add(ps, s, r[i].end);
+			seen = r[i].end;
 		}
 		if (a.walk_end <= pos) {
 			xasprintf(cause, "PAGEMAP_SCAN made no progress");

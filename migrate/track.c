@@ -174,7 +174,7 @@ track_scan(int pagemap, uint64_t start, uint64_t end, int how,
 {
 	struct pm_region	 r[PM_NREGIONS];
 	struct pm_scan_arg	 a;
-	uint64_t		 pos = start;
+	uint64_t		 pos = start, seen = start, s;
 	int			 n, i;
 
 	while (pos < end) {
@@ -213,9 +213,20 @@ track_scan(int pagemap, uint64_t start, uint64_t end, int how,
 			xasprintf(cause, "PAGEMAP_SCAN: %s", strerror(errno));
 			return -1;
 		}
+		/*
+		 * The kernel may end a walk (walk_end) before the end of
+		 * regions it reported, and report them again from there:
+		 * what was seen is not added twice (out of order, it made
+		 * overlapping runs, and an image whose areas counted more
+		 * pages than they hold).
+		 */
 		for (i = 0; i < n; i++) {
+			s = r[i].start > seen ? r[i].start : seen;
+			if (r[i].end <= s)
+				continue;
 			if (!(r[i].categories & PM_PFNZERO))
-				runs_add(out, r[i].start, r[i].end);
+				runs_add(out, s, r[i].end);
+			seen = r[i].end;
 		}
 		if (a.walk_end <= pos) {
 			xasprintf(cause, "PAGEMAP_SCAN made no progress");
