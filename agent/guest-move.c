@@ -462,6 +462,13 @@ guest_move_home(struct guest *g, const char *why)
 	mig_track_free(m.lv.track);
 	mig_kill(m.lv.t);	/* it lives at home now */
 	g->pid = 0;
+	/*
+	 * Not closed under the home's feet: what it sent since it called R
+	 * home (replies, data read ahead) lies unread here, and a close with
+	 * unread data resets the connection, which drops the end of the
+	 * image still on its way to the home: the process was lost.
+	 */
+	guest_ses_linger(g);
 	guest_ses_stop(g, 0);
 }
 

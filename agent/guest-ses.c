@@ -101,9 +101,11 @@ guest_ses_out(struct guest *g, int post)
 }
 
 /*
- * R ended and the home was told: wait until the home hangs up (at most
- * SES_LINGER ms), so that what it runs after R's writes behind, and
- * replies to, finds the session open; what it sends is of no use now.
+ * R ended, or went home, and the home was told: wait until the home hangs
+ * up (at most SES_LINGER ms), so that what it runs after R's writes
+ * behind, and replies to, finds the session open, and what it sends
+ * meanwhile is read (a close with unread data would reset the connection,
+ * dropping what the home has not read yet); it is of no use now.
  */
 void
 guest_ses_linger(struct guest *g)
