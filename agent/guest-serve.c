@@ -399,6 +399,21 @@ serve_settle(struct guest *g)
 	size_t			 n = 0, j, l;
 	int			 woken[64], i, k, nheld;
 
+	/*
+	 * A signal sent to one thread that ends R goes before any result:
+	 * the kernel takes it before that thread runs on (raise, or
+	 * pthread_kill of itself, whose call this may be), where given after
+	 * the call's result the thread could go on to end R another way.
+	 */
+	for (i = k = 0; i < g->nheld; i++) {
+		if (!guest_signal_ends(g, &g->held[i])) {
+			g->held[k++] = g->held[i];
+			continue;
+		}
+		sig.signo = g->held[i].signo;
+		guest_signal_deliver(g, &sig, g->held[i].tid);
+	}
+	g->nheld = k;
 	for (j = 0; j < g->ncalls; ) {
 		c = &g->calls[j];
 		if (c->reply == NULL) {

@@ -118,6 +118,37 @@ guest_signal_wakes(struct guest *g, const struct guest_call *c,
 	return 1;
 }
 
+/*
+ * Does held signal h, sent to one thread of R's, end R once given: not
+ * caught, ignored or blocked by that thread, and ending the process by
+ * its default action?
+ */
+int
+guest_signal_ends(struct guest *g, const struct guest_held *h)
+{
+	uint64_t	bit = 1ULL << (h->signo - 1), blk = 0, ign = 0, cgt = 0;
+
+	if (h->tid <= 0)
+		return 0;
+	switch (h->signo) {
+	case SIGKILL:
+		return 1;
+	case SIGCHLD:
+	case SIGURG:
+	case SIGWINCH:
+	case SIGCONT:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		return 0;
+	}
+	proc_status_mask(h->tid, "SigBlk", &blk);
+	proc_status_mask(g->pid, "SigIgn", &ign);
+	proc_status_mask(g->pid, "SigCgt", &cgt);
+	return !((blk | ign | cgt) & bit);
+}
+
 static void
 signal_hold(struct guest *g, int signo, pid_t tid)
 {

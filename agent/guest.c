@@ -361,7 +361,14 @@ guest_serve(Osm__GuestStart *gs, int fd, int opener, int devfd)
 	proc_oom_kills(gs->memory_cgroup, &g.oom_kills);
 	if (guest_move_arrive(&g, &cause) == -1) {
 		err.reason = cause;
-		guest_ses_send(&g, OSM__SES_KIND__SES_ERROR, &err.base);
+		/*
+		 * Then read what the home still sends until it hangs up:
+		 * closed under its writes, the connection would be reset and
+		 * the home would hear "Connection reset", not why.
+		 */
+		if (guest_ses_send(&g, OSM__SES_KIND__SES_ERROR,
+		    &err.base) == 0)
+			guest_ses_linger(&g);
 		guest_ses_fail(&g, cause);
 	}
 	guest_report(&g, OSM__PROC_STATE__PROC_RUNNING);

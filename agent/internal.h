@@ -491,6 +491,7 @@ void	 guest_signal_deliver(struct guest *g, const Osm__SesSignal *s,
 	    pid_t tid);
 void	 guest_signal_deliver_unblocked(struct guest *g, uint64_t keep);
 void	 guest_signal_deliver_held(struct guest *g);
+int	 guest_signal_ends(struct guest *g, const struct guest_held *h);
 int	 guest_signal_wakes(struct guest *g, const struct guest_call *c,
 	    const struct guest_held *h);
 void	 guest_signal_from_home(struct guest *g, const uint8_t *body,

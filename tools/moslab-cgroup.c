@@ -194,7 +194,8 @@ cgroup_create(struct lab *lab, unsigned k, uint64_t quota, uint64_t mem_mb,
 			return -1;
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)
 		    cgroup_weight(quota, 100, 10000));
-		if (cgroup_write(lab, cg.cpu, k, "cpu.weight", buf, cause) == -1)
+		if (cgroup_write(lab, cg.cpu, k, "cpu.weight", buf,
+		    cause) == -1)
 			return -1;
 		snprintf(buf, sizeof buf, "%llu",
 		    (unsigned long long)mem_mb << 20);
