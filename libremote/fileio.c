@@ -16,7 +16,7 @@
  *     their turn; a write that fails there makes the next call on that
  *     descriptor fail with its error (fsync and close included), as NFS
  *     does. Only while the home's file system has room for them, as its
- *     answers say (fio_room): near full, a write goes home as it is, and
+ *     answers say (room.c): near full, a write goes home as it is, and
  *     its ENOSPC is its own, as at home.
  *
  * Data read ahead, and what R wrote, live only as long as their
@@ -48,8 +48,6 @@
 #define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
 #define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
 #define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
-#define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
-#define FIO_SPARE	(8U << 20)	/* room kept: metadata, other writers */
 #define FIO_HELD_ONE	(64U << 10)	/* the largest read served from held */
 
 static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
@@ -159,58 +157,6 @@ fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
 	return 0;
 }
 
-/* File system dev at home, if the home said its room (add: make it). */
-static struct fio_fs *
-fio_fs(struct fio *f, uint64_t dev, int add)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nfs; i++) {
-		if (f->fs[i].dev == dev)
-			return &f->fs[i];
-	}
-	if (!add)
-		return NULL;
-	f->fs = xreallocarray(f->fs, f->nfs + 1, sizeof *f->fs);
-	memset(&f->fs[f->nfs], 0, sizeof *f->fs);
-	f->fs[f->nfs].dev = dev;
-	return &f->fs[f->nfs++];
-}
-
-/*
- * The home said dev's room (-1: it did not), after the calls before its
- * answer: those after it, still on their way, are charged to it.
- */
-static void
-fio_fs_told(struct fio *f, uint64_t dev, int64_t fs_free)
-{
-	if (fs_free >= 0)
-		fio_fs(f, dev, 1)->free = fs_free;
-}
-
-/*
- * May R's write of len bytes on e go behind? Only if the home's file
- * system, as it last said, has room for it beyond what went behind since
- * and a spare (its metadata, others writing there meanwhile): a write
- * behind is told to have written all, and a failure could only be told
- * later. Near full, the write goes home as it is, and its short count or
- * ENOSPC is its own, as at home. A file system the home says nothing of
- * (statvfs does not know it) is written behind.
- */
-static int
-fio_room(struct fio *f, const struct fio_fd *e, size_t len)
-{
-	const struct fio_fs	*fs = fio_fs(f, e->dev, 0);
-	uint64_t		 need;
-
-	if (fs == NULL)
-		return 1;
-	need = fs->ahead + len + FIO_SLACK;
-	if (f->blen > 0 && f->bdev == e->dev)
-		need += f->blen + FIO_SLACK;
-	return fs->free >= need + need / 32 + FIO_SPARE;
-}
-
 /*
  * A call written behind: its reply says only whether it failed. A write
  * charges what it may take (charge) to its file system (dev) until then.
@@ -228,7 +174,7 @@ fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
 	f->behind[f->nbehind].expect = expect;
 	f->behind[f->nbehind].dev = dev;
 	f->behind[f->nbehind].charge = 0;
-	if (charge > 0 && (fs = fio_fs(f, dev, 0)) != NULL) {
+	if (charge > 0 && (fs = room_fs(f, dev, 0)) != NULL) {
 		fs->ahead += charge;
 		f->behind[f->nbehind].charge = charge;
 	}
@@ -586,8 +532,10 @@ fio_where(struct fio *f, const struct fio_fd *e, int nr, const uint64_t *args)
 		return FIO_HOME;
 	if (window_servable(e, off, len))
 		return FIO_WINDOW;
-	if (len <= FIO_HELD_ONE && held_get(&f->held, e->fd, off, len,
-	    window_now(), FIO_FRESH_NS, iov, nitems(iov), &niov))
+	if (len > FIO_HELD_ONE)
+		return FIO_HOME;
+	if (held_get(&f->held, e->fd, off, len, window_now(), FIO_FRESH_NS,
+	    iov, nitems(iov), &niov))
 		return FIO_HELD;
 	return FIO_HOME;
 }
@@ -798,7 +746,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	else if (!fio_keeps(nr, args))
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
-		if (fio_room(f, e, len)) {
+		if (room_for(f, e, len)) {
 			if (fio_gather(f, e, tid, nr, args, seq, rv)) {
 				fio_sent_behind_pos(f, e, nr, *rv);
 				return FIO_ANSWER;
@@ -872,10 +820,10 @@ fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t fs_free,
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	}
 	if (f->behind[i].charge > 0 &&
-	    (fs = fio_fs(f, f->behind[i].dev, 0)) != NULL)
+	    (fs = room_fs(f, f->behind[i].dev, 0)) != NULL)
 		fs->ahead -= f->behind[i].charge;
 	if (f->behind[i].expect >= 0)
-		fio_fs_told(f, f->behind[i].dev, fs_free);
+		room_told(f, f->behind[i].dev, fs_free);
 	f->behind[i] = f->behind[--f->nbehind];
 	return 1;
 }
@@ -894,7 +842,7 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 	if (!fio_is_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->state == FIO_KNOWN)
-		fio_fs_told(f, e->dev, fs_free);
+		room_told(f, e->dev, fs_free);
 	if (nr == SYS_lseek && *ret >= 0) {
 		e->pos = *ret;
 		e->pos_known = 1;
@@ -933,7 +881,7 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
 	e->pos = m->pos;
 	e->pos_known = !m->append;
 	if (m->has_fs_free)
-		fio_fs_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
+		room_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
 		    (int64_t)m->fs_free);
 }
 

@@ -326,6 +326,12 @@ struct fio {
 	uint64_t	 stats_errors;
 	uint64_t	 stats_at_once;	/* writes not behind, for room */
 };
+/* room.c */
+#define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
+struct fio_fs	*room_fs(struct fio *f, uint64_t dev, int add);
+void	 room_told(struct fio *f, uint64_t dev, int64_t fs_free);
+int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
+
 /* window.c */
 uint64_t window_now(void);
 void	 window_drop(struct fio_fd *e);

@@ -449,6 +449,7 @@ START_TEST(test_fileio_pread)
 	ck_assert_int_eq(fio_call(&f, self, 10, SYS_pread64, args, &seq,
 	    &rv), FIO_PASS);
 	ck_assert_uint_eq(f.stats_held, 1);
+	drain(&f, kinds, 16, NULL);
 
 	/* a lock taken on the file drops it, as NFS drops its cache */
 	memcpy(args, w1, sizeof args);
