@@ -466,6 +466,13 @@ fio_harmless(int nr, const uint64_t *a)
 	case SYS_readv:
 	case SYS_getdents64:
 	case SYS_close:
+	case SYS_fchown:	/* a file's owner and mode are not its bytes */
+	case SYS_fchmod:
+	case SYS_fchownat:
+	case SYS_fchmodat:
+	case SYS_chown:
+	case SYS_lchown:
+	case SYS_chmod:
 		return 1;
 	case SYS_open:
 		return ((int)a[1] & O_TRUNC) == 0;
