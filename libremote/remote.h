@@ -14,7 +14,9 @@
  *   marshal.c		  reading a call's memory out of R into a description
  *   emulate.c		  CPU-time clocks continued from what was used before
  *   fileio.c		  regular files: reads ahead, writes behind
+ *   window.c		  a descriptor's bytes read ahead
  *   held.c		  what R wrote of them, for reading back here
+ *   room.c		  the room at home for writes behind
  *   ident.c		  getpid, getuid and the like answered from the
  *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
