@@ -8,17 +8,23 @@
  *     without moving the file offset (RemoteRead), fetched in blocks that
  *     grow with a sequential stream and are dropped on a seek elsewhere;
  *     the bytes R takes are owed to the home's offset, which moves by
- *     them (an lseek written behind) before any other call;
+ *     them (an lseek written behind) before any other call. A pread64
+ *     that goes on where the last one ended is a stream too;
+ *   - R's reads of bytes it wrote itself, a moment before, are served
+ *     from what it wrote (held.c), without waiting for the writes behind;
  *   - R's writes are answered at once and sent behind, run at home in
  *     their turn; a write that fails there makes the next call on that
  *     descriptor fail with its error (fsync and close included), as NFS
  *     does. Only while the home's file system has room for them, as its
- *     answers say (fio_room): near full, a write goes home as it is, and
+ *     answers say (room.c): near full, a write goes home as it is, and
  *     its ENOSPC is its own, as at home.
  *
- * Data read ahead lives only as long as its descriptor, at most
- * FIO_FRESH_NS, and until a write of the file's from here, or any call
- * that may change files (open with O_TRUNC, truncate, rename...).
+ * Data read ahead, and what R wrote, live only as long as their
+ * descriptor, at most FIO_FRESH_NS, and until a lock is taken on the file
+ * (as NFS drops its cache then), a write of the file's from here but the
+ * descriptor's own gathered writes, or any call that may change files
+ * (open with O_TRUNC, truncate, rename...). A writable shared mapping
+ * of a file brings R home (request.c): none writes to a file here.
  *
  * Messages to send go out in order through remote_out (the agent sends
  * them around the call it sends, if any). The state is keyed by
@@ -40,23 +46,12 @@
 
 #define FIO_WIN_MIN	(128U << 10)	/* the first window of a stream */
 #define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
-#define FIO_FRESH_NS	1000000000ULL	/* a window older is read again */
 #define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
 #define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
-#define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
-#define FIO_SPARE	(8U << 20)	/* room kept: metadata, other writers */
+#define FIO_HELD_ONE	(64U << 10)	/* the largest read served from held */
 
 static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
 		    int64_t);
-
-static uint64_t
-fio_now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static struct fio_fd *
 fio_find(struct fio *f, int fd)
@@ -83,30 +78,30 @@ fio_add(struct fio *f, int fd)
 }
 
 static void
-fio_drop_window(struct fio_fd *e)
-{
-	free(e->win);
-	e->win = NULL;
-	e->win_len = 0;
-	e->grow = 0;
-}
-
-static void
 fio_forget(struct fio *f, struct fio_fd *e)
 {
-	fio_drop_window(e);
+	window_drop(e);
+	held_drop(&f->held, e->fd);
 	*e = f->fds[--f->nfds];
 }
 
-/* Every window of file (dev, ino), or every window if all. */
+/*
+ * Every window of file (dev, ino), and what R wrote of it but through
+ * descriptor keep (-1: none); every window and all R wrote if all.
+ */
 static void
-fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino)
+fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino, int keep)
 {
 	size_t	i;
 
+	if (all)
+		held_drop(&f->held, -1);
 	for (i = 0; i < f->nfds; i++) {
-		if (all || (f->fds[i].dev == dev && f->fds[i].ino == ino))
-			fio_drop_window(&f->fds[i]);
+		if (!all && (f->fds[i].dev != dev || f->fds[i].ino != ino))
+			continue;
+		window_drop(&f->fds[i]);
+		if (!all && f->fds[i].fd != keep)
+			held_drop(&f->held, f->fds[i].fd);
 	}
 }
 
@@ -117,6 +112,7 @@ fio_free(struct fio *f)
 
 	for (i = 0; i < f->nfds; i++)
 		free(f->fds[i].win);
+	held_drop(&f->held, -1);
 	free(f->fds);
 	for (i = 0; i < f->nout; i++)
 		free(f->out[i].msg);
@@ -161,58 +157,6 @@ fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
 	return 0;
 }
 
-/* File system dev at home, if the home said its room (add: make it). */
-static struct fio_fs *
-fio_fs(struct fio *f, uint64_t dev, int add)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nfs; i++) {
-		if (f->fs[i].dev == dev)
-			return &f->fs[i];
-	}
-	if (!add)
-		return NULL;
-	f->fs = xreallocarray(f->fs, f->nfs + 1, sizeof *f->fs);
-	memset(&f->fs[f->nfs], 0, sizeof *f->fs);
-	f->fs[f->nfs].dev = dev;
-	return &f->fs[f->nfs++];
-}
-
-/*
- * The home said dev's room (-1: it did not), after the calls before its
- * answer: those after it, still on their way, are charged to it.
- */
-static void
-fio_fs_told(struct fio *f, uint64_t dev, int64_t fs_free)
-{
-	if (fs_free >= 0)
-		fio_fs(f, dev, 1)->free = fs_free;
-}
-
-/*
- * May R's write of len bytes on e go behind? Only if the home's file
- * system, as it last said, has room for it beyond what went behind since
- * and a spare (its metadata, others writing there meanwhile): a write
- * behind is told to have written all, and a failure could only be told
- * later. Near full, the write goes home as it is, and its short count or
- * ENOSPC is its own, as at home. A file system the home says nothing of
- * (statvfs does not know it) is written behind.
- */
-static int
-fio_room(struct fio *f, const struct fio_fd *e, size_t len)
-{
-	const struct fio_fs	*fs = fio_fs(f, e->dev, 0);
-	uint64_t		 need;
-
-	if (fs == NULL)
-		return 1;
-	need = fs->ahead + len + FIO_SLACK;
-	if (f->blen > 0 && f->bdev == e->dev)
-		need += f->blen + FIO_SLACK;
-	return fs->free >= need + need / 32 + FIO_SPARE;
-}
-
 /*
  * A call written behind: its reply says only whether it failed. A write
  * charges what it may take (charge) to its file system (dev) until then.
@@ -230,7 +174,7 @@ fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
 	f->behind[f->nbehind].expect = expect;
 	f->behind[f->nbehind].dev = dev;
 	f->behind[f->nbehind].charge = 0;
-	if (charge > 0 && (fs = fio_fs(f, dev, 0)) != NULL) {
+	if (charge > 0 && (fs = room_fs(f, dev, 0)) != NULL) {
 		fs->ahead += charge;
 		f->behind[f->nbehind].charge = charge;
 	}
@@ -312,7 +256,7 @@ fio_drop_fd(struct fio *f, int fd)
 void
 fio_changed(struct fio *f, uint64_t dev, uint64_t ino)
 {
-	fio_drop_file(f, 0, dev, ino);
+	fio_drop_file(f, 0, dev, ino, -1);
 }
 
 /*
@@ -405,6 +349,12 @@ fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
 		f->bino = e->ino;
 		f->boff = args[3];
 	}
+	/* where it lands, for R to read it back from here (not O_APPEND) */
+	if (!e->append && (nr == SYS_pwrite64 || e->pos_known))
+		held_put(&f->held, e->fd, nr == SYS_pwrite64 ? args[3] :
+		    e->pos, f->buf + f->blen, len, window_now(), FIO_FRESH_NS);
+	else
+		held_drop(&f->held, e->fd);
 	f->blen += len;
 	*rv = len;
 	return 1;
@@ -516,6 +466,13 @@ fio_harmless(int nr, const uint64_t *a)
 	case SYS_readv:
 	case SYS_getdents64:
 	case SYS_close:
+	case SYS_fchown:	/* a file's owner and mode are not its bytes */
+	case SYS_fchmod:
+	case SYS_fchownat:
+	case SYS_fchmodat:
+	case SYS_chown:
+	case SYS_lchown:
+	case SYS_chmod:
 		return 1;
 	case SYS_open:
 		return ((int)a[1] & O_TRUNC) == 0;
@@ -553,40 +510,131 @@ fio_replaced(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
 	}
 }
 
-/* Write len bytes of e's window at pos into R's buffer and take them. */
-static long
-fio_serve(struct fio_fd *e, pid_t tid, uint64_t buf, size_t len)
-{
-	struct iovec	local, remote;
-	size_t		n = e->win_off + e->win_len - e->pos;
+enum fio_where {
+	FIO_HOME,		/* neither: fetched, or home as it is */
+	FIO_WINDOW,		/* from the window read ahead */
+	FIO_HELD,		/* from what R wrote */
+};
 
-	if (n > len)
-		n = len;
-	local.iov_base = e->win + (e->pos - e->win_off);
-	local.iov_len = n;
-	remote.iov_base = (void *)(uintptr_t)buf;
-	remote.iov_len = n;
-	if (n > 0 && process_vm_writev(tid, &local, 1, &remote, 1, 0) !=
-	    (ssize_t)n)
+/*
+ * Where R's read or pread64 (nr, args) of e can be served: its window
+ * first (dropped by any write of the file since it was read, so never
+ * older than what R wrote), then what R wrote, then home.
+ */
+static enum fio_where
+fio_where(struct fio *f, const struct fio_fd *e, int nr, const uint64_t *args)
+{
+	struct iovec	iov[FIO_HELD_ONE / 4096 + 2];
+	size_t		len = (size_t)args[2], niov;
+	uint64_t	off;
+
+	if (e->state != FIO_KNOWN || !e->readable || e->err != 0 ||
+	    len == 0 || len > FIO_WIN_MAX)
+		return FIO_HOME;
+	if (nr == SYS_read && e->pos_known)
+		off = e->pos;
+	else if (nr == SYS_pread64 && (int64_t)args[3] >= 0)
+		off = args[3];
+	else
+		return FIO_HOME;
+	if (window_servable(e, off, len))
+		return FIO_WINDOW;
+	if (len > FIO_HELD_ONE)
+		return FIO_HOME;
+	if (held_get(&f->held, e->fd, off, len, window_now(), FIO_FRESH_NS,
+	    iov, nitems(iov), &niov))
+		return FIO_HELD;
+	return FIO_HOME;
+}
+
+/* R's read or pread64 of e served from what R wrote, as fio_where said. */
+static long
+fio_serve_held(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
+    const uint64_t *args)
+{
+	struct iovec	iov[FIO_HELD_ONE / 4096 + 2], remote;
+	size_t		len = (size_t)args[2], niov;
+	uint64_t	off = nr == SYS_read ? e->pos : args[3];
+
+	if (!held_get(&f->held, e->fd, off, len, window_now(), FIO_FRESH_NS,
+	    iov, nitems(iov), &niov))
+		return -EIO;	/* fio_where said otherwise */
+	remote.iov_base = (void *)(uintptr_t)args[1];
+	remote.iov_len = len;
+	if (process_vm_writev(tid, iov, niov, &remote, 1, 0) != (ssize_t)len)
 		return -EFAULT;
-	e->pos += n;
-	e->seek += n;
-	return n;
+	if (nr == SYS_read) {
+		e->pos += len;
+		e->seek += len;
+	}
+	f->stats_held++;
+	return len;
 }
 
 /*
- * What R's read of e wants of its window: 1 it can be served, 0 a fetch
- * (for the stream at e->pos).
+ * R's read or pread64 of e waits for a window at off, which grows with a
+ * stream and starts small after a jump.
+ */
+static enum fio_verdict
+fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
+    const uint64_t *args, uint64_t off, uint64_t *seq)
+{
+	size_t	len = (size_t)args[2];
+
+	if (e->win != NULL && off >= e->win_off &&
+	    off <= e->win_off + e->win_len)
+		e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
+		    e->grow * 2;
+	else
+		e->grow = FIO_WIN_MIN;
+	f->waiting = 1;
+	memcpy(f->wait_args, args, sizeof f->wait_args);
+	f->wait_nr = nr;
+	f->wait_off = off;
+	f->wait_id = id;
+	f->wait_tid = tid;
+	f->wait_fd = e->fd;
+	f->wait_buf = args[1];
+	f->wait_len = len;
+	fio_fetch(f, e, off, len > e->grow ? len : e->grow, seq);
+	return FIO_WAIT;
+}
+
+/* Is fcntl's cmd one that takes or gives up a lock? */
+static int
+fio_is_lock(int cmd)
+{
+	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
+	    cmd == F_OFD_SETLKW;
+}
+
+/*
+ * Calls on a regular file's descriptor after which what we hold of the
+ * file is still the file's: those that change no byte of it and take no
+ * lock (another process's changes are to be seen after a lock).
  */
 static int
-fio_servable(const struct fio_fd *e, size_t len)
+fio_keeps(int nr, const uint64_t *args)
 {
-	uint64_t	end = e->win_off + e->win_len;
-
-	if (e->win == NULL || e->pos < e->win_off || e->pos >= end ||
-	    fio_now() - e->win_at > FIO_FRESH_NS)
-		return 0;
-	return end - e->pos >= len || e->win_eof;
+	switch (nr) {
+	case SYS_read:
+	case SYS_pread64:
+	case SYS_readv:
+	case SYS_preadv:
+	case SYS_preadv2:
+	case SYS_lseek:
+	case SYS_fstat:
+	case SYS_fsync:
+	case SYS_fdatasync:
+	case SYS_fadvise64:
+	case SYS_fstatfs:
+	case SYS_sync_file_range:
+	case SYS_close:
+		return 1;
+	case SYS_fcntl:
+		return !fio_is_lock((int)args[1]);
+	}
+	return 0;
 }
 
 /*
@@ -604,6 +652,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
     uint64_t *seq, long *rv)
 {
 	struct fio_fd	*e = NULL;
+	enum fio_where	 where = FIO_HOME;
 	int		 fd = (int)args[0];
 	size_t		 len;
 
@@ -612,14 +661,18 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	fio_replaced(f, nr, args, seq);
 	if (fio_is_fd_call(nr))
 		e = fio_find(f, fd);
+	if (e != NULL && (nr == SYS_read || nr == SYS_pread64))
+		where = fio_where(f, e, nr, args);
 	/*
-	 * Writes gathered go before anything else, but the next of them
-	 * and a read of another file (served or fetched ahead: a read of
-	 * the same file must see them).
+	 * Writes gathered go before anything else, but the next of them, a
+	 * read served here (from a window, older than no write of its file,
+	 * or from what R wrote, those writes included) and a read of another
+	 * file fetched ahead: one of the same file fetched must see them.
 	 */
 	if (f->blen > 0 && !(e != NULL && e->state == FIO_KNOWN &&
 	    (((nr == SYS_write || nr == SYS_pwrite64) && e->fd == f->bfd) ||
-	    (nr == SYS_read && (e->dev != f->bdev || e->ino != f->bino)))))
+	    ((nr == SYS_read || nr == SYS_pread64) && (where != FIO_HOME ||
+	    e->dev != f->bdev || e->ino != f->bino)))))
 		fio_flush(f, seq);
 	/*
 	 * R sees what it wrote: a call that may change a file drops every
@@ -629,7 +682,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 */
 	if ((e == NULL || (e->state != FIO_KNOWN && e->state != FIO_OTHER)) &&
 	    !fio_harmless(nr, args))
-		fio_drop_file(f, 1, 0, 0);
+		fio_drop_file(f, 1, 0, 0, -1);
 	if (e == NULL || e->state != FIO_KNOWN) {
 		/* another call may show an offset owed: pay them first */
 		fio_settle(f, seq);
@@ -650,31 +703,30 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		e->err = 0;
 		return FIO_ANSWER;
 	}
-	/* a large read is as good going home as it is */
 	len = (size_t)args[2];
-	if (nr == SYS_read && e->readable && e->pos_known && len > 0 &&
-	    len <= FIO_WIN_MAX) {
-		if (fio_servable(e, len)) {
-			*rv = fio_serve(e, tid, args[1], len);
-			f->stats_served++;
-			return FIO_ANSWER;
+	if (where == FIO_WINDOW) {
+		*rv = window_serve(e, tid, args[1], nr == SYS_read ? e->pos :
+		    args[3], len, nr == SYS_read);
+		f->stats_served++;
+	} else if (where == FIO_HELD)
+		*rv = fio_serve_held(f, e, tid, nr, args);
+	if (where != FIO_HOME) {
+		if (nr == SYS_pread64 && *rv >= 0) {
+			e->pstream = 1;
+			e->pnext = args[3] + *rv;
 		}
-		/* a stream grows its window; a jump starts small */
-		if (e->win != NULL && e->pos >= e->win_off &&
-		    e->pos <= e->win_off + e->win_len)
-			e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
-			    e->grow * 2;
-		else
-			e->grow = FIO_WIN_MIN;
-		f->waiting = 1;
-		memcpy(f->wait_args, args, sizeof f->wait_args);
-		f->wait_id = id;
-		f->wait_tid = tid;
-		f->wait_fd = fd;
-		f->wait_buf = args[1];
-		f->wait_len = len;
-		fio_fetch(f, e, e->pos, len > e->grow ? len : e->grow, seq);
-		return FIO_WAIT;
+		return FIO_ANSWER;
+	}
+	/* a large read is as good going home as it is */
+	if (nr == SYS_read && e->readable && e->pos_known && len > 0 &&
+	    len <= FIO_WIN_MAX)
+		return fio_wait(f, e, tid, id, nr, args, e->pos, seq);
+	if (nr == SYS_pread64 && e->readable && len > 0 &&
+	    len <= FIO_WIN_MAX && (int64_t)args[3] >= 0) {
+		/* one on from where the last ended is a stream: read ahead */
+		if (e->pstream && args[3] == e->pnext)
+			return fio_wait(f, e, tid, id, nr, args, args[3], seq);
+		e->pstream = 0;		/* fio_result says where it ends */
 	}
 	if (nr == SYS_lseek) {
 		/* "a seek and a read in one message": what R owes rides along */
@@ -690,21 +742,31 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		fio_forget(f, e);
 		return FIO_PASS;
 	}
-	if (nr == SYS_write || nr == SYS_pwrite64 || nr == SYS_writev ||
-	    nr == SYS_ftruncate || nr == SYS_fallocate)
-		fio_drop_file(f, 0, e->dev, e->ino);
+	/*
+	 * A write drops the file's windows and what other descriptors of it
+	 * wrote; what this one wrote is kept for a write gathered (which
+	 * updates it), forgotten for any other. Any other call that may
+	 * change the file, or takes a lock on it, drops all of it.
+	 */
+	if (nr == SYS_write || nr == SYS_pwrite64)
+		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
+	else if (!fio_keeps(nr, args))
+		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
-		if (fio_room(f, e, len)) {
+		if (room_for(f, e, len)) {
 			if (fio_gather(f, e, tid, nr, args, seq, rv)) {
 				fio_sent_behind_pos(f, e, nr, *rv);
 				return FIO_ANSWER;
 			}
+			held_drop(&f->held, e->fd);
 			return FIO_BEHIND;
 		}
 		/* after those before it, which had room */
 		fio_flush(f, seq);
 		f->stats_at_once++;
 	}
+	if (nr == SYS_write || nr == SYS_pwrite64)
+		held_drop(&f->held, e->fd);
 	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
 	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
 		e->pos_known = 0;
@@ -762,12 +824,13 @@ fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t fs_free,
 		/* a short write is one whose rest the home could not write */
 		e->err = ret < 0 ? ret : -EIO;
 		f->stats_errors++;
+		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	}
 	if (f->behind[i].charge > 0 &&
-	    (fs = fio_fs(f, f->behind[i].dev, 0)) != NULL)
+	    (fs = room_fs(f, f->behind[i].dev, 0)) != NULL)
 		fs->ahead -= f->behind[i].charge;
 	if (f->behind[i].expect >= 0)
-		fio_fs_told(f, f->behind[i].dev, fs_free);
+		room_told(f, f->behind[i].dev, fs_free);
 	f->behind[i] = f->behind[--f->nbehind];
 	return 1;
 }
@@ -786,13 +849,17 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 	if (!fio_is_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->state == FIO_KNOWN)
-		fio_fs_told(f, e->dev, fs_free);
+		room_told(f, e->dev, fs_free);
 	if (nr == SYS_lseek && *ret >= 0) {
 		e->pos = *ret;
 		e->pos_known = 1;
 	} else if ((nr == SYS_read || (nr == SYS_write && !e->append)) &&
 	    *ret >= 0 && e->pos_known)
 		e->pos += *ret;
+	if (nr == SYS_pread64 && *ret >= 0) {
+		e->pstream = 1;
+		e->pnext = args[3] + *ret;
+	}
 	if (e->err != 0 && *ret >= 0) {
 		*ret = e->err;
 		e->err = 0;
@@ -821,7 +888,7 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
 	e->pos = m->pos;
 	e->pos_known = !m->append;
 	if (m->has_fs_free)
-		fio_fs_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
+		room_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
 		    (int64_t)m->fs_free);
 }
 
@@ -844,17 +911,13 @@ fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid, long *rv)
 		e->readable = 0;
 		return valid ? -1 : 0;
 	}
-	free(e->win);
-	e->win = xmalloc(m->data.len > 0 ? m->data.len : 1);
-	if (m->data.len > 0)
-		memcpy(e->win, m->data.data, m->data.len);
-	e->win_off = e->pos;
-	e->win_len = m->data.len;
-	e->win_eof = e->pos + m->data.len >= m->size;
-	e->win_at = fio_now();
+	window_fill(e, f->wait_off, m->data.data, m->data.len, m->size);
 	if (!valid)
 		return 0;	/* it reads again, from the window */
-	*rv = fio_serve(e, f->wait_tid, f->wait_buf, f->wait_len);
+	*rv = window_serve(e, f->wait_tid, f->wait_buf, f->wait_off, f->wait_len,
+	    f->wait_nr == SYS_read);
+	if (f->wait_nr == SYS_pread64 && *rv >= 0)
+		e->pnext = f->wait_off + *rv;
 	f->stats_served++;
 	return 1;
 }

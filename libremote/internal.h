@@ -223,7 +223,29 @@ struct emulate {
 long	 emulate_call(struct emulate *e, pid_t tid, int nr,
 	    const uint64_t *args);
 
+/* held.c */
+struct held_page {
+	int		 fd;
+	uint64_t	 pg;		/* its page number in the file */
+	uint32_t	 lo, hi;	/* the bytes held of it */
+	uint64_t	 at;		/* when they were written */
+	uint8_t		*data;
+};
+struct held {
+	struct held_page *pages;	/* by fd, then pg */
+	size_t		 n;
+};
+struct iovec;
+void	 held_put(struct held *h, int fd, uint64_t off, const uint8_t *buf,
+	    size_t len, uint64_t now, uint64_t fresh_ns);
+int	 held_get(const struct held *h, int fd, uint64_t off, size_t len,
+	    uint64_t now, uint64_t fresh_ns, struct iovec *iov, size_t maxiov,
+	    size_t *niov);
+void	 held_drop(struct held *h, int fd);
+size_t	 held_bytes(const struct held *h);
+
 /* fileio.c */
+#define FIO_FRESH_NS	1000000000ULL	/* bytes older are read again */
 enum fio_state {
 	FIO_ASKED = 1,		/* what it is asked of the home */
 	FIO_KNOWN,		/* a regular file */
@@ -245,6 +267,8 @@ struct fio_fd {
 	int		 win_eof;	/* up to the end of the file */
 	uint64_t	 win_at;	/* when read */
 	size_t		 grow;		/* the stream's window */
+	int		 pstream;	/* a pread64 ended at pnext */
+	uint64_t	 pnext;
 	int64_t		 err;		/* a write behind failed */
 };
 struct fio_msg {
@@ -276,7 +300,10 @@ struct fio {
 	size_t		 nbehind;
 	struct fio_fs	*fs;		/* those the home said the room of */
 	size_t		 nfs;
+	struct held	 held;		/* what R wrote (held.c) */
 	int		 waiting;	/* R's read, for its window */
+	int		 wait_nr;	/* read or pread64 */
+	uint64_t	 wait_off;	/* where the window starts */
 	uint64_t	 wait_id;
 	pid_t		 wait_tid;
 	int		 wait_fd;
@@ -294,10 +321,26 @@ struct fio {
 	size_t		 blen;
 	uint64_t	 stats_behind;
 	uint64_t	 stats_served;
+	uint64_t	 stats_held;	/* reads served from what R wrote */
 	uint64_t	 stats_fetches;
 	uint64_t	 stats_errors;
 	uint64_t	 stats_at_once;	/* writes not behind, for room */
 };
+/* room.c */
+#define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
+struct fio_fs	*room_fs(struct fio *f, uint64_t dev, int add);
+void	 room_told(struct fio *f, uint64_t dev, int64_t fs_free);
+int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
+
+/* window.c */
+uint64_t window_now(void);
+void	 window_drop(struct fio_fd *e);
+long	 window_serve(struct fio_fd *e, pid_t tid, uint64_t buf, uint64_t off,
+	    size_t len, int move);
+int	 window_servable(const struct fio_fd *e, uint64_t off, size_t len);
+void	 window_fill(struct fio_fd *e, uint64_t off, const uint8_t *data,
+	    size_t len, uint64_t size);
+
 enum fio_verdict {
 	FIO_PASS,
 	FIO_BEHIND,

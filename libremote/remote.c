@@ -717,6 +717,7 @@ remote_stats(struct remote *g)
 {
 	g->stats.behind = g->fio.stats_behind;
 	g->stats.served = g->fio.stats_served;
+	g->stats.held = g->fio.stats_held;
 	g->stats.fetches = g->fio.stats_fetches;
 	g->stats.behind_errors = g->fio.stats_errors;
 	g->stats.at_once = g->fio.stats_at_once;
@@ -772,6 +773,7 @@ void
 remote_strict(struct remote *g)
 {
 	g->fio.off = 1;
+	held_drop(&g->fio.held, -1);
 }
 
 /*
@@ -879,8 +881,8 @@ remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
 		ev->kind = REMOTE_ANSWERED;
 		break;
 	case -1:
-		table_resolve(SYS_read, g->fio.wait_args, g->emu.home_pid,
-		    &tc);
+		table_resolve(g->fio.wait_nr, g->fio.wait_args,
+		    g->emu.home_pid, &tc);
 		rc = remote_forward(g, id, tid, &tc, g->fio.wait_args, 0, ev,
 		    cause);
 		break;

@@ -14,6 +14,9 @@
  *   marshal.c		  reading a call's memory out of R into a description
  *   emulate.c		  CPU-time clocks continued from what was used before
  *   fileio.c		  regular files: reads ahead, writes behind
+ *   window.c		  a descriptor's bytes read ahead
+ *   held.c		  what R wrote of them, for reading back here
+ *   room.c		  the room at home for writes behind
  *   ident.c		  getpid, getuid and the like answered from the
  *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
@@ -98,6 +101,7 @@ struct remote_stats {
 	uint64_t	 ident;		/* identity answered here */
 	uint64_t	 behind;	/* calls sent behind (fileio.c) */
 	uint64_t	 served;	/* reads served from windows */
+	uint64_t	 held;		/* reads served from what R wrote */
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */
 	uint64_t	 at_once;	/* writes not behind: little room at home */

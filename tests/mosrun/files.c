@@ -12,6 +12,18 @@
  *			  descriptor reads must be the new bytes), then after
  *			  1.2 s reads on the first descriptor: the new bytes
  *			  too. Prints "fresh X" (what both read) or "stale".
+ *   files pstale PATH    as sqlite reads its database: pread64s of PATH (512
+ *			  KiB of one letter) opened read-write, 4 KiB at 0 then
+ *			  on (a stream: read ahead), a page written at 256 KiB
+ *			  and read back at once (from what it wrote); says
+ *			  "read X W" and waits for PATH.go (PATH rewritten at
+ *			  home with another letter meanwhile); takes a lock on
+ *			  PATH and reads both pages again at once: the new
+ *			  letter (a lock drops what was held); writes and reads
+ *			  back a page again, reads on, says "again", waits for
+ *			  PATH.go2 (rewritten again) and 1.2 s later reads both
+ *			  kinds of page without a lock: the newest letter.
+ *			  Prints "fresh X Y" or "stale: ...".
  *
  * Exits 0, or 1 with what went wrong.
  */
@@ -116,6 +128,98 @@ do_stale(const char *path)
 	return 0;
 }
 
+/* The letter of the page at off of fd, or 0 if not one letter. */
+static int
+page_is(int fd, off_t off)
+{
+	char	b[BLOCK];
+	int	i;
+
+	if (pread(fd, b, BLOCK, off) != BLOCK)
+		return 0;
+	for (i = 1; i < BLOCK; i++)
+		if (b[i] != b[0])
+			return 0;
+	return b[0];
+}
+
+static void
+wait_file(const char *path, const char *suffix)
+{
+	char	go[4096];
+
+	snprintf(go, sizeof go, "%s%s", path, suffix);
+	while (access(go, F_OK) != 0)
+		usleep(20000);
+}
+
+static int
+do_pstale(const char *path)
+{
+	struct flock	 lk;
+	char		 w[BLOCK];
+	int		 fd, a, b = 0, c;
+
+	printf("start\n");
+	if ((fd = open(path, O_RDWR)) == -1) {
+		perror(path);
+		return 1;
+	}
+	/*
+	 * What PATH is (the first read), a page written at 256 KiB, a stream
+	 * read ahead from 4 KiB (a window of 128 KiB), then the page read
+	 * back (beyond the window: from what was written).
+	 */
+	a = page_is(fd, 0);
+	memset(w, 'w', sizeof w);
+	if (pwrite(fd, w, BLOCK, 262144) != BLOCK) {
+		perror(path);
+		return 1;
+	}
+	if (page_is(fd, 4096) != a || page_is(fd, 8192) != a ||
+	    (b = page_is(fd, 262144)) != 'w') {
+		printf("stale: read %c, then %c where w was written\n", a, b);
+		return 1;
+	}
+	printf("read %c %c\n", a, b);
+	wait_file(path, ".go");
+	memset(&lk, 0, sizeof lk);
+	lk.l_type = F_WRLCK;
+	lk.l_whence = SEEK_SET;
+	if (fcntl(fd, F_SETLKW, &lk) == -1) {
+		perror("lock");
+		return 1;
+	}
+	b = page_is(fd, 8192);
+	c = page_is(fd, 262144);
+	if (b == a || c != b) {
+		printf("stale: after a lock, read %c and %c\n", b, c);
+		return 1;
+	}
+	a = b;
+	lk.l_type = F_UNLCK;
+	fcntl(fd, F_SETLK, &lk);
+	/* again, without a lock: a page written, then a window */
+	memset(w, 'x', sizeof w);
+	if (pwrite(fd, w, BLOCK, 266240) != BLOCK ||
+	    page_is(fd, 266240) != 'x' || page_is(fd, 270336) != a ||
+	    page_is(fd, 274432) != a) {
+		printf("stale: wrote x at 260 KiB, or %c is gone\n", a);
+		return 1;
+	}
+	printf("again\n");
+	wait_file(path, ".go2");
+	usleep(1200000);
+	b = page_is(fd, 278528);
+	c = page_is(fd, 266240);
+	if (b == a || b != c) {
+		printf("stale: read %c and %c 1.2 s after %c\n", b, c, a);
+		return 1;
+	}
+	printf("fresh %c %c\n", a, b);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -124,6 +228,9 @@ main(int argc, char **argv)
 		return do_write(argv[2], atol(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "stale") == 0)
 		return do_stale(argv[2]);
-	fprintf(stderr, "usage: files write PATH N | files stale PATH\n");
+	if (argc == 3 && strcmp(argv[1], "pstale") == 0)
+		return do_pstale(argv[2]);
+	fprintf(stderr, "usage: files write PATH N | files stale PATH | "
+	    "files pstale PATH\n");
 	return 2;
 }

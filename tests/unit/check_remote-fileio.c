@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "libremote/internal.h"
@@ -307,6 +308,243 @@ START_TEST(test_fileio_room)
 }
 END_TEST
 
+/* fd known to fio as a regular file (dev 1, ino 2), read and written. */
+static void
+known(struct fio *f, int fd, uint64_t *seq)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	uint8_t			 buf[16];
+	uint64_t		 args[6] = { fd, (uint64_t)buf, sizeof buf, 0 };
+	int			 kinds[4];
+	int64_t			 ret = sizeof buf;
+	long			 rv;
+
+	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_pread64, args, seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(drain(f, kinds, 4, NULL), 1);
+	info.fd = fd;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = 2;
+	fio_info(f, &info);
+	fio_result(f, SYS_pread64, args, &ret, -1);
+}
+
+/* The offset and length of the RemoteRead fio has to send, the last. */
+static void
+fetched(struct fio *f, uint64_t *off, uint32_t *len)
+{
+	Osm__RemoteRead	*r;
+	uint8_t		*msg;
+	size_t		 n;
+	int		 kind, seen = 0;
+
+	while (fio_out(f, 1, &kind, &msg, &n)) {
+		if (kind == REMOTE_OUT_READ) {
+			r = osm__remote_read__unpack(NULL, n, msg);
+			ck_assert_ptr_nonnull(r);
+			*off = r->offset;
+			*len = r->length;
+			osm__remote_read__free_unpacked(r, NULL);
+			seen = 1;
+		}
+		free(msg);
+	}
+	ck_assert(seen);
+}
+
+/*
+ * pread64: one that goes on where the last ended is a stream, read ahead
+ * (a jump goes home as it is); a page R wrote is read back from what R
+ * wrote, with the writes still gathered, while it is fresh and until a
+ * lock is taken on the file, the file is truncated, another descriptor of
+ * it writes, or a write behind fails.
+ */
+START_TEST(test_fileio_pread)
+{
+	Osm__RemoteReadData	 data = OSM__REMOTE_READ_DATA__INIT;
+	struct fio		 f;
+	static uint8_t		 file[300000];
+	uint8_t			 buf[8192], page[4096];
+	uint64_t		 seq = 0, args[6], off;
+	uint32_t		 len;
+	int64_t			 expect;
+	int			 kinds[16];
+	long			 rv;
+	size_t			 i, n;
+	pid_t			 self = getpid();
+
+	memset(&f, 0, sizeof f);
+	for (i = 0; i < sizeof file; i++)
+		file[i] = i * 11;
+	known(&f, 5, &seq);
+
+	/* 16 bytes at 0 went home; 4096 at 16 go on: a window from 16 */
+	uint64_t p1[6] = { 5, (uint64_t)buf, 4096, 16 };
+	memcpy(args, p1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_pread64, args, &seq, &rv),
+	    FIO_WAIT);
+	fetched(&f, &off, &len);
+	ck_assert_uint_eq(off, 16);
+	ck_assert_uint_eq(len, 128 << 10);
+	data.seq = f.wait_seq;
+	data.has_data = data.has_size = 1;
+	data.data.data = file + 16;
+	data.data.len = 128 << 10;
+	data.size = sizeof file;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &rv), 1);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert(memcmp(buf, file + 16, 4096) == 0);
+	/* the next, and one further on within the window: served here */
+	uint64_t p2[6] = { 5, (uint64_t)buf, 4096, 4112 };
+	memcpy(args, p2, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_pread64, args, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert(memcmp(buf, file + 4112, 4096) == 0);
+	uint64_t p3[6] = { 5, (uint64_t)buf, 8192, 100000 };
+	memcpy(args, p3, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_pread64, args, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, 8192);
+	ck_assert(memcmp(buf, file + 100000, 8192) == 0);
+	ck_assert_uint_eq(f.stats_served, 3);
+	/* a jump beyond it goes home as it is, and starts no fetch */
+	uint64_t p4[6] = { 5, (uint64_t)buf, 4096, 250000 };
+	memcpy(args, p4, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 5, SYS_pread64, args, &seq, &rv),
+	    FIO_PASS);
+	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 0);
+
+	/* a page written, read back from here: its write still gathered */
+	memset(page, 'W', sizeof page);
+	uint64_t w1[6] = { 5, (uint64_t)page, 4096, 8192 };
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 6, SYS_pwrite64, args, &seq, &rv),
+	    FIO_ANSWER);
+	uint64_t p5[6] = { 5, (uint64_t)buf, 4096, 8192 };
+	memcpy(args, p5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 7, SYS_pread64, args, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert(memcmp(buf, page, 4096) == 0);
+	ck_assert_uint_eq(f.stats_held, 1);
+	ck_assert(fio_batched(&f));
+	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 0);
+	/* the window was dropped by the write: bytes beside it go home */
+	uint64_t p6[6] = { 5, (uint64_t)buf, 100, 8100 };
+	memcpy(args, p6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 8, SYS_pread64, args, &seq, &rv),
+	    FIO_PASS);
+	n = drain(&f, kinds, 16, NULL);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
+
+	/* fresh for FIO_FRESH_NS only */
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 9, SYS_pwrite64, args, &seq, &rv),
+	    FIO_ANSWER);
+	for (i = 0; i < f.held.n; i++)
+		f.held.pages[i].at -= 2000000000ULL;
+	memcpy(args, p5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 10, SYS_pread64, args, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(f.stats_held, 1);
+	drain(&f, kinds, 16, NULL);
+
+	/* a lock taken on the file drops it, as NFS drops its cache */
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 11, SYS_pwrite64, args, &seq,
+	    &rv), FIO_ANSWER);
+	uint64_t l1[6] = { 5, F_SETLK, 0 };
+	memcpy(args, l1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 12, SYS_fcntl, args, &seq, &rv),
+	    FIO_PASS);
+	ck_assert_uint_eq(held_bytes(&f.held), 0);
+	memcpy(args, p5, sizeof args);
+	ck_assert_int_ne(fio_call(&f, self, 13, SYS_pread64, args, &seq,
+	    &rv), FIO_ANSWER);
+	drain(&f, kinds, 16, NULL);
+	f.waiting = 0;
+
+	/* so do ftruncate, a write of another descriptor, a failure behind */
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_pwrite64, args, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_uint_eq(held_bytes(&f.held), 4096);
+	uint64_t t1[6] = { 5, 4096 };
+	memcpy(args, t1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 15, SYS_ftruncate, args, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(held_bytes(&f.held), 0);
+	drain(&f, kinds, 16, NULL);
+	known(&f, 6, &seq);
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 16, SYS_pwrite64, args, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_uint_eq(held_bytes(&f.held), 4096);
+	uint64_t w2[6] = { 6, (uint64_t)page, 10, 0 };
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 17, SYS_pwrite64, args, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_uint_eq(held_bytes(&f.held), 10);
+	fio_flush(&f, &seq);
+	drain(&f, kinds, 16, NULL);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, -1, &expect), 1);
+	ck_assert_uint_eq(held_bytes(&f.held), 0);
+
+	/* strict: every pread64 as it is */
+	f.off = 1;
+	memcpy(args, p2, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 18, SYS_pread64, args, &seq,
+	    &rv), FIO_PASS);
+	fio_free(&f);
+}
+END_TEST
+
+/*
+ * held.c: runs of bytes by page, merged while fresh, served whole or not
+ * at all, and bounded: past 16 MiB the stale go, then all.
+ */
+START_TEST(test_held)
+{
+	struct held	h;
+	struct iovec	iov[8];
+	uint8_t		b[10000], out[10000];
+	size_t		i, niov, got;
+
+	memset(&h, 0, sizeof h);
+	for (i = 0; i < sizeof b; i++)
+		b[i] = i * 3;
+	/* 10,000 bytes at 1000: pages 0 to 2, in three pieces */
+	held_put(&h, 3, 1000, b, sizeof b, 100, 50);
+	ck_assert(held_get(&h, 3, 1000, sizeof b, 120, 50, iov, 8, &niov));
+	ck_assert_uint_eq(niov, 3);
+	for (i = got = 0; i < niov; got += iov[i++].iov_len)
+		memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
+	ck_assert_uint_eq(got, sizeof b);
+	ck_assert(memcmp(out, b, sizeof b) == 0);
+	ck_assert(!held_get(&h, 3, 999, 10, 120, 50, iov, 8, &niov));
+	ck_assert(!held_get(&h, 4, 1000, 10, 120, 50, iov, 8, &niov));
+	ck_assert(!held_get(&h, 3, 1000, 10, 151, 50, iov, 8, &niov));
+	/* next to fresh bytes: one run; next to stale ones: only the new */
+	held_put(&h, 3, 900, b, 100, 130, 50);
+	ck_assert(held_get(&h, 3, 900, 200, 140, 50, iov, 8, &niov));
+	held_put(&h, 3, 800, b, 100, 190, 50);
+	ck_assert(!held_get(&h, 3, 800, 200, 195, 50, iov, 8, &niov));
+	ck_assert(held_get(&h, 3, 800, 100, 195, 50, iov, 8, &niov));
+	held_drop(&h, 3);
+	ck_assert_uint_eq(held_bytes(&h), 0);
+	/* bounded */
+	for (i = 0; i < 5000; i++)
+		held_put(&h, 1, i * 4096, b, 4096, i < 100 ? 1 : 1000, 50);
+	ck_assert_uint_le(h.n, 4096);
+	ck_assert(held_get(&h, 1, 4999 * 4096, 4096, 1000, 50, iov, 8,
+	    &niov));
+	held_drop(&h, -1);
+	ck_assert_uint_eq(h.n, 0);
+}
+END_TEST
+
 void
 check_remote_fileio(Suite *s)
 {
@@ -315,5 +553,7 @@ check_remote_fileio(Suite *s)
 	tcase_add_test(tc, test_fileio);
 	tcase_add_test(tc, test_fileio_shared);
 	tcase_add_test(tc, test_fileio_room);
+	tcase_add_test(tc, test_fileio_pread);
+	tcase_add_test(tc, test_held);
 	suite_add_tcase(s, tc);
 }
