@@ -58,7 +58,8 @@ uint8_t		*husk_scratch(const struct husk_lane *l, uint64_t *base,
 int		 husk_run(struct husk *h, char **cause);
 int		 husk_run_lane(struct husk *h, struct husk_lane *l,
 		    char **cause);
-void		 husk_call(struct husk_lane *l, long nr, const uint64_t *args);
+int		 husk_call(struct husk_lane *l, long nr, const uint64_t *args,
+		    int wait, long *rv);
 enum husk_stop	 husk_stopped(struct husk *h, struct husk_lane *l, int status,
 		    long *rv, siginfo_t *si);
 int		 husk_continue(struct husk *h, struct husk_lane *l, int sig,
