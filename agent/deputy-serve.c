@@ -3,7 +3,9 @@
  * as a RemoteCall, is checked (libremote/home.c: a guest must not make P
  * do what a forwarded call may not), laid out in the shared area of the
  * husk's lane of the thread that made it and run by the husk's stub
- * there, in that thread's own context; its result goes back as a
+ * there, in that thread's own context (a read, write or seek of a
+ * regular file we make ourselves, on a duplicate of P's descriptor:
+ * deputy-io.c); its result goes back as a
  * RemoteReply, after the signals P got meanwhile. P's ptrace stops while
  * away are the calls' returns and the signals sent to it at home.
  *
@@ -322,6 +324,12 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	cancel = d->cancel_seq == hc->seq;
 	if (cancel)
 		d->cancel_seq = 0;
+	/* a read, write or seek of a regular file: made here, P not woken */
+	if (deputy_io_call(d, hc, mem, base, room, &rv) == 1) {
+		log_debug("process %d: %s made by the deputy", (int)d->pid,
+		    hc->name);
+		return serve_returned(d, l, rv, 1, cause);
+	}
 	if (cancel && !hc->behind) {
 		/* a signal for R came while it waited its turn: break it off */
 		husk_call(l, hc->nr, hc->args, 0, NULL);

@@ -267,6 +267,8 @@ int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 void	 deputy_io_close(struct deputy *d);
+int	 deputy_io_call(struct deputy *d, const struct home_call *hc,
+	    uint8_t *mem, uint64_t base, size_t room, long *rv);
 int	 deputy_io_write(struct deputy *d, const struct home_call *hc,
 	    char **cause);
 
