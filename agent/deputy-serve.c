@@ -302,6 +302,7 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 		return -1;
 	case 1:
 		serve_lane_done(l);	/* made here, P not woken */
+		d->calls.deputy++;
 		return 0;
 	}
 	husk_scratch(l, &base, &room);
@@ -328,6 +329,7 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	if (deputy_io_call(d, hc, mem, base, room, &rv) == 1) {
 		log_debug("process %d: %s made by the deputy", (int)d->pid,
 		    hc->name);
+		d->calls.deputy++;
 		return serve_returned(d, l, rv, 1, cause);
 	}
 	if (cancel && !hc->behind) {
@@ -337,8 +339,10 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 		return 0;
 	}
 	/* most calls end at once: their reply goes without a ptrace stop */
-	if (husk_call(l, hc->nr, hc->args, 1, &rv) == 1)
+	if (husk_call(l, hc->nr, hc->args, 1, &rv) == 1) {
+		d->calls.waited++;
 		return serve_returned(d, l, rv, 1, cause);
+	}
 	return 0;
 }
 
@@ -404,6 +408,7 @@ deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 	}
 	switch (husk_stopped(&d->husk, l, status, &rv, &si)) {
 	case HUSK_RETURNED:
+		d->calls.trapped++;
 		return serve_returned(d, l, rv, 0, cause);
 	case HUSK_SIGNAL:
 		if (sig == d->ending || sig == d->stop_sent) {

@@ -187,6 +187,11 @@ struct deputy {
 	}			*queue;
 	size_t			 nqueue;
 	uint64_t		 cancel_seq;	/* a call queued, to break off */
+	struct deputy_calls {			/* served since P's exec */
+		uint64_t	 deputy;	/* made by us: P not woken */
+		uint64_t	 waited;	/* by P, ended while we waited */
+		uint64_t	 trapped;	/* by P, ended in its trap */
+	}			 calls;
 	int			 io_pidfd;	/* P's, > 0 (deputy-io.c) */
 	int			 io_fd;		/* a duplicate of P's, > 0 */
 	int			 io_fdnum;	/* P's descriptor */
