@@ -281,6 +281,8 @@ away_stats(struct deputy *d, const uint8_t *body, size_t len)
 /* The message that waited its turn, taken now. */
 static int	away_message(struct deputy *, uint16_t, const uint8_t *, size_t,
 		    char **);
+static int	away_arrived(struct deputy *, uint16_t, const uint8_t *, size_t,
+		    char **);
 
 /*
  * Run what waits in its turn now, in order, the call P runs first: before
@@ -392,6 +394,48 @@ away_listed(struct deputy *d, uint32_t node)
 }
 
 /*
+ * May the copy leave its node for a move we chose? Its guest says no while
+ * R holds a lock on a file opened there (remote_may_leave). What comes
+ * before the answer is served as always. 0: it may (or it is no longer
+ * away); -1 with *cause: not now, or it is lost.
+ */
+static int
+away_may_leave(struct deputy *d, uint32_t node, char **cause)
+{
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+	char		*why;
+
+	if (session_send(&d->ses, OSM__SES_KIND__SES_MAY_LEAVE, "", 0,
+	    cause) == -1)
+		goto lost;
+	while (d->state == DEPUTY_AWAY) {
+		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
+			goto lost;
+		if (kind != OSM__SES_KIND__SES_LEAVE_ANSWER) {
+			if (away_arrived(d, kind, body, len, cause) == -1)
+				goto lost;
+			continue;
+		}
+		why = ses_error_reason(body, len, "");
+		if (*why == '\0') {
+			free(why);
+			return 0;
+		}
+		xasprintf(cause, "process %d not moved now: %s", (int)d->pid,
+		    why);
+		deputy_why(d, "not moved to node %u: %s", node, why);
+		free(why);
+		return -1;
+	}
+	return 0;
+lost:
+	deputy_away_lost(d, *cause);
+	return -1;
+}
+
+/*
  * Move the process to node, wherever it is now: home, or elsewhere through
  * home, where its state is whole. P is in a ptrace stop at home if
  * stopped. -1 with *cause if it is not there, or may not go there.
@@ -423,11 +467,13 @@ deputy_away_move(struct deputy *d, uint32_t node, int stopped, char **cause)
 			ptrace(PTRACE_CONT, d->pid, 0, 0);
 		return -1;
 	}
+	if (d->state == DEPUTY_AWAY && node == d->where)
+		return 0;
+	if (d->state == DEPUTY_AWAY && away_may_leave(d, node, cause) == -1)
+		return -1;
 	if (node == d->self)
 		return d->state == DEPUTY_AWAY ?
 		    deputy_away_come_home(d, "called home", cause) : 0;
-	if (d->state == DEPUTY_AWAY && node == d->where)
-		return 0;
 	if (d->state == DEPUTY_AWAY && deputy_away_come_home(d,
 	    "called home on its way elsewhere", cause) == -1)
 		return -1;

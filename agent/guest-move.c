@@ -466,6 +466,27 @@ guest_move_home(struct guest *g, const char *why)
 }
 
 /*
+ * The home asks whether R may leave now, for a move it chose (mosmigrate,
+ * the balancer): not while R holds a lock on a file opened here
+ * (remote_may_leave), which would end with R's copy. The answer is a
+ * reason, or none for yes.
+ */
+void
+guest_move_may_leave(struct guest *g)
+{
+	Osm__SesError	 reason = OSM__SES_ERROR__INIT;
+	char		*why = NULL;
+
+	if (!remote_may_leave(g->remote, &why))
+		log_info("%s stays for now: %s", g->conn.who, why);
+	reason.reason = why != NULL ? why : "";
+	if (guest_ses_send(g, OSM__SES_KIND__SES_LEAVE_ANSWER,
+	    &reason.base) == -1)
+		guest_ses_fail(g, "the home went away");
+	free(why);
+}
+
+/*
  * R must go home, for a call it can make only there: ask the home to call
  * it (SES_WANT_HOME), which it does once the files R maps are checked;
  * R waits in the call meanwhile, and goes with SES_COME_HOME.

@@ -145,6 +145,9 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 		case OSM__SES_KIND__SES_READ_DATA:
 			guest_serve_read_data(g, body, len);
 			break;
+		case OSM__SES_KIND__SES_MAY_LEAVE:
+			guest_move_may_leave(g);
+			break;
 		case OSM__SES_KIND__SES_COME_HOME:
 			g->post_home = guest_files_replaced(g, body, len);
 			guest_move_home(g, g->homeward ? "it must" :

@@ -509,6 +509,7 @@ int	 guest_move_dump_fn(int fd, void *arg, char **cause);
 int	 guest_move_arrive(struct guest *g, char **cause);
 int	 guest_move_ended(struct guest *g);
 void	 guest_move_home(struct guest *g, const char *why);
+void	 guest_move_may_leave(struct guest *g);
 void	 guest_move_want_home(struct guest *g, const char *why);
 
 /* guest-files.c, continued */

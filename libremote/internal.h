@@ -365,6 +365,7 @@ struct shared {
 	size_t		 nfds;
 	struct Osm__RemoteFdInfo *info;	/* the home's, of an open's fd */
 	int		 null;		/* /dev/null, for R's closed ones */
+	int		 leaving;	/* remote_may_leave said yes */
 	uint64_t	 stats_local;	/* calls made here on them */
 	uint64_t	 stats_opened;
 	uint64_t	 stats_refused;	/* not provably the same file */

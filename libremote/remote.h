@@ -180,6 +180,7 @@ typedef int	(*remote_stater)(void *arg, const char *path, int nofollow,
 		    struct stat *st);
 void		 remote_shared(struct remote *g, char **paths, size_t npaths,
 		    remote_opener opener, remote_stater stater, void *arg);
+int		 remote_may_leave(struct remote *g, char **why);
 
 /* home.c */
 struct home_call {

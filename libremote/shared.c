@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
@@ -49,6 +50,44 @@ remote_shared(struct remote *g, char **paths, size_t npaths,
 	s->arg = arg;
 	if (s->null <= 0)
 		s->null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * May R leave this node now? Not while it holds a lock on a file opened
+ * here: the lock is R's, on this node's kernel (or its NFS client), and
+ * would end with R's copy in the middle of what it guards. R's
+ * /proc/PID/fdinfo lists the locks taken through each descriptor ("lock:"
+ * lines: POSIX, OFD and flock alike). 0 with *why naming the file; 1 it
+ * may, and from now on its lock calls on these files go home, where the
+ * deputy holds them until R is there (they then lock the home's
+ * descriptor, the same file), so that none is taken here in the meantime.
+ */
+int
+remote_may_leave(struct remote *g, char **why)
+{
+	struct shared	*s = &g->shared;
+	char		 path[64], buf[4096], file[PATH_MAX];
+	ssize_t		 n;
+	size_t		 i;
+
+	for (i = 0; i < s->nfds; i++) {
+		snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)g->pid,
+		    s->fds[i].fd);
+		if (read_file_str(path, buf, sizeof buf) != 0 ||
+		    strstr(buf, "\nlock:") == NULL)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)g->pid,
+		    s->fds[i].fd);
+		if ((n = readlink(path, file, sizeof file - 1)) <= 0)
+			n = snprintf(file, sizeof file, "descriptor %d",
+			    s->fds[i].fd);
+		file[n] = '\0';
+		xasprintf(why, "it holds a lock on %s, opened where it runs",
+		    file);
+		return 0;
+	}
+	s->leaving = 1;
+	return 1;
 }
 
 void
@@ -259,6 +298,26 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 	return shared_answer(g, id, rv, 0, cause) == -1 ? -1 : 1;
 }
 
+/* Calls that take, give up or ask about a lock. */
+static int
+shared_locks(int nr, const uint64_t *args)
+{
+	if (nr == SYS_flock)
+		return 1;
+	if (nr != SYS_fcntl)
+		return 0;
+	switch ((int)args[1]) {
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		return 1;
+	}
+	return 0;
+}
+
 /* Calls on a descriptor of ours that R makes itself, here. */
 static int
 shared_runs_here(int nr, const uint64_t *args)
@@ -290,15 +349,9 @@ shared_runs_here(int nr, const uint64_t *args)
 		case F_GETFD:
 		case F_SETFD:
 		case F_GETFL:
-		case F_GETLK:
-		case F_SETLK:
-		case F_SETLKW:
-		case F_OFD_GETLK:
-		case F_OFD_SETLK:
-		case F_OFD_SETLKW:
 			return 1;
 		}
-		return 0;
+		return shared_locks(nr, args);
 	}
 	return 0;
 }
@@ -405,7 +458,8 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 		ev->kind = REMOTE_ANSWERED;
 		return shared_answer(g, id, rv, 0, cause) == -1 ? -1 : 1;
 	}
-	if (shared_runs_here(nr, args)) {
+	if (shared_runs_here(nr, args) &&
+	    !(s->leaving && shared_locks(nr, args))) {
 		if (shared_writes(nr))
 			fio_changed(&g->fio, e->dev, e->ino);
 		s->stats_local++;

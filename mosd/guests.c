@@ -7,6 +7,7 @@
  * agent drops to that uid before it reads a byte from the network, then
  * serves the session. mosd itself holds no process and forwards no call.
  */
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -154,6 +155,7 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 		/* libev blocks the signals it watches: undo for the agent */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		setpriority(PRIO_PROCESS, 0, 0);	/* not mosd's MOSD_NICE */
 		if ((null = open("/dev/null", O_RDONLY)) != -1)
 			dup2(null, 0);
 		if (dup2(fd, 3) == -1 || dup2(p[0], 4) == -1)

@@ -121,6 +121,23 @@ mosd_raise_nofile(void)
 	}
 }
 
+/*
+ * mosd answers its peers' gossip and handshakes and its users' tools. On a
+ * node busy with its own work and many moves at once, a daemon of the same
+ * weight as each runnable process waits its turn behind them all: 130 to
+ * 600 ms for an answer in bench/load, slow to its users and, for gossip,
+ * late enough to look dead to its peers. So it runs at nice MOSD_NICE (the
+ * network process too, forked from it); guests_spawn puts the guest agents,
+ * and so the programs they run, back to nice 0. Not fatal: a node that
+ * does not let root lower its nice runs mosd at the usual weight.
+ */
+static void
+mosd_raise_priority(void)
+{
+	if (setpriority(PRIO_PROCESS, 0, MOSD_NICE) == -1)
+		log_warn("setpriority %d", MOSD_NICE);
+}
+
 static void
 mosd_gossip_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -342,6 +359,7 @@ main(int argc, char **argv)
 		}
 		log_init(0, "mosd");
 	}
+	mosd_raise_priority();	/* while root has CAP_SYS_NICE */
 	if (mosd_drop_caps(&cause) == -1)
 		fatalx("%s", cause);
 	signal(SIGPIPE, SIG_IGN);

@@ -328,6 +328,7 @@ enum mosd_counter {
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
+#define MOSD_NICE	(-10)	/* mosd's own, mosd_raise_priority */
 #define MOSD_HOMES	32	/* reasons for coming home counted apart */
 
 struct mosd {

@@ -147,7 +147,23 @@ cgroup_v2_enable(const char *dir, char **cause)
 	return rc;
 }
 
-/* Make node K's cgroup with a CPU quota (µs per period) and memory limit. */
+/* The weight of a quota: one CPU's worth weighs unit, at most max. */
+static uint64_t
+cgroup_weight(uint64_t quota, uint64_t unit, uint64_t max)
+{
+	uint64_t	w = quota * unit / LAB_CPU_PERIOD;
+
+	return w < 1 ? 1 : w > max ? max : w;
+}
+
+/*
+ * Make node K's cgroup with a CPU quota (µs per period) and memory limit,
+ * and a CPU weight in proportion to the quota: when the nodes together ask
+ * for more than the machine's CPUs, a node of 2 CPUs gets twice the share
+ * of a node of 1, as it would own twice the CPUs (left at the default
+ * weight, node 1 of bench/load, 2 CPUs, got a quarter of the machine
+ * while nodes 2 to 4 restored 50 processes).
+ */
 int
 cgroup_create(struct lab *lab, unsigned k, uint64_t quota, uint64_t mem_mb,
     char **cause)
@@ -176,6 +192,10 @@ cgroup_create(struct lab *lab, unsigned k, uint64_t quota, uint64_t mem_mb,
 		    LAB_CPU_PERIOD);
 		if (cgroup_write(lab, cg.cpu, k, "cpu.max", buf, cause) == -1)
 			return -1;
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)
+		    cgroup_weight(quota, 100, 10000));
+		if (cgroup_write(lab, cg.cpu, k, "cpu.weight", buf, cause) == -1)
+			return -1;
 		snprintf(buf, sizeof buf, "%llu",
 		    (unsigned long long)mem_mb << 20);
 		return cgroup_write(lab, cg.memory, k, "memory.max", buf, cause);
@@ -186,6 +206,10 @@ cgroup_create(struct lab *lab, unsigned k, uint64_t quota, uint64_t mem_mb,
 		return -1;
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)quota);
 	if (cgroup_write(lab, cg.cpu, k, "cpu.cfs_quota_us", buf, cause) == -1)
+		return -1;
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)
+	    cgroup_weight(quota, 1024, 262144));
+	if (cgroup_write(lab, cg.cpu, k, "cpu.shares", buf, cause) == -1)
 		return -1;
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)mem_mb << 20);
 	return cgroup_write(lab, cg.memory, k, "memory.limit_in_bytes", buf,

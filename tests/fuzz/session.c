@@ -66,6 +66,7 @@ static const struct {
 	{ OSM__SES_KIND__SES_CHECKPOINT, &osm__ses_error__descriptor },
 	{ OSM__SES_KIND__SES_GO_HOME, &osm__ses_error__descriptor },
 	{ OSM__SES_KIND__SES_WANT_HOME, &osm__ses_error__descriptor },
+	{ OSM__SES_KIND__SES_LEAVE_ANSWER, &osm__ses_error__descriptor },
 	{ OSM__SES_KIND__SES_COME_HOME, &osm__ses_replaced__descriptor },
 	{ OSM__SES_KIND__SES_FILE_ASK, &osm__ses_file_ask__descriptor },
 	{ OSM__SES_KIND__SES_FILE_ANSWER, &osm__ses_file_answer__descriptor },

@@ -93,6 +93,18 @@ done
 [ -n "$agent" ] || fail "no guest agent is a child of node 2's parent"
 awk '/^Uid:/ { exit !($2 >= 60000) }' "/proc/$agent/status" ||
     fail "the guest agent does not run as a guest uid"
+# mosd at nice -10, so that a busy node still hears it (mosd_raise_priority);
+# the guest agent and the program it runs at 0, as programs started at home.
+nice_of() { awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$1/stat"; }
+for p in "$parent" "$net" "$parent2"; do
+	[ "$(nice_of "$p")" = -10 ] || fail "mosd $p runs at nice $(nice_of "$p")"
+done
+walker=$(awk '{ print $1; exit }' /proc/$agent/task/*/children)
+[ -n "$walker" ] && [ "$(cat /proc/$walker/comm)" = walker ] ||
+    fail "no walker is a child of the guest agent: '$walker'"
+for p in "$agent" "$walker"; do
+	[ "$(nice_of "$p")" = 0 ] || fail "$p runs at nice $(nice_of "$p")"
+done
 
 # The parent refuses malformed records on the channel; the network
 # process is stopped meanwhile, so that every answer comes to the test.

@@ -108,6 +108,51 @@ n=$(grep -c ': write = ' "$S/lines.log")
 [ "$n" -le 2 ] || fail "lines: $n writes sent home"
 echo "lines: 400 in order, brought home midway, $n writes sent home"
 
+# --- a lock held on node 2 keeps the process there ---------------------
+# R's lock on a file opened on node 2 is node 2's; moved, R's copy would
+# end and the lock with it, mid-transaction. So a move we choose waits:
+# mosmigrate is refused and says why, until the lock is given up.
+cat > "$S/lock.py" <<'EOF'
+import fcntl, os, sys, time
+d = sys.argv[1]
+f = open(d + '/lock.f', 'w')
+fcntl.lockf(f, fcntl.LOCK_EX)
+print('locked', flush=True)
+while not os.path.exists(d + '/unlock'):
+    time.sleep(0.01)
+fcntl.lockf(f, fcntl.LOCK_UN)
+print('unlocked', flush=True)
+while not os.path.exists(d + '/end'):
+    time.sleep(0.01)
+fcntl.lockf(f, fcntl.LOCK_EX)
+print('done', flush=True)
+EOF
+as sh -c 'cd "$1" && { mosrun -L -r 2 python3 lock.py "$1" > lock.out 2>&1 & }' \
+    sh "$S" || fail "lock: not started"
+wait_for 30 grep -q locked "$S/lock.out" || fail "lock: $(cat "$S/lock.out")"
+pid=$(pid_of python3)
+[ "$(where "$pid")" = 2 ] || fail "lock: not on node 2"
+# the lock is held, by node 2's copy: another process cannot take it
+as python3 -c 'import fcntl, sys; fcntl.lockf(open(sys.argv[1], "a"),
+    fcntl.LOCK_EX | fcntl.LOCK_NB)' "$S/lock.f" 2>/dev/null &&
+    fail "lock: not held while away"
+if lab_exec 1 mosmigrate "$pid" home > "$S/mig.out" 2>&1; then
+	fail "lock: moved home holding its lock: $(cat "$S/mig.out")"
+fi
+grep -q "holds a lock on $S/lock.f" "$S/mig.out" ||
+    fail "lock: mosmigrate said: $(cat "$S/mig.out")"
+[ "$(where "$pid")" = 2 ] || fail "lock: not on node 2 after the refusal"
+lab_exec 1 mosps -a -v -p "$pid" | grep -q "holds a lock on $S/lock.f" ||
+    fail "lock: mosps -v does not say why: $(lab_exec 1 mosps -a -v -p "$pid")"
+touch "$S/unlock"
+wait_for 30 grep -q unlocked "$S/lock.out" || fail "lock: $(cat "$S/lock.out")"
+lab_exec 1 mosmigrate "$pid" home > "$S/mig.out" 2>&1 ||
+    fail "lock: not moved once unlocked: $(cat "$S/mig.out")"
+[ "$(where "$pid")" = 1 ] || fail "lock: not at home once unlocked"
+touch "$S/end"
+wait_for 30 grep -q done "$S/lock.out" || fail "lock: $(cat "$S/lock.out")"
+echo "lock: refused while locked, home once unlocked"
+
 # --- a descriptor opened at home, then the move --------------------------
 # Opened and written at home, moved to node 2 midway: there the same
 # file is opened and written (its first call there asks what it is), at
