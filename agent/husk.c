@@ -49,6 +49,7 @@
  * The stub, with rdi pointing at the shared control page:
  *
  *	   rbx = rdi
+ *	   rt_sigprocmask(SIG_SETMASK, &ctl->nomask, NULL, 8)
  *	1: futex(&ctl->kick, FUTEX_WAIT, 0, NULL)	; shared futex
  *	   if (ctl->kick == 0) goto 1
  *	   ctl->kick = 0
@@ -62,7 +63,9 @@
  *	   rax = ctl->rv
  *	   int3						; the deputy's turn
  *
- * A call the deputy waits for (husk_call) ends without a stop: the stub
+ * The stub unblocks every signal itself when it starts, so that a signal
+ * sent to the process stops the husk for its deputy. A call the deputy
+ * waits for (husk_call) ends without a stop: the stub
  * goes straight back to its futex, and P is woken once and sleeps once
  * per call. One the deputy stopped waiting for (a call that blocks, or a
  * signal that stopped the husk meanwhile) ends in the trap, which the
@@ -70,6 +73,12 @@
  */
 static const uint8_t husk_stub[] = {
 	0x48, 0x89, 0xfb,		/* mov %rdi, %rbx */
+	0xb8, 0x0e, 0x00, 0x00, 0x00,	/* mov $SYS_rt_sigprocmask, %eax */
+	0xbf, 0x02, 0x00, 0x00, 0x00,	/* mov $SIG_SETMASK, %edi */
+	0x48, 0x8d, 0x73, 0x48,		/* lea 0x48(%rbx), %rsi */
+	0x31, 0xd2,			/* xor %edx, %edx */
+	0x41, 0xba, 0x08, 0x00, 0x00, 0x00, /* mov $8, %r10d */
+	0x0f, 0x05,			/* syscall */
 	0xb8, 0xca, 0x00, 0x00, 0x00,	/* 1: mov $SYS_futex, %eax */
 	0x48, 0x89, 0xdf,		/* mov %rbx, %rdi */
 	0x31, 0xf6,			/* xor %esi, %esi */
@@ -103,8 +112,8 @@ static const uint8_t husk_stub[] = {
 	0x48, 0x8b, 0x43, 0x40,		/* mov 0x40(%rbx), %rax */
 	0xcc,				/* int3 */
 };
-#define HUSK_AFTER_CALL	0x3d	/* where the call's syscall returns to */
-#define HUSK_AFTER_TRAP	0x6f	/* where the trap leaves rip */
+#define HUSK_AFTER_CALL	0x55	/* where the call's syscall returns to */
+#define HUSK_AFTER_TRAP	0x87	/* where the trap leaves rip */
 
 /* The control page, the first page of the shared area. */
 struct husk_ctl {
@@ -113,6 +122,7 @@ struct husk_ctl {
 	int64_t		nr;
 	uint64_t	args[6];
 	int64_t		rv;		/* its result, once HUSK_DONE */
+	uint64_t	nomask;		/* 0: the stub blocks no signal */
 };
 enum husk_state {
 	HUSK_BUSY,		/* it runs; the deputy will look */
@@ -128,6 +138,33 @@ enum husk_state {
  * that a call that blocks holds up the deputy's other work little.
  */
 #define HUSK_WAIT_NS	300000
+
+/*
+ * Write len bytes at addr in the held task, read-only memory too: through
+ * /proc/PID/mem, which we may write as its tracer.
+ */
+static int
+husk_poke(struct husk *h, uint64_t addr, const void *buf, size_t len,
+    char **cause)
+{
+	char	path[64];
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)mig_pid(h->t));
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = pwrite(fd, buf, len, (off_t)addr);
+	close(fd);
+	if (n != (ssize_t)len) {
+		xasprintf(cause, "the husk's stub: %s", n == -1 ?
+		    strerror(errno) : "short write");
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * Map lane l's memfd, of len bytes, in the task, by thread l's call: it
@@ -192,7 +229,7 @@ husk_lane_make(struct husk *h, struct husk_lane *l, size_t scratch,
 		memcpy(via->shm + HUSK_PATH, path, strlen(path) + 1);
 		return husk_map(h, l, via->base + HUSK_PATH, l->len, cause);
 	}
-	if (mig_write(h->t, h->code + HUSK_PATH, path, strlen(path) + 1,
+	if (husk_poke(h, h->code + HUSK_PATH, path, strlen(path) + 1,
 	    cause) == -1)
 		return -1;
 	return husk_map(h, l, h->code + HUSK_PATH, l->len, cause);
@@ -226,21 +263,23 @@ husk_make(struct mig_task *t, size_t scratch, struct husk *h, char **cause)
 	free(tids);
 	if (mig_empty(t, cause) == -1)
 		goto fail;
-	/* The stub's page: its code, and for now the path to a memfd. */
+	/*
+	 * The stub's page: its code, and for now the path to a memfd. Made
+	 * executable and read-only at once, and written through the task's
+	 * memory file, which writes past the protections as ptrace does:
+	 * each call injected costs the task two ptrace stops.
+	 */
 	if (mig_call_ok(t, "mmap the stub", &code, SYS_mmap, (sysargs){ 0,
-	    HUSK_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    HUSK_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 	    -1, 0 }, cause) == -1)
 		goto fail;
 	h->code = code;
-	if (mig_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1)
+	if (husk_poke(h, h->code, husk_stub, sizeof husk_stub, cause) == -1)
 		goto fail;
 	for (i = 0; i < n; i++)
 		if (husk_lane_make(h, &h->lanes[i], scratch, NULL,
 		    cause) == -1)
 			goto fail;
-	if (mig_call_ok(t, "mprotect the stub", NULL, SYS_mprotect, (sysargs){
-	    h->code, HUSK_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
-		goto fail;
 	return 0;
 fail:
 	husk_free(h);
