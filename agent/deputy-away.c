@@ -222,15 +222,25 @@ away_exit(struct deputy *d, const uint8_t *body, size_t len, char **lost)
 	 * reads this line).
 	 */
 	total = e->cpu_user_ns + e->cpu_sys_ns;
+	total = total > d->cpu_sent_ns ? (total - d->cpu_sent_ns) / 100000 : 0;
 	proc_cpu_ns(d->pid, &here_u, &here_s);
 	here_u = here_u + here_s > d->cpu_exec_ns ?
-	    here_u + here_s - d->cpu_exec_ns : 0;
-	log_info("process %d (%s) ended on node %u: %s %d; CPU time %llu ms "
-	    "there, %llu ms at home", (int)d->pid, d->command, d->where,
-	    e->signaled ? "signal" : "status", e->status,
-	    (unsigned long long)(total > d->cpu_sent_ns ?
-	    (total - d->cpu_sent_ns) / 1000000 : 0),
-	    (unsigned long long)(here_u / 1000000));
+	    (here_u + here_s - d->cpu_exec_ns) / 100000 : 0;
+	/*
+	 * In tenths of a millisecond: a program's home share is a few. The
+	 * calls served at home say how: by us, by P without a ptrace stop,
+	 * or in its trap (docs/REMOTE.md, "The husk").
+	 */
+	log_info("process %d (%s) ended on node %u: %s %d; CPU time "
+	    "%llu.%llu ms there, %llu.%llu ms at home; calls at home: %llu "
+	    "by the deputy, %llu without a stop, %llu in a trap", (int)d->pid,
+	    d->command, d->where, e->signaled ? "signal" : "status",
+	    e->status, (unsigned long long)total / 10,
+	    (unsigned long long)total % 10, (unsigned long long)here_u / 10,
+	    (unsigned long long)here_u % 10,
+	    (unsigned long long)d->calls.deputy,
+	    (unsigned long long)d->calls.waited,
+	    (unsigned long long)d->calls.trapped);
 	deputy_move_close(d);
 	deputy_serve_done(d);
 	deputy_serve_clear(d);

@@ -10,7 +10,9 @@
  * dup(2) shares them), so P is not woken: the call does to the file and
  * its offset what P's would. Not when P has a file size limit of its own
  * (RLIMIT_FSIZE: its writes would be held to it, ours not): P makes
- * those.
+ * those. So are the reads, writes and seeks of a regular file that R
+ * waits for (deputy_io_call), in the call's memory in the husk's area, as
+ * P would have made them there.
  *
  * The answers about a regular file and the replies to writes say the room
  * left on its file system, for the guest to write behind only while there
@@ -24,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +329,70 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 	    (int)d->pid, hc->name, (long long)r.ret);
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_REPLY, &r.base,
 	    cause) == -1 ? -1 : 1;
+}
+
+/*
+ * A read, write, pread64, pwrite64 or lseek of P's on a regular file (hc,
+ * laid out in the lane's area: mem is base in P, room bytes), made here
+ * on our duplicate of its descriptor: 1, its result in *rv, the bytes
+ * read where P's would have gone; 0 if P must make it (not a regular
+ * file, mosrun -s, a write under a file size limit of P's, a call written
+ * behind, which deputy_io_write takes).
+ */
+int
+deputy_io_call(struct deputy *d, const struct home_call *hc, uint8_t *mem,
+    uint64_t base, size_t room, long *rv)
+{
+	struct rlimit	 fsize;
+	struct stat	 st;
+	uint8_t		*buf;
+	ssize_t		 n;
+	int		 fd;
+
+	if (d->o->strict_io || hc->behind || hc->args[0] > INT32_MAX)
+		return 0;
+	switch (hc->nr) {
+	case SYS_write:
+	case SYS_pwrite64:
+		if (prlimit(d->pid, RLIMIT_FSIZE, NULL, &fsize) == -1 ||
+		    fsize.rlim_cur != RLIM_INFINITY)
+			return 0;
+		/* FALLTHROUGH */
+	case SYS_read:
+	case SYS_pread64:
+		if (hc->args[1] < base || hc->args[2] > room ||
+		    hc->args[1] - base > room - hc->args[2] ||
+		    hc->args[2] > SSIZE_MAX)
+			return 0;
+		break;
+	case SYS_lseek:
+		break;
+	default:
+		return 0;
+	}
+	if ((fd = io_dup(d, (int)hc->args[0])) == -1 || fstat(fd, &st) == -1 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	buf = hc->nr != SYS_lseek ? mem + (hc->args[1] - base) : NULL;
+	switch (hc->nr) {
+	case SYS_read:
+		n = read(fd, buf, hc->args[2]);
+		break;
+	case SYS_pread64:
+		n = pread(fd, buf, hc->args[2], (off_t)hc->args[3]);
+		break;
+	case SYS_write:
+		n = write(fd, buf, hc->args[2]);
+		break;
+	case SYS_pwrite64:
+		n = pwrite(fd, buf, hc->args[2], (off_t)hc->args[3]);
+		break;
+	default:
+		n = lseek(fd, (off_t)hc->args[1], (int)hc->args[2]);
+		break;
+	}
+	*rv = n == -1 ? -errno : (long)n;
+	return 1;
 }
 
 /* Bytes of P's file read ahead (SES_READ): answered SES_READ_DATA. */

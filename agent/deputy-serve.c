@@ -3,7 +3,9 @@
  * as a RemoteCall, is checked (libremote/home.c: a guest must not make P
  * do what a forwarded call may not), laid out in the shared area of the
  * husk's lane of the thread that made it and run by the husk's stub
- * there, in that thread's own context; its result goes back as a
+ * there, in that thread's own context (a read, write or seek of a
+ * regular file we make ourselves, on a duplicate of P's descriptor:
+ * deputy-io.c); its result goes back as a
  * RemoteReply, after the signals P got meanwhile. P's ptrace stops while
  * away are the calls' returns and the signals sent to it at home.
  *
@@ -205,27 +207,33 @@ deputy_serve_flush(struct deputy *d, char **cause)
 }
 
 /*
- * The forwarded call returned in lane l. Its reply waits while signals
- * are pending for P: R must have them before it sees the call's end, as
- * it would have at home (a kill of itself returns after the handler ran;
- * an interrupted call restarts or fails by R's handler flags).
+ * The forwarded call returned in lane l: in a trap (its stub stopped, to
+ * be started again), or while we waited (waiting: the stub already waits
+ * for the next call). Its reply waits while signals are pending for P: R
+ * must have them before it sees the call's end, as it would have at home
+ * (a kill of itself returns after the handler ran; an interrupted call
+ * restarts or fails by R's handler flags). A call that ended while we
+ * waited had none: one would have stopped the husk before its end, and
+ * we would have stopped waiting.
  */
 static int
-serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
+serve_returned(struct deputy *d, struct husk_lane *l, long rv, int waiting,
+    char **cause)
 {
 	uint64_t	 base;
 	size_t		 len;
 	uint8_t		*mem = husk_scratch(l, &base, &len);
-	int		 pending;
+	int		 pending = 0;
 
 	log_debug("process %d, thread %d: %s = %ld%s", (int)d->pid,
 	    (int)l->tid, l->call->name, rv, l->call->behind ? " (behind)" : "");
 	/* R has had its answer: the call must happen, whatever broke it off */
-	if (l->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
-		if (husk_run_lane(&d->husk, l, cause) == -1)
+	while (l->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
+		if (!waiting && husk_run_lane(&d->husk, l, cause) == -1)
 			return -1;
-		husk_call(l, l->call->nr, l->call->args);
-		return 0;
+		if ((waiting = husk_call(l, l->call->nr, l->call->args, 1,
+		    &rv)) == 0)
+			return 0;
 	}
 	/*
 	 * Broken off for a checkpoint, the calls Linux does not restart
@@ -242,10 +250,12 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, char **cause)
 	if (home_want_fd(l->call) && rv >= 0 && rv <= INT32_MAX &&
 	    deputy_io_opened(d, (int)rv, cause) == -1)
 		return -1;
-	/* Before P runs on: once it does, it takes its signals at once. */
-	pending = deputy_signal_pending(d, l->tid);
-	if (husk_run_lane(&d->husk, l, cause) == -1)
-		return -1;
+	if (!waiting) {
+		/* Before P runs on: once it does, it takes its signals. */
+		pending = deputy_signal_pending(d, l->tid);
+		if (husk_run_lane(&d->husk, l, cause) == -1)
+			return -1;
+	}
 	return pending ? 0 : serve_send_held(d, l, cause);
 }
 
@@ -263,6 +273,8 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	size_t			 room;
 	uint8_t			*mem;
 	char			*why = NULL;
+	long			 rv;
+	int			 cancel;
 
 	if ((hc = home_check(body, len, d->pid, &why)) == NULL) {
 		log_warnx("process %d: refused a call: %s", (int)d->pid, why);
@@ -290,6 +302,7 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 		return -1;
 	case 1:
 		serve_lane_done(l);	/* made here, P not woken */
+		d->calls.deputy++;
 		return 0;
 	}
 	husk_scratch(l, &base, &room);
@@ -309,12 +322,27 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	if (home_layout(hc, base, room, cause) == -1)
 		return -1;
 	memcpy(mem, hc->image, hc->image_len);
-	husk_call(l, hc->nr, hc->args);
-	/* a signal for R came while it waited its turn: break it off now */
-	if (d->cancel_seq == hc->seq && !hc->behind)
-		ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
-	if (d->cancel_seq == hc->seq)
+	cancel = d->cancel_seq == hc->seq;
+	if (cancel)
 		d->cancel_seq = 0;
+	/* a read, write or seek of a regular file: made here, P not woken */
+	if (deputy_io_call(d, hc, mem, base, room, &rv) == 1) {
+		log_debug("process %d: %s made by the deputy", (int)d->pid,
+		    hc->name);
+		d->calls.deputy++;
+		return serve_returned(d, l, rv, 1, cause);
+	}
+	if (cancel && !hc->behind) {
+		/* a signal for R came while it waited its turn: break it off */
+		husk_call(l, hc->nr, hc->args, 0, NULL);
+		ptrace(PTRACE_INTERRUPT, l->tid, 0, 0);
+		return 0;
+	}
+	/* most calls end at once: their reply goes without a ptrace stop */
+	if (husk_call(l, hc->nr, hc->args, 1, &rv) == 1) {
+		d->calls.waited++;
+		return serve_returned(d, l, rv, 1, cause);
+	}
 	return 0;
 }
 
@@ -380,7 +408,8 @@ deputy_serve_stop(struct deputy *d, pid_t tid, int status, char **cause)
 	}
 	switch (husk_stopped(&d->husk, l, status, &rv, &si)) {
 	case HUSK_RETURNED:
-		return serve_returned(d, l, rv, cause);
+		d->calls.trapped++;
+		return serve_returned(d, l, rv, 0, cause);
 	case HUSK_SIGNAL:
 		if (sig == d->ending || sig == d->stop_sent) {
 			/* ours: the one that ends P, or stops it */

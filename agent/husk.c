@@ -4,8 +4,11 @@
  * stub serves the calls forwarded from the running copy in the husk's own
  * context: it waits on a futex in a memory area it shares with its deputy
  * (a memfd both map), runs the call the deputy wrote there on the
- * arguments laid out there, and traps. One wakeup each way per call, and
- * no copy: the deputy reads and writes the call's memory in place.
+ * arguments laid out there, and tells the deputy its end through a second
+ * futex word, on which the deputy waits a little: one wakeup each way per
+ * call, no ptrace stop, and no copy (the deputy reads and writes the
+ * call's memory in place). A call that outlasts that wait (one that
+ * blocks) ends in a trap instead, a ptrace stop the deputy's loop sees.
  *
  * Each thread of the process has its own area and runs the stub there,
  * as its lane: the calls of the copy's thread of the same id run in it,
@@ -28,10 +31,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/osm.h"
@@ -43,40 +48,123 @@
 /*
  * The stub, with rdi pointing at the shared control page:
  *
+ *	   rbx = rdi
+ *	   rt_sigprocmask(SIG_SETMASK, &ctl->nomask, NULL, 8)
  *	1: futex(&ctl->kick, FUTEX_WAIT, 0, NULL)	; shared futex
  *	   if (ctl->kick == 0) goto 1
+ *	   ctl->kick = 0
  *	   rax = ctl->nr; rsi..r9 = ctl->args[1..5]; rdi = ctl->args[0]
  *	   syscall
+ *	   ctl->rv = rax
+ *	   old = xchg(&ctl->state, HUSK_DONE)
+ *	   if (old == HUSK_WAITED)			; the deputy sleeps on it
+ *		futex(&ctl->state, FUTEX_WAKE, 1); goto 1
+ *	   if (old != HUSK_TRAP) goto 1			; it will look
+ *	   rax = ctl->rv
  *	   int3						; the deputy's turn
+ *
+ * The stub unblocks every signal itself when it starts, so that a signal
+ * sent to the process stops the husk for its deputy. A call the deputy
+ * waits for (husk_call) ends without a stop: the stub
+ * goes straight back to its futex, and P is woken once and sleeps once
+ * per call. One the deputy stopped waiting for (a call that blocks, or a
+ * signal that stopped the husk meanwhile) ends in the trap, which the
+ * deputy sees among P's other ptrace stops.
  */
 static const uint8_t husk_stub[] = {
-	0xb8, 0xca, 0x00, 0x00, 0x00,	/* mov $SYS_futex, %eax */
+	0x48, 0x89, 0xfb,		/* mov %rdi, %rbx */
+	0xb8, 0x0e, 0x00, 0x00, 0x00,	/* mov $SYS_rt_sigprocmask, %eax */
+	0xbf, 0x02, 0x00, 0x00, 0x00,	/* mov $SIG_SETMASK, %edi */
+	0x48, 0x8d, 0x73, 0x48,		/* lea 0x48(%rbx), %rsi */
+	0x31, 0xd2,			/* xor %edx, %edx */
+	0x41, 0xba, 0x08, 0x00, 0x00, 0x00, /* mov $8, %r10d */
+	0x0f, 0x05,			/* syscall */
+	0xb8, 0xca, 0x00, 0x00, 0x00,	/* 1: mov $SYS_futex, %eax */
+	0x48, 0x89, 0xdf,		/* mov %rbx, %rdi */
 	0x31, 0xf6,			/* xor %esi, %esi */
 	0x31, 0xd2,			/* xor %edx, %edx */
 	0x45, 0x31, 0xd2,		/* xor %r10d, %r10d */
 	0x0f, 0x05,			/* syscall */
-	0x83, 0x3f, 0x00,		/* cmpl $0, (%rdi) */
-	0x74, 0xed,			/* je 1b */
-	0x48, 0x8b, 0x47, 0x08,		/* mov 0x08(%rdi), %rax */
-	0x48, 0x8b, 0x77, 0x18,		/* mov 0x18(%rdi), %rsi */
-	0x48, 0x8b, 0x57, 0x20,		/* mov 0x20(%rdi), %rdx */
-	0x4c, 0x8b, 0x57, 0x28,		/* mov 0x28(%rdi), %r10 */
-	0x4c, 0x8b, 0x47, 0x30,		/* mov 0x30(%rdi), %r8 */
-	0x4c, 0x8b, 0x4f, 0x38,		/* mov 0x38(%rdi), %r9 */
-	0x48, 0x8b, 0x7f, 0x10,		/* mov 0x10(%rdi), %rdi */
+	0x83, 0x3b, 0x00,		/* cmpl $0, (%rbx) */
+	0x74, 0xea,			/* je 1b */
+	0xc7, 0x03, 0x00, 0x00, 0x00, 0x00, /* movl $0, (%rbx) */
+	0x48, 0x8b, 0x43, 0x08,		/* mov 0x08(%rbx), %rax */
+	0x48, 0x8b, 0x73, 0x18,		/* mov 0x18(%rbx), %rsi */
+	0x48, 0x8b, 0x53, 0x20,		/* mov 0x20(%rbx), %rdx */
+	0x4c, 0x8b, 0x53, 0x28,		/* mov 0x28(%rbx), %r10 */
+	0x4c, 0x8b, 0x43, 0x30,		/* mov 0x30(%rbx), %r8 */
+	0x4c, 0x8b, 0x4b, 0x38,		/* mov 0x38(%rbx), %r9 */
+	0x48, 0x8b, 0x7b, 0x10,		/* mov 0x10(%rbx), %rdi */
 	0x0f, 0x05,			/* syscall */
+	0x48, 0x89, 0x43, 0x40,		/* mov %rax, 0x40(%rbx) */
+	0xb8, 0x03, 0x00, 0x00, 0x00,	/* mov $HUSK_DONE, %eax */
+	0x87, 0x43, 0x04,		/* xchg %eax, 0x04(%rbx) */
+	0x83, 0xf8, 0x01,		/* cmp $HUSK_WAITED, %eax */
+	0x75, 0x17,			/* jne 2f */
+	0xb8, 0xca, 0x00, 0x00, 0x00,	/* mov $SYS_futex, %eax */
+	0x48, 0x8d, 0x7b, 0x04,		/* lea 0x04(%rbx), %rdi */
+	0xbe, 0x01, 0x00, 0x00, 0x00,	/* mov $FUTEX_WAKE, %esi */
+	0xba, 0x01, 0x00, 0x00, 0x00,	/* mov $1, %edx */
+	0x0f, 0x05,			/* syscall */
+	0xeb, 0x9e,			/* jmp 1b */
+	0x83, 0xf8, 0x02,		/* 2: cmp $HUSK_TRAP, %eax */
+	0x75, 0x99,			/* jne 1b */
+	0x48, 0x8b, 0x43, 0x40,		/* mov 0x40(%rbx), %rax */
 	0xcc,				/* int3 */
 };
-#define HUSK_AFTER_CALL	0x31	/* where the call's syscall returns to */
-#define HUSK_AFTER_TRAP	0x32	/* where the trap leaves rip */
+#define HUSK_AFTER_CALL	0x55	/* where the call's syscall returns to */
+#define HUSK_AFTER_TRAP	0x87	/* where the trap leaves rip */
 
 /* The control page, the first page of the shared area. */
 struct husk_ctl {
 	uint32_t	kick;		/* the futex: 1 while a call is asked */
-	uint32_t	pad;
+	uint32_t	state;		/* the call's end: enum husk_state */
 	int64_t		nr;
 	uint64_t	args[6];
+	int64_t		rv;		/* its result, once HUSK_DONE */
+	uint64_t	nomask;		/* 0: the stub blocks no signal */
 };
+enum husk_state {
+	HUSK_BUSY,		/* it runs; the deputy will look */
+	HUSK_WAITED,		/* it runs; the deputy sleeps on state */
+	HUSK_TRAP,		/* it runs; it is to end in the trap */
+	HUSK_DONE,		/* it ended, rv holds its result */
+};
+
+/*
+ * How long the deputy waits for a call's end in the stub before it lets
+ * it end in the trap: long enough for any call that does not block, on a
+ * loaded machine too (a stat or an open takes microseconds), short enough
+ * that a call that blocks holds up the deputy's other work little.
+ */
+#define HUSK_WAIT_NS	300000
+
+/*
+ * Write len bytes at addr in the held task, read-only memory too: through
+ * /proc/PID/mem, which we may write as its tracer.
+ */
+static int
+husk_poke(struct husk *h, uint64_t addr, const void *buf, size_t len,
+    char **cause)
+{
+	char	path[64];
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)mig_pid(h->t));
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = pwrite(fd, buf, len, (off_t)addr);
+	close(fd);
+	if (n != (ssize_t)len) {
+		xasprintf(cause, "the husk's stub: %s", n == -1 ?
+		    strerror(errno) : "short write");
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * Map lane l's memfd, of len bytes, in the task, by thread l's call: it
@@ -141,7 +229,7 @@ husk_lane_make(struct husk *h, struct husk_lane *l, size_t scratch,
 		memcpy(via->shm + HUSK_PATH, path, strlen(path) + 1);
 		return husk_map(h, l, via->base + HUSK_PATH, l->len, cause);
 	}
-	if (mig_write(h->t, h->code + HUSK_PATH, path, strlen(path) + 1,
+	if (husk_poke(h, h->code + HUSK_PATH, path, strlen(path) + 1,
 	    cause) == -1)
 		return -1;
 	return husk_map(h, l, h->code + HUSK_PATH, l->len, cause);
@@ -175,21 +263,23 @@ husk_make(struct mig_task *t, size_t scratch, struct husk *h, char **cause)
 	free(tids);
 	if (mig_empty(t, cause) == -1)
 		goto fail;
-	/* The stub's page: its code, and for now the path to a memfd. */
+	/*
+	 * The stub's page: its code, and for now the path to a memfd. Made
+	 * executable and read-only at once, and written through the task's
+	 * memory file, which writes past the protections as ptrace does:
+	 * each call injected costs the task two ptrace stops.
+	 */
 	if (mig_call_ok(t, "mmap the stub", &code, SYS_mmap, (sysargs){ 0,
-	    HUSK_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    HUSK_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 	    -1, 0 }, cause) == -1)
 		goto fail;
 	h->code = code;
-	if (mig_write(t, h->code, husk_stub, sizeof husk_stub, cause) == -1)
+	if (husk_poke(h, h->code, husk_stub, sizeof husk_stub, cause) == -1)
 		goto fail;
 	for (i = 0; i < n; i++)
 		if (husk_lane_make(h, &h->lanes[i], scratch, NULL,
 		    cause) == -1)
 			goto fail;
-	if (mig_call_ok(t, "mprotect the stub", NULL, SYS_mprotect, (sysargs){
-	    h->code, HUSK_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
-		goto fail;
 	return 0;
 fail:
 	husk_free(h);
@@ -283,17 +373,67 @@ husk_run(struct husk *h, char **cause)
 	return 0;
 }
 
-/* Ask lane l's waiting stub to run a call; its memory is laid out. */
-void
-husk_call(struct husk_lane *l, long nr, const uint64_t *args)
+/*
+ * Wait up to HUSK_WAIT_NS for the end of the call lane l's stub runs:
+ * 1, its result in *rv, the stub already waiting for the next; 0 if it
+ * still runs, to end in the trap.
+ */
+static int
+husk_wait(struct husk_lane *l, long *rv)
+{
+	struct husk_ctl	*c = (struct husk_ctl *)l->shm;
+	struct timespec	 end;
+	uint32_t	 s = HUSK_BUSY;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_nsec += HUSK_WAIT_NS;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	sched_yield();
+	if (!__atomic_compare_exchange_n(&c->state, &s, HUSK_WAITED, 0,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		goto done;	/* it ended before we slept */
+	for (;;) {
+		/* absolute, on CLOCK_MONOTONIC */
+		if (syscall(SYS_futex, &c->state, FUTEX_WAIT_BITSET,
+		    HUSK_WAITED, &end, NULL, FUTEX_BITSET_MATCH_ANY) == -1 &&
+		    errno == ETIMEDOUT) {
+			s = HUSK_WAITED;
+			if (__atomic_compare_exchange_n(&c->state, &s,
+			    HUSK_TRAP, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return 0;
+			goto done;
+		}
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == HUSK_DONE)
+			goto done;
+	}
+done:
+	*rv = c->rv;
+	l->busy = 0;
+	return 1;
+}
+
+/*
+ * Ask lane l's waiting stub to run a call; its memory is laid out. With
+ * wait, wait a little for its end: 1 if it ended, its result in *rv (the
+ * stub waits for the next call: no ptrace stop, no husk_run_lane). 0 if it
+ * runs on: its end is a ptrace stop (husk_stopped's HUSK_RETURNED).
+ */
+int
+husk_call(struct husk_lane *l, long nr, const uint64_t *args, int wait,
+    long *rv)
 {
 	struct husk_ctl	*c = (struct husk_ctl *)l->shm;
 
 	c->nr = nr;
 	memcpy(c->args, args, sizeof c->args);
+	c->state = wait ? HUSK_BUSY : HUSK_TRAP;
 	__atomic_store_n(&c->kick, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &c->kick, FUTEX_WAKE, 1, NULL, NULL, 0);
 	l->busy = 1;
+	return wait ? husk_wait(l, rv) : 0;
 }
 
 /*
@@ -324,8 +464,6 @@ husk_stopped(struct husk *h, struct husk_lane *l, int status, long *rv,
 	if (l->busy && WSTOPSIG(status) == SIGTRAP && got &&
 	    si->si_code == SI_KERNEL && r.rip == h->code + HUSK_AFTER_TRAP) {
 		*rv = (long)r.rax;
-		__atomic_store_n(&((struct husk_ctl *)l->shm)->kick, 0,
-		    __ATOMIC_RELEASE);
 		l->busy = 0;
 		return HUSK_RETURNED;
 	}
@@ -369,6 +507,9 @@ husk_hold(struct husk *h, char **cause)
 			continue;
 		if (mig_thread_interrupt(h->t, l->tid, cause) == -1)
 			return -1;
+		/* a call asked and not yet taken is abandoned too */
+		__atomic_store_n(&((struct husk_ctl *)l->shm)->kick, 0,
+		    __ATOMIC_RELEASE);
 		l->running = l->busy = 0;
 	}
 	return 0;

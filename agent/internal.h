@@ -58,7 +58,8 @@ uint8_t		*husk_scratch(const struct husk_lane *l, uint64_t *base,
 int		 husk_run(struct husk *h, char **cause);
 int		 husk_run_lane(struct husk *h, struct husk_lane *l,
 		    char **cause);
-void		 husk_call(struct husk_lane *l, long nr, const uint64_t *args);
+int		 husk_call(struct husk_lane *l, long nr, const uint64_t *args,
+		    int wait, long *rv);
 enum husk_stop	 husk_stopped(struct husk *h, struct husk_lane *l, int status,
 		    long *rv, siginfo_t *si);
 int		 husk_continue(struct husk *h, struct husk_lane *l, int sig,
@@ -186,6 +187,11 @@ struct deputy {
 	}			*queue;
 	size_t			 nqueue;
 	uint64_t		 cancel_seq;	/* a call queued, to break off */
+	struct deputy_calls {			/* served since P's exec */
+		uint64_t	 deputy;	/* made by us: P not woken */
+		uint64_t	 waited;	/* by P, ended while we waited */
+		uint64_t	 trapped;	/* by P, ended in its trap */
+	}			 calls;
 	int			 io_pidfd;	/* P's, > 0 (deputy-io.c) */
 	int			 io_fd;		/* a duplicate of P's, > 0 */
 	int			 io_fdnum;	/* P's descriptor */
@@ -266,6 +272,8 @@ int	 deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 	    char **cause);
 void	 deputy_io_close(struct deputy *d);
+int	 deputy_io_call(struct deputy *d, const struct home_call *hc,
+	    uint8_t *mem, uint64_t base, size_t room, long *rv);
 int	 deputy_io_write(struct deputy *d, const struct home_call *hc,
 	    char **cause);
 

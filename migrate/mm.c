@@ -749,24 +749,33 @@ out:
 /*
  * Release every area of the held task but the kernel's (the vDSO's three),
  * its threads' rseq registrations first: the kernel writes into those
- * areas at every return to user space. What stays is a task with no memory of its own,
- * for code the caller maps next (the deputy's husk).
+ * areas at every return to user space. What stays is a task with no
+ * memory of its own, for code the caller maps next (the deputy's husk).
  */
 int
 mig_empty(struct mig_task *t, char **cause)
 {
 	struct mm_area	*a = NULL;
-	size_t		 na, i;
+	size_t		 na, i, j;
 	int		 rc = -1;
 
 	if (rseq_unregister_all(t, cause) == -1 ||
 	    mm_target_areas(t->pid, &a, &na, cause) == -1)
 		return -1;
-	for (i = 0; i < na; i++) {
-		if (a[i].kind != 0)
+	/*
+	 * One munmap per run of areas between the kernel's, holes and all:
+	 * each call injected costs the task two ptrace stops, and a program
+	 * with many libraries has a hundred areas or more.
+	 */
+	for (i = 0; i < na; i = j) {
+		if (a[i].kind != 0) {
+			j = i + 1;
 			continue;
+		}
+		for (j = i + 1; j < na && a[j].kind == 0; j++)
+			;
 		if (task_sys_ok(t, "munmap", SYS_munmap, (sysargs){ a[i].start,
-		    a[i].end - a[i].start }) == -1) {
+		    a[j - 1].end - a[i].start }) == -1) {
 			*cause = task_cause(t);
 			goto out;
 		}

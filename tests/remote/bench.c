@@ -1,10 +1,13 @@
 /*
- * The cost of a forwarded call: getppid, and reads of 4 KiB and 64 KiB
- * from /dev/zero, natively or under the loopback. Not run by make check;
+ * The cost of a forwarded call: getppid, reads of 4 KiB and 64 KiB
+ * from /dev/zero, and stat of a file (/etc/passwd), natively or under
+ * the loopback. Not run by make check;
  * see docs/PERFORMANCE.md, "Forwarding". With BENCH_CPU set, it first
  * moves itself to that CPU (sched_setaffinity runs locally).
- * Usage: bench getppid|read4k|read64k [iterations]
+ * Usage: bench getppid|read4k|read64k|stat [iterations]
  */
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <sched.h>
 #include <time.h>
@@ -28,6 +31,7 @@ main(int argc, char **argv)
 {
 	const char	*what = argc > 1 ? argv[1] : "";
 	size_t		 size = 0;
+	struct stat	 st;
 	double		 t0;
 	int		 n = argc > 2 ? atoi(argv[2]) : 20000, i, fd = -1;
 
@@ -35,8 +39,9 @@ main(int argc, char **argv)
 		size = 4096;
 	else if (strcmp(what, "read64k") == 0)
 		size = 65536;
-	else if (strcmp(what, "getppid") != 0 || n <= 0) {
-		fprintf(stderr, "usage: bench getppid|read4k|read64k "
+	else if ((strcmp(what, "getppid") != 0 && strcmp(what, "stat") != 0) ||
+	    n <= 0) {
+		fprintf(stderr, "usage: bench getppid|read4k|read64k|stat "
 		    "[iterations]\n");
 		return 2;
 	}
@@ -51,7 +56,10 @@ main(int argc, char **argv)
 		CHECK((fd = open("/dev/zero", O_RDONLY)) >= 0, "open");
 	t0 = now_us();
 	for (i = 0; i < n; i++) {
-		if (size == 0)
+		if (what[0] == 's') {
+			if (stat("/etc/passwd", &st) != 0)
+				break;
+		} else if (size == 0)
 			getppid();
 		else if (read(fd, buf, size) != (ssize_t)size)
 			break;

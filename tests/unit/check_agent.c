@@ -2,6 +2,7 @@
  * Unit tests for agent/: the deputy's husk, a process at home reduced to
  * a stub that runs calls in its own context.
  */
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -27,6 +28,8 @@ child(pid_t *pid)
 	char		*cause = NULL;
 
 	if ((*pid = fork()) == 0) {
+		/* a test timed out must not leave it behind */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)
 			pause();
 	}
@@ -73,7 +76,7 @@ START_TEST(test_husk_calls)
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 
 	/* a call in the child's own context: its pid */
-	husk_call(&h.lanes[0], SYS_getpid, args);
+	husk_call(&h.lanes[0], SYS_getpid, args, 0, NULL);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, pid);
 	ck_assert(!h.lanes[0].busy);
@@ -87,7 +90,7 @@ START_TEST(test_husk_calls)
 	args[2] = base + 4096;
 	args[3] = 64;
 	strcpy((char *)mem, "/proc/self/exe");
-	husk_call(&h.lanes[0], SYS_readlinkat, args);
+	husk_call(&h.lanes[0], SYS_readlinkat, args, 0, NULL);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_gt(rv, 0);
 	snprintf(path, sizeof path, "/proc/%d/exe", pid);
@@ -101,14 +104,14 @@ START_TEST(test_husk_calls)
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
 	ck_assert_int_eq(si.si_signo, SIGUSR1);
 	ck_assert_int_eq(husk_continue(&h, &h.lanes[0], 0, &cause), 0);
-	husk_call(&h.lanes[0], SYS_getppid, args);
+	husk_call(&h.lanes[0], SYS_getppid, args, 0, NULL);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, getpid());
 
 	/* a signal breaks off a blocking call, which returns its restart code */
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 	memset(args, 0, sizeof args);
-	husk_call(&h.lanes[0], SYS_pause, args);
+	husk_call(&h.lanes[0], SYS_pause, args, 0, NULL);
 	usleep(20000);
 	kill(pid, SIGUSR2);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
@@ -127,7 +130,7 @@ START_TEST(test_husk_calls)
 	memset(mem + len - 4096, 0, 8);
 	args[0] = base + len - 4096;	/* into the new area's last page */
 	args[1] = 8;
-	husk_call(&h.lanes[0], SYS_getrandom, args);
+	husk_call(&h.lanes[0], SYS_getrandom, args, 0, NULL);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, 8);
 	ck_assert(memcmp(mem + len - 4096, zero, 8) != 0);
@@ -137,6 +140,84 @@ START_TEST(test_husk_calls)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 7);
+	husk_free(&h);
+	mig_forget(t);
+}
+END_TEST
+
+/*
+ * A call the deputy waits for ends without a ptrace stop, the stub back
+ * at its futex for the next; one that outlasts the wait ends in the trap,
+ * a signal breaking it off as before.
+ */
+START_TEST(test_husk_waited)
+{
+	struct husk	 h;
+	struct mig_task	*t;
+	siginfo_t	 si;
+	uint64_t	 base, args[6] = { 0 };
+	uint8_t		*mem;
+	size_t		 len;
+	char		*cause = NULL;
+	long		 rv;
+	pid_t		 pid;
+	int		 status, i, waited = 0;
+
+	t = child(&pid);
+	ck_assert_msg(husk_make(t, 1 << 16, &h, &cause) == 0, "%s", cause);
+	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
+
+	/*
+	 * Calls in a row, the stub never started again: most end while we
+	 * wait (on a loaded machine one may not, and ends in the trap).
+	 */
+	for (i = 0; i < 50; i++) {
+		if (husk_call(&h.lanes[0], SYS_getpid, args, 1, &rv) == 1) {
+			waited++;
+			ck_assert_int_eq(waitpid(pid, &status, __WALL | WNOHANG),
+			    0);
+		} else {
+			ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
+			ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
+		}
+		ck_assert_int_eq(rv, pid);
+		ck_assert(!h.lanes[0].busy);
+	}
+	ck_assert_int_gt(waited, 0);
+
+	/* memory laid out in the shared area, written in place */
+	mem = husk_scratch(&h.lanes[0], &base, &len);
+	memset(mem, 0, 16);
+	args[0] = base;
+	args[1] = 16;
+	if (husk_call(&h.lanes[0], SYS_getrandom, args, 1, &rv) == 0) {
+		ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
+		ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
+	}
+	ck_assert_int_eq(rv, 16);
+
+	/* a call that blocks outlasts the wait; a signal breaks it off */
+	memset(args, 0, sizeof args);
+	ck_assert_int_eq(husk_call(&h.lanes[0], SYS_pause, args, 1, &rv), 0);
+	ck_assert(h.lanes[0].busy);
+	kill(pid, SIGUSR1);
+	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
+	ck_assert_int_eq(si.si_signo, SIGUSR1);
+	ck_assert_int_eq(husk_continue(&h, &h.lanes[0], 0, &cause), 0);
+	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
+	ck_assert_int_eq(rv, -ERESTARTNOHAND);
+
+	/* and the next waited call goes as before */
+	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
+	if (husk_call(&h.lanes[0], SYS_getppid, args, 1, &rv) == 0)
+		ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_RETURNED);
+	ck_assert_int_eq(rv, getpid());
+
+	ck_assert_msg(husk_hold(&h, &cause) == 0, "%s", cause);
+	ck_assert_int_eq(husk_end(&h, 0, 5, &cause), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 5);
 	husk_free(&h);
 	mig_forget(t);
 }
@@ -174,6 +255,7 @@ START_TEST(test_husk_threads)
 
 	ck_assert_int_eq(pipe(p), 0);
 	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[1]);
 		pthread_create(&th, NULL, waiter, NULL);
 		for (;;)
@@ -206,12 +288,12 @@ START_TEST(test_husk_threads)
 	args[0] = p[0];	/* the child's read end, the same number */
 	args[1] = base;
 	args[2] = 16;
-	husk_call(other, SYS_read, args);
+	husk_call(other, SYS_read, args, 0, NULL);
 	usleep(20000);
 
 	/* meanwhile the lead's calls run, each in its own thread */
 	memset(args, 0, sizeof args);
-	husk_call(lead, SYS_gettid, args);
+	husk_call(lead, SYS_gettid, args, 0, NULL);
 	ck_assert_int_eq(lane_stop(&h, lead, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, pid);
 	ck_assert(other->busy);
@@ -222,7 +304,7 @@ START_TEST(test_husk_threads)
 	ck_assert_int_eq(rv, 3);
 	ck_assert_int_eq(memcmp(mem, "fed", 3), 0);
 	ck_assert_msg(husk_run_lane(&h, other, &cause) == 0, "%s", cause);
-	husk_call(other, SYS_gettid, args);
+	husk_call(other, SYS_gettid, args, 0, NULL);
 	ck_assert_int_eq(lane_stop(&h, other, &rv, &si), HUSK_RETURNED);
 	ck_assert_int_eq(rv, tids[1]);
 
@@ -248,6 +330,7 @@ agent_suite(void)
 	tc = tcase_create("husk");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_husk_calls);
+	tcase_add_test(tc, test_husk_waited);
 	tcase_add_test(tc, test_husk_threads);
 	suite_add_tcase(s, tc);
 	return s;
