@@ -21,8 +21,9 @@
  *
  * Calls made with the system call instruction itself (glibc's times() and
  * getrusage(), a clock_gettime of syscall(2)) still come to the guest agent.
- * Only single-threaded processes move: the thread clock's base is the main
- * thread's.
+ * The base added is the process's: right for CLOCK_THREAD_CPUTIME_ID in
+ * its main thread, too much in any other thread of a threaded process
+ * (docs/REMOTE.md, "Known deviations").
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
