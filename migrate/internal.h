@@ -153,6 +153,9 @@ struct runs {
 void	 runs_init(struct runs *s);
 void	 runs_free(struct runs *s);
 void	 runs_add(struct runs *s, uint64_t start, uint64_t end);
+struct mm_run;
+void	 runs_dump_add(struct mm_run **runs, size_t *n, size_t *alloc,
+	    uint64_t start, uint64_t end, size_t vma);
 void	 runs_sort(struct runs *s);
 void	 runs_and(const struct runs *a, const struct runs *b,
 	    struct runs *out);
@@ -233,6 +236,10 @@ struct mig_track {
 void	 track_reset(struct mig_track *k);
 int	 track_register(struct mig_track *k, uint64_t start, uint64_t end);
 int	 track_pagemap(struct mig_track *k, char **cause);
+int	 track_pm_scan(int pagemap, uint64_t start, uint64_t end,
+	    const struct pm_scan_arg *how,
+	    void (*fn)(void *, uint64_t, uint64_t, uint64_t), void *arg,
+	    char **cause);
 int	 track_scan(int pagemap, uint64_t start, uint64_t end, int how,
 	    struct runs *out, char **cause);
 

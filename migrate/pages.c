@@ -5,7 +5,6 @@
  * process_vm_writev. Pages never touched are not carried: they come back
  * as the zero pages they were.
  */
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -75,49 +74,44 @@ pages_keep(enum pages_want want, uint64_t cat)
 	return want == WANT_TOUCHED || !(cat & PM_FILE);
 }
 
+/* A region of pages_scan_ioctl's walk, kept if want wants it. */
+struct pages_walk {
+	struct pages_scan	*ps;
+	enum pages_want		 want;
+};
+
+static void
+pages_region(void *arg, uint64_t s, uint64_t e, uint64_t categories)
+{
+	struct pages_walk	*w = arg;
+
+	if (pages_keep(w->want, categories))
+		pages_add(w->ps, s, e);
+}
+
 static int
 pages_scan_ioctl(struct pages_scan *ps, const Osm__ImgVma *v,
     enum pages_want want, char **cause)
 {
-	struct pm_region	 r[PM_NREGIONS];
+	struct pages_walk	 w = { ps, want };
 	struct pm_scan_arg	 a;
-	uint64_t		 pos = v->start, seen = v->start, s;
-	int			 n, i;
+	uint64_t		 before = ps->md->vmas[ps->vma]->pages;
 
-	while (pos < v->end) {
-		memset(&a, 0, sizeof a);
-		a.size = sizeof a;
-		a.start = pos;
-		a.end = v->end;
-		a.vec = (uintptr_t)r;
-		a.vec_len = PM_NREGIONS;
-		a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
-		a.return_mask = PM_PRESENT | PM_SWAPPED | PM_FILE | PM_PFNZERO;
-		if ((n = ioctl(ps->pagemap, PM_SCAN, &a)) == -1) {
-			if (pos == v->start && (errno == ENOTTY ||
-			    errno == EINVAL)) {
-				ps->use_ioctl = 0;
-				return 1;
-			}
-			xasprintf(cause, "PAGEMAP_SCAN: %s", strerror(errno));
-			return -1;
-		}
-		/* Not twice what a walk reported past its end (track_scan). */
-		for (i = 0; i < n; i++) {
-			s = r[i].start > seen ? r[i].start : seen;
-			if (r[i].end <= s)
-				continue;
-			if (pages_keep(want, r[i].categories))
-				pages_add(ps, s, r[i].end);
-			seen = r[i].end;
-		}
-		if (a.walk_end <= pos) {
-			xasprintf(cause, "PAGEMAP_SCAN made no progress");
-			return -1;
-		}
-		pos = a.walk_end;
+	memset(&a, 0, sizeof a);
+	a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
+	a.return_mask = PM_PRESENT | PM_SWAPPED | PM_FILE | PM_PFNZERO;
+	if (track_pm_scan(ps->pagemap, v->start, v->end, &a, pages_region, &w,
+	    cause) == 0)
+		return 0;
+	/* no PAGEMAP_SCAN on this kernel: /proc/PID/pagemap read instead */
+	if ((errno == ENOTTY || errno == EINVAL) &&
+	    ps->md->vmas[ps->vma]->pages == before) {
+		free(*cause);
+		*cause = NULL;
+		ps->use_ioctl = 0;
+		return 1;
 	}
-	return 0;
+	return -1;
 }
 
 static int

@@ -145,23 +145,6 @@ mig_post_pages(const struct mig_post *pp, uint64_t *left)
 	return pp->hot_pages;
 }
 
-/* Add run [s, e) of area vma to *runs, as mm_dump's runs are. */
-static void
-postcopy_run(struct mm_run **runs, size_t *n, size_t *alloc, uint64_t s,
-    uint64_t e, size_t vma)
-{
-	if (s >= e)
-		return;
-	if (*n == *alloc) {
-		*alloc = *alloc == 0 ? 256 : *alloc * 2;
-		*runs = xreallocarray(*runs, *alloc, sizeof **runs);
-	}
-	(*runs)[*n].start = s;
-	(*runs)[*n].npages = (e - s) / MIG_PAGE;
-	(*runs)[*n].vma = vma;
-	(*n)++;
-}
-
 /* The pages near each thread's stack pointer: what it touches first. */
 static int
 postcopy_hot(struct mig_task *t, struct runs *hot, char **cause)
@@ -223,7 +206,7 @@ postcopy_runs(void *arg, struct mig_task *t, struct mm_dump *md, char **cause)
 		if (!runs_live(v)) {
 			for (; r < md->nruns && md->runs[r].vma <= i; r++)
 				if (md->runs[r].vma == i)
-					postcopy_run(&runs, &n, &alloc,
+					runs_dump_add(&runs, &n, &alloc,
 					    md->runs[r].start, md->runs[r].start
 					    + md->runs[r].npages * MIG_PAGE, i);
 			continue;
@@ -246,8 +229,8 @@ postcopy_runs(void *arg, struct mig_task *t, struct mm_dump *md, char **cause)
 		runs_minus(&present, &hot, &out);
 		v->pages = 0;
 		for (j = 0; j < in.n; j++) {
-			postcopy_run(&runs, &n, &alloc, in.r[j].start, in.r[j].end,
-			    i);
+			runs_dump_add(&runs, &n, &alloc, in.r[j].start,
+			    in.r[j].end, i);
 			v->pages += (in.r[j].end - in.r[j].start) / MIG_PAGE;
 		}
 		pp->hot_pages += v->pages;

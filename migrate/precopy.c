@@ -47,22 +47,6 @@ struct precopy {
 	uint64_t	 rate_bytes;	/* in the largest round, which says */
 };
 
-static void
-precopy_run(struct mm_run **runs, size_t *n, size_t *alloc, uint64_t start,
-    uint64_t end, size_t vma)
-{
-	if (start >= end)
-		return;
-	if (*n == *alloc) {
-		*alloc = *alloc == 0 ? 256 : *alloc * 2;
-		*runs = xreallocarray(*runs, *alloc, sizeof **runs);
-	}
-	(*runs)[*n].start = start;
-	(*runs)[*n].npages = (end - start) / MIG_PAGE;
-	(*runs)[*n].vma = vma;
-	(*n)++;
-}
-
 /*
  * What goes of area v: its written pages if we track it, and every page
  * with data of what the target does not hold of it; last, also what the
@@ -181,7 +165,7 @@ precopy_plan(struct precopy *pc, struct mm_dump *md, int last, char **cause)
 			for (; last && r < md->nruns && md->runs[r].vma <= i;
 			    r++) {
 				if (md->runs[r].vma == i)
-					precopy_run(&runs, &n, &alloc,
+					runs_dump_add(&runs, &n, &alloc,
 					    md->runs[r].start, md->runs[r].start
 					    + md->runs[r].npages * MIG_PAGE, i);
 			}
@@ -195,7 +179,7 @@ precopy_plan(struct precopy *pc, struct mm_dump *md, int last, char **cause)
 				continue;
 			s = s < v->start ? v->start : s;
 			e = e > v->end ? v->end : e;
-			precopy_run(&runs, &n, &alloc, s, e, i);
+			runs_dump_add(&runs, &n, &alloc, s, e, i);
 			v->pages += (e - s) / MIG_PAGE;
 		}
 	}

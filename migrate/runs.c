@@ -251,3 +251,20 @@ runs_hold(struct runs *held, const Osm__ImgMm *mm)
 	runs_free(&kept);
 	runs_free(&area);
 }
+
+/* Add run [start, end) of area vma to *runs, as mm_dump's runs are. */
+void
+runs_dump_add(struct mm_run **runs, size_t *n, size_t *alloc, uint64_t start,
+    uint64_t end, size_t vma)
+{
+	if (start >= end)
+		return;
+	if (*n == *alloc) {
+		*alloc = *alloc == 0 ? 256 : *alloc * 2;
+		*runs = xreallocarray(*runs, *alloc, sizeof **runs);
+	}
+	(*runs)[*n].start = start;
+	(*runs)[*n].npages = (end - start) / MIG_PAGE;
+	(*runs)[*n].vma = vma;
+	(*n)++;
+}

@@ -162,6 +162,63 @@ track_pagemap(struct mig_track *k, char **cause)
 }
 
 /*
+ * Walk [start, end) of pagemap with PAGEMAP_SCAN as how asks (its flags
+ * and masks), giving fn each region once, in order. The kernel may end a
+ * walk (walk_end) before the end of regions it reported, and report them
+ * again from there: what was seen is not given twice (out of order, it
+ * made overlapping runs, and an image whose areas counted more pages than
+ * they hold). 0, or -1 with *cause and errno (the ioctl's; EPROTO if a
+ * walk made no progress).
+ */
+int
+track_pm_scan(int pagemap, uint64_t start, uint64_t end,
+    const struct pm_scan_arg *how, void (*fn)(void *, uint64_t, uint64_t,
+    uint64_t), void *arg, char **cause)
+{
+	struct pm_region	 r[PM_NREGIONS];
+	struct pm_scan_arg	 a;
+	uint64_t		 pos = start, seen = start, s;
+	int			 n, i, e;
+
+	while (pos < end) {
+		a = *how;
+		a.size = sizeof a;
+		a.start = pos;
+		a.end = end;
+		a.vec = (uintptr_t)r;
+		a.vec_len = PM_NREGIONS;
+		if ((n = ioctl(pagemap, PM_SCAN, &a)) == -1) {
+			e = errno;
+			xasprintf(cause, "PAGEMAP_SCAN: %s", strerror(e));
+			errno = e;
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			s = r[i].start > seen ? r[i].start : seen;
+			if (r[i].end <= s)
+				continue;
+			fn(arg, s, r[i].end, r[i].categories);
+			seen = r[i].end;
+		}
+		if (a.walk_end <= pos) {
+			xasprintf(cause, "PAGEMAP_SCAN made no progress");
+			errno = EPROTO;
+			return -1;
+		}
+		pos = a.walk_end;
+	}
+	return 0;
+}
+
+/* A region of track_scan's walk: its pages, but the shared zero page's. */
+static void
+track_region(void *arg, uint64_t s, uint64_t e, uint64_t categories)
+{
+	if (!(categories & PM_PFNZERO))
+		runs_add(arg, s, e);
+}
+
+/*
  * The pages of [start, end) that are written since they were last
  * protected (TRACK_WRITTEN; with TRACK_PROTECT protected again in the same
  * walk) or that hold data (TRACK_PRESENT: present or swapped), added to
@@ -172,67 +229,36 @@ int
 track_scan(int pagemap, uint64_t start, uint64_t end, int how,
     struct runs *out, char **cause)
 {
-	struct pm_region	 r[PM_NREGIONS];
 	struct pm_scan_arg	 a;
-	uint64_t		 pos = start, seen = start, s;
-	int			 n, i;
 
-	while (pos < end) {
-		memset(&a, 0, sizeof a);
-		a.size = sizeof a;
-		a.start = pos;
-		a.end = end;
-		a.vec = (uintptr_t)r;
-		a.vec_len = PM_NREGIONS;
-		if (how & TRACK_WRITTEN) {
-			if (how & TRACK_CHECK)
-				a.flags |= PM_SCAN_CHECK_WPASYNC;
-			if (how & TRACK_PROTECT)
-				a.flags |= PM_SCAN_WP_MATCHING;
-			a.category_mask = PM_WRITTEN;
-			/*
-			 * Of pages that hold data only: a hole of an area we
-			 * track reads as written until protected, and once
-			 * protected (WP_ASYNC implies WP_UNPOPULATED) holds
-			 * a marker that reads as a swapped page, so that
-			 * every untouched page of a sparse area (a thread's
-			 * stack) would go, and go again. Left alone, a hole
-			 * stays one; a write makes it a page, present and
-			 * written; a page that becomes a hole again
-			 * (MADV_DONTNEED) is found by what was sent and is
-			 * no longer present (precopy.c).
-			 */
-			a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
-		} else
-			a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
-		a.return_mask = PM_WRITTEN | PM_PRESENT | PM_SWAPPED |
-		    PM_PFNZERO;
-		if ((n = ioctl(pagemap, PM_SCAN, &a)) == -1) {
-			if (errno == EPERM && (how & TRACK_CHECK))
-				return 1;
-			xasprintf(cause, "PAGEMAP_SCAN: %s", strerror(errno));
-			return -1;
-		}
+	memset(&a, 0, sizeof a);
+	if (how & TRACK_WRITTEN) {
+		if (how & TRACK_CHECK)
+			a.flags |= PM_SCAN_CHECK_WPASYNC;
+		if (how & TRACK_PROTECT)
+			a.flags |= PM_SCAN_WP_MATCHING;
+		a.category_mask = PM_WRITTEN;
 		/*
-		 * The kernel may end a walk (walk_end) before the end of
-		 * regions it reported, and report them again from there:
-		 * what was seen is not added twice (out of order, it made
-		 * overlapping runs, and an image whose areas counted more
-		 * pages than they hold).
+		 * Of pages that hold data only: a hole of an area we track
+		 * reads as written until protected, and once protected
+		 * (WP_ASYNC implies WP_UNPOPULATED) holds a marker that reads
+		 * as a swapped page, so that every untouched page of a sparse
+		 * area (a thread's stack) would go, and go again. Left alone,
+		 * a hole stays one; a write makes it a page, present and
+		 * written; a page that becomes a hole again (MADV_DONTNEED)
+		 * is found by what was sent and is no longer present
+		 * (precopy.c).
 		 */
-		for (i = 0; i < n; i++) {
-			s = r[i].start > seen ? r[i].start : seen;
-			if (r[i].end <= s)
-				continue;
-			if (!(r[i].categories & PM_PFNZERO))
-				runs_add(out, s, r[i].end);
-			seen = r[i].end;
-		}
-		if (a.walk_end <= pos) {
-			xasprintf(cause, "PAGEMAP_SCAN made no progress");
-			return -1;
-		}
-		pos = a.walk_end;
 	}
-	return 0;
+	a.category_anyof_mask = PM_PRESENT | PM_SWAPPED;
+	a.return_mask = PM_WRITTEN | PM_PRESENT | PM_SWAPPED | PM_PFNZERO;
+	if (track_pm_scan(pagemap, start, end, &a, track_region, out,
+	    cause) == 0)
+		return 0;
+	if (errno == EPERM && (how & TRACK_CHECK)) {
+		free(*cause);
+		*cause = NULL;
+		return 1;
+	}
+	return -1;
 }

@@ -21,31 +21,10 @@ S=$(lab_dir)/share
 mkdir -p "$S"
 G2=$(lab_dir)/node2/mosd.log
 
-# start NAME ARGS...: livewriter ARGS under mosrun on node 1, its output
-# in $S/NAME, its deputy's log in $S/NAME.log; $pid, $job
-start() {
-	name=$1
-	shift
-	"$MOSLAB" exec 1 bash -c "cd $S; for f in \$(ls /proc/\$\$/fd); do \
-	    [ \$f -gt 2 ] && eval \"exec \$f>&-\"; done 2>/dev/null; \
-	    OSM_DEPUTY_LOG=$S/$name.log mosrun -L $MOSRUN_OPTS \
-	    $P/livewriter $* > $S/$name 2>&1 < /dev/null" &
-	job=$!
-	wait_for 20 grep -qx ready "$S/$name" || fail "$name: not ready"
-	pid=$(pid_of livewriter)
-	[ -n "$pid" ] || fail "$name: not in mosps"
-}
-checked() {
-	[ "$(grep -c '^stall' "$S/$1")" -gt "$2" ]
-}
+. "$LAB_TESTS/livewriter.sh"
 # check NAME [NODE]: ask for a check of its whole memory
 check() {
-	_n=$(grep -c '^stall' "$S/$1")
-	lab_exec "${2:-1}" kill -USR1 "$pid"
-	wait_for 30 checked "$1" "$_n" ||
-	    fail "$1: no answer to the check: $(tail -3 "$S/$1"; tail -3 "$S/$1.log")"
-	tail -2 "$S/$1" | grep -q '^check ok' ||
-	    fail "$1: memory not exact: $(tail -2 "$S/$1")"
+	lw_check "$@"
 }
 # move NAME NODE: post-copy, and check where it is
 move() {
