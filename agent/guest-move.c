@@ -277,7 +277,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	struct mig_fetch *f = NULL;
 	struct mig_pin	 pin;
 	const uint8_t	*body;
-	size_t		 len;
+	size_t		 len, i;
 	uint16_t	 kind;
 	int		 listener;
 	char		*why = NULL;
@@ -326,6 +326,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	    (sysargs){ PR_SET_PDEATHSIG, SIGKILL }, cause) == -1)
 		goto fail;
 	g->threaded = mig_threads(t, NULL, 0) > 1;
+	guest_stub_threads(g, t);
 	/*
 	 * R's userfaultfd for its way home, live: made now, by injection,
 	 * as the filter would send the call home. R's own use of userfaultfd
@@ -344,6 +345,9 @@ guest_move_arrive(struct guest *g, char **cause)
 		close(listener);
 		goto fail;
 	}
+	for (i = 0; i < g->ntcpu; i++)
+		remote_thread_cpu(g->remote, mig_thread_here(t,
+		    g->tcpu[i].tid), g->tcpu[i].ns);
 	if (g->opener != -1)
 		remote_shared(g->remote, g->gs->shared, g->gs->n_shared,
 		    guest_open, guest_open_stat, g);

@@ -8,9 +8,17 @@
  * to a page of ours in R: for CLOCK_PROCESS_CPUTIME_ID and
  * CLOCK_THREAD_CPUTIME_ID it makes the call itself, with RMT_CLOCK_MAGIC
  * in the id's high half, which the filter lets run (the kernel ignores
- * those bits), and adds the CPU time the process used before it came; any
- * other clock goes on in the vDSO, through the instructions the jump
- * displaced, copied after the stub, and a jump back.
+ * those bits), and adds the CPU time used before R came: the process's
+ * to the process's clock, the calling thread's own to its thread clock.
+ * Each thread's is in a table after the stub's page, (tid, base), written
+ * at the restore from the threads' records in the image; the stub finds
+ * its thread's entry by its id, from a gettid made with the same magic in
+ * its first argument (gettid ignores it, the filter lets it run), without
+ * a round trip. A thread made here has no entry and starts at 0, as it
+ * would have at home; a thread that ends has its entry zeroed, for its id
+ * may come back. Any other clock goes on in the vDSO, through the
+ * instructions the jump displaced, copied after the stub, and a jump
+ * back.
  *
  * The stub is the guest's, not the program's: dumps of R (the way home, a
  * checkpoint) leave its page out, record the vDSO as the kernel made it,
@@ -20,10 +28,9 @@
  * the page, and R's clocks are answered as before, by the guest agent.
  *
  * Calls made with the system call instruction itself (glibc's times() and
- * getrusage(), a clock_gettime of syscall(2)) still come to the guest agent.
- * The base added is the process's: right for CLOCK_THREAD_CPUTIME_ID in
- * its main thread, too much in any other thread of a threaded process
- * (docs/REMOTE.md, "Known deviations").
+ * getrusage(), a clock_gettime of syscall(2)) still come to the guest
+ * agent, which adds the same bases (libremote/emulate.c). R's dumps carry
+ * each thread's time on (guest_stub_hide: mig_cpu_carried).
  */
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -46,6 +53,7 @@
 #include <elf.h>
 
 #define STUB_PAGE	4096
+#define STUB_THREADS	4096		/* at most, in its table */
 #define STUB_JMP	5		/* e9 rel32 */
 #define STUB_NEAR	(1ULL << 30)	/* within a jmp rel32 of the vDSO */
 #define NSEC		1000000000ULL
@@ -53,53 +61,88 @@
 /*
  * The stub, position-independent, as bytes to copy into R. Entered by a
  * jump from the start of the vDSO's clock_gettime(clockid %edi, tp %rsi),
- * so it returns to the vDSO's caller; %rax, %rcx, %r11 and %rdi are the
- * caller's to lose. The base (seconds, nanoseconds) and the trampoline
- * (the displaced instructions and a jump back) are filled in per process.
+ * so it returns to the vDSO's caller; %rax, %rcx, %rdx, %rdi, %r8 and
+ * %r11 are the caller's to lose (the C ABI's). The process's base
+ * (guest_stub_proc), the number of entries in the threads' table, which
+ * follows the stub's page, and the trampoline (the displaced
+ * instructions and a jump back) are filled in per process. A base, and a
+ * table entry, is { tid (entries only), nanoseconds, seconds }: 4, 4 and
+ * 8 bytes. The thread's id comes from gettid, with the magic in its first
+ * argument (which gettid ignores) for the filter to let it run.
  */
-extern const uint8_t guest_stub_code[], guest_stub_sec[], guest_stub_nsec[];
+extern const uint8_t guest_stub_code[], guest_stub_proc[], guest_stub_count[];
 extern const uint8_t guest_stub_tramp[], guest_stub_end[];
 __asm__(
 "	.pushsection .rodata.osm_clock_stub, \"a\"\n"
 "	.balign 16\n"
-"	.globl guest_stub_code, guest_stub_sec, guest_stub_nsec\n"
+"	.globl guest_stub_code, guest_stub_proc, guest_stub_count\n"
 "	.globl guest_stub_tramp, guest_stub_end\n"
 "guest_stub_code:\n"
+".Lstart:\n"
 "	cmpl	$2, %edi\n"			/* CLOCK_PROCESS_CPUTIME_ID */
 "	je	1f\n"
 "	cmpl	$3, %edi\n"			/* CLOCK_THREAD_CPUTIME_ID */
-"	je	1f\n"
-"	jmp	.Ltramp\n"
-"1:	movabsq	$0x6f736d3100000000, %rax\n"	/* RMT_CLOCK_MAGIC << 32 */
+"	jne	.Ltramp\n"
+"	movabsq	$0x6f736d3100000000, %rax\n"	/* RMT_CLOCK_MAGIC << 32 */
 "	movl	%edi, %edi\n"
 "	orq	%rax, %rdi\n"
-"	movl	$228, %eax\n"			/* SYS_clock_gettime */
+"	movl	$186, %eax\n"			/* SYS_gettid */
+"	syscall\n"
+"	leaq	.Lnone(%rip), %r8\n"
+"	leaq	.Lstart+4096(%rip), %rcx\n"	/* the threads' table */
+"	movl	.Lcount(%rip), %edx\n"
+"4:	testl	%edx, %edx\n"
+"	jz	2f\n"
+"	cmpl	%eax, (%rcx)\n"
+"	je	5f\n"
+"	addq	$16, %rcx\n"
+"	decl	%edx\n"
+"	jmp	4b\n"
+"5:	movq	%rcx, %r8\n"
+"	jmp	2f\n"
+"1:	movabsq	$0x6f736d3100000000, %rax\n"
+"	movl	%edi, %edi\n"
+"	orq	%rax, %rdi\n"
+"	leaq	.Lproc(%rip), %r8\n"
+"2:	movl	$228, %eax\n"			/* SYS_clock_gettime */
 "	syscall\n"
 "	testq	%rax, %rax\n"
-"	jnz	2f\n"
-"	movq	.Lsec(%rip), %rcx\n"
+"	jnz	3f\n"
+"	movq	8(%r8), %rcx\n"
 "	addq	%rcx, (%rsi)\n"
-"	movq	.Lnsec(%rip), %rcx\n"
+"	movl	4(%r8), %ecx\n"
 "	addq	8(%rsi), %rcx\n"
 "	cmpq	$1000000000, %rcx\n"
-"	jb	3f\n"
+"	jb	6f\n"
 "	subq	$1000000000, %rcx\n"
 "	incq	(%rsi)\n"
-"3:	movq	%rcx, 8(%rsi)\n"
+"6:	movq	%rcx, 8(%rsi)\n"
 "	xorl	%eax, %eax\n"
-"2:	ret\n"
-"	.balign 8\n"
-"guest_stub_sec:\n"
-".Lsec:	.quad 0\n"
-"guest_stub_nsec:\n"
-".Lnsec:	.quad 0\n"
+"3:	ret\n"
+"	.balign 16\n"
+"guest_stub_proc:\n"
+".Lproc:	.long 0, 0\n"
+"	.quad 0\n"
+".Lnone:	.long 0, 0\n"
+"	.quad 0\n"
+"guest_stub_count:\n"
+".Lcount:	.long 0\n"
 "guest_stub_tramp:\n"
 ".Ltramp:	.fill 32, 1, 0xcc\n"
 "guest_stub_end:\n"
 "	.popsection\n");
 
 _Static_assert(SYS_clock_gettime == 228, "the stub's call number");
+_Static_assert(SYS_gettid == 186, "the stub's call number");
 _Static_assert(RMT_CLOCK_MAGIC == 0x6f736d31, "the stub's magic");
+
+/* A base as the stub reads it. */
+struct stub_base {
+	int32_t		 tid;
+	uint32_t	 nsec;
+	uint64_t	 sec;
+};
+_Static_assert(sizeof(struct stub_base) == 16, "the stub's entries");
 
 /*
  * The length of one instruction of a function's prologue that runs the
@@ -225,12 +268,15 @@ stub_rewind(void *arg, struct user_regs_struct *r)
 }
 
 /*
- * Dumps of R through t leave the stub out; NULL: none, what the rounds of
- * a live dump leave out (mig_live.hidden).
+ * Dumps of R through t leave the stub out, and record each thread's CPU
+ * time with what it carried here; NULL: none, what the rounds of a live
+ * dump leave out (mig_live.hidden).
  */
 const struct mig_hidden *
 guest_stub_hide(struct guest *g, struct mig_task *t)
 {
+	if (t != NULL)
+		mig_cpu_carried(t, g->tcpu, g->ntcpu);
 	if (g->stub.start == 0)
 		return NULL;
 	if (t != NULL)
@@ -238,24 +284,90 @@ guest_stub_hide(struct guest *g, struct mig_task *t)
 	return &g->stub.hidden;
 }
 
+/*
+ * Each thread's CPU time before it came, from its record in the image R
+ * was restored from (t, held): the stub's table and the guest's
+ * emulation go on from it (remote_thread_cpu, once g->remote is made),
+ * and R's dumps carry it. A record without it (an image of an older
+ * version) gives the main thread the process's, as before.
+ */
+void
+guest_stub_threads(struct guest *g, struct mig_task *t)
+{
+	pid_t	*tids;
+	size_t	 n, i;
+	uint64_t ns;
+
+	n = mig_threads(t, NULL, 0);
+	tids = xcalloc(n, sizeof *tids);
+	mig_threads(t, tids, n);
+	free(g->tcpu);
+	g->tcpu = xcalloc(n, sizeof *g->tcpu);
+	g->ntcpu = 0;
+	for (i = 0; i < n; i++) {
+		if (mig_thread_cpu(t, tids[i], &ns) == -1) {
+			if (i != 0)
+				continue;
+			ns = g->base.utime_ns + g->base.stime_ns;
+		}
+		g->tcpu[g->ntcpu].tid = tids[i];
+		g->tcpu[g->ntcpu++].ns = ns;
+	}
+	free(tids);
+}
+
+/*
+ * Thread vtid (as R knows it) ended: its id may come back for a thread
+ * made here, which starts at 0. Its entry is zeroed in the stub's table,
+ * through /proc/R/mem (R cannot write it); the thread is in its exit and
+ * reads it no more.
+ */
+void
+guest_stub_thread_gone(struct guest *g, pid_t vtid)
+{
+	struct guest_stub	*s = &g->stub;
+	int32_t			 zero = 0;
+	char			 path[64];
+	size_t			 i;
+	int			 fd;
+
+	for (i = 0; i < g->ntcpu; i++) {
+		if (g->tcpu[i].tid == vtid)
+			break;
+	}
+	if (i == g->ntcpu)
+		return;
+	g->tcpu[i].tid = 0;
+	g->tcpu[i].ns = 0;
+	if (s->start == 0 || i >= s->ntable)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)g->pid);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1 ||
+	    pwrite(fd, &zero, sizeof zero, s->start + STUB_PAGE + i *
+	    sizeof(struct stub_base)) != sizeof zero)
+		log_warnx("%s: %s: %s", g->conn.who, path, strerror(errno));
+	if (fd != -1)
+		close(fd);
+}
+
 static void
-stub_unmap(struct mig_task *t, uint64_t at)
+stub_unmap(struct mig_task *t, uint64_t at, size_t len)
 {
 	char	*cause = NULL;
 	long	 rv;
 
-	if (mig_call(t, &rv, SYS_munmap, (sysargs){ at, STUB_PAGE },
+	if (mig_call(t, &rv, SYS_munmap, (sysargs){ at, len },
 	    &cause) == -1)
 		free(cause);
 }
 
 /*
- * Map the stub's page in R near its vDSO, below it, where a program maps
- * nothing of its own (it would have to name the address): its address, or
- * 0.
+ * Map the stub's page and its table (len bytes) in R near its vDSO, below
+ * it, where a program maps nothing of its own (it would have to name the
+ * address): its address, or 0.
  */
 static uint64_t
-stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn)
+stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn, size_t len)
 {
 	uint64_t	 at;
 	char		*cause = NULL;
@@ -264,7 +376,7 @@ stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn)
 
 	for (k = 1; k <= 64; k++) {
 		at = (vdso - (uint64_t)k * (1ULL << 21)) & ~(STUB_PAGE - 1ULL);
-		if (mig_call(t, &rv, SYS_mmap, (sysargs){ at, STUB_PAGE,
+		if (mig_call(t, &rv, SYS_mmap, (sysargs){ at, len,
 		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 		    MAP_FIXED_NOREPLACE, -1, 0 }, &cause) == -1) {
 			free(cause);
@@ -273,7 +385,7 @@ stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn)
 		if ((uint64_t)rv == at && fn - at < STUB_NEAR)
 			return at;
 		if (rv > 0)
-			stub_unmap(t, rv);
+			stub_unmap(t, rv, len);
 	}
 	return 0;
 }
@@ -287,17 +399,24 @@ int
 guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 {
 	struct guest_stub	*s = &g->stub;
-	uint8_t			 page[STUB_PAGE], jmp[16];
-	uint64_t		 ours, ours_end, vdso, vdso_end, off, at, base, v;
+	struct stub_base	 b;
+	uint8_t			*page, jmp[16];
+	uint64_t		 ours, ours_end, vdso, vdso_end, off, at, v;
 	uint64_t		 rip = mig_regs(t)->rip;
 	size_t			 code = guest_stub_end - guest_stub_code;
 	size_t			 tramp = guest_stub_tramp - guest_stub_code;
+	size_t			 len, i;
+	uint32_t		 n;
 	int32_t			 rel;
 	long			 rv;
 	char			 path[64];
 	int			 fd;
 
 	memset(s, 0, sizeof *s);
+	if (g->ntcpu > STUB_THREADS) {
+		xasprintf(cause, "more than %d threads", STUB_THREADS);
+		return -1;
+	}
 	ours = getauxval(AT_SYSINFO_EHDR);
 	if (ours == 0 || stub_vdso(0, &ours, &ours_end) == -1 ||
 	    stub_vdso(g->pid, &vdso, &vdso_end) == -1 ||
@@ -322,27 +441,42 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 		xasprintf(cause, "it stopped at the start of clock_gettime");
 		return -1;
 	}
-	if ((at = stub_map(t, vdso, s->fn)) == 0) {
+	len = STUB_PAGE + (g->ntcpu * sizeof b + STUB_PAGE - 1) /
+	    STUB_PAGE * STUB_PAGE;
+	if ((at = stub_map(t, vdso, s->fn, len)) == 0) {
 		xasprintf(cause, "no room near the vDSO");
 		return -1;
 	}
 
-	/* the stub, its base, its trampoline: displaced, jmp *0(%rip), fn+n */
-	memset(page, 0xcc, sizeof page);
+	/*
+	 * The stub, the process's base, its trampoline: displaced, jmp
+	 * *0(%rip), fn+n; then the threads' table, each thread's base.
+	 */
+	page = xcalloc(1, len);
+	memset(page, 0xcc, STUB_PAGE);
 	memcpy(page, guest_stub_code, code);
-	base = g->base.utime_ns + g->base.stime_ns;
+	v = g->base.utime_ns + g->base.stime_ns;
+	b = (struct stub_base){ 0, v % NSEC, v / NSEC };
 	/* The stub's words are where its code puts them, not aligned. */
-	v = base / NSEC;
-	memcpy(page + (guest_stub_sec - guest_stub_code), &v, sizeof v);
-	v = base % NSEC;
-	memcpy(page + (guest_stub_nsec - guest_stub_code), &v, sizeof v);
+	memcpy(page + (guest_stub_proc - guest_stub_code), &b, sizeof b);
+	for (i = 0; i < g->ntcpu; i++) {
+		v = g->tcpu[i].ns;
+		b = (struct stub_base){ g->tcpu[i].tid, v % NSEC, v / NSEC };
+		memcpy(page + STUB_PAGE + i * sizeof b, &b, sizeof b);
+	}
+	n = g->ntcpu;
+	memcpy(page + (guest_stub_count - guest_stub_code), &n, sizeof n);
 	memcpy(page + tramp, s->orig, s->displaced);
 	memcpy(page + tramp + s->displaced, "\xff\x25\0\0\0\0", 6);
 	v = s->fn + s->displaced;
 	memcpy(page + tramp + s->displaced + 6, &v, sizeof v);
-	if (mig_write(t, at, page, sizeof page, cause) == -1 ||
-	    mig_call_ok(t, "mprotect stub", &rv, SYS_mprotect, (sysargs){ at,
-	    STUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
+	rv = mig_write(t, at, page, len, cause);
+	free(page);
+	if (rv == -1 || mig_call_ok(t, "mprotect stub", &rv, SYS_mprotect,
+	    (sysargs){ at, STUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1 ||
+	    (len > STUB_PAGE && mig_call_ok(t, "mprotect stub", &rv,
+	    SYS_mprotect, (sysargs){ at + STUB_PAGE, len - STUB_PAGE,
+	    PROT_READ }, cause) == -1))
 		goto unmap;
 
 	/*
@@ -364,9 +498,11 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 	close(fd);
 
 	s->start = at;
+	s->len = len;
+	s->ntable = g->ntcpu;
 	s->tramp = at + tramp;
 	s->hidden.start = at;
-	s->hidden.end = at + STUB_PAGE;
+	s->hidden.end = at + len;
 	s->hidden.patched = s->fn;
 	s->hidden.orig = s->orig;
 	s->hidden.orig_len = s->displaced;
@@ -375,7 +511,7 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 	return 0;
 
 unmap:
-	stub_unmap(t, at);
+	stub_unmap(t, at, len);
 	s->displaced = 0;
 	return -1;
 }

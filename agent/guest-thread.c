@@ -72,6 +72,8 @@ guest_thread_call(struct guest *g, const struct remote_event *ev)
 		v = remote_vtid(g->remote, ev->tid);
 		if (n > 1 && v != -1)
 			thread_gone(g, v);
+		if (v != -1)
+			guest_stub_thread_gone(g, v);
 		remote_thread_forget(g->remote, ev->tid);
 		if (remote_continue(g->remote, ev->id, &cause) == -1)
 			guest_ses_fail(g, cause);

@@ -397,6 +397,8 @@ struct guest_held {
 /* The clock stub in R (guest-stub.c). */
 struct guest_stub {
 	uint64_t	 start;		/* its page in R; 0: none */
+	size_t		 len;		/* with the threads' table after it */
+	size_t		 ntable;	/* entries in the table */
 	uint64_t	 tramp;		/* the displaced instructions */
 	uint64_t	 fn;		/* R's vDSO's clock_gettime */
 	size_t		 displaced;	/* bytes of it */
@@ -420,6 +422,8 @@ struct guest {
 	ev_signal		 sigchld;
 	ev_timer		 stats;
 	struct emulate_base	 base;		/* CPU used before it came */
+	struct mig_cpu		*tcpu;		/* each thread's, as R knows */
+	size_t			 ntcpu;		/* it: the stub's table's order */
 	struct guest_call	*calls;		/* at home */
 	size_t			 ncalls;
 	struct guest_held	 held[NSIG];	/* until their replies */
@@ -476,6 +480,8 @@ int	 guest_stub_install(struct guest *g, struct mig_task *t,
 	    char **cause);
 const struct mig_hidden *guest_stub_hide(struct guest *g,
 	    struct mig_task *t);
+void	 guest_stub_threads(struct guest *g, struct mig_task *t);
+void	 guest_stub_thread_gone(struct guest *g, pid_t vtid);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

@@ -7,8 +7,11 @@
  * Any process may read another's process-wide CPU clocks
  * (clock_gettime on MAKE_PROCESS_CPUCLOCK(pid, ...)), with nanosecond
  * precision; a thread's come from /proc/TID/schedstat (nanoseconds) and
- * /proc/TID/stat (ticks). The base belongs to the main thread, which is
- * the whole process for a single-threaded one.
+ * /proc/TID/stat (ticks). A thread's clock goes on from that thread's own
+ * CPU time (emulate_thread_base, from its record in the image); a thread
+ * made here, or one the caller said nothing of, starts at 0, as it would
+ * have at home. The process's faults and the like (the base's) belong to
+ * the main thread.
  */
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -79,6 +82,65 @@ emulate_stat(const char *dir, struct cpu *cpu)
 	return 0;
 }
 
+/*
+ * Thread tid (ours) used ns of CPU before it came: its clocks go on from
+ * there. 0 forgets it (it ended, its id may be another's).
+ */
+void
+emulate_thread_base(struct emulate *e, pid_t tid, uint64_t ns)
+{
+	size_t	i;
+
+	for (i = 0; i < e->nthreads; i++) {
+		if (e->threads[i].tid == tid)
+			break;
+	}
+	if (ns == 0) {
+		if (i < e->nthreads)
+			e->threads[i] = e->threads[--e->nthreads];
+		return;
+	}
+	if (i == e->nthreads) {
+		e->threads = xreallocarray(e->threads, e->nthreads + 1,
+		    sizeof *e->threads);
+		e->nthreads++;
+	}
+	e->threads[i].tid = tid;
+	e->threads[i].ns = ns;
+}
+
+void
+emulate_free(struct emulate *e)
+{
+	free(e->threads);
+	e->threads = NULL;
+	e->nthreads = 0;
+}
+
+/*
+ * Thread tid's base added to its clocks: all of it to the precise one,
+ * split between user and system time as the process's base is (one
+ * number is carried per thread).
+ */
+static void
+emulate_thread_add(struct emulate *e, pid_t tid, struct cpu *cpu)
+{
+	uint64_t	ns = 0, u = e->base.utime_ns, s = e->base.stime_ns;
+	uint64_t	su;
+	size_t		i;
+
+	for (i = 0; i < e->nthreads; i++) {
+		if (e->threads[i].tid == tid) {
+			ns = e->threads[i].ns;
+			break;
+		}
+	}
+	su = u + s == 0 ? 0 : (unsigned __int128)ns * s / (u + s);
+	cpu->rtime += ns;
+	cpu->utime += ns - su;
+	cpu->stime += su;
+}
+
 /* Process-wide or one thread's (scope 1: tid, scope 2: the main one). */
 static int
 emulate_cpu(struct emulate *e, pid_t tid, int scope, struct cpu *cpu)
@@ -107,10 +169,13 @@ emulate_cpu(struct emulate *e, pid_t tid, int scope, struct cpu *cpu)
 		    read_file_u64(buf, &cpu->rtime) != 0)
 			return -1;
 	}
-	if (main) {
+	if (scope == 0) {
 		cpu->rtime += e->base.utime_ns + e->base.stime_ns;
 		cpu->utime += e->base.utime_ns;
 		cpu->stime += e->base.stime_ns;
+	} else
+		emulate_thread_add(e, tid, cpu);
+	if (main) {
 		cpu->minflt += e->base.minflt;
 		cpu->majflt += e->base.majflt;
 	}

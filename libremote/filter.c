@@ -96,8 +96,9 @@ filter_rule(struct prog *p, const struct table_entry *e, char **cause)
 
 /*
  * The guest's clock stub in R reads R's own CPU clocks with the high half
- * of the id set to RMT_CLOCK_MAGIC (request_clock_stub): let it run, and
- * fall through with the number loaded again for anything else.
+ * of the id set to RMT_CLOCK_MAGIC (request_clock_stub), and its thread's
+ * id with the same first argument, which gettid ignores: let those run,
+ * and fall through with the number loaded again for anything else.
  */
 static void
 filter_clock_stub(struct prog *p)
@@ -110,6 +111,12 @@ filter_clock_stub(struct prog *p)
 	    CLOCK_PROCESS_CPUTIME_ID);
 	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1,
 	    CLOCK_THREAD_CPUTIME_ID);
+	filter_ret(p, SECCOMP_RET_ALLOW);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
+	    offsetof(struct seccomp_data, nr));
+	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, SYS_gettid);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LOW(0) + 4);
+	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, RMT_CLOCK_MAGIC);
 	filter_ret(p, SECCOMP_RET_ALLOW);
 	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
 	    offsetof(struct seccomp_data, nr));

@@ -154,6 +154,7 @@ extern const struct table_rule request_mmap;
 enum rmt_class request_clock_class(const uint64_t *a, pid_t self);
 enum rmt_class request_clock_gettime_class(const uint64_t *a, pid_t self);
 int	 request_clock_stub(const uint64_t *a);
+enum rmt_class request_gettid_class(const uint64_t *a, pid_t self);
 enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
 enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
@@ -217,11 +218,18 @@ struct emulate {
 	pid_t		 pid;		/* R */
 	pid_t		 home_pid;
 	struct emulate_base base;
+	struct emulate_thread {		/* each thread's CPU before it came */
+		pid_t		 tid;	/* ours */
+		uint64_t	 ns;
+	}		*threads;
+	size_t		 nthreads;
 	uint64_t	 prev_utime;	/* kept monotonic, as the kernel does */
 	uint64_t	 prev_stime;
 };
 long	 emulate_call(struct emulate *e, pid_t tid, int nr,
 	    const uint64_t *args);
+void	 emulate_thread_base(struct emulate *e, pid_t tid, uint64_t ns);
+void	 emulate_free(struct emulate *e);
 
 /* held.c */
 struct held_page {

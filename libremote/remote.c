@@ -103,6 +103,7 @@ remote_free(struct remote *g)
 	}
 	free(g->pending);
 	free(g->tids);
+	emulate_free(&g->emu);
 	ident_clear(&g->ident);
 	fio_free(&g->fio);
 	shared_free(&g->shared);
@@ -693,12 +694,23 @@ remote_tid_here(struct remote *g, pid_t vtid)
 	return found;
 }
 
+/*
+ * Thread tid (ours) had used ns of CPU before R came here: its emulated
+ * clocks go on from there (a thread not named starts at 0).
+ */
+void
+remote_thread_cpu(struct remote *g, pid_t tid, uint64_t ns)
+{
+	emulate_thread_base(&g->emu, tid, ns);
+}
+
 /* Thread tid (ours) is gone, or its id is to be another's. */
 void
 remote_thread_forget(struct remote *g, pid_t tid)
 {
 	size_t	i;
 
+	emulate_thread_base(&g->emu, tid, 0);
 	for (i = 0; i < g->ntids; i++)
 		if (g->tids[i].here == tid) {
 			g->tids[i] = g->tids[--g->ntids];

@@ -152,6 +152,7 @@ int		 remote_reply(struct remote *g, const uint8_t *msg, size_t len,
 int		 remote_listener(const struct remote *g);
 pid_t		 remote_vtid(struct remote *g, pid_t tid);
 void		 remote_thread_forget(struct remote *g, pid_t tid);
+void		 remote_thread_cpu(struct remote *g, pid_t tid, uint64_t ns);
 pid_t		 remote_tid_here(struct remote *g, pid_t vtid);
 void		 remote_set_ident(struct remote *g,
 		    const struct remote_ident *id);

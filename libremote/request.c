@@ -338,6 +338,20 @@ request_clock_gettime_class(const uint64_t *a, pid_t self)
 	return request_clock_class(a, self);
 }
 
+/*
+ * gettid with RMT_CLOCK_MAGIC in the high half of its first argument
+ * (which it ignores): the clock stub finding its thread's base, local as
+ * the filter lets it; any other is answered from the identity.
+ */
+enum rmt_class
+request_gettid_class(const uint64_t *a, pid_t self)
+{
+	(void)self;
+	if ((a[0] >> 32) == RMT_CLOCK_MAGIC)
+		return RMT_LOCAL;
+	return RMT_FORWARD;
+}
+
 /* getrusage: the process itself is emulated, its children are at home. */
 enum rmt_class
 request_rusage_class(const uint64_t *a, pid_t self)

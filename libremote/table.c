@@ -342,7 +342,8 @@ static const struct table_entry table[] = {
 	 */
 	{ SYS(getpid, FWD), .ident = TI_READ },
 	{ SYS(getppid, FWD), .ident = TI_READ },
-	{ SYS(gettid, FWD), .ident = TI_READ },
+	{ SYS(gettid, FWD), .ident = TI_READ,
+	    .classify = request_gettid_class },
 	{ SYS(getuid, FWD), .ident = TI_READ },
 	{ SYS(geteuid, FWD), .ident = TI_READ },
 	{ SYS(getgid, FWD), .ident = TI_READ },

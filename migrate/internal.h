@@ -36,6 +36,8 @@ struct mig_thread {
 	uint64_t	 rseq_cs;	/* the word kept there meanwhile */
 	cpu_set_t	 affinity;	/* to come back to after mig_pin */
 	int		 pinned;
+	int		 has_cpu_img;	/* restored: the image said cpu_img */
+	uint64_t	 cpu_img;	/* its CPU time, ns, as the image said */
 };
 
 struct mig_task {
@@ -58,6 +60,8 @@ struct mig_task {
 	const struct mig_stand_in *stand_ins;	/* not ours: mig_stand_ins */
 	size_t		 nstand_ins;
 	const struct mig_hidden *hidden;	/* not the program's: mig_hide */
+	const struct mig_cpu *cpu;	/* carried: mig_cpu_carried */
+	size_t		 ncpu;
 };
 
 /* task.c */

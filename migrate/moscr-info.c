@@ -131,6 +131,8 @@ info_threads(const struct mig_image *mi)
 		if (it->has_rseq_addr)
 			printf(", rseq 0x%llx", (unsigned long long)
 			    it->rseq_addr);
+		if (it->has_cpu_ns)
+			printf(", cpu %.3f s", it->cpu_ns / 1e9);
 		printf("\n");
 	}
 }
@@ -391,6 +393,9 @@ info_json_threads(const struct mig_image *mi)
 		json_object_set_new(o, "altstack",
 		    json_boolean(!(it->altstack_flags & SS_DISABLE)));
 		json_object_set_new(o, "rseq", info_json_rseq(it));
+		if (it->has_cpu_ns)
+			json_object_set_new(o, "cpu_ns",
+			    info_json_u64(it->cpu_ns));
 		json_array_append_new(a, o);
 	}
 	return a;

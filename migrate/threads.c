@@ -1,7 +1,8 @@
 /*
  * What is each thread's, both ways: its registers (regs.c) and rseq
  * registration (rseq.c), signal mask, thread-directed pending signals,
- * alternate stack, robust list, clear-child-tid address and name; which
+ * alternate stack, robust list, clear-child-tid address, name and CPU
+ * time (its own here and what it carried from before); which
  * threads a restore makes, keeps and ends; and what a dump refuses of
  * them.
  *
@@ -173,6 +174,53 @@ threads_altstack(struct mig_task *t, struct mig_thread *th, uint64_t ss,
 	return rc;
 }
 
+/*
+ * Dumps of t from now on record each thread's CPU time as the kernel's
+ * plus what c says it carried from before (threads c does not name
+ * carried nothing); c is the caller's, and must outlive t's dumps.
+ */
+void
+mig_cpu_carried(struct mig_task *t, const struct mig_cpu *c, size_t n)
+{
+	t->cpu = c;
+	t->ncpu = n;
+}
+
+/* The CPU time thread vtid had used when the image restored was dumped. */
+int
+mig_thread_cpu(const struct mig_task *t, pid_t vtid, uint64_t *ns)
+{
+	const struct mig_thread	*th;
+
+	if ((th = task_thread(t, vtid)) == NULL || !th->has_cpu_img)
+		return -1;
+	*ns = th->cpu_img;
+	return 0;
+}
+
+/* The thread's CPU time: its schedstat's (ns on the CPU), and carried. */
+static int
+threads_cpu(struct mig_task *t, struct mig_thread *th, uint64_t *ns,
+    char **cause)
+{
+	char		path[96];
+	size_t		i;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", t->tgid,
+	    th->tid);
+	if (read_file_u64(path, ns) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < t->ncpu; i++) {
+		if (t->cpu[i].tid == th->vtid) {
+			*ns += t->cpu[i].ns;
+			break;
+		}
+	}
+	return 0;
+}
+
 static int
 threads_dump_one(struct mig_task *t, struct mig_thread *th,
     Osm__ImgThread *it, char **cause)
@@ -183,8 +231,10 @@ threads_dump_one(struct mig_task *t, struct mig_thread *th,
 	uint64_t	 v;
 
 	it->tid = th->vtid;
-	if (threads_comm(t, th, &it->comm, cause) == -1)
+	if (threads_comm(t, th, &it->comm, cause) == -1 ||
+	    threads_cpu(t, th, &it->cpu_ns, cause) == -1)
 		return -1;
+	it->has_cpu_ns = 1;
 	it->regs = xmalloc(sizeof *it->regs);
 	if (regs_dump(t, th, it->regs, cause) == -1)
 		return -1;
@@ -479,12 +529,16 @@ int
 threads_restore(struct mig_task *t, const struct mig_image *mi, int flags,
     char **cause)
 {
-	size_t	i;
+	size_t			 i;
+	struct mig_thread	*th;
 
 	for (i = 0; i < mi->nthreads; i++) {
-		if (threads_restore_one(t, threads_target(t, mi, i),
-		    mi->threads[i], flags, cause) == -1)
+		th = threads_target(t, mi, i);
+		if (threads_restore_one(t, th, mi->threads[i], flags,
+		    cause) == -1)
 			return -1;
+		th->has_cpu_img = mi->threads[i]->has_cpu_ns;
+		th->cpu_img = mi->threads[i]->cpu_ns;
 	}
 	return 0;
 }

@@ -57,6 +57,32 @@ emulated=$(sed -n "s/.*guest $pid@1 .*ended.* \([0-9]*\) CPU clocks.*/\1/p" "$L2
     fail "clock: $emulated CPU clock calls answered by the guest agent"
 echo "clocks: $(cat "$D/clock.out" | tail -1), node 2 charged $c2 ns, $emulated answered by the guest"
 
+# Two threads polling, moved the same way: each thread's own clock goes
+# on from that thread's time — through the stub, whose table holds each
+# thread's base — never jumping by the process's, never starting again
+# at 0, and each ends with about half the process's time.
+lab_exec 1 sh -c 'cd "$1" && { OSM_LIVE_ROUNDS=8 mosrun -L "$2" 1.5 threads \
+    > thclock.out 2>&1 & }' \
+    sh "$D" "$OSM_MOSRUN/clock" || fail "thread clocks: not started"
+wait_for 20 grep -q ready "$D/thclock.out" ||
+    fail "thread clocks: $(cat "$D/thclock.out")"
+pid=$(pid_of clock)
+[ -n "$pid" ] || fail "thread clocks: not listed"
+c2=$(node_cpu 2)
+lab_exec 1 mosmigrate "$pid" 2 || fail "thread clocks: not moved"
+wait_for 60 grep -q -e '^ok' -e went -e 'thread clocks' "$D/thclock.out" ||
+    fail "thread clocks: no end: $(cat "$D/thclock.out")"
+grep -q '^ok.* 0 back; threads' "$D/thclock.out" ||
+    fail "thread clocks: $(cat "$D/thclock.out")"
+c2=$(( $(node_cpu 2) - c2 ))
+[ "$c2" -ge 600000000 ] || fail "thread clocks: node 2 charged only $c2 ns"
+wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" ||
+    fail "thread clocks: no end on node 2"
+emulated=$(sed -n "s/.*guest $pid@1 .*ended.* \([0-9]*\) CPU clocks.*/\1/p" "$L2")
+[ "$emulated" -le 10 ] ||
+    fail "thread clocks: $emulated CPU clock calls answered by the guest agent"
+echo "thread clocks: $(tail -1 "$D/thclock.out"), node 2 charged $c2 ns"
+
 # The stub is not the program's: polled on node 2, checkpointed there and
 # brought home while it polls, it goes on at home (its image names the
 # vDSO as the kernel made it, and the stub's page is not in it).

@@ -1,19 +1,38 @@
 /*
- * clock SECONDS [home]: polls its CPU-time clocks in a loop, as a solver
- * checking its time limit does, until it has used SECONDS of CPU
+ * clock SECONDS [home] [threads]: polls its CPU-time clocks in a loop, as
+ * a solver checking its time limit does, until it has used SECONDS of CPU
  * (tests/lab/t-fast.sh, bench/real). Every value of
  * CLOCK_PROCESS_CPUTIME_ID, clock() and CLOCK_THREAD_CPUTIME_ID must be at
  * least the last and at most 0.1 s more (a move neither loses the time used
  * before nor counts it twice); with "home", the clocks may go back once
  * (after a return home they count only the time used at home,
- * docs/REMOTE.md). After 0.3 s it says "ready" on stdout, for a test to
- * move it. Prints "ok POLLS polls, NS ns each, CPU s, N back" and exits 0,
- * or says what went wrong and exits 1.
+ * docs/REMOTE.md). With "threads", a second thread polls its own thread
+ * clock and the process's the same way, alongside the main thread: each
+ * thread's clock must go on from that thread's own time (not jump by
+ * the process's, not start again at 0), and at the end each holds a fair
+ * part of the process's (both did the same work) and together no more
+ * than it. After 0.3 s it says "ready" on stdout, for a test to move it.
+ * Prints "ok POLLS polls, NS ns each, CPU s, N back" (with "threads":
+ * then "; threads MAIN OTHER" s) and exits 0, or says what went wrong and
+ * exits 1.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* One polling thread's last values; -1: the first after going back. */
+struct poller {
+	const char	*who;
+	double		 p, t, c;
+	int		 back_ok;
+	int		 backs;
+	long		 polls;
+};
+
+static double		 limit = 1;
+static volatile int	 done;
 
 static double
 cpu(clockid_t id)
@@ -27,60 +46,116 @@ cpu(clockid_t id)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double	p, t, c;
-static int	backs, back_ok;
-
 static void
-step(const char *what, double *last, double now)
+step(struct poller *w, const char *what, double *last, double now)
 {
 	if (*last < 0) {		/* the first after going back */
 		*last = now;
 		return;
 	}
-	if (now < *last && back_ok) {
-		back_ok = 0;
-		backs++;
-		p = t = c = -1;
+	if (now < *last && w->back_ok) {
+		w->back_ok = 0;
+		w->backs++;
+		w->p = w->t = w->c = -1;
 		*last = now;
 		return;
 	}
 	if (now < *last || now > *last + 0.1) {
-		printf("%s went from %.6f to %.6f s (process %.6f, thread "
-		    "%.6f, clock() %.6f)\n", what, *last, now, p, t, c);
+		printf("%s%s went from %.6f to %.6f s (process %.6f, thread "
+		    "%.6f, clock() %.6f)\n", w->who, what, *last, now, w->p,
+		    w->t, w->c);
 		exit(1);
 	}
 	*last = now;
+}
+
+static void
+poll_once(struct poller *w)
+{
+	step(w, "CLOCK_PROCESS_CPUTIME_ID", &w->p,
+	    cpu(CLOCK_PROCESS_CPUTIME_ID));
+	step(w, "CLOCK_THREAD_CPUTIME_ID", &w->t,
+	    cpu(CLOCK_THREAD_CPUTIME_ID));
+	step(w, "clock()", &w->c, (double)clock() / CLOCKS_PER_SEC);
+	w->polls += 3;
+}
+
+static void
+poll_start(struct poller *w, const char *who, int back_ok)
+{
+	memset(w, 0, sizeof *w);
+	w->who = who;
+	w->back_ok = back_ok;
+	w->p = cpu(CLOCK_PROCESS_CPUTIME_ID);
+	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);
+	w->c = (double)clock() / CLOCKS_PER_SEC;
+}
+
+static void *
+other(void *arg)
+{
+	struct poller	*w = arg;
+
+	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);	/* its own, not main's */
+	while (!done)
+		poll_once(w);
+	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct timespec	 a, b;
-	double		 limit = argc > 1 ? atof(argv[1]) : 1;
-	long		 polls = 0;
-	int		 ready = 0;
+	struct poller	 m, o;
+	pthread_t	 th;
+	int		 i, ready = 0, back_ok = 0, threads = 0;
+	double		 p;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	back_ok = argc > 2 && strcmp(argv[2], "home") == 0;
-	p = cpu(CLOCK_PROCESS_CPUTIME_ID);
-	t = cpu(CLOCK_THREAD_CPUTIME_ID);
-	c = (double)clock() / CLOCKS_PER_SEC;
+	if (argc > 1)
+		limit = atof(argv[1]);
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "home") == 0)
+			back_ok = 1;
+		else if (strcmp(argv[i], "threads") == 0)
+			threads = 1;
+	}
+	poll_start(&m, threads ? "main thread: " : "", back_ok);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	while (p < limit) {
-		step("CLOCK_PROCESS_CPUTIME_ID", &p,
-		    cpu(CLOCK_PROCESS_CPUTIME_ID));
-		step("CLOCK_THREAD_CPUTIME_ID", &t,
-		    cpu(CLOCK_THREAD_CPUTIME_ID));
-		step("clock()", &c, (double)clock() / CLOCKS_PER_SEC);
-		polls += 3;
-		if (!ready && p >= 0.3) {
+	if (threads) {
+		poll_start(&o, "other thread: ", back_ok);
+		if (pthread_create(&th, NULL, other, &o) != 0) {
+			printf("pthread_create failed\n");
+			return 1;
+		}
+	}
+	while (m.p < limit) {
+		poll_once(&m);
+		if (!ready && m.p >= 0.3) {
 			printf("ready\n");
 			ready = 1;
 		}
 	}
+	done = 1;
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("ok %ld polls, %.0f ns each, %.3f s, %d back\n", polls,
-	    ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / polls, p,
-	    backs);
+	if (!threads) {
+		printf("ok %ld polls, %.0f ns each, %.3f s, %d back\n",
+		    m.polls, ((b.tv_sec - a.tv_sec) * 1e9 +
+		    (b.tv_nsec - a.tv_nsec)) / m.polls, m.p, m.backs);
+		return 0;
+	}
+	pthread_join(th, NULL);
+	m.t = cpu(CLOCK_THREAD_CPUTIME_ID);
+	p = cpu(CLOCK_PROCESS_CPUTIME_ID);
+	if (m.t + o.t > p + 0.01 || m.t < 0.15 * p || o.t < 0.15 * p) {
+		printf("thread clocks %.6f and %.6f s of a process's %.6f s\n",
+		    m.t, o.t, p);
+		return 1;
+	}
+	printf("ok %ld polls, %.0f ns each, %.3f s, %d back; threads %.3f "
+	    "%.3f\n", m.polls + o.polls, ((b.tv_sec - a.tv_sec) * 1e9 +
+	    (b.tv_nsec - a.tv_nsec)) / m.polls, p, m.backs + o.backs, m.t,
+	    o.t);
 	return 0;
 }

@@ -13,7 +13,8 @@
  * program did.
  *
  * usage: loopback [-sw] [-b ns] program [arg ...]
- *	-b ns	CPU time the program used before, user time, in ns
+ *	-b ns	CPU time the program (its one thread) used before, user
+ *		time, in ns
  *	-s	statistics and time spent per forwarded call, on stderr
  *	-w	plain wakeups: no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
  */
@@ -229,6 +230,8 @@ main(int argc, char **argv)
 		fatalx("%s", cause);
 	if ((g = remote_new(lfd, pid, getpid(), &base, &cause)) == NULL)
 		fatalx("%s", cause);
+	/* its one thread's own time, as a guest has it from the image */
+	remote_thread_cpu(g, pid, base.utime_ns);
 	if (plain && g->sync_wakeup) {
 		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, 0UL) != 0)
 			fatal("SECCOMP_IOCTL_NOTIF_SET_FLAGS");

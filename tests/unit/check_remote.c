@@ -20,6 +20,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,16 @@ START_TEST(test_filter_agrees)
 	memcpy(d.args, args, sizeof d.args);
 	d.nr = SYS_clock_gettime;
 	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	/* and its thread's id, with the magic where gettid ignores it */
+	args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | 3;
+	bpf_compare(&p, SYS_gettid, args);
+	memcpy(d.args, args, sizeof d.args);
+	d.nr = SYS_gettid;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+	d.args[0] = 3;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	d.args[0] = RMT_CLOCK_MAGIC;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
 	memset(d.args, 0, sizeof d.args);
 
 	/* i386 (int 0x80) and x32 numbers are never let through */
@@ -372,6 +383,7 @@ struct confined {
 	volatile int	 step;
 	volatile long	 value;
 	volatile int	 flag;
+	volatile long	 more[3];
 };
 
 static pid_t
@@ -670,6 +682,93 @@ START_TEST(test_home_call_left_pending)
 }
 END_TEST
 
+static long
+cpu_ns(clockid_t id)
+{
+	struct timespec	ts;
+
+	/* the call itself, as glibc's vDSO makes it for a CPU clock */
+	if (syscall(SYS_clock_gettime, id, &ts) != 0)
+		return -1;
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static pid_t	clocks_home;
+
+static void *
+child_thread_clock(void *arg)
+{
+	struct confined	*sh = arg;
+
+	sh->more[2] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	/* the main thread's, by the id it has at home: the test's pid */
+	sh->more[1] = cpu_ns((clockid_t)((~(unsigned int)clocks_home << 3) |
+	    4 | 2));
+	return NULL;
+}
+
+static int
+child_clocks(struct confined *sh)
+{
+	pthread_t	th;
+
+	sh->value = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+	sh->more[0] = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (pthread_create(&th, NULL, child_thread_clock, sh) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		return 1;
+	return 0;
+}
+
+/*
+ * The emulated CPU clocks: the process's go on from the process's base,
+ * each thread's from its own (the main thread's 7 s), a thread the
+ * guest was told nothing of starts at 0.
+ */
+START_TEST(test_clocks_per_thread)
+{
+	struct emulate_base	 base = { .utime_ns = 1500000000ULL,
+				    .stime_ns = 500000000ULL };
+	struct confined		*sh;
+	struct remote		*g;
+	struct remote_event	 ev;
+	char			*cause = NULL;
+	pid_t			 pid;
+	int			 listener, i;
+
+	clocks_home = getpid();
+	pid = confine(&sh, child_clocks, &listener);
+	g = remote_new(listener, pid, getpid(), &base, &cause);
+	ck_assert_msg(g != NULL, "%s", cause);
+	remote_thread_cpu(g, pid, 7000000000ULL);
+	for (i = 0; i < 50; i++) {
+		if (!wait_readable(listener, 5000))
+			break;
+		if (remote_receive(g, &ev, &cause) != 0)
+			break;
+		if (ev.kind == REMOTE_THREAD)
+			ck_assert_msg(remote_continue(g, ev.id, &cause) == 0,
+			    "%s", cause);
+		else
+			ck_assert_msg(ev.kind == REMOTE_ANSWERED ||
+			    ev.kind == REMOTE_NONE, "%s: kind %d", ev.name,
+			    ev.kind);
+	}
+	free(cause);
+	ck_assert_int_eq(reaped(pid), 0);
+	ck_assert_int_ge(sh->value, 2000000000L);
+	ck_assert_int_lt(sh->value, 3000000000L);
+	ck_assert_int_ge(sh->more[0], 7000000000L);
+	ck_assert_int_lt(sh->more[0], 8000000000L);
+	ck_assert_int_ge(sh->more[1], 7000000000L);
+	ck_assert_int_lt(sh->more[1], 8000000000L);
+	ck_assert_int_ge(sh->more[2], 0);
+	ck_assert_int_lt(sh->more[2], 1000000000L);
+	remote_free(g);
+	close(listener);
+}
+END_TEST
+
 static Suite *
 remote_suite(void)
 {
@@ -689,6 +788,7 @@ remote_suite(void)
 	tcase_add_test(tc, test_interrupted);
 	tcase_add_test(tc, test_restarted);
 	tcase_add_test(tc, test_home_call_left_pending);
+	tcase_add_test(tc, test_clocks_per_thread);
 	tcase_set_timeout(tc, 20);
 	suite_add_tcase(s, tc);
 
