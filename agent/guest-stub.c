@@ -68,15 +68,17 @@
  * instructions and a jump back) are filled in per process. A base, and a
  * table entry, is { tid (entries only), nanoseconds, seconds }: 4, 4 and
  * 8 bytes. The thread's id comes from gettid, with the magic in its first
- * argument (which gettid ignores) for the filter to let it run.
+ * argument (which gettid ignores) for the filter to let it run; while R
+ * has had only one thread (guest_stub_one not 0), the table's one entry
+ * is its, and the stub makes no gettid.
  */
 extern const uint8_t guest_stub_code[], guest_stub_proc[], guest_stub_count[];
-extern const uint8_t guest_stub_tramp[], guest_stub_end[];
+extern const uint8_t guest_stub_one[], guest_stub_tramp[], guest_stub_end[];
 __asm__(
 "	.pushsection .rodata.osm_clock_stub, \"a\"\n"
 "	.balign 16\n"
 "	.globl guest_stub_code, guest_stub_proc, guest_stub_count\n"
-"	.globl guest_stub_tramp, guest_stub_end\n"
+"	.globl guest_stub_one, guest_stub_tramp, guest_stub_end\n"
 "guest_stub_code:\n"
 ".Lstart:\n"
 "	cmpl	$2, %edi\n"			/* CLOCK_PROCESS_CPUTIME_ID */
@@ -86,6 +88,9 @@ __asm__(
 "	movabsq	$0x6f736d3100000000, %rax\n"	/* RMT_CLOCK_MAGIC << 32 */
 "	movl	%edi, %edi\n"
 "	orq	%rax, %rdi\n"
+"	leaq	.Lstart+4096(%rip), %r8\n"
+"	cmpl	$0, .Lone(%rip)\n"
+"	jne	2f\n"
 "	movl	$186, %eax\n"			/* SYS_gettid */
 "	syscall\n"
 "	leaq	.Lnone(%rip), %r8\n"
@@ -127,6 +132,8 @@ __asm__(
 "	.quad 0\n"
 "guest_stub_count:\n"
 ".Lcount:	.long 0\n"
+"guest_stub_one:\n"
+".Lone:	.long 0\n"
 "guest_stub_tramp:\n"
 ".Ltramp:	.fill 32, 1, 0xcc\n"
 "guest_stub_end:\n"
@@ -350,6 +357,35 @@ guest_stub_thread_gone(struct guest *g, pid_t vtid)
 		close(fd);
 }
 
+/*
+ * R is making a thread, which waits in its clone for us: from now on the
+ * stub looks its thread up (it had only one, and took the table's entry
+ * as its). -1 if the stub could not be told: R's thread clocks would be
+ * wrong here.
+ */
+int
+guest_stub_threaded(struct guest *g)
+{
+	struct guest_stub	*s = &g->stub;
+	uint32_t		 zero = 0;
+	char			 path[64];
+	int			 fd, rc = 0;
+
+	if (s->start == 0 || !s->one)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)g->pid);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1 ||
+	    pwrite(fd, &zero, sizeof zero, s->start + (guest_stub_one -
+	    guest_stub_code)) != sizeof zero) {
+		log_warnx("%s: %s: %s", g->conn.who, path, strerror(errno));
+		rc = -1;
+	} else
+		s->one = 0;
+	if (fd != -1)
+		close(fd);
+	return rc;
+}
+
 static void
 stub_unmap(struct mig_task *t, uint64_t at, size_t len)
 {
@@ -466,6 +502,8 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 	}
 	n = g->ntcpu;
 	memcpy(page + (guest_stub_count - guest_stub_code), &n, sizeof n);
+	n = s->one = g->ntcpu == 1 && mig_threads(t, NULL, 0) == 1;
+	memcpy(page + (guest_stub_one - guest_stub_code), &n, sizeof n);
 	memcpy(page + tramp, s->orig, s->displaced);
 	memcpy(page + tramp + s->displaced, "\xff\x25\0\0\0\0", 6);
 	v = s->fn + s->displaced;

@@ -93,6 +93,11 @@ guest_thread_call(struct guest *g, const struct remote_event *ev)
 		    "give it (no PID namespace of its own)");
 		return;
 	}
+	if (guest_stub_threaded(g) == -1) {
+		guest_move_want_home(g, "new thread, which the clock stub "
+		    "could not be told of");
+		return;
+	}
 	if (!g->threaded) {
 		/* its calls go as they are from now on (guest-serve.c) */
 		remote_flush(g->remote);

@@ -399,6 +399,7 @@ struct guest_stub {
 	uint64_t	 start;		/* its page in R; 0: none */
 	size_t		 len;		/* with the threads' table after it */
 	size_t		 ntable;	/* entries in the table */
+	int		 one;		/* R has one thread: the first entry's */
 	uint64_t	 tramp;		/* the displaced instructions */
 	uint64_t	 fn;		/* R's vDSO's clock_gettime */
 	size_t		 displaced;	/* bytes of it */
@@ -482,6 +483,7 @@ const struct mig_hidden *guest_stub_hide(struct guest *g,
 	    struct mig_task *t);
 void	 guest_stub_threads(struct guest *g, struct mig_task *t);
 void	 guest_stub_thread_gone(struct guest *g, pid_t vtid);
+int	 guest_stub_threaded(struct guest *g);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

@@ -83,6 +83,26 @@ emulated=$(sed -n "s/.*guest $pid@1 .*ended.* \([0-9]*\) CPU clocks.*/\1/p" "$L2
     fail "thread clocks: $emulated CPU clock calls answered by the guest agent"
 echo "thread clocks: $(tail -1 "$D/thclock.out"), node 2 charged $c2 ns"
 
+# One thread when it moved, a second made on node 2 (once SIGUSR1, sent
+# at home, says so): the new thread's clock starts at 0 — the stub no
+# longer takes the one thread's base for whoever asks — and the two
+# threads' clocks are no more than the process's.
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L "$2" 1.2 late > late.out 2>&1 & }' \
+    sh "$D" "$OSM_MOSRUN/clock" || fail "late thread: not started"
+wait_for 20 grep -q ready "$D/late.out" || fail "late thread: $(cat "$D/late.out")"
+pid=$(pid_of clock)
+[ -n "$pid" ] || fail "late thread: not listed"
+lab_exec 1 mosmigrate "$pid" 2 || fail "late thread: not moved"
+[ "$(where "$pid")" = 2 ] || fail "late thread: not on node 2"
+lab_exec 1 kill -USR1 "$pid" || fail "late thread: no signal"
+wait_for 60 grep -q -e '^ok' -e went -e 'thread clocks' "$D/late.out" ||
+    fail "late thread: no end: $(cat "$D/late.out")"
+grep -q '^ok.* 0 back; threads' "$D/late.out" ||
+    fail "late thread: $(cat "$D/late.out")"
+wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" ||
+    fail "late thread: no end on node 2"
+echo "late thread: $(tail -1 "$D/late.out")"
+
 # The stub is not the program's: polled on node 2, checkpointed there and
 # brought home while it polls, it goes on at home (its image names the
 # vDSO as the kernel made it, and the stub's page is not in it).

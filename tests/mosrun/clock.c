@@ -1,5 +1,5 @@
 /*
- * clock SECONDS [home] [threads]: polls its CPU-time clocks in a loop, as
+ * clock SECONDS [home] [threads | late]: polls its CPU-time clocks in a loop, as
  * a solver checking its time limit does, until it has used SECONDS of CPU
  * (tests/lab/t-fast.sh, bench/real). Every value of
  * CLOCK_PROCESS_CPUTIME_ID, clock() and CLOCK_THREAD_CPUTIME_ID must be at
@@ -11,12 +11,16 @@
  * thread's clock must go on from that thread's own time (not jump by
  * the process's, not start again at 0), and at the end each holds a fair
  * part of the process's (both did the same work) and together no more
- * than it. After 0.3 s it says "ready" on stdout, for a test to move it.
+ * than it. With "late", the second thread is made only once SIGUSR1 comes
+ * (a test sends it after a move): its clock must start at 0, and the
+ * two threads' together be no more than the process's. After 0.3 s it
+ * says "ready" on stdout, for a test to move it.
  * Prints "ok POLLS polls, NS ns each, CPU s, N back" (with "threads":
  * then "; threads MAIN OTHER" s) and exits 0, or says what went wrong and
  * exits 1.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,7 @@
 struct poller {
 	const char	*who;
 	double		 p, t, c;
+	double		 first;		/* its thread clock at its start */
 	int		 back_ok;
 	int		 backs;
 	long		 polls;
@@ -33,6 +38,14 @@ struct poller {
 
 static double		 limit = 1;
 static volatile int	 done;
+static volatile sig_atomic_t go;
+
+static void
+usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
 
 static double
 cpu(clockid_t id)
@@ -87,7 +100,7 @@ poll_start(struct poller *w, const char *who, int back_ok)
 	w->who = who;
 	w->back_ok = back_ok;
 	w->p = cpu(CLOCK_PROCESS_CPUTIME_ID);
-	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);
+	w->t = w->first = cpu(CLOCK_THREAD_CPUTIME_ID);
 	w->c = (double)clock() / CLOCKS_PER_SEC;
 }
 
@@ -96,7 +109,8 @@ other(void *arg)
 {
 	struct poller	*w = arg;
 
-	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);	/* its own, not main's */
+	/* its own, not main's; and the others as they are now */
+	poll_start(w, w->who, w->back_ok);
 	while (!done)
 		poll_once(w);
 	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);
@@ -109,8 +123,9 @@ main(int argc, char **argv)
 	struct timespec	 a, b;
 	struct poller	 m, o;
 	pthread_t	 th;
-	int		 i, ready = 0, back_ok = 0, threads = 0;
-	double		 p;
+	int		 i, ready = 0, back_ok = 0, threads = 0, late = 0;
+	int		 made = 0;
+	double		 p, first;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1)
@@ -120,17 +135,22 @@ main(int argc, char **argv)
 			back_ok = 1;
 		else if (strcmp(argv[i], "threads") == 0)
 			threads = 1;
+		else if (strcmp(argv[i], "late") == 0)
+			threads = late = 1;
 	}
+	signal(SIGUSR1, usr1);
 	poll_start(&m, threads ? "main thread: " : "", back_ok);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	if (threads) {
+	if (threads)
 		poll_start(&o, "other thread: ", back_ok);
-		if (pthread_create(&th, NULL, other, &o) != 0) {
-			printf("pthread_create failed\n");
-			return 1;
+	while (m.p < limit || (late && !made)) {
+		if (threads && !made && (!late || go)) {
+			if (pthread_create(&th, NULL, other, &o) != 0) {
+				printf("pthread_create failed\n");
+				return 1;
+			}
+			made = 1;
 		}
-	}
-	while (m.p < limit) {
 		poll_once(&m);
 		if (!ready && m.p >= 0.3) {
 			printf("ready\n");
@@ -146,11 +166,13 @@ main(int argc, char **argv)
 		return 0;
 	}
 	pthread_join(th, NULL);
+	first = o.first;
 	m.t = cpu(CLOCK_THREAD_CPUTIME_ID);
 	p = cpu(CLOCK_PROCESS_CPUTIME_ID);
-	if (m.t + o.t > p + 0.01 || m.t < 0.15 * p || o.t < 0.15 * p) {
-		printf("thread clocks %.6f and %.6f s of a process's %.6f s\n",
-		    m.t, o.t, p);
+	if (m.t + o.t > p + 0.01 || (!late && (m.t < 0.15 * p ||
+	    o.t < 0.15 * p)) || (late && first > 0.05)) {
+		printf("thread clocks %.6f and %.6f s (the other's first "
+		    "%.6f s) of a process's %.6f s\n", m.t, o.t, first, p);
 		return 1;
 	}
 	printf("ok %ld polls, %.0f ns each, %.3f s, %d back; threads %.3f "
