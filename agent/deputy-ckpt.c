@@ -323,6 +323,7 @@ ckpt_dump(struct deputy *d, int fd, char **cause)
 	lv.track = d->track;
 	lv.freeze = ckpt_freeze;
 	lv.arg = d;
+	lv.hidden = deputy_clock_hidden(d);
 	d->ckpt_whole = !d->ckpt_delta || d->ckpt_last == 0 ||
 	    d->ckpt_last + 1 - d->ckpt_start[d->ckpt_last] >= chain;
 	if (!d->ckpt_whole) {
@@ -703,6 +704,7 @@ deputy_ckpt_recover(struct deputy *d)
 	    mig_restore_chain(d->task, d->o->recover, &opts, NULL,
 	    &cause) == -1)
 		goto fail;
+	deputy_clock_restored(d);
 	deputy_hold_resume(d);
 	return 0;
 fail:

@@ -212,6 +212,7 @@ deputy_hold(struct deputy *d, int stopped, char **cause)
 		hold_cont_all(d);
 		return -1;
 	}
+	deputy_clock_hold(d);
 	d->state = DEPUTY_HELD;
 	return 0;
 }

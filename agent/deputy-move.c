@@ -72,7 +72,7 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 	if (image_send(&d->ses, &m->lv, MIG_CONTEXT, &m->st, cause) == -1)
 		return -1;
 	/* P is frozen now: what it used while the rounds went counts too. */
-	proc_cpu_ns(d->pid, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
+	deputy_clock_cpu(d, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
 	d->cpu_sent_ns = cpu.cpu_user_ns + cpu.cpu_sys_ns;
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_CPU, &cpu.base,
 	    cause);
@@ -92,6 +92,7 @@ move_live(struct deputy *d, struct move_out *m, int stopped)
 	m->d = d;
 	m->lv.freeze = move_freeze;
 	m->lv.arg = d;
+	m->lv.hidden = deputy_clock_hidden(d);
 	if (m->lv.post != NULL) {
 		/* it runs on until the image: then held, and goes at once */
 		if (!stopped)
@@ -277,6 +278,7 @@ move_husk(struct deputy *d, char **cause)
 	 * make the husk. P's own affinity comes back with it.
 	 */
 	mig_pin(d->task, &d->pin);
+	deputy_clock_leave(d);
 	if (husk_make(d->task, MOVE_SCRATCH_MIN, &d->husk, cause) == -1)
 		return -1;
 	/* the stub unblocks every signal as it starts */
@@ -434,7 +436,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.pid = d->pid;
 	setup.uid = getuid();
 	setup.gid = getgid();
-	proc_cpu_ns(d->pid, &setup.cpu_user_ns, &setup.cpu_sys_ns);
+	deputy_clock_cpu(d, &setup.cpu_user_ns, &setup.cpu_sys_ns);
 	d->cpu_sent_ns = setup.cpu_user_ns + setup.cpu_sys_ns;
 	setup.command = d->command;
 	setup.has_stop_copy = setup.stop_copy =
@@ -511,6 +513,7 @@ deputy_move_home(struct deputy *d)
 	mig_unpin(d->task, &d->pin);
 	deputy_files_forget(d);
 	d->where = d->self;
+	deputy_clock_restored(d);
 	deputy_hold_resume(d);
 	conn_report(&d->conn);
 	deputy_ckpt_home(d);

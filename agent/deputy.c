@@ -86,6 +86,8 @@ deputy_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	if (d->state != DEPUTY_HOME || proc_cpu_ns(d->pid, &u, &s) == -1)
 		return;
+	/* what it used away too: the total, as while away */
+	u += d->carry_ns;
 	if (d->cpu_at != 0 && now > d->cpu_at && u + s >= d->cpu_ns)
 		d->cpu_permille = (u + s - d->cpu_ns) / 1000 /
 		    (now - d->cpu_at);
@@ -202,19 +204,26 @@ deputy_order(void *arg, Osm__CtlRequest *req, int fd)
 static void
 deputy_home_event(struct deputy *d, pid_t tid, int status)
 {
-	int	sig = 0, event = status >> 16;
+	int		sig = 0, event = status >> 16;
+	unsigned long	msg;
 
 	if (!WIFSTOPPED(status))
 		return;
 	if (event == PTRACE_EVENT_EXEC) {
+		deputy_clock_exec(d);
 		deputy_command(d);
 		conn_report(&d->conn);
+	} else if (event == PTRACE_EVENT_CLONE) {
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0)
+			deputy_clock_clone(d, (pid_t)msg);
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* A group stop: stay stopped, as the shell expects. */
 		if (WSTOPSIG(status) != SIGTRAP) {
 			ptrace(PTRACE_LISTEN, tid, 0, 0);
 			return;
 		}
+		/* a new thread's first stop, maybe before its maker's event */
+		deputy_clock_clone(d, 0);
 	} else if (event == 0)
 		sig = deputy_hold_pass(d, WSTOPSIG(status));
 	ptrace(PTRACE_CONT, tid, 0, sig);

@@ -128,6 +128,29 @@ int		 postcopy_serve(struct session *s, struct mig_post *pp,
 int		 postcopy_fetch(struct session *s, struct mig_fetch *f,
 		    int silence_ms, char **cause);
 
+/*
+ * stub.c: the clock stub in a process (R away, P back home), its CPU
+ * clocks answered inside it with the time used elsewhere added
+ */
+struct stub {
+	pid_t		 pid;		/* the process */
+	uint64_t	 start;		/* its pages; 0: none */
+	size_t		 len;		/* code, then data and the table */
+	size_t		 ntable;	/* entries in the table */
+	int		 one;		/* one thread: the first entry's */
+	uint64_t	 tramp;		/* the displaced instructions */
+	uint64_t	 fn;		/* the vDSO's clock_gettime */
+	size_t		 displaced;	/* bytes of it */
+	uint8_t		 orig[16];	/* as they were */
+	struct mig_hidden hidden;	/* for dumps of the process */
+};
+int		 stub_install(struct stub *s, struct mig_task *t, pid_t pid,
+		    uint64_t proc_ns, const struct mig_cpu *c, size_t n,
+		    char **cause);
+int		 stub_thread_gone(struct stub *s, size_t i, char **cause);
+int		 stub_threaded(struct stub *s, char **cause);
+int		 stub_remove(struct stub *s, struct mig_task *t, char **cause);
+
 /* --- the deputy ------------------------------------------------------ */
 
 enum deputy_state {
@@ -165,6 +188,11 @@ struct deputy {
 	int			 ending;	/* the signal P dies of */
 	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
+	struct stub		 stub;		/* in P at home (deputy-clock.c) */
+	uint64_t		 carry_ns;	/* CPU P used away, which its */
+	uint64_t		 carry_user_ns;	/* kernel does not count */
+	struct mig_cpu		*tcpu;		/* each thread's so */
+	size_t			 ntcpu;
 	uint64_t		 cpu_sent_ns;	/* P's, sent with the last move out */
 	uint64_t		 cpu_exec_ns;	/* P's before the program: mosrun's */
 	uint64_t		 cpu_at;	/* when cpu_ns was last seen */
@@ -235,6 +263,16 @@ void	 deputy_why(struct deputy *d, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 deputy_why_home(struct deputy *d, const char *reason);
 void	 deputy_why_describe(struct deputy *d, Osm__CtlAgent *a);
+
+/* deputy-clock.c */
+void	 deputy_clock_restored(struct deputy *d);
+void	 deputy_clock_hold(struct deputy *d);
+const struct mig_hidden *deputy_clock_hidden(struct deputy *d);
+void	 deputy_clock_cpu(struct deputy *d, uint64_t *user_ns,
+	    uint64_t *sys_ns);
+void	 deputy_clock_leave(struct deputy *d);
+void	 deputy_clock_clone(struct deputy *d, pid_t tid);
+void	 deputy_clock_exec(struct deputy *d);
 
 /* deputy-hold.c */
 int	 deputy_hold_options(struct deputy *d, char **cause);
@@ -394,19 +432,6 @@ struct guest_held {
 	pid_t		 tid;		/* for this thread (ours) alone; 0: any */
 };
 
-/* The clock stub in R (guest-stub.c). */
-struct guest_stub {
-	uint64_t	 start;		/* its page in R; 0: none */
-	size_t		 len;		/* with the threads' table after it */
-	size_t		 ntable;	/* entries in the table */
-	int		 one;		/* R has one thread: the first entry's */
-	uint64_t	 tramp;		/* the displaced instructions */
-	uint64_t	 fn;		/* R's vDSO's clock_gettime */
-	size_t		 displaced;	/* bytes of it */
-	uint8_t		 orig[16];	/* as they were */
-	struct mig_hidden hidden;	/* for dumps of R */
-};
-
 struct guest {
 	Osm__GuestStart		*gs;
 	Osm__ProcState		 state;	/* as mosd is told */
@@ -452,7 +477,7 @@ struct guest {
 	size_t			 nclones;
 	int			 clone_asked;	/* the first one's */
 	uint64_t		 thread_seq;
-	struct guest_stub	 stub;
+	struct stub		 stub;
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */
 };

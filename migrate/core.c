@@ -249,6 +249,25 @@ core_cpu_ns(struct mig_task *t, uint64_t *ns, char **cause)
 	return 0;
 }
 
+/*
+ * The process's CPU clock (any process may read another's), which counts
+ * its ended threads too, and what it carried from before.
+ */
+static int
+core_cpu_total(struct mig_task *t, uint64_t *ns, char **cause)
+{
+	struct timespec	ts;
+
+	if (clock_gettime((clockid_t)((~(unsigned int)t->tgid << 3) | 2),
+	    &ts) == -1) {
+		xasprintf(cause, "the CPU clock of process %d: %s", t->tgid,
+		    strerror(errno));
+		return -1;
+	}
+	*ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec + t->cpu_process;
+	return 0;
+}
+
 int
 core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
     int flags, char **cause)
@@ -291,8 +310,10 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 		return -1;
 	k->personality = strtoul((char *)buf, NULL, 16);
 	free(buf);
-	if (core_cpu_ns(t, &k->cpu_ns, cause) == -1)
+	if (core_cpu_ns(t, &k->cpu_ns, cause) == -1 ||
+	    core_cpu_total(t, &k->cpu_total_ns, cause) == -1)
 		return -1;
+	k->has_cpu_total_ns = 1;
 	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
 	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
 		goto inject;
@@ -493,6 +514,10 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	long			 exe;
 	int			 bit;
 
+	t->has_cpu_img = k->has_cpu_total_ns;
+	t->cpu_img[0] = k->cpu_total_ns;
+	t->cpu_img[1] = k->utime_ticks;
+	t->cpu_img[2] = k->stime_ticks;
 	memset(&map, 0, sizeof map);
 	map.start_code = k->start_code;
 	map.end_code = k->end_code;

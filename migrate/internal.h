@@ -62,6 +62,9 @@ struct mig_task {
 	const struct mig_hidden *hidden;	/* not the program's: mig_hide */
 	const struct mig_cpu *cpu;	/* carried: mig_cpu_carried */
 	size_t		 ncpu;
+	uint64_t	 cpu_process;	/* carried by the process */
+	int		 has_cpu_img;	/* restored: the image said */
+	uint64_t	 cpu_img[3];	/* cpu_total_ns, utime, stime ticks */
 };
 
 /* task.c */

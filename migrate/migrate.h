@@ -207,8 +207,10 @@ struct mig_hidden {
  * The CPU time a thread used before it came to this task (elsewhere: a
  * migrated process's threads on their earlier nodes), which the kernel
  * here does not count: a dump of the task records each thread's CPU time
- * (ImgThread.cpu_ns) as the kernel's plus this (mig_cpu_carried); after a
- * restore, mig_thread_cpu says what the image recorded for a thread.
+ * (ImgThread.cpu_ns) as the kernel's plus this, and the process's
+ * (ImgTask.cpu_total_ns) as its CPU clock's plus what the process carried
+ * (mig_cpu_carried); after a restore, mig_thread_cpu and mig_process_cpu
+ * say what the image recorded.
  */
 struct mig_cpu {
 	pid_t		 tid;		/* as the process knows it */
@@ -304,10 +306,12 @@ int		 mig_seccomp(struct mig_task *t, const struct sock_fprog *prog,
 void		 mig_stand_ins(struct mig_task *t,
 		    const struct mig_stand_in *s, size_t n);
 void		 mig_hide(struct mig_task *t, const struct mig_hidden *h);
-void		 mig_cpu_carried(struct mig_task *t, const struct mig_cpu *c,
-		    size_t n);
+void		 mig_cpu_carried(struct mig_task *t, uint64_t process_ns,
+		    const struct mig_cpu *c, size_t n);
 int		 mig_thread_cpu(const struct mig_task *t, pid_t vtid,
 		    uint64_t *ns);
+int		 mig_process_cpu(const struct mig_task *t, uint64_t *ns,
+		    uint64_t *utime_ticks, uint64_t *stime_ticks);
 const struct user_regs_struct *mig_regs(struct mig_task *t);
 int		 mig_files(struct mig_task *t, int flags,
 		    struct mig_file **files, size_t *n, char **cause);

@@ -177,11 +177,14 @@ threads_altstack(struct mig_task *t, struct mig_thread *th, uint64_t ss,
 /*
  * Dumps of t from now on record each thread's CPU time as the kernel's
  * plus what c says it carried from before (threads c does not name
- * carried nothing); c is the caller's, and must outlive t's dumps.
+ * carried nothing), and the process's plus process_ns; c is the caller's,
+ * and must outlive t's dumps.
  */
 void
-mig_cpu_carried(struct mig_task *t, const struct mig_cpu *c, size_t n)
+mig_cpu_carried(struct mig_task *t, uint64_t process_ns,
+    const struct mig_cpu *c, size_t n)
 {
+	t->cpu_process = process_ns;
 	t->cpu = c;
 	t->ncpu = n;
 }
@@ -195,6 +198,22 @@ mig_thread_cpu(const struct mig_task *t, pid_t vtid, uint64_t *ns)
 	if ((th = task_thread(t, vtid)) == NULL || !th->has_cpu_img)
 		return -1;
 	*ns = th->cpu_img;
+	return 0;
+}
+
+/*
+ * The process's CPU time when the image restored was dumped, and how the
+ * kernel there split it (user and system ticks).
+ */
+int
+mig_process_cpu(const struct mig_task *t, uint64_t *ns, uint64_t *utime,
+    uint64_t *stime)
+{
+	if (!t->has_cpu_img)
+		return -1;
+	*ns = t->cpu_img[0];
+	*utime = t->cpu_img[1];
+	*stime = t->cpu_img[2];
 	return 0;
 }
 

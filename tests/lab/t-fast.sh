@@ -103,12 +103,20 @@ wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" ||
     fail "late thread: no end on node 2"
 echo "late thread: $(tail -1 "$D/late.out")"
 
-# The stub is not the program's: polled on node 2, checkpointed there and
-# brought home while it polls, it goes on at home (its image names the
-# vDSO as the kernel made it, and the stub's page is not in it).
+# The stub is not the program's: two threads polling on node 2,
+# checkpointed there and brought home while they poll, go on at home
+# (its image names the vDSO as the kernel made it, and the stub's page is
+# not in it); at home, where the deputy put the stub into P with what the
+# process used away, the clocks go on from their totals, never back —
+# through a checkpoint at home (which leaves P's stub out too) and a
+# move to node 2 again, whose clocks count on from the same totals.
 # (moslab exec's own pipe, 251, is no descriptor a checkpoint restores)
-lab_exec 1 bash -c 'cd "$1" && { mosrun -L -r 2 "$2" 3 home > back.out 2>&1 \
-    251>&- & }' \
+stub_at() {	# stub_at NODE PID: the stub's code page in PID's map there
+	lab_exec "$1" sh -c "grep -m1 ' r-xp 00000000 00:00 0 *\$' \
+	    /proc/$2/maps" | cut -d- -f1
+}
+lab_exec 1 bash -c 'cd "$1" && { OSM_DEPUTY_LOG=$1/back.dlog \
+    mosrun -L -r 2 "$2" 4 threads > back.out 2>&1 251>&- & }' \
     sh "$D" "$OSM_MOSRUN/clock" || fail "back: not started"
 wait_for 20 grep -q ready "$D/back.out" || fail "back: $(cat "$D/back.out")"
 pid=$(pid_of clock)
@@ -117,17 +125,31 @@ lab_exec 1 mosmigrate "$pid" checkpoint || fail "back: no checkpoint"
 ck=$D/ckpt.$pid.1
 [ -s "$ck" ] || fail "back: no checkpoint file"
 # The image holds the program's areas only: none at the stub's address.
-stub=$(lab_exec 2 sh -c "grep -m1 ' r-xp 00000000 00:00 0 *\$' \
-    /proc/$(guest_pid clock 2)/maps" | cut -d- -f1)
+stub=$(stub_at 2 "$(guest_pid clock 2)")
 [ -n "$stub" ] || fail "back: no stub in the copy's map"
 "$OSM_BIN/moscr" info "$ck" > "$D/ck.info" 2>&1 || fail "back: $(cat "$D/ck.info")"
 ! grep -q "$stub" "$D/ck.info" || fail "back: the stub's page is in the image"
+# ... and each thread's CPU time, and the process's
+grep -q "cpu time: *0\.[3-9]" "$D/ck.info" && [ "$(grep -c ', cpu 0\.' "$D/ck.info")" = 2 ] ||
+    fail "back: no CPU times in the image: $(cat "$D/ck.info")"
 lab_exec 1 mosmigrate "$pid" home || fail "back: not brought home"
-wait_for 60 grep -q -e '^ok' -e went "$D/back.out" ||
-    fail "back: no end: $(cat "$D/back.out")"
-grep -q '^ok.* 1 back' "$D/back.out" || fail "back: $(cat "$D/back.out")"
 wait_for 10 grep -q "guest $pid@1 goes home" "$L2" || fail "back: not sent home"
-echo "home again: $(cat "$D/back.out" | tail -1)"
+[ "$(where "$pid")" = 1 ] ||
+    fail "back: not home: $(cat "$D/back.out" "$D/back.dlog")"
+hstub=$(stub_at 1 "$pid")
+[ -n "$hstub" ] || fail "back: no stub in P at home"
+lab_exec 1 mosmigrate "$pid" checkpoint || fail "back: no checkpoint at home"
+ck2=$(ls -t "$D"/ckpt.$pid.* | head -1)
+[ "$ck2" != "$ck" ] || fail "back: no second checkpoint"
+"$OSM_BIN/moscr" info "$ck2" > "$D/ck2.info" 2>&1 || fail "back: $(cat "$D/ck2.info")"
+! grep -q "$hstub" "$D/ck2.info" || fail "back: P's stub's page is in the image"
+lab_exec 1 mosmigrate "$pid" 2 || fail "back: not moved again"
+! lab_exec 1 grep -q "^$hstub-" /proc/$pid/maps ||
+    fail "back: the stub stayed in the husk"
+wait_for 60 grep -q -e '^ok' -e went -e 'thread clocks' "$D/back.out" ||
+    fail "back: no end: $(cat "$D/back.out")"
+grep -q '^ok.* 0 back; threads' "$D/back.out" || fail "back: $(cat "$D/back.out")"
+echo "home and away again: $(tail -1 "$D/back.out")"
 
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files
