@@ -59,7 +59,8 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 	 * layout read just before (the freeze reuses it if it holds).
 	 */
 	if (m->lv.post != NULL && d->state != DEPUTY_HELD &&
-	    mig_post_prepare(m->lv.post, d->pid, MIG_CONTEXT, &why) == -1) {
+	    mig_post_prepare(m->lv.post, d->pid, MIG_CONTEXT, m->lv.hidden,
+	    &why) == -1) {
 		log_debug("process %d: layout before the freeze: %s",
 		    (int)d->pid, why);
 		free(why);

@@ -500,7 +500,8 @@ int		 mig_dump_live(struct mig_live *lv, int fd, int flags,
  * mig_dump_live with lv.post leaves the held task's private anonymous
  * pages but the hot ones to the post, sent later from the task (still
  * held) in pieces of at most max bytes (mig_post_prepare, while the
- * task still runs, reads its layout for the dump to reuse): pushed (mig_post_next) or asked
+ * task still runs, reads its layout for the dump to reuse, leaving out
+ * what hidden says, as mig_hide): pushed (mig_post_next) or asked
  * for by a fault (mig_post_take), read with mig_post_read. Target: before
  * the restored task runs, a userfaultfd made in it (mig_post_uffd; devfd
  * its descriptor of /dev/userfaultfd, or -1 to make one of the calling
@@ -524,7 +525,7 @@ struct mig_fetch_stats {
 struct mig_post	*mig_post_new(void);
 void		 mig_post_free(struct mig_post *pp);
 int		 mig_post_prepare(struct mig_post *pp, pid_t pid, int flags,
-		    char **cause);
+		    const struct mig_hidden *hidden, char **cause);
 uint64_t	 mig_post_pages(const struct mig_post *pp, uint64_t *left);
 int		 mig_post_next(struct mig_post *pp, uint64_t *addr,
 		    size_t *len, size_t max);

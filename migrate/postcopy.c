@@ -261,7 +261,8 @@ out:
  * 0, or -1 with *cause (the dump then reads it itself).
  */
 int
-mig_post_prepare(struct mig_post *pp, pid_t pid, int flags, char **cause)
+mig_post_prepare(struct mig_post *pp, pid_t pid, int flags,
+    const struct mig_hidden *hidden, char **cause)
 {
 	struct mig_task	 tk;
 
@@ -270,6 +271,7 @@ mig_post_prepare(struct mig_post *pp, pid_t pid, int flags, char **cause)
 	pp->have_early = 0;
 	memset(&tk, 0, sizeof tk);
 	tk.pid = pid;
+	tk.hidden = hidden;
 	if (mm_dump_layout(&tk, &pp->early, flags, cause) == -1)
 		return -1;
 	if (mm_check(&pp->early.mm, cause) == -1) {

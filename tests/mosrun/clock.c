@@ -1,12 +1,11 @@
 /*
- * clock SECONDS [home] [threads | late]: polls its CPU-time clocks in a loop, as
+ * clock SECONDS [threads | late]: polls its CPU-time clocks in a loop, as
  * a solver checking its time limit does, until it has used SECONDS of CPU
  * (tests/lab/t-fast.sh, bench/real). Every value of
  * CLOCK_PROCESS_CPUTIME_ID, clock() and CLOCK_THREAD_CPUTIME_ID must be at
  * least the last and at most 0.1 s more (a move neither loses the time used
- * before nor counts it twice); with "home", the clocks may go back once
- * (after a return home they count only the time used at home,
- * docs/REMOTE.md). With "threads", a second thread polls its own thread
+ * before nor counts it twice, away or back home). With "threads", a
+ * second thread polls its own thread
  * clock and the process's the same way, alongside the main thread: each
  * thread's clock must go on from that thread's own time (not jump by
  * the process's, not start again at 0), and at the end each holds a fair
@@ -15,8 +14,8 @@
  * (a test sends it after a move): its clock must start at 0, and the
  * two threads' together be no more than the process's. After 0.3 s it
  * says "ready" on stdout, for a test to move it.
- * Prints "ok POLLS polls, NS ns each, CPU s, N back" (with "threads":
- * then "; threads MAIN OTHER" s) and exits 0, or says what went wrong and
+ * Prints "ok POLLS polls, NS ns each, CPU s" (with "threads": then
+ * "; threads MAIN OTHER" s) and exits 0, or says what went wrong and
  * exits 1.
  */
 #include <pthread.h>
@@ -26,13 +25,11 @@
 #include <string.h>
 #include <time.h>
 
-/* One polling thread's last values; -1: the first after going back. */
+/* One polling thread's last values. */
 struct poller {
 	const char	*who;
 	double		 p, t, c;
 	double		 first;		/* its thread clock at its start */
-	int		 back_ok;
-	int		 backs;
 	long		 polls;
 };
 
@@ -62,17 +59,6 @@ cpu(clockid_t id)
 static void
 step(struct poller *w, const char *what, double *last, double now)
 {
-	if (*last < 0) {		/* the first after going back */
-		*last = now;
-		return;
-	}
-	if (now < *last && w->back_ok) {
-		w->back_ok = 0;
-		w->backs++;
-		w->p = w->t = w->c = -1;
-		*last = now;
-		return;
-	}
 	if (now < *last || now > *last + 0.1) {
 		printf("%s%s went from %.6f to %.6f s (process %.6f, thread "
 		    "%.6f, clock() %.6f)\n", w->who, what, *last, now, w->p,
@@ -94,11 +80,10 @@ poll_once(struct poller *w)
 }
 
 static void
-poll_start(struct poller *w, const char *who, int back_ok)
+poll_start(struct poller *w, const char *who)
 {
 	memset(w, 0, sizeof *w);
 	w->who = who;
-	w->back_ok = back_ok;
 	w->p = cpu(CLOCK_PROCESS_CPUTIME_ID);
 	w->t = w->first = cpu(CLOCK_THREAD_CPUTIME_ID);
 	w->c = (double)clock() / CLOCKS_PER_SEC;
@@ -110,7 +95,7 @@ other(void *arg)
 	struct poller	*w = arg;
 
 	/* its own, not main's; and the others as they are now */
-	poll_start(w, w->who, w->back_ok);
+	poll_start(w, w->who);
 	while (!done)
 		poll_once(w);
 	w->t = cpu(CLOCK_THREAD_CPUTIME_ID);
@@ -123,7 +108,7 @@ main(int argc, char **argv)
 	struct timespec	 a, b;
 	struct poller	 m, o;
 	pthread_t	 th;
-	int		 i, ready = 0, back_ok = 0, threads = 0, late = 0;
+	int		 i, ready = 0, threads = 0, late = 0;
 	int		 made = 0;
 	double		 p, first;
 
@@ -131,18 +116,16 @@ main(int argc, char **argv)
 	if (argc > 1)
 		limit = atof(argv[1]);
 	for (i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "home") == 0)
-			back_ok = 1;
-		else if (strcmp(argv[i], "threads") == 0)
+		if (strcmp(argv[i], "threads") == 0)
 			threads = 1;
 		else if (strcmp(argv[i], "late") == 0)
 			threads = late = 1;
 	}
 	signal(SIGUSR1, usr1);
-	poll_start(&m, threads ? "main thread: " : "", back_ok);
+	poll_start(&m, threads ? "main thread: " : "");
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (threads)
-		poll_start(&o, "other thread: ", back_ok);
+		poll_start(&o, "other thread: ");
 	while (m.p < limit || (late && !made)) {
 		if (threads && !made && (!late || go)) {
 			if (pthread_create(&th, NULL, other, &o) != 0) {
@@ -160,9 +143,9 @@ main(int argc, char **argv)
 	done = 1;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	if (!threads) {
-		printf("ok %ld polls, %.0f ns each, %.3f s, %d back\n",
-		    m.polls, ((b.tv_sec - a.tv_sec) * 1e9 +
-		    (b.tv_nsec - a.tv_nsec)) / m.polls, m.p, m.backs);
+		printf("ok %ld polls, %.0f ns each, %.3f s\n", m.polls,
+		    ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) /
+		    m.polls, m.p);
 		return 0;
 	}
 	pthread_join(th, NULL);
@@ -175,9 +158,8 @@ main(int argc, char **argv)
 		    "%.6f s) of a process's %.6f s\n", m.t, o.t, first, p);
 		return 1;
 	}
-	printf("ok %ld polls, %.0f ns each, %.3f s, %d back; threads %.3f "
-	    "%.3f\n", m.polls + o.polls, ((b.tv_sec - a.tv_sec) * 1e9 +
-	    (b.tv_nsec - a.tv_nsec)) / m.polls, p, m.backs + o.backs, m.t,
-	    o.t);
+	printf("ok %ld polls, %.0f ns each, %.3f s; threads %.3f %.3f\n",
+	    m.polls + o.polls, ((b.tv_sec - a.tv_sec) * 1e9 +
+	    (b.tv_nsec - a.tv_nsec)) / m.polls, p, m.t, o.t);
 	return 0;
 }
