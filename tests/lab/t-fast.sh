@@ -154,6 +154,28 @@ wait_for 60 grep -q -e '^ok' -e went -e 'thread clocks' "$D/back.out" ||
 grep -q '^ok.*; threads' "$D/back.out" || fail "back: $(cat "$D/back.out")"
 echo "home and away again: $(tail -1 "$D/back.out")"
 
+# One thread, run on node 2 and brought home, where it then forks a child
+# and makes a thread (signals say when): the child's clocks are its own,
+# from 0 (the stub's data is not inherited), and so is the new thread's
+# (the stub no longer takes the one thread's base for whoever asks).
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" 1.2 late > hlate.out \
+    2>&1 & }' sh "$D" "$OSM_MOSRUN/clock" || fail "home thread: not started"
+wait_for 20 grep -q ready "$D/hlate.out" || fail "home thread: $(cat "$D/hlate.out")"
+pid=$(pid_of clock)
+[ "$(where "$pid")" = 2 ] || fail "home thread: not on node 2"
+lab_exec 1 mosmigrate "$pid" home || fail "home thread: not brought home"
+[ "$(where "$pid")" = 1 ] || fail "home thread: not home"
+[ -n "$(stub_at 1 "$pid")" ] || fail "home thread: no stub in P at home"
+lab_exec 1 kill -USR2 "$pid" || fail "home thread: no signal"
+wait_for 20 grep -q -e 'child ok' -e went "$D/hlate.out" ||
+    fail "home thread: no child: $(cat "$D/hlate.out")"
+lab_exec 1 kill -USR1 "$pid" || fail "home thread: no signal"
+wait_for 60 grep -q -e '^ok' -e went -e 'clocks' "$D/hlate.out" ||
+    fail "home thread: no end: $(cat "$D/hlate.out")"
+grep -q 'child ok' "$D/hlate.out" && grep -q '^ok.*; threads' "$D/hlate.out" ||
+    fail "home thread: $(cat "$D/hlate.out")"
+echo "made at home: $(tail -1 "$D/hlate.out")"
+
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files
 # ends: the guests node 2's log says ended; end_after N: the line of the

@@ -12,14 +12,19 @@
  * part of the process's (both did the same work) and together no more
  * than it. With "late", the second thread is made only once SIGUSR1 comes
  * (a test sends it after a move): its clock must start at 0, and the
- * two threads' together be no more than the process's. After 0.3 s it
- * says "ready" on stdout, for a test to move it.
+ * two threads' together be no more than the process's. SIGUSR2 makes
+ * it fork a child whose CPU clocks must be its own, from 0 (it exits 1
+ * otherwise), and wait for it. After 0.3 s it says "ready" on stdout, for
+ * a test to move it.
  * Prints "ok POLLS polls, NS ns each, CPU s" (with "threads": then
  * "; threads MAIN OTHER" s) and exits 0, or says what went wrong and
  * exits 1.
  */
+#include <sys/wait.h>
+
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +40,15 @@ struct poller {
 
 static double		 limit = 1;
 static volatile int	 done;
-static volatile sig_atomic_t go;
+static volatile sig_atomic_t go, forks;
 
 static void
-usr1(int sig)
+usr(int sig)
 {
-	(void)sig;
-	go = 1;
+	if (sig == SIGUSR1)
+		go = 1;
+	else
+		forks = 1;
 }
 
 static double
@@ -89,6 +96,31 @@ poll_start(struct poller *w, const char *who)
 	w->c = (double)clock() / CLOCKS_PER_SEC;
 }
 
+/* A child's clocks are its own, not its parent's. */
+static void
+child(void)
+{
+	double	p, t;
+	pid_t	pid;
+	int	status;
+
+	forks = 0;
+	if ((pid = fork()) == 0) {
+		p = cpu(CLOCK_PROCESS_CPUTIME_ID);
+		t = cpu(CLOCK_THREAD_CPUTIME_ID);
+		if (p > 0.05 || t > 0.05) {
+			printf("the child's clocks read %.6f and %.6f s\n", p,
+			    t);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (pid == -1 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		exit(1);
+	printf("child ok\n");
+}
+
 static void *
 other(void *arg)
 {
@@ -121,7 +153,8 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "late") == 0)
 			threads = late = 1;
 	}
-	signal(SIGUSR1, usr1);
+	signal(SIGUSR1, usr);
+	signal(SIGUSR2, usr);
 	poll_start(&m, threads ? "main thread: " : "");
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (threads)
@@ -135,6 +168,8 @@ main(int argc, char **argv)
 			made = 1;
 		}
 		poll_once(&m);
+		if (forks)
+			child();
 		if (!ready && m.p >= 0.3) {
 			printf("ready\n");
 			ready = 1;
