@@ -186,7 +186,11 @@ info_print(const char *path, const struct mig_image *mi)
 	if (mi->task->exe != NULL)
 		printf("executable:  %s\n", mi->task->exe);
 	printf("dumped:      %s on %s (Linux %s)\n", when, h->node, h->kernel);
-	printf("cpu time:    %.3f s\n", mi->task->cpu_ns / 1e9);
+	printf("cpu time:    %.3f s", mi->task->cpu_ns / 1e9);
+	if (mi->task->has_cpu_total_ns)
+		printf(", %.3f s wherever it ran", mi->task->cpu_total_ns /
+		    1e9);
+	printf("\n");
 	info_threads(mi);
 	printf("registers:   ip 0x%llx, sp 0x%llx, FPU state %zu bytes "
 	    "(features 0x%llx), of thread %d\n",
@@ -436,6 +440,9 @@ info_json(const char *path, const struct mig_image *mi)
 	json_object_set_new(doc, "node", info_json_cstr(h->node));
 	json_object_set_new(doc, "kernel", info_json_cstr(h->kernel));
 	json_object_set_new(doc, "cpu_ns", info_json_u64(mi->task->cpu_ns));
+	if (mi->task->has_cpu_total_ns)
+		json_object_set_new(doc, "cpu_total_ns",
+		    info_json_u64(mi->task->cpu_total_ns));
 	o = json_object();
 	json_object_set_new(o, "ip", info_json_u64(r->gp->rip));
 	json_object_set_new(o, "sp", info_json_u64(r->gp->rsp));
