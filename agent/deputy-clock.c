@@ -67,8 +67,8 @@ clock_less(uint64_t img, uint64_t here)
 /*
  * An image was restored into P, held in d->task: carry what the kernel
  * does not count of its CPU time, and put the stub in to add it. Without
- * the image's times (an older version's), or with nothing to add, no
- * stub.
+ * the image's times (an older version's), with nothing to add, or if the
+ * stub cannot be put in, nothing is carried: the clocks are the kernel's.
  */
 void
 deputy_clock_restored(struct deputy *d)
@@ -103,6 +103,8 @@ deputy_clock_restored(struct deputy *d)
 		    "the %.3f s it used away: %s", (int)d->pid, d->command,
 		    d->carry_ns / 1e9, cause);
 		free(cause);
+		/* the kernel's from here on, as before, never a jump up */
+		deputy_clock_exec(d);
 	}
 	deputy_clock_hold(d);
 }
