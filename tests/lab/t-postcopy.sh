@@ -100,12 +100,14 @@ lab_exec 1 mosmigrate "$pid" 2 || fail "pol: to 2"
 grep -q "guest $pid@1 (livewriter) runs here as .*, its pages following" \
     "$G2" || fail "pol: not post-copy: $(grep "$pid@1" "$G2" | tail -2)"
 lab_exec 1 mosmigrate "$pid" home || fail "pol: home"
-grep -q "guest $pid@1: home post-copy" "$G2" || fail "pol: not home post-copy"
+# (the guest logs its way home once the last page is in: after the home)
+wait_for 10 grep -q "guest $pid@1: home post-copy" "$G2" ||
+    fail "pol: not home post-copy"
 check pol
 policy "default moves live"
 lab_exec 1 mosmigrate "$pid" 2 || fail "pol: to 2 again"
 lab_exec 1 mosmigrate "$pid" home || fail "pol: home again"
-grep -q "guest $pid@1: home live" "$G2" || fail "pol: not home live"
+wait_for 10 grep -q "guest $pid@1: home live" "$G2" || fail "pol: not home live"
 check pol
 stop
 policy ""
