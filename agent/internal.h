@@ -274,6 +274,9 @@ int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 void	 deputy_io_close(struct deputy *d);
 int	 deputy_io_call(struct deputy *d, const struct home_call *hc,
 	    uint8_t *mem, uint64_t base, size_t room, long *rv);
+struct Osm__RemoteCall;
+int	 deputy_io_self(struct deputy *d, const struct Osm__RemoteCall *c,
+	    int *fd);
 int	 deputy_io_write(struct deputy *d, const struct home_call *hc,
 	    char **cause);
 
