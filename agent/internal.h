@@ -417,7 +417,7 @@ struct guest {
 	ev_prepare		 ses_pending;	/* what ses_ev cannot see */
 	pid_t			 pid;		/* R */
 	int			 ids_kept;	/* R has its home's pid, tids */
-	int			 threaded;	/* R has had threads: strict */
+	int			 threaded;	/* R has had threads */
 	struct remote		*remote;	/* R's calls (libremote) */
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
