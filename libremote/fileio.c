@@ -85,6 +85,9 @@ fio_add(struct fio *f, int fd)
 static void
 fio_forget(struct fio *f, struct fio_fd *e)
 {
+	/* another thread's read waits on it: home, where it is closed now */
+	if (f->waiting && f->wait_fd == e->fd)
+		f->wait_home = 1;
 	window_drop(e);
 	held_drop(&f->held, e->fd);
 	*e = f->fds[--f->nfds];
@@ -963,17 +966,18 @@ fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,
 	struct fio_fd	*e;
 	int		 stale = f->wait_stale;
 
-	if (!f->waiting || m->seq != f->wait_seq ||
-	    (e = fio_find(f, f->wait_fd)) == NULL)
+	if (!f->waiting || m->seq != f->wait_seq)
 		return 0;
 	f->waiting = 0;
-	if (m->error != 0 || f->wait_home) {
-		if (m->error != 0)
+	e = fio_find(f, f->wait_fd);
+	if (e == NULL || m->error != 0 || f->wait_home) {
+		if (e != NULL && m->error != 0)
 			e->readable = 0;
 		if (!valid)
 			return 0;
 		fio_flush(f, seq);
-		fio_settle_seek(f, e, seq);
+		if (e != NULL)
+			fio_settle_seek(f, e, seq);
 		return -1;
 	}
 	window_fill(e, f->wait_off, m->data.data, m->data.len, m->size);

@@ -631,6 +631,19 @@ START_TEST(test_fileio_threads)
 	ck_assert_int_eq(rv, 4096);
 	ck_assert(memcmp(buf, file + 4096, 4096) == 0);
 	ck_assert_ptr_null(win_of(&f, 5));
+
+	/* another thread closes 5 while a read waits on it: home it goes */
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 13, SYS_read, args, 0, &seq,
+	    &rv), FIO_WAIT);
+	drain(&f, kinds, 16, NULL);
+	uint64_t c5[6] = { 5 };
+	memcpy(args, c5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_close, args, 0, &seq,
+	    &rv), FIO_PASS);
+	data.seq = f.wait_seq;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), -1);
+	ck_assert_int_eq(f.waiting, 0);
 	fio_free(&f);
 }
 END_TEST
