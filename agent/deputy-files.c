@@ -22,6 +22,8 @@
 #include "proto/migrate.pb-c.h"
 
 #define FILES_CHUNK	(4U << 20)	/* bytes in one answer, at most */
+#define FILES_PREHASH_ONE (8ULL << 20)	/* hashed ahead: a file, at most */
+#define FILES_PREHASH	(32ULL << 20)	/* and all of them */
 
 /* A file the guest has been told of, and which R may map away. */
 static void
@@ -68,6 +70,40 @@ deputy_files_list(struct deputy *d, char **cause)
 		files_remember(d, d->files[i].path, d->files[i].id.dev,
 		    d->files[i].id.ino);
 	return 0;
+}
+
+/*
+ * Hash the files P maps that the guest may ask about (a node's own copy
+ * stands for one only with the same content), while the guest agent
+ * starts: its asks then find the hashes made (migrate/fileid.c keeps
+ * them for our life). Libraries, not data: up to FILES_PREHASH_ONE
+ * bytes a file, FILES_PREHASH in all.
+ */
+void
+deputy_files_prehash(struct deputy *d)
+{
+	Osm__ImgFileId	 id;
+	struct stat	 st;
+	uint8_t		 sha[32];
+	uint64_t	 total = 0;
+	size_t		 i;
+	char		*why = NULL;
+
+	for (i = 0; i < d->nfiles; i++) {
+		if (d->files[i].shared || d->files[i].id.has_sha256 ||
+		    d->files[i].id.size > FILES_PREHASH_ONE ||
+		    total + d->files[i].id.size > FILES_PREHASH ||
+		    stat(d->files[i].path, &st) == -1 ||
+		    (uint64_t)st.st_dev != d->files[i].id.dev ||
+		    (uint64_t)st.st_ino != d->files[i].id.ino)
+			continue;
+		total += d->files[i].id.size;
+		if (mig_file_identify(d->files[i].path, &id, sha, &why) == -1) {
+			log_debug("process %d: %s", (int)d->pid, why);
+			free(why);
+			why = NULL;
+		}
+	}
 }
 
 /*

@@ -377,6 +377,7 @@ move_files(struct deputy *d, uint32_t node, int *post, char **cause)
 	size_t		 len;
 	uint16_t	 kind;
 
+	deputy_files_prehash(d);	/* while the guest agent starts */
 	for (;;) {
 		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
 			return -1;

@@ -254,6 +254,7 @@ int	 deputy_signal_stopped(struct deputy *d, const uint8_t *body,
 
 /* deputy-files.c */
 int	 deputy_files_list(struct deputy *d, char **cause);
+void	 deputy_files_prehash(struct deputy *d);
 void	 deputy_files_clear(struct deputy *d);
 void	 deputy_files_setup(struct deputy *d, Osm__SesSetup *setup);
 void	 deputy_files_setup_free(Osm__SesSetup *setup);

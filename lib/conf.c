@@ -30,6 +30,7 @@
  *
  *	clients N		users' tool connections, together (256)
  *	clients_per_user N	one uid's (16)
+ *	requests_per_user N	requests a second of one uid's tools (1000)
  *	agents_per_user N	processes one uid may register (1024)
  *	client_timeout DURATION	a connection that neither asks nor reads (10s)
  *	client_output SIZE	unread replies, one connection (64K)
@@ -247,6 +248,8 @@ static const struct conf_limit {
 	    offsetof(struct cluster_conf, clients), 1 },
 	{ "clients_per_user", "a number of connections", CONF_NUMBER, 1,
 	    1000000, offsetof(struct cluster_conf, clients_per_user), 1 },
+	{ "requests_per_user", "a number of requests a second", CONF_NUMBER,
+	    1, 1000000, offsetof(struct cluster_conf, requests_per_user), 1 },
 	{ "agents_per_user", "a number of processes", CONF_NUMBER, 1, 1000000,
 	    offsetof(struct cluster_conf, agents_per_user), 1 },
 	{ "client_timeout", "the client timeout", CONF_DURATION, 100, 0,
@@ -433,7 +436,8 @@ conf_line(struct conf_parse *p, char **w, int nw)
 		    "port, interval, timeout, window, speed, self, key, "
 		    "socket, guests, net-uid, policy, web, web-token, shared or a "
 		    "limit: "
-		    "clients, clients_per_user, agents_per_user, "
+		    "clients, clients_per_user, requests_per_user, "
+		    "agents_per_user, "
 		    "client_timeout, client_output, user_output, handshakes, "
 		    "handshakes_per_node, handshake_rate, handshake_timeout)",
 		    k);
@@ -539,6 +543,7 @@ conf_load_fd(const char *path, int fd, char **cause)
 	c->net_uid = CONF_NET_UID;
 	c->clients = CONF_CLIENTS;
 	c->clients_per_user = CONF_CLIENTS_PER_USER;
+	c->requests_per_user = CONF_REQUESTS_PER_USER;
 	c->agents_per_user = CONF_AGENTS_PER_USER;
 	c->client_timeout_ms = CONF_CLIENT_TIMEOUT_MS;
 	c->client_output = CONF_CLIENT_OUTPUT;

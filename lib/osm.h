@@ -307,6 +307,7 @@ int	 cfg_verror(const struct cfg_file *in, char **cause, const char *fmt,
 /* What local users and other nodes may make mosd hold (RELIABILITY.md) */
 #define CONF_CLIENTS		256
 #define CONF_CLIENTS_PER_USER	16
+#define CONF_REQUESTS_PER_USER	1000	/* a second */
 #define CONF_AGENTS_PER_USER	1024
 #define CONF_CLIENT_TIMEOUT_MS	10000
 #define CONF_CLIENT_OUTPUT	(64U << 10)
@@ -347,6 +348,7 @@ struct cluster_conf {
 	size_t		 nshared;
 	uint32_t	 clients;	/* users' tool connections, together */
 	uint32_t	 clients_per_user;
+	uint32_t	 requests_per_user;	/* a second, its tools' */
 	uint32_t	 agents_per_user;	/* processes registered */
 	uint64_t	 client_timeout_ms;	/* neither asks nor reads */
 	uint64_t	 client_output;	/* unread reply bytes, a connection */

@@ -299,8 +299,9 @@ mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 		xasprintf(cause, "%s: no VmFlags for an area", path);
 		goto out;
 	}
-	if (md->vdso_start == 0) {
-		xasprintf(cause, "process %d has no vDSO", t->pid);
+	if (md->vdso_start == 0) {	/* no areas at all: it is exiting */
+		xasprintf(cause, "process %d %s", t->pid, md->nvmas == 0 ?
+		    "is ending: its memory is gone" : "has no vDSO");
 		goto out;
 	}
 	md->mm.vmas = md->vmas;

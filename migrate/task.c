@@ -556,6 +556,7 @@ task_vdso(pid_t pid, uint64_t *start, uint64_t *end, char **cause)
 	char			 path[64], line[512];
 	FILE			*f;
 	unsigned long long	 s, e;
+	size_t			 n;
 
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
 	if ((f = fopen(path, "re")) == NULL) {
@@ -563,7 +564,9 @@ task_vdso(pid_t pid, uint64_t *start, uint64_t *end, char **cause)
 		return -1;
 	}
 	*start = *end = 0;
+	n = 0;
 	while (fgets(line, sizeof line, f) != NULL) {
+		n++;
 		if (strstr(line, " [vdso]") == NULL)
 			continue;
 		if (sscanf(line, "%llx-%llx", &s, &e) == 2) {
@@ -572,8 +575,9 @@ task_vdso(pid_t pid, uint64_t *start, uint64_t *end, char **cause)
 		}
 	}
 	fclose(f);
-	if (*start == 0) {
-		xasprintf(cause, "process %d has no vDSO", pid);
+	if (*start == 0) {	/* no areas at all: it is exiting */
+		xasprintf(cause, "process %d %s", pid, n == 0 ?
+		    "is ending: its memory is gone" : "has no vDSO");
 		return -1;
 	}
 	return 0;

@@ -285,6 +285,7 @@ control_limits(struct mosd *m)
 	    QUOTA_ROOT_SPARE * 2;
 	l->clients = m->conf->clients;
 	l->clients_per_user = m->conf->clients_per_user;
+	l->requests_per_user = m->conf->requests_per_user;
 	l->agents_per_user = m->conf->agents_per_user;
 	l->client_output = m->conf->client_output;
 	l->user_output = m->conf->user_output;

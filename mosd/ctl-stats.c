@@ -31,6 +31,7 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_HS_REFUSED] = "handshakes_refused",
 	[C_GUARD_SENT] = "guests_sent_home_for_memory",
 	[C_OOM_KILLS] = "oom_kills",
+	[C_CTL_THROTTLED] = "control_requests_delayed",
 };
 
 static int

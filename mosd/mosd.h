@@ -32,6 +32,7 @@ struct peer {
 	ev_io			 rev;
 	ev_io			 wev;
 	ev_timer		 idle;		/* neither asks nor reads */
+	ev_timer		 throttle;	/* its uid asks too fast */
 	double			 timeout;	/* its seconds; 0: none */
 	enum peer_kind		 kind;
 	struct quota_user	*quota;		/* what its uid holds, or NULL */
@@ -325,6 +326,7 @@ enum mosd_counter {
 	C_HS_REFUSED,		/* handshakes refused: over a limit */
 	C_GUARD_SENT,		/* guests sent home: memory ran short */
 	C_OOM_KILLS,		/* the OOM killer's kills here, seen */
+	C_CTL_THROTTLED,	/* tools' requests read later: too fast */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];

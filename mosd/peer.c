@@ -10,6 +10,8 @@
  * flight (while a deferred one is pending, the rest wait in the socket),
  * a few requests per loop iteration, and time (a connection that neither
  * asks nor reads for its timeout is closed; a registered agent has none).
+ * An ordinary user's tools together ask at most requests_per_user times a
+ * second: past that their requests are read later (quota_request).
  */
 #include <sys/socket.h>
 
@@ -56,6 +58,39 @@ peer_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	peer_close(p);
 }
 
+/* Its uid may ask again: the requests read are taken up, then the rest. */
+static void
+peer_throttle_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct peer	*p = w->data;
+
+	if (p->dead || p->refs > 0)
+		return;		/* peer_unref takes them up */
+	if (!p->eof)
+		ev_io_start(loop, &p->rev);
+	ev_feed_event(loop, &p->rev, EV_READ);
+}
+
+/* A tool of a uid over its requests a second: read on later. */
+static int
+peer_throttled(struct peer *p)
+{
+	struct ev_loop	*loop = p->mosd->loop;
+	uint64_t	 wait_ms = 0;
+
+	if (p->kind != PEER_CLIENT || p->quota == NULL ||
+	    quota_request(&p->mosd->quota, p->quota,
+	    (uint64_t)(ev_now(loop) * 1000), &wait_ms))
+		return 0;
+	if (!ev_is_active(&p->throttle))
+		p->mosd->counters[C_CTL_THROTTLED]++;
+	ev_io_stop(loop, &p->rev);
+	ev_timer_stop(loop, &p->throttle);
+	ev_timer_set(&p->throttle, wait_ms / 1000.0, 0);
+	ev_timer_start(loop, &p->throttle);
+	return 1;
+}
+
 /* Dispatch the whole records read, a few at a time, one in flight. */
 static void
 peer_input(struct peer *p)
@@ -79,7 +114,7 @@ peer_input(struct peer *p)
 			peer_close(p);
 			return;
 		}
-		if (p->inlen - done < 4 + n)
+		if (p->inlen - done < 4 + n || peer_throttled(p))
 			break;
 		if (p->dispatch(p, p->in + done + 4, n) == -1) {
 			peer_close(p);
@@ -210,7 +245,8 @@ peer_new(struct mosd *m, int fd, int (*dispatch)(struct peer *,
 	ev_io_init(&p->rev, peer_read_cb, fd, EV_READ);
 	ev_io_init(&p->wev, peer_write_cb, fd, EV_WRITE);
 	ev_init(&p->idle, peer_idle_cb);
-	p->rev.data = p->wev.data = p->idle.data = p;
+	ev_init(&p->throttle, peer_throttle_cb);
+	p->rev.data = p->wev.data = p->idle.data = p->throttle.data = p;
 	ev_io_start(m->loop, &p->rev);
 	TAILQ_INSERT_TAIL(&m->peers, p, entry);
 	m->npeers++;
@@ -336,6 +372,7 @@ peer_close(struct peer *p)
 	ev_io_stop(m->loop, &p->rev);
 	ev_io_stop(m->loop, &p->wev);
 	ev_timer_stop(m->loop, &p->idle);
+	ev_timer_stop(m->loop, &p->throttle);
 	close(p->fd);
 	p->fd = -1;
 	if (p->out_fd != -1) {

@@ -147,6 +147,31 @@ quota_charge(struct quota *q, struct quota_user *u, uint64_t queued,
 	return 0;
 }
 
+int
+quota_request(struct quota *q, struct quota_user *u, uint64_t now_ms,
+    uint64_t *wait_ms)
+{
+	uint64_t	rate = q->lim.requests_per_user;
+	uint64_t	cap = rate * 250 > 1000 ? rate * 250 : 1000;
+
+	if (u->kind != QUOTA_USER || rate == 0)
+		return 1;
+	if (u->tokens_ms == 0)
+		u->tokens = cap;	/* a new uid: its burst */
+	else if (now_ms > u->tokens_ms) {
+		u->tokens += (now_ms - u->tokens_ms) * rate;
+		if (u->tokens > cap)
+			u->tokens = cap;
+	}
+	u->tokens_ms = now_ms > 0 ? now_ms : 1;
+	if (u->tokens >= 1000) {
+		u->tokens -= 1000;
+		return 1;
+	}
+	*wait_ms = (1000 - u->tokens + rate - 1) / rate;
+	return 0;
+}
+
 void
 quota_uncharge(struct quota *q, struct quota_user *u, uint64_t len)
 {

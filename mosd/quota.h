@@ -13,7 +13,12 @@
  *	a guest uid	QUOTA_GUEST_CLIENTS connections (one guest agent
  *			each uses one)
  *	any other	clients_per_user connections, clients for all of them
- *			together; agents_per_user registered processes
+ *			together; agents_per_user registered processes; its
+ *			tools' requests_per_user requests a second (a quarter
+ *			of a second's in one burst): past that mosd reads
+ *			its requests later, so that its answering a flood
+ *			takes no more of the node's CPU than that (mosd runs
+ *			at a higher priority than the users' programs)
  * A connection that registers an agent leaves the tools' count for the
  * agents'. Every connection of any kind counts against total, the
  * descriptors mosd may use; root alone may take the last QUOTA_ROOT_SPARE.
@@ -32,6 +37,7 @@
 struct quota_limits {
 	uint32_t	 clients;	/* users' tool connections, together */
 	uint32_t	 clients_per_user;
+	uint32_t	 requests_per_user;	/* a second, its tools' */
 	uint32_t	 agents_per_user;	/* registered processes */
 	uint64_t	 client_output;	/* unread bytes, one connection */
 	uint64_t	 user_output;	/* unread bytes, one uid's */
@@ -52,6 +58,8 @@ struct quota_user {			/* one uid, while it holds anything */
 	uint32_t		 clients;	/* tool connections */
 	uint32_t		 agents;	/* registered processes */
 	uint64_t		 output;	/* unread reply bytes */
+	uint64_t		 tokens;	/* thousandths of a request */
+	uint64_t		 tokens_ms;	/* when counted */
 	struct quota_user	*next;
 };
 
@@ -68,6 +76,12 @@ struct quota_user *quota_connect(struct quota *q, uid_t uid, char **why);
 /* May u's tool connection register a process? 0, or -1 and *why. */
 int	 quota_may_register(struct quota *q, const struct quota_user *u,
 	    char **why);
+/*
+ * May a tool connection of u make one more request at now_ms? 1, or 0
+ * and *wait_ms until it may (QUOTA_USER's requests_per_user).
+ */
+int	 quota_request(struct quota *q, struct quota_user *u, uint64_t now_ms,
+	    uint64_t *wait_ms);
 /* u's tool connection now holds a registered process. */
 void	 quota_registered(struct quota *q, struct quota_user *u);
 /*

@@ -77,6 +77,7 @@ reload_apply(struct mosd *m, int conffd, int polfd)
 	/* The limits too: for new connections, new handshakes. */
 	m->conf->clients = c->clients;
 	m->conf->clients_per_user = c->clients_per_user;
+	m->conf->requests_per_user = c->requests_per_user;
 	m->conf->agents_per_user = c->agents_per_user;
 	m->conf->client_timeout_ms = c->client_timeout_ms;
 	m->conf->client_output = c->client_output;

@@ -9,7 +9,12 @@
                               started anew; and, from a process of uid
                               1001 that stays, one status request on the
                               control socket as mosctl makes it (mosd's
-                              answer without a program's start). How long
+                              answer without a program's start); and
+                              root's true(1) and sleep 0.001, started the
+                              same way: what any program's start takes
+                              then, and one that waits once as a tool
+                              waits for mosd's answer (the floor, not
+                              judged). How long
                               each took and whether it succeeded, a line
                               each in OUT
     load.py summary OUT [MS]  per probe: how many, median, 99th percentile
@@ -33,6 +38,8 @@ TOOLS = [
     ("root-status", ["mosctl", "status"], None),
     ("user-status", ["mosctl", "status"], USER),
     ("owner-ps", ["mosps"], 1000),
+    ("floor-true", ["true"], None),
+    ("floor-sleep", ["sleep", "0.001"], None),
 ]
 PROBES = [name for name, _, _ in TOOLS] + ["user-request"]
 
@@ -119,8 +126,23 @@ def summary(out, bound):
                   name, len(ms), ms[len(ms) // 2],
                   ms[min(len(ms) - 1, int(len(ms) * 0.99))], ms[-1],
                   failed, bound, within, 100.0 * within / len(ms)))
+        if name.startswith("floor"):
+            continue
         if failed or within < 0.8 * len(ms) or ms[-1] >= 10 * bound:
             bad = 1
+    # Each tool's time past the bound, beside the floor's of its round
+    rounds = min(len(got.get(n, [])) for n in ("floor-true", "floor-sleep"))
+    slow = []
+    for name, _, _ in TOOLS:
+        if name.startswith("floor"):
+            continue
+        for k, (t, _) in enumerate(got.get(name, [])[:rounds]):
+            if t >= bound:
+                slow.append("%s %.0f ms (true %.0f, sleep %.0f ms)" % (
+                    name, t, got["floor-true"][k][0],
+                    got["floor-sleep"][k][0]))
+    if slow:
+        print("past %.0f ms: %s" % (bound, "; ".join(slow)))
     return bad
 
 

@@ -6,6 +6,9 @@
 #    served while node 3's connections are not;
 #  - an ordinary user's connections that ask and never read: cut off, and
 #    mosd's memory within 4 MB of its idle size;
+#  - an ordinary user asking as fast as mosd answers: answered at most
+#    requests_per_user times a second, mosd's CPU for it under a fifth of
+#    the time, another user answered within 1 s;
 #  - an ordinary user holding all the connections it may: root's mosctl
 #    status, mosps -a, mosmigrate and a new mosrun each succeed within 1 s,
 #    another user's mosrun and a guest agent get in, and the user's own
@@ -115,6 +118,37 @@ echo "mosd: $idle_kb kB idle, at most $max_kb kB under the flood;" \
     "$(lab_exec 1 mosctl stats)"
 grep -q "uid 65534) dropped: it is not reading its replies" "$L1" ||
     fail "no line says who does not read"
+
+# A user asking as fast as mosd answers (16 connections, 8 requests in
+# flight each): answered requests_per_user (1000) times a second at most,
+# a quarter second's more at its start, so that mosd, which runs above
+# the users' programs, spends little of the node's CPU on it; another
+# user is answered at once meanwhile.
+ticks() {
+	awk '{ print $14 + $15 }' "/proc/$mosd1/stat"
+}
+c0=$(ticks)
+t0=$(_ms)
+nobody 1 $DOS busy $SOCK 16 "$S/busystop" > "$S/busy" 2>&1 &
+busy=$!
+sleep 2
+quick lab_exec 1 setpriv --reuid 1000 --regid 1000 --clear-groups \
+    mosctl status
+sleep 1
+touch "$S/busystop"
+wait "$busy" || fail "the busy flood failed: $(cat "$S/busy")"
+ms=$(($(_ms) - t0))
+cpu_ms=$((($(ticks) - c0) * 1000 / $(getconf CLK_TCK)))
+answers=$(awk '{ print $2 }' "$S/busy")
+echo "busy: $(cat "$S/busy"); mosd's CPU $cpu_ms ms in $ms ms;" \
+    "$(counter control_requests_delayed) requests read later"
+[ "$answers" -ge 1000 ] || fail "the busy flood was not answered"
+[ "$answers" -le $((ms * 11 / 10 + 300)) ] ||
+    fail "uid 65534 was answered $answers times in $ms ms"
+[ "$cpu_ms" -le $((ms / 5)) ] ||
+    fail "mosd spent $cpu_ms ms of CPU in $ms ms answering one user"
+[ "$(counter control_requests_delayed)" -gt 0 ] ||
+    fail "no request was read later"
 
 # All the connections one user may hold, held.
 nobody 1 $DOS hold $SOCK 1000 "$S/stop" > "$S/hold" 2>&1 &

@@ -118,13 +118,17 @@ echo "$times"
 [ -z "$flood" ] || echo "flood: $(cat "$(lab_dir)/flood.out");" \
     "busy: $(cat "$(lab_dir)/busy.out")"
 echo "node 1: $(counter control_turned_away) connections turned away," \
-    "$(counter control_clients_dropped) clients cut off"
+    "$(counter control_clients_dropped) clients cut off," \
+    "$(counter control_requests_delayed) times requests read later"
 if [ -n "$flood" ]; then
-	# The flood was one: cut off again and again, answered at full speed.
+	# The flood was one: cut off again and again, answered at the rate
+	# one user may ask (requests_per_user), its requests read later.
 	grep -q '^cut [1-9][0-9]\{3,\} ' "$(lab_dir)/flood.out" ||
 	    fail "the flood was not cut off: no flood"
 	grep -q '^answers [1-9][0-9]\{3,\} ' "$(lab_dir)/busy.out" ||
 	    fail "the busy flood was not answered: no flood"
+	[ "$(counter control_requests_delayed)" -gt 0 ] ||
+	    fail "the busy flood was never held back"
 fi
 [ "$st" -eq 0 ] ||
     fail "the tools did not all answer, 80% of the time within $BOUND ms"

@@ -44,10 +44,11 @@ conf_dump(const struct cluster_conf *c)
 	free(out);
 	out = tmp;
 	xasprintf(&tmp, "%sclients %u\nclients_per_user %u\n"
-	    "agents_per_user %u\nclient_timeout %llums\nclient_output %llu\n"
+	    "requests_per_user %u\nagents_per_user %u\n"
+	    "client_timeout %llums\nclient_output %llu\n"
 	    "user_output %llu\nhandshakes %u\nhandshakes_per_node %u\n"
 	    "handshake_rate %u\nhandshake_timeout %llums\n", out, c->clients,
-	    c->clients_per_user, c->agents_per_user,
+	    c->clients_per_user, c->requests_per_user, c->agents_per_user,
 	    (unsigned long long)c->client_timeout_ms,
 	    (unsigned long long)c->client_output,
 	    (unsigned long long)c->user_output, c->handshakes,

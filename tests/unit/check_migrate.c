@@ -570,6 +570,43 @@ kid_end(pid_t pid)
 }
 
 /*
+ * A process that ends while held for a dump (killed, its memory gone):
+ * the dump says it is ending, not that something of it is missing.
+ */
+START_TEST(test_dump_ending)
+{
+	struct mig_task	*t;
+	char		*cause = NULL, path[64], buf[256], *p;
+	pid_t		 pid;
+	int		 fd, i;
+
+	if ((pid = fork()) == 0) {
+		close_range(3, ~0U, 0);
+		for (;;)
+			pause();
+	}
+	t = mig_seize(pid, &cause);
+	ck_assert_msg(t != NULL, "%s", cause);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	for (i = 0; i < 500; i++) {	/* a zombie: its memory gone */
+		ck_assert_int_eq(read_file_str(path, buf, sizeof buf), 0);
+		if ((p = strrchr(buf, ')')) != NULL && p[2] == 'Z')
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_lt(i, 500);
+	fd = buf_fd(NULL, 0);
+	ck_assert_int_eq(mig_dump(t, fd, 0, NULL, &cause), -1);
+	ck_assert_msg(strstr(cause, "is ending") != NULL, "%s", cause);
+	free(cause);
+	close(fd);
+	mig_kill(t);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+END_TEST
+
+/*
  * A child of 3 threads seized: every thread held, a call injected into
  * each runs there (gettid), and a dump records each thread as it was.
  */
@@ -919,6 +956,7 @@ migrate_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_crc32c);
 	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_dump_ending);
 	tcase_add_test(tc, test_other_fds);
 	tcase_add_test(tc, test_every_truncation);
 	tcase_add_test(tc, test_every_corruption);

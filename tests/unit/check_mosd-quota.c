@@ -190,6 +190,51 @@ START_TEST(test_quota_total)
 }
 END_TEST
 
+/*
+ * An ordinary uid's tools ask at most requests_per_user times a second,
+ * a quarter second's in a burst, each of its tools sharing it; root and
+ * the guests are not counted, nor another uid.
+ */
+START_TEST(test_quota_requests)
+{
+	struct quota		 q = q_new();
+	struct quota_user	*u, *v, *r, *g;
+	uint64_t		 wait = 0, t = 5000;
+	int			 i, n;
+
+	q.lim.requests_per_user = 400;		/* a burst of 100 */
+	u = take(&q, 1000, 2);
+	v = take(&q, 1001, 1);
+	r = take(&q, 0, 1);
+	g = take(&q, 60001, 1);
+	for (n = 0; quota_request(&q, u, t, &wait); n++)
+		;
+	ck_assert_int_eq(n, 100);
+	ck_assert_uint_eq(wait, 3);		/* 1000/400 ms, rounded up */
+	/* another uid, root and a guest are not held back by it */
+	ck_assert_int_eq(quota_request(&q, v, t, &wait), 1);
+	for (i = 0; i < 1000; i++) {
+		ck_assert_int_eq(quota_request(&q, r, t, &wait), 1);
+		ck_assert_int_eq(quota_request(&q, g, t, &wait), 1);
+	}
+	/* a second later: 400 more, a burst at most */
+	for (n = 0; quota_request(&q, u, t + 1000, &wait); n++)
+		;
+	ck_assert_int_eq(n, 100);
+	/* steady: 2 every 5 ms */
+	for (i = 1, n = 0; i <= 200; i++)
+		while (quota_request(&q, u, t + 1000 + 5 * i, &wait))
+			n++;
+	ck_assert_int_eq(n, 400);
+	quota_disconnect(&q, u, 0);
+	quota_disconnect(&q, u, 0);
+	quota_disconnect(&q, v, 0);
+	quota_disconnect(&q, r, 0);
+	quota_disconnect(&q, g, 0);
+	ck_assert_ptr_null(q.users);
+}
+END_TEST
+
 void	 check_mosd_quota(Suite *s);
 
 void
@@ -202,5 +247,6 @@ check_mosd_quota(Suite *s)
 	tcase_add_test(tc, test_quota_agents);
 	tcase_add_test(tc, test_quota_output);
 	tcase_add_test(tc, test_quota_total);
+	tcase_add_test(tc, test_quota_requests);
 	suite_add_tcase(s, tc);
 }
