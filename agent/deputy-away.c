@@ -613,13 +613,6 @@ away_arrived(struct deputy *d, uint16_t kind, const uint8_t *body,
 			return -1;
 		return away_message(d, kind, body, len, cause);
 	}
-	/*
-	 * A threaded copy's files are strict (nothing written behind for a
-	 * file's bytes to wait for): what it asks of a file it maps is
-	 * answered at once, not after a read another thread waits in.
-	 */
-	if (kind == OSM__SES_KIND__SES_FILE_ASK && d->husk.nlanes > 1)
-		return away_message(d, kind, body, len, cause);
 	if (d->nqueue > 0 || !deputy_serve_may(d, kind, body, len)) {
 		deputy_serve_enqueue(d, kind, body, len);
 		/* a call of a thread whose lane is free may go past others */

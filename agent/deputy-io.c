@@ -3,7 +3,8 @@
  * guest's side): what one of P's descriptors is (RemoteFdAsk), bytes read
  * ahead of R's reads (RemoteRead), and the calls written behind (a write,
  * a pwrite64, an lseek of the offset R owes). All come in their turn after
- * the calls R sent before them, so that what they say follows those calls.
+ * the calls R sent before them, so that what they say follows those calls
+ * (but another thread's still running in its lane: deputy-serve.c).
  *
  * The deputy makes them itself, on a duplicate of P's descriptor
  * (pidfd_getfd: the same open file, its offset and flags shared, as a
@@ -275,6 +276,29 @@ deputy_io_close(struct deputy *d)
 }
 
 /*
+ * Do we make this call written behind (c: write, pwrite64, lseek)
+ * ourselves, on our duplicate of P's descriptor (its number in *fd)?
+ * Not if P has a file size limit and it writes: P makes it, in the lane
+ * of the thread that wrote.
+ */
+int
+deputy_io_self(struct deputy *d, const Osm__RemoteCall *c, int *fd)
+{
+	struct rlimit	fsize;
+
+	if (!c->behind || c->n_args != 6 || (c->nr != SYS_lseek &&
+	    (c->n_regions != 1 || !c->regions[0]->has_data)) ||
+	    (c->nr != SYS_write && c->nr != SYS_pwrite64 &&
+	    c->nr != SYS_lseek) || c->args[3] > INT64_MAX ||
+	    c->args[0] > INT32_MAX)
+		return 0;
+	if (c->nr != SYS_lseek && (prlimit(d->pid, RLIMIT_FSIZE, NULL,
+	    &fsize) == -1 || fsize.rlim_cur != RLIM_INFINITY))
+		return 0;
+	return (*fd = io_dup(d, (int)c->args[0])) != -1;
+}
+
+/*
  * A call written behind (hc: write, pwrite64, lseek), made here on our
  * duplicate of P's descriptor, its reply sent: 1; 0 if P must make it; -1
  * if the session broke.
@@ -284,19 +308,12 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 {
 	const Osm__RemoteCall	*c = hc->call;
 	Osm__RemoteReply	 r = OSM__REMOTE_REPLY__INIT;
-	struct rlimit		 fsize;
 	size_t			 done;
 	ssize_t			 n = 0;
 	int64_t			 room;
 	int			 fd;
 
-	if (!hc->behind || (hc->nr != SYS_lseek && (c->n_regions != 1 ||
-	    !c->regions[0]->has_data)) ||
-	    (hc->nr != SYS_write && hc->nr != SYS_pwrite64 &&
-	    hc->nr != SYS_lseek) || c->args[3] > INT64_MAX ||
-	    prlimit(d->pid, RLIMIT_FSIZE, NULL, &fsize) == -1 ||
-	    fsize.rlim_cur != RLIM_INFINITY ||
-	    (fd = io_dup(d, (int)c->args[0])) == -1)
+	if (!hc->behind || !deputy_io_self(d, c, &fd))
 		return 0;
 	/*
 	 * R has had its answer: what a short write leaves is written on, so

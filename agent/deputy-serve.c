@@ -11,11 +11,19 @@
  *
  * One call runs in a lane at a time, and the lanes of different threads
  * run theirs at once. What the copy sends meanwhile waits in its turn
- * (deputy_serve_enqueue; deputy-away.c takes them in order): a call until
- * its own lane is free and the messages before it of the same thread
- * have gone, anything else until no call runs at all. A call written
- * behind (a write R has had its answer to, libremote's fileio.c) is never
- * broken off: a restart code makes it run again.
+ * (deputy_serve_enqueue; deputy-away.c takes them in order, by
+ * serve_class): a call until its own lane is free and the messages before
+ * it of the same thread have gone; a call written behind (a write R has
+ * had its answer to, libremote's fileio.c), a question about a descriptor
+ * and a read ahead, which we make ourselves without a lane, as soon as
+ * nothing but calls waiting for their lanes is before them. Another
+ * thread's call running in its lane (a read of a pipe) holds none of
+ * them up, as at home: that thread waits in it, the two are at once. And
+ * nothing goes past one of them: what R was told is done is done before
+ * anything R does after. Anything else waits until no call runs at all;
+ * nothing starts while P makes a call written behind (under a file size
+ * limit of P's, in the lane of the thread that wrote). A call written
+ * behind is never broken off: a restart code makes it run again.
  *
  * Each function here returns -1 with *cause when the copy must be given
  * up (the session broke, the guest sent what it may not): the caller
@@ -91,62 +99,129 @@ deputy_serve_enqueue(struct deputy *d, uint16_t kind, const uint8_t *body,
 	m->len = len;
 }
 
-/* The thread a RemoteCall is of (0: the lead), or -1 if it is malformed. */
-static pid_t
-serve_call_tid(const uint8_t *body, size_t len)
-{
-	Osm__RemoteCall	*c;
-	pid_t		 tid;
-
-	if ((c = osm__remote_call__unpack(NULL, len, body)) == NULL)
-		return -1;
-	tid = c->has_tid ? (pid_t)c->tid : 0;
-	osm__remote_call__free_unpacked(c, NULL);
-	return tid;
-}
+enum serve_class {
+	SERVE_CALL,		/* a call R's thread waits for */
+	SERVE_BEHIND,		/* a call written behind */
+	SERVE_FILE,		/* about a file, made by the deputy */
+	SERVE_OTHER,
+};
 
 /*
- * May this message of the copy's run now, with nothing before it
- * waiting? A call when its lane runs none (one for a thread the husk has
- * not is refused when it runs); anything else when no lane runs a call.
+ * What a message of the copy's is, for its turn; a call's thread (0: the
+ * lead; -1 malformed, refused when it runs) in *tid, and in *lane whether
+ * it needs that thread's lane (one written behind that P must make).
  */
+static enum serve_class
+serve_class(struct deputy *d, uint16_t kind, const uint8_t *body,
+    size_t len, pid_t *tid, int *lane)
+{
+	Osm__RemoteCall		*c;
+	enum serve_class	 class = SERVE_CALL;
+	int			 fd;
+
+	*tid = 0;
+	*lane = 0;
+	switch (kind) {
+	case OSM__SES_KIND__SES_FD_ASK:
+	case OSM__SES_KIND__SES_READ:
+	case OSM__SES_KIND__SES_FILE_ASK:
+		return SERVE_FILE;
+	case OSM__SES_KIND__SES_CALL:
+		break;
+	default:
+		return SERVE_OTHER;
+	}
+	*lane = 1;
+	if ((c = osm__remote_call__unpack(NULL, len, body)) == NULL) {
+		*tid = -1;
+		return SERVE_CALL;
+	}
+	*tid = c->has_tid ? (pid_t)c->tid : 0;
+	if (c->behind) {
+		class = SERVE_BEHIND;
+		*lane = !deputy_io_self(d, c, &fd);
+	}
+	osm__remote_call__free_unpacked(c, NULL);
+	return class;
+}
+
+/* Does P make a call written behind now (nothing starts meanwhile)? */
+static int
+serve_behind_running(struct deputy *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->husk.nlanes; i++)
+		if (d->husk.lanes[i].call != NULL &&
+		    d->husk.lanes[i].call->behind)
+			return 1;
+	return 0;
+}
+
+/* The lane a call of thread tid runs in: a thread gone's behind, the lead's. */
+static struct husk_lane *
+serve_lane(struct deputy *d, pid_t tid, enum serve_class class)
+{
+	struct husk_lane	*l;
+
+	if ((l = husk_lane(&d->husk, tid)) == NULL && class == SERVE_BEHIND)
+		l = husk_lane(&d->husk, 0);
+	return l;
+}
+
+/* May a message of this class run now, nothing before it in the way? */
+static int
+serve_ready(struct deputy *d, enum serve_class class, pid_t tid, int lane)
+{
+	struct husk_lane	*l;
+
+	if (serve_behind_running(d))
+		return 0;
+	if (class == SERVE_OTHER)
+		return !husk_busy(&d->husk);
+	if (!lane)
+		return 1;
+	return (l = serve_lane(d, tid, class)) == NULL || l->call == NULL;
+}
+
+/* May this message of the copy's run now, with nothing before it waiting? */
 int
 deputy_serve_may(struct deputy *d, uint16_t kind, const uint8_t *body,
     size_t len)
 {
-	struct husk_lane	*l;
+	enum serve_class	class;
+	pid_t			tid;
+	int			lane;
 
-	if (kind != OSM__SES_KIND__SES_CALL)
-		return !husk_busy(&d->husk);
-	if ((l = husk_lane(&d->husk, serve_call_tid(body, len))) == NULL)
-		return 1;
-	return l->call == NULL;
+	class = serve_class(d, kind, body, len, &tid, &lane);
+	return serve_ready(d, class, tid, lane);
 }
 
 /*
- * The next message that may run, in its turn: the first whose lane is
- * free of the calls waiting before it, never past anything else still
- * waiting. 1, the caller frees it.
+ * The next message that may run, in its turn: the first that may of those
+ * up to the first that is not a call of R's thread waiting for its lane,
+ * never a call past one of its thread's. 1, the caller frees it.
  */
 int
 deputy_serve_dequeue(struct deputy *d, uint16_t *kind, uint8_t **body,
     size_t *len)
 {
-	pid_t	 busy[64], tid;
-	size_t	 nbusy = 0, i, k;
+	enum serve_class	 class;
+	pid_t			 busy[64], tid;
+	size_t			 nbusy = 0, i, k;
+	int			 lane;
 
 	for (i = 0; i < d->nqueue; i++) {
-		if (d->queue[i].kind != OSM__SES_KIND__SES_CALL) {
-			if (i > 0 || husk_busy(&d->husk))
-				return 0;
-			break;
-		}
-		tid = serve_call_tid(d->queue[i].body, d->queue[i].len);
+		class = serve_class(d, d->queue[i].kind, d->queue[i].body,
+		    d->queue[i].len, &tid, &lane);
+		if (class == SERVE_OTHER && i > 0)
+			return 0;
 		for (k = 0; k < nbusy && busy[k] != tid; k++)
 			;
-		if (k == nbusy && deputy_serve_may(d, d->queue[i].kind,
-		    d->queue[i].body, d->queue[i].len))
+		if ((k == nbusy || !lane) && serve_ready(d, class, tid, lane))
 			break;
+		if (class != SERVE_CALL)
+			return 0;	/* nothing goes past it */
 		if (k == nbusy && nbusy < nitems(busy))
 			busy[nbusy++] = tid;
 		if (nbusy == nitems(busy))
@@ -282,7 +357,18 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 		xasprintf(cause, "it sent a call that is not forwardable");
 		return -1;
 	}
-	if ((l = husk_lane(&d->husk, hc->tid)) == NULL) {
+	/* a write behind made here needs no lane (its thread may be gone) */
+	switch (hc->behind ? deputy_io_write(d, hc, cause) : 0) {
+	case -1:
+		home_free(hc);
+		return -1;
+	case 1:
+		home_free(hc);	/* made here, P not woken */
+		d->calls.deputy++;
+		return 0;
+	}
+	if ((l = serve_lane(d, hc->tid, hc->behind ? SERVE_BEHIND :
+	    SERVE_CALL)) == NULL) {
 		xasprintf(cause, "it sent a call of thread %d, which the "
 		    "process has not", (int)hc->tid);
 		home_free(hc);
@@ -297,14 +383,6 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	l->call = hc;
 	log_debug("process %d, thread %d: %s, %zu bytes", (int)d->pid,
 	    (int)l->tid, hc->name, hc->span);
-	switch (deputy_io_write(d, hc, cause)) {
-	case -1:
-		return -1;
-	case 1:
-		serve_lane_done(l);	/* made here, P not woken */
-		d->calls.deputy++;
-		return 0;
-	}
 	husk_scratch(l, &base, &room);
 	if (hc->span > room) {
 		/* only this lane stops: the others go on with their calls */

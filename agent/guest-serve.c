@@ -199,13 +199,8 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
-	/*
-	 * The owner's policy may want every file call as it is; so does a
-	 * process of threads: its calls run at home at once, each thread's
-	 * in its own thread, where reads ahead and writes behind would have
-	 * to wait for every other call (they follow the calls before them).
-	 */
-	if (g->gs->strict_files || g->threaded)
+	/* the owner's policy may want every file call as it is */
+	if (g->gs->strict_files)
 		remote_strict(g->remote);
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);

@@ -98,13 +98,7 @@ guest_thread_call(struct guest *g, const struct remote_event *ev)
 		    "could not be told of");
 		return;
 	}
-	if (!g->threaded) {
-		/* its calls go as they are from now on (guest-serve.c) */
-		remote_flush(g->remote);
-		guest_ses_settle(g);
-		remote_strict(g->remote);
-		g->threaded = 1;
-	}
+	g->threaded = 1;
 	g->clones = xreallocarray(g->clones, g->nclones + 1,
 	    sizeof *g->clones);
 	g->clones[g->nclones].id = ev->id;

@@ -313,6 +313,9 @@ int	 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 void	 deputy_io_close(struct deputy *d);
 int	 deputy_io_call(struct deputy *d, const struct home_call *hc,
 	    uint8_t *mem, uint64_t base, size_t room, long *rv);
+struct Osm__RemoteCall;
+int	 deputy_io_self(struct deputy *d, const struct Osm__RemoteCall *c,
+	    int *fd);
 int	 deputy_io_write(struct deputy *d, const struct home_call *hc,
 	    char **cause);
 
@@ -443,7 +446,7 @@ struct guest {
 	ev_prepare		 ses_pending;	/* what ses_ev cannot see */
 	pid_t			 pid;		/* R */
 	int			 ids_kept;	/* R has its home's pid, tids */
-	int			 threaded;	/* R has had threads: strict */
+	int			 threaded;	/* R has had threads */
 	struct remote		*remote;	/* R's calls (libremote) */
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;

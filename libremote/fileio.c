@@ -28,8 +28,13 @@
  *
  * Messages to send go out in order through remote_out (the agent sends
  * them around the call it sends, if any). The state is keyed by
- * descriptor, for the process; a read waiting for its window is one (R's
- * only thread: a threaded R would key it by tid).
+ * descriptor, for the process, whichever thread calls: every call of any
+ * thread first settles what is owed before it (writes gathered, offsets).
+ * With threads, a descriptor that has a call at home now (busy: another
+ * thread's) is served nothing here until it is back, and one read waits
+ * for a window at a time; another thread's call on the descriptor it
+ * waits on sends it home as it is, after that call (docs/REMOTE.md,
+ * "Threads").
  */
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -80,6 +85,9 @@ fio_add(struct fio *f, int fd)
 static void
 fio_forget(struct fio *f, struct fio_fd *e)
 {
+	/* another thread's read waits on it: home, where it is closed now */
+	if (f->waiting && f->wait_fd == e->fd)
+		f->wait_home = 1;
 	window_drop(e);
 	held_drop(&f->held, e->fd);
 	*e = f->fds[--f->nfds];
@@ -92,10 +100,15 @@ fio_forget(struct fio *f, struct fio_fd *e)
 static void
 fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino, int keep)
 {
-	size_t	i;
+	struct fio_fd	*e;
+	size_t		 i;
 
 	if (all)
 		held_drop(&f->held, -1);
+	/* a window on its way may hold the bytes from before: once only */
+	if (f->waiting && (e = fio_find(f, f->wait_fd)) != NULL &&
+	    (all || (e->dev == dev && e->ino == ino)))
+		f->wait_stale = 1;
 	for (i = 0; i < f->nfds; i++) {
 		if (!all && (f->fds[i].dev != dev || f->fds[i].ino != ino))
 			continue;
@@ -194,6 +207,7 @@ fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
 	c.seq = ++*seq;
 	c.nr = SYS_lseek;
 	c.name = "lseek";
+	c.vtid = f->vtid;
 	c.args[0] = fd;
 	c.args[1] = (uint64_t)off;
 	c.args[2] = whence;
@@ -220,6 +234,7 @@ fio_close_behind(struct fio *f, int fd, uint64_t *seq)
 	c.seq = ++*seq;
 	c.nr = SYS_close;
 	c.name = "close";
+	c.vtid = f->vtid;
 	c.args[0] = fd;
 	c.trim_unit = 1;
 	c.behind = 1;
@@ -287,6 +302,7 @@ fio_flush(struct fio *f, uint64_t *seq)
 	c.seq = ++*seq;
 	c.nr = f->bnr;
 	c.name = f->bnr == SYS_write ? "write" : "pwrite64";
+	c.vtid = f->bvtid;	/* its lane, if P must make it */
 	c.args[0] = f->bfd;
 	c.args[2] = f->blen;
 	c.args[3] = f->boff;
@@ -315,11 +331,12 @@ fio_batched(const struct fio *f)
 
 /*
  * R's write (or pwrite64) of len bytes at buf, on e, gathered with those
- * before it: 1 (its answer *rv), or 0 if it goes as it is.
+ * before it: 1 (its answer *rv), or 0 if it goes as it is. Where a write
+ * lands is not sure while another call on e is at home (busy).
  */
 static int
 fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
-    const uint64_t *args, uint64_t *seq, long *rv)
+    const uint64_t *args, int busy, uint64_t *seq, long *rv)
 {
 	struct iovec	local, remote;
 	size_t		len = args[2];
@@ -350,7 +367,8 @@ fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
 		f->boff = args[3];
 	}
 	/* where it lands, for R to read it back from here (not O_APPEND) */
-	if (!e->append && (nr == SYS_pwrite64 || e->pos_known))
+	f->bvtid = f->vtid;
+	if (!e->append && (nr == SYS_pwrite64 || (e->pos_known && !busy)))
 		held_put(&f->held, e->fd, nr == SYS_pwrite64 ? args[3] :
 		    e->pos, f->buf + f->blen, len, window_now(), FIO_FRESH_NS);
 	else
@@ -405,8 +423,8 @@ fio_fetch(struct fio *f, struct fio_fd *e, uint64_t off, size_t len,
 	f->stats_fetches++;
 }
 
-static int
-fio_is_fd_call(int nr)
+int
+fio_fd_call(int nr)
 {
 	switch (nr) {
 	case SYS_read:
@@ -437,6 +455,21 @@ fio_is_fd_call(int nr)
 		return 1;
 	}
 	return 0;
+}
+
+/* R's calls at home (pending) on descriptor fd of those above, but skip. */
+int
+fio_on_fd(const struct remote_pending *pending, size_t n, uint64_t fd,
+    uint64_t skip)
+{
+	size_t	i;
+	int	busy = 0;
+
+	for (i = 0; i < n; i++)
+		busy += pending[i].call.seq != skip &&
+		    fio_fd_call(pending[i].call.nr) &&
+		    pending[i].call.args[0] == fd;
+	return busy;
 }
 
 /* Calls that change no file's bytes: windows outlive them. */
@@ -581,6 +614,12 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 {
 	size_t	len = (size_t)args[2];
 
+	/* another thread's read waits for its window: this one goes home */
+	if (f->waiting) {
+		fio_settle_seek(f, e, seq);
+		return FIO_PASS;
+	}
+
 	if (e->win != NULL && off >= e->win_off &&
 	    off <= e->win_off + e->win_len)
 		e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
@@ -596,6 +635,7 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 	f->wait_fd = e->fd;
 	f->wait_buf = args[1];
 	f->wait_len = len;
+	f->wait_home = f->wait_stale = 0;
 	fio_fetch(f, e, off, len > e->grow ? len : e->grow, seq);
 	return FIO_WAIT;
 }
@@ -646,10 +686,13 @@ fio_keeps(int nr, const uint64_t *args)
  *   FIO_ANSWER  answer R with *rv: served from a window, or a deferred
  *		 error
  *   FIO_WAIT    R waits for its window: the fetch is queued
+ *
+ * busy is the number of R's calls at home now on the call's descriptor
+ * (other threads': those of fio_fd_call).
  */
 enum fio_verdict
 fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
-    uint64_t *seq, long *rv)
+    int busy, uint64_t *seq, long *rv)
 {
 	struct fio_fd	*e = NULL;
 	enum fio_where	 where = FIO_HOME;
@@ -659,9 +702,18 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (f->off)
 		return FIO_PASS;
 	fio_replaced(f, nr, args, seq);
-	if (fio_is_fd_call(nr))
+	if (fio_fd_call(nr))
 		e = fio_find(f, fd);
-	if (e != NULL && (nr == SYS_read || nr == SYS_pread64))
+	/*
+	 * A read of another thread's waits on e for its window: it goes home
+	 * as it is after this call (which the home then sees first), so that
+	 * the two never take the same bytes.
+	 */
+	if (e != NULL && f->waiting && f->wait_fd == e->fd) {
+		f->wait_home = 1;
+		busy++;
+	}
+	if (e != NULL && busy == 0 && (nr == SYS_read || nr == SYS_pread64))
 		where = fio_where(f, e, nr, args);
 	/*
 	 * Writes gathered go before anything else, but the next of them, a
@@ -718,10 +770,10 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		return FIO_ANSWER;
 	}
 	/* a large read is as good going home as it is */
-	if (nr == SYS_read && e->readable && e->pos_known && len > 0 &&
-	    len <= FIO_WIN_MAX)
+	if (nr == SYS_read && busy == 0 && e->readable && e->pos_known &&
+	    len > 0 && len <= FIO_WIN_MAX)
 		return fio_wait(f, e, tid, id, nr, args, e->pos, seq);
-	if (nr == SYS_pread64 && e->readable && len > 0 &&
+	if (nr == SYS_pread64 && busy == 0 && e->readable && len > 0 &&
 	    len <= FIO_WIN_MAX && (int64_t)args[3] >= 0) {
 		/* one on from where the last ended is a stream: read ahead */
 		if (e->pstream && args[3] == e->pnext)
@@ -754,7 +806,8 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
 		if (room_for(f, e, len)) {
-			if (fio_gather(f, e, tid, nr, args, seq, rv)) {
+			if (fio_gather(f, e, tid, nr, args, busy, seq,
+			    rv)) {
 				fio_sent_behind_pos(f, e, nr, *rv);
 				return FIO_ANSWER;
 			}
@@ -838,16 +891,20 @@ fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t fs_free,
 /*
  * A forwarded call's result, before R has it: offsets follow, a write's
  * reply says the room left on its file system (fs_free, or -1), and a
- * failure behind that came meanwhile is this call's to tell.
+ * failure behind that came meanwhile is this call's to tell. others: R's
+ * calls at home on the same descriptor but this one.
  */
 void
 fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
-    int64_t fs_free)
+    int64_t fs_free, int others)
 {
 	struct fio_fd	*e;
 
-	if (!fio_is_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
+	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
+	/* others at home on it meanwhile (threads): in which order, unsure */
+	if (others > 0 && nr != SYS_pread64 && nr != SYS_pwrite64)
+		e->pos_known = 0;
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->state == FIO_KNOWN)
 		room_told(f, e->dev, fs_free);
 	if (nr == SYS_lseek && *ret >= 0) {
@@ -866,9 +923,12 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 	}
 }
 
-/* The home's answer about a descriptor. */
+/*
+ * The home's answer about a descriptor; others: another thread's call on
+ * it was at home meanwhile, which may have moved its offset either side.
+ */
 void
-fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
+fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 {
 	struct fio_fd	*e = fio_find(f, m->fd);
 
@@ -886,7 +946,7 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
 	e->dev = m->dev;
 	e->ino = m->ino;
 	e->pos = m->pos;
-	e->pos_known = !m->append;
+	e->pos_known = !m->append && !others;
 	if (m->has_fs_free)
 		room_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
 		    (int64_t)m->fs_free);
@@ -895,29 +955,44 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m)
 /*
  * Bytes read ahead for R's waiting read (m), which is still waiting if
  * valid. *rv is R's answer when 1; 0: R left its read, or the data is for
- * none; -1 the home could not read ahead: R's read (f->wait_*) goes home
- * as it is, and its descriptor is no longer read ahead.
+ * none; -1 R's read (f->wait_*) goes home as it is, after what is owed
+ * before it: the home could not read ahead (its descriptor is no longer
+ * read ahead), or another thread's call on its descriptor came meanwhile.
  */
 int
-fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid, long *rv)
+fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,
+    uint64_t *seq, long *rv)
 {
 	struct fio_fd	*e;
+	int		 stale = f->wait_stale;
 
-	if (!f->waiting || m->seq != f->wait_seq ||
-	    (e = fio_find(f, f->wait_fd)) == NULL)
+	if (!f->waiting || m->seq != f->wait_seq)
 		return 0;
 	f->waiting = 0;
-	if (m->error != 0) {
-		e->readable = 0;
-		return valid ? -1 : 0;
+	e = fio_find(f, f->wait_fd);
+	if (e == NULL || m->error != 0 || f->wait_home) {
+		if (e != NULL && m->error != 0)
+			e->readable = 0;
+		if (!valid)
+			return 0;
+		fio_flush(f, seq);
+		if (e != NULL)
+			fio_settle_seek(f, e, seq);
+		return -1;
 	}
 	window_fill(e, f->wait_off, m->data.data, m->data.len, m->size);
-	if (!valid)
+	if (!valid) {
+		if (stale)
+			window_drop(e);
 		return 0;	/* it reads again, from the window */
+	}
 	*rv = window_serve(e, f->wait_tid, f->wait_buf, f->wait_off, f->wait_len,
 	    f->wait_nr == SYS_read);
 	if (f->wait_nr == SYS_pread64 && *rv >= 0)
 		e->pnext = f->wait_off + *rv;
+	/* bytes maybe older than a change of the file made since: R's only */
+	if (stale)
+		window_drop(e);
 	f->stats_served++;
 	return 1;
 }

@@ -319,6 +319,13 @@ struct fio {
 	size_t		 wait_len;
 	uint64_t	 wait_seq;
 	uint64_t	 wait_args[6];
+	int		 wait_home;	/* another thread's call on its
+					   descriptor came: it goes home */
+	int		 wait_stale;	/* its file changed meanwhile: the
+					   window serves it, and goes */
+	pid_t		 vtid;		/* the thread whose call is decided
+					   (as R knows it; 0 the lead) */
+	pid_t		 bvtid;		/* the last that wrote the batch */
 	/* writes behind gathered into one (fio_batch): a write, or a
 	   pwrite64 at boff, of blen bytes on bfd's file */
 	int		 bnr;
@@ -370,17 +377,22 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+int	 fio_fd_call(int nr);
+struct remote_pending;
+int	 fio_on_fd(const struct remote_pending *pending, size_t n,
+	    uint64_t fd, uint64_t skip);
 enum fio_verdict fio_call(struct fio *f, pid_t tid, uint64_t id, int nr,
-	    uint64_t *args, uint64_t *seq, long *rv);
+	    uint64_t *args, int busy, uint64_t *seq, long *rv);
 void	 fio_sent_behind(struct fio *f, uint64_t seq, int nr,
 	    const uint64_t *args, int64_t expect);
 int	 fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret,
 	    int64_t fs_free, int64_t *expect);
 void	 fio_result(struct fio *f, int nr, const uint64_t *args,
-	    int64_t *ret, int64_t fs_free);
-void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m);
+	    int64_t *ret, int64_t fs_free, int others);
+void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
+	    int others);
 int	 fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
-	    int valid, long *rv);
+	    int valid, uint64_t *seq, long *rv);
 
 /* ident.c */
 struct ident {
@@ -440,7 +452,18 @@ int	 shared_adopt(struct remote *g, const struct Osm__RemoteFdInfo *m,
 void	 shared_adopted(struct remote *g, int nr, int fd, int64_t ret);
 
 /* remote.c */
-struct remote_pending;
+/* A call of R's forwarded, until its reply. */
+struct remote_pending {
+	uint64_t	 id;		/* of the notification */
+	pid_t		 tid;
+	struct rmt_call	 call;
+	uint8_t		*msg;		/* the packed RemoteCall */
+	size_t		 len;
+	int		 open;	/* an open, maybe under a shared path */
+	int		 flags;		/* to open it here with */
+	int		 dup_of;	/* a dup of a descriptor opened here */
+	int		 adopted;	/* its descriptor opened here meanwhile */
+};
 struct remote {
 	int		 listener;
 	pid_t		 pid;		/* R */

@@ -41,18 +41,6 @@
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
 
-struct remote_pending {
-	uint64_t	 id;		/* of the notification */
-	pid_t		 tid;
-	struct rmt_call	 call;
-	uint8_t		*msg;		/* the packed RemoteCall */
-	size_t		 len;
-	int		 open;	/* an open, maybe under a shared path */
-	int		 flags;		/* to open it here with */
-	int		 dup_of;	/* a dup of a descriptor opened here */
-	int		 adopted;	/* its descriptor opened here meanwhile */
-};
-
 struct remote *
 remote_new(int listener, pid_t pid, pid_t home_pid,
     const struct emulate_base *base, char **cause)
@@ -316,11 +304,17 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	}
 	if (remote_ident(g, n, &tc, args, ev, cause) != 0)
 		return ev->kind == REMOTE_ANSWERED ? 0 : -1;
-	if ((i = shared_call(g, n->id, n->pid, n->data.nr, args, 0, ev,
-	    cause)) != 0)
+	/* what it sends behind goes in the caller's lane, if P must make it */
+	g->fio.vtid = (i = remote_vtid(g, n->pid)) > 0 ? i : 0;
+	i = shared_call(g, n->id, n->pid, n->data.nr, args, 0, ev, cause);
+	if (i != 0) {
+		g->fio.vtid = 0;
 		return i == -1 ? -1 : 0;
-	switch (fio_call(&g->fio, n->pid, n->id, n->data.nr, args, &g->seq,
-	    &rv)) {
+	}
+	i = fio_call(&g->fio, n->pid, n->id, n->data.nr, args,
+	    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq, &rv);
+	g->fio.vtid = 0;
+	switch (i) {
 	case FIO_PASS:
 		break;
 	case FIO_BEHIND:
@@ -595,7 +589,8 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 		goto out;
 	}
 	fio_result(&g->fio, p->call.nr, p->call.args, &ret,
-	    remote_fs_free(r));
+	    remote_fs_free(r), fio_on_fd(g->pending, g->npending,
+	    p->call.args[0], p->call.seq));
 	if (p->open && ret >= 0)
 		shared_opened(g, p->id, p->flags, ret);
 	if (p->dup_of >= 0 && ret >= 0)
@@ -852,7 +847,8 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
 		osm__remote_fd_info__free_unpacked(m, NULL);
 		return 0;
 	}
-	fio_info(&g->fio, m);
+	fio_info(&g->fio, m, fio_on_fd(g->pending, g->npending,
+	    (uint64_t)m->fd, 0) > 1);
 	osm__remote_fd_info__free_unpacked(m, NULL);
 	return 0;
 }
@@ -886,7 +882,10 @@ remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
 	}
 	valid = g->fio.waiting && ioctl(g->listener,
 	    SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-	switch (fio_data(&g->fio, m, valid, &rv)) {
+	g->fio.vtid = valid && (rc = remote_vtid(g, tid)) > 0 ? rc : 0;
+	rc = fio_data(&g->fio, m, valid, &g->seq, &rv);
+	g->fio.vtid = 0;
+	switch (rc) {
 	case 1:
 		if ((rc = remote_answer(g, id, rv, cause)) == 1)
 			rc = 0;

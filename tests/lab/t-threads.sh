@@ -4,7 +4,9 @@
 # pages of its thread's stack not sent; a pthread program whose workers
 # forward writes while another thread waits in a forwarded read of a FIFO
 # fed later, all of it on node 2; a file read by one thread and written
-# out by two in turn, away, exact.
+# out by two in turn, away, exact, read ahead and written behind; a write
+# behind seen by another thread's read, not held up by a FIFO's read at
+# home; a write behind's failure told by another thread's fsync; xz -T2.
 . "$(dirname "$0")/lib.sh"
 P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
@@ -67,27 +69,89 @@ lab_exec 1 sh -c "echo status 0 >> /tmp/omp-ref; cmp /tmp/omp /tmp/omp-ref" ||
 
 # A file read from start to end by one thread while two others write its
 # pieces in turn on stdout (a file at home), all of it away from its
-# start: stdout is the file again, byte for byte. Node 2 ran it: its log
-# counts the calls it sent home, one at least for each 4 KiB piece.
+# start: stdout is the file again, byte for byte, read ahead and written
+# behind, and strict (mosrun -s). Node 2 ran both: its log counts the
+# calls each sent home, strict one at least for each 4 KiB piece, and
+# the default a quarter of that at most.
 lab_exec 1 sh -c "head -c 1500000 /dev/urandom | base64 > /tmp/copy-in" ||
     fail "copy: set-up"
 L2=$(lab_dir)/node2/mosd.log
-n0=$(grep -c . "$L2")
-lab_exec 1 sh -c "exec 7</dev/null; mosrun -L -r 2 $P/threads copy \
-    /tmp/copy-in 2 > /tmp/copy-out 2> /tmp/copy-err" ||
-    fail "copy: $(lab_exec 1 cat /tmp/copy-err)"
-lab_exec 1 cmp /tmp/copy-in /tmp/copy-out ||
-    fail "copy: output differs: $(lab_exec 1 ls -l /tmp/copy-in /tmp/copy-out)"
-ended() {
-	tail -n +$((n0 + 1)) "$L2" | grep -q "ended: status 0; calls"
+# copied OPTS: the calls node 2's guest sent home for a copy away
+copied() {
+	n0=$(grep -c . "$L2")
+	lab_exec 1 sh -c "exec 7</dev/null; mosrun -L -r 2 $1 $P/threads \
+	    copy /tmp/copy-in 2 > /tmp/copy-out 2> /tmp/copy-err" ||
+	    fail "copy $1: $(lab_exec 1 cat /tmp/copy-err)"
+	lab_exec 1 cmp /tmp/copy-in /tmp/copy-out || fail "copy $1: output \
+	    differs: $(lab_exec 1 ls -l /tmp/copy-in /tmp/copy-out)"
+	wait_for 10 ended_after "$n0" ||
+	    fail "copy $1: node 2 did not run it: $(tail -5 "$L2")"
+	calls_after "$n0"
 }
-wait_for 10 ended || fail "copy: node 2 did not run it: $(tail -5 "$L2")"
-calls=$(tail -n +$((n0 + 1)) "$L2" |
-    sed -n 's/.* ended: status 0; calls \([0-9]*\) sent home (\([0-9]*\) behind).*/\1 \2/p' |
-    awk '{ print $1 + $2 }')
+ended_after() {
+	tail -n +$(($1 + 1)) "$L2" | grep -q "ended: status 0; calls"
+}
+# calls_after N: calls and calls behind of the first guest ended after N
+calls_after() {
+	tail -n +$(($1 + 1)) "$L2" | sed -n 's/.* ended: status 0; calls \([0-9]*\) sent home (\([0-9]*\) behind).*/\1 \2/p' |
+	    head -n 1 | awk '{ print $1 + $2 }'
+}
+strict=$(copied -s)
+fast=$(copied "")
 pieces=$(( ($(lab_exec 1 stat -c %s /tmp/copy-in) + 4095) / 4096 ))
-[ "${calls:-0}" -ge "$pieces" ] ||
-    fail "copy: node 2 sent ${calls:-0} calls home, for $pieces pieces"
+[ "${strict:-0}" -ge "$pieces" ] ||
+    fail "copy -s: node 2 sent ${strict:-0} calls home, for $pieces pieces"
+[ $(( ${fast:-999999} * 4 )) -le "$strict" ] ||
+    fail "copy: node 2 sent ${fast:-?} calls home, strict $strict"
+
+# One thread writes a file in pieces (behind), the main thread reads each
+# through a descriptor of its own right after: it sees every write, while
+# a third thread waits at home in an open and a read of a FIFO, holding
+# up none of it; node 2 sent the writes behind.
+lab_exec 1 sh -c 'rm -f /tmp/feed; mkfifo /tmp/feed'
+n0=$(grep -c . "$L2")
+start share "mosrun -L -r 2 $P/threads share /tmp/feed /tmp/share.dat 300"
+wait_for 60 lab_exec 1 grep -q "^share:" /tmp/share ||
+    fail "share: held up: $(out share)"
+out share | grep -qx "share: 300 pieces, 0 stale" || fail "share: $(out share)"
+lab_exec 1 grep -q "fifo:" /tmp/share && fail "share: read before it was fed"
+[ "$(where "$pid")" = 2 ] || fail "share: not on node 2: $(out share)"
+lab_exec 1 sh -c 'echo word > /tmp/feed'
+wait "$job"
+out share | grep -qx "fifo: word" || fail "share: $(out share)"
+out share | grep -qx "status 0" || fail "share: $(out share)"
+wait_for 10 ended_after "$n0" || fail "share: no end on node 2"
+behind=$(tail -n +$((n0 + 1)) "$L2" | sed -n 's/.* ended: status 0; calls [0-9]* sent home (\([0-9]*\) behind).*/\1/p' | head -n 1)
+[ "${behind:-0}" -ge 300 ] || fail "share: ${behind:-0} calls behind"
+
+# A write behind by a thread that fails at home (its file system filled
+# meanwhile, by another process): the write said it wrote all, and the
+# main thread's fsync after it says ENOSPC, as NFS would.
+lab_exec 1 sh -c 'mkdir -p /tmp/tffull && mount -t tmpfs -o size=12m tf /tmp/tffull' ||
+    fail "full: no tmpfs"
+lab_exec 1 sh -c 'rm -f /tmp/feed; mkfifo /tmp/feed'
+start full "mosrun -L -r 2 $P/threads full /tmp/feed /tmp/tffull/f"
+wait_for 20 lab_exec 1 grep -q "^ready" /tmp/full || fail "full: $(out full)"
+lab_exec 1 sh -c 'dd if=/dev/zero of=/tmp/tffull/fill bs=64k 2>/dev/null; true'
+lab_exec 1 sh -c 'echo go > /tmp/feed'
+wait "$job"
+for want in "write: 65536" "fsync: No space left on device" "close: ok" \
+    "status 0"; do
+	out full | grep -qxF "$want" || fail "full: no '$want': $(out full)"
+done
+lab_exec 1 umount /tmp/tffull || fail "full: umount"
+
+# A real threaded program away, xz -T2 in blocks of 1 MiB: the output of a
+# run at home, with its writes sent behind.
+lab_exec 1 sh -c "head -c 3000000 /dev/urandom | base64 > /tmp/xz-in &&
+    xz -T2 -1 --block-size=1MiB -c /tmp/xz-in > /tmp/xz-ref" || fail "xz: reference"
+n0=$(grep -c . "$L2")
+lab_exec 1 sh -c "exec 7</dev/null; mosrun -L -r 2 xz -T2 -1 --block-size=1MiB \
+    -c /tmp/xz-in > /tmp/xz-out 2> /tmp/xz-err" || fail "xz: $(lab_exec 1 cat /tmp/xz-err)"
+lab_exec 1 cmp /tmp/xz-ref /tmp/xz-out || fail "xz: output differs"
+wait_for 10 ended_after "$n0" || fail "xz: node 2 did not run it"
+calls=$(calls_after "$n0")
+[ "${calls:-999999}" -le 200 ] || fail "xz: ${calls:-?} calls home"
 
 # Workers write while a thread waits in a read at home; the read fed later.
 start pipe "mosrun $P/threads pipe /tmp/feed 40"

@@ -21,6 +21,18 @@
  *				thread i % T), each write after the one
  *				before: stdout is FILE again; T 0: the main
  *				thread writes them (no other thread)
+ *	threads share FIFO FILE N
+ *				a thread waits in an open and a read of FIFO,
+ *				fed later, while another writes FILE in N
+ *				4 KiB pieces, each read by the main thread
+ *				through a descriptor of its own right after:
+ *				"share: N pieces, K stale" (K 0: each read saw
+ *				the write before it); "fifo: WORD" once fed
+ *	threads full FIFO FILE	FILE opened and a byte written to it; a thread
+ *				waits in a read of FIFO ("ready"), then another
+ *				writes 64 KiB ("write: N") and the main thread
+ *				then fsyncs and closes it ("fsync: ...",
+ *				"close: ...")
  *
  * Every line goes out with write(2) on stdout: forwarded while away, each
  * thread's from its own thread.
@@ -28,6 +40,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -300,6 +313,121 @@ copy(const char *path, int nt)
 	return close(fd) == -1 ? 6 : 0;
 }
 
+/* share, full: a thread waiting in an open and a read of a FIFO. */
+static void *
+fifo_reader(void *arg)
+{
+	char	buf[64];
+	ssize_t	n;
+	int	fd;
+
+	if ((fd = open(arg, O_RDONLY)) == -1)
+		exit(7);
+	n = read(fd, buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	say("fifo: %s\n", buf);
+	close(fd);
+	return NULL;
+}
+
+/* share: the piece written last (-1 none), read back by main in turn. */
+static pthread_mutex_t	 share_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 share_cv = PTHREAD_COND_INITIALIZER;
+static long		 share_written = -1, share_read = -1, share_n;
+static int		 share_fd;
+
+static void
+share_piece(char *buf, long k)
+{
+	memset(buf, 'a' + k % 26, 4096);
+	snprintf(buf, 32, "piece %ld", k);
+}
+
+static void *
+share_writer(void *arg)
+{
+	char	buf[4096];
+	long	k;
+
+	for (k = 0; k < share_n; k++) {
+		share_piece(buf, k);
+		if (write(share_fd, buf, sizeof buf) != sizeof buf)
+			exit(8);
+		pthread_mutex_lock(&share_mu);
+		share_written = k;
+		pthread_cond_broadcast(&share_cv);
+		while (share_read < k)
+			pthread_cond_wait(&share_cv, &share_mu);
+		pthread_mutex_unlock(&share_mu);
+	}
+	return NULL;
+}
+
+static int
+share(const char *fifo, const char *path, long n)
+{
+	pthread_t	r, w;
+	char		want[4096], got[4096];
+	long		k, stale = 0;
+	int		fd;
+
+	if ((share_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) == -1 ||
+	    (fd = open(path, O_RDONLY)) == -1)
+		return 4;
+	share_n = n;
+	pthread_create(&r, NULL, fifo_reader, (void *)fifo);
+	pthread_create(&w, NULL, share_writer, NULL);
+	for (k = 0; k < n; k++) {
+		pthread_mutex_lock(&share_mu);
+		while (share_written < k)
+			pthread_cond_wait(&share_cv, &share_mu);
+		pthread_mutex_unlock(&share_mu);
+		share_piece(want, k);
+		if (read(fd, got, sizeof got) != sizeof got ||
+		    memcmp(want, got, sizeof got) != 0)
+			stale++;
+		pthread_mutex_lock(&share_mu);
+		share_read = k;
+		pthread_cond_broadcast(&share_cv);
+		pthread_mutex_unlock(&share_mu);
+	}
+	pthread_join(w, NULL);
+	say("share: %ld pieces, %ld stale\n", n, stale);
+	pthread_join(r, NULL);
+	return close(fd) == -1 || close(share_fd) == -1 ? 6 : 0;
+}
+
+static int	full_fd;
+
+static void *
+full_writer(void *arg)
+{
+	static char	buf[65536];
+
+	memset(buf, 'x', sizeof buf);
+	say("write: %zd\n", write(full_fd, buf, sizeof buf));
+	return NULL;
+}
+
+static int
+full(const char *fifo, const char *path)
+{
+	pthread_t	t;
+
+	if ((full_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1 ||
+	    write(full_fd, "x", 1) != 1)
+		return 4;
+	pthread_create(&t, NULL, fifo_reader, (void *)fifo);
+	say("ready\n");
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, full_writer, NULL);
+	pthread_join(t, NULL);
+	say("fsync: %s\n", fsync(full_fd) == -1 ? strerror(errno) : "ok");
+	say("close: %s\n", close(full_fd) == -1 ? strerror(errno) : "ok");
+	return 0;
+}
+
 /* A thread, not main, ends the process: exit(code), or signal -code. */
 static void *
 ender(void *arg)
@@ -335,7 +463,12 @@ main(int argc, char **argv)
 		end(atoi(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "copy") == 0)
 		return copy(argv[2], atoi(argv[3]));
+	if (argc == 5 && strcmp(argv[1], "share") == 0)
+		return share(argv[2], argv[3], atol(argv[4]));
+	if (argc == 4 && strcmp(argv[1], "full") == 0)
+		return full(argv[2], argv[3]);
 	fprintf(stderr, "usage: threads omp PHASES | pipe FIFO N | "
-	    "spawn FIFO N | end CODE | copy FILE T\n");
+	    "spawn FIFO N | end CODE | copy FILE T | share FIFO FILE N | "
+	    "full FIFO FILE\n");
 	return 2;
 }

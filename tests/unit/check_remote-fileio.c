@@ -64,7 +64,7 @@ START_TEST(test_fileio)
 	/* the first read goes home, after the question about fd 5 */
 	uint64_t r1[6] = { 5, (uint64_t)buf, 4096 };
 	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 1, SYS_read, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 1, SYS_read, args, 0, &seq, &rv),
 	    FIO_PASS);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
@@ -74,13 +74,13 @@ START_TEST(test_fileio)
 	info.dev = 1;
 	info.ino = 2;
 	info.pos = 0;
-	fio_info(&f, &info);
+	fio_info(&f, &info, 0);
 	ret = 4096;
-	fio_result(&f, SYS_read, args, &ret, -1);
+	fio_result(&f, SYS_read, args, &ret, -1, 0);
 
 	/* the next waits for a window, then takes its bytes from it */
 	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 2, SYS_read, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_read, args, 0, &seq, &rv),
 	    FIO_WAIT);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
@@ -90,11 +90,11 @@ START_TEST(test_fileio)
 	data.data.data = file + 4096;
 	data.data.len = 128 << 10;
 	data.size = sizeof file;
-	ck_assert_int_eq(fio_data(&f, &data, 1, &rv), 1);
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), 1);
 	ck_assert_int_eq(rv, 4096);
 	ck_assert(memcmp(buf, file + 4096, 4096) == 0);
 	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 3, SYS_read, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_read, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	ck_assert_int_eq(rv, 4096);
 	ck_assert(memcmp(buf, file + 8192, 4096) == 0);
@@ -103,17 +103,17 @@ START_TEST(test_fileio)
 	/* R's SEEK_CUR carries what R owes the home's offset */
 	uint64_t s1[6] = { 5, (uint64_t)-100, SEEK_CUR };
 	memcpy(args, s1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 4, SYS_lseek, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_lseek, args, 0, &seq, &rv),
 	    FIO_PASS);
 	ck_assert_int_eq((int64_t)args[1], 8192 - 100);
 	ret = 12288 - 100;
-	fio_result(&f, SYS_lseek, args, &ret, -1);
+	fio_result(&f, SYS_lseek, args, &ret, -1, 0);
 
 	/* writes are answered at once and gathered, then go before fstat */
 	uint64_t w1[6] = { 5, (uint64_t)file, 1000 };
 	for (i = 0; i < 3; i++) {
 		memcpy(args, w1, sizeof args);
-		ck_assert_int_eq(fio_call(&f, self, 5 + i, SYS_write, args,
+		ck_assert_int_eq(fio_call(&f, self, 5 + i, SYS_write, args, 0,
 		    &seq, &rv), FIO_ANSWER);
 		ck_assert_int_eq(rv, 1000);
 	}
@@ -121,7 +121,7 @@ START_TEST(test_fileio)
 	ck_assert(fio_batched(&f));
 	uint64_t st[6] = { 5, 0 };
 	memcpy(args, st, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 9, SYS_fstat, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 9, SYS_fstat, args, 0, &seq, &rv),
 	    FIO_PASS);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
@@ -129,12 +129,12 @@ START_TEST(test_fileio)
 
 	/* a window of the file written is gone: the next read fetches */
 	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 10, SYS_read, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 10, SYS_read, args, 0, &seq, &rv),
 	    FIO_WAIT);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_int_eq(kinds[n - 1], REMOTE_OUT_READ);
 	data.seq = f.wait_seq;
-	ck_assert_int_eq(fio_data(&f, &data, 1, &rv), 1);
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), 1);
 
 	/* what R took is owed: settled as an lseek behind at its end */
 	fio_settle(&f, &seq);
@@ -145,7 +145,7 @@ START_TEST(test_fileio)
 
 	/* a write behind that failed: the next call on fd 5 says so */
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 11, SYS_write, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 11, SYS_write, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	fio_flush(&f, &seq);
 	drain(&f, kinds, 16, NULL);
@@ -153,21 +153,21 @@ START_TEST(test_fileio)
 	ck_assert_int_eq(expect, 1000);
 	uint64_t fs[6] = { 5 };
 	memcpy(args, fs, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 12, SYS_fsync, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 12, SYS_fsync, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	ck_assert_int_eq(rv, -ENOSPC);
 	memcpy(args, fs, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fsync, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fsync, args, 0, &seq, &rv),
 	    FIO_PASS);
 
 	/* dup2 onto fd 5: another file now, asked about again */
 	uint64_t d2[6] = { 3, 5 };
 	memcpy(args, d2, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 14, SYS_dup2, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_dup2, args, 0, &seq, &rv),
 	    FIO_PASS);
 	drain(&f, kinds, 16, NULL);
 	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 15, SYS_read, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 15, SYS_read, args, 0, &seq, &rv),
 	    FIO_PASS);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
@@ -176,7 +176,7 @@ START_TEST(test_fileio)
 	/* strict: everything as it is */
 	f.off = 1;
 	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 14, SYS_read, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_read, args, 0, &seq, &rv),
 	    FIO_PASS);
 	fio_free(&f);
 }
@@ -202,7 +202,7 @@ START_TEST(test_fileio_shared)
 	memset(&f, 0, sizeof f);
 	uint64_t p1[6] = { 7, (uint64_t)buf, sizeof buf, 0 };
 	memcpy(args, p1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_pread64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_pread64, args, 0, &seq,
 	    &rv), FIO_PASS);
 	ck_assert(fio_out(&f, 1, &kind, &msg, &len));
 	ck_assert_int_eq(kind, REMOTE_OUT_FD_ASK);
@@ -258,7 +258,7 @@ START_TEST(test_fileio_room)
 	memset(buf, 'x', sizeof buf);
 	uint64_t w1[6] = { 6, (uint64_t)buf, sizeof buf };
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_write, args, &seq,
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_write, args, 0, &seq,
 	    &rv), FIO_PASS);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
@@ -269,14 +269,14 @@ START_TEST(test_fileio_room)
 	info.ino = 4;
 	info.has_fs_free = 1;
 	info.fs_free = (8 << 20) + (300 << 10);
-	fio_info(&f, &info);
+	fio_info(&f, &info, 0);
 	ret = 4096;
-	fio_result(&f, SYS_write, args, &ret, (8 << 20) + (300 << 10));
+	fio_result(&f, SYS_write, args, &ret, (8 << 20) + (300 << 10), 0);
 
 	/* 300 KiB beyond the spare: some 280 KiB of writes go behind */
 	for (i = 0; i < 200; i++) {
 		memcpy(args, w1, sizeof args);
-		v = fio_call(&f, getpid(), 2 + i, SYS_write, args, &seq, &rv);
+		v = fio_call(&f, getpid(), 2 + i, SYS_write, args, 0, &seq, &rv);
 		if (v != FIO_ANSWER)
 			break;
 		ck_assert_int_eq(rv, 4096);
@@ -299,10 +299,10 @@ START_TEST(test_fileio_room)
 		    f.behind[0].expect, 1 << 30, &expect), 1);
 	ck_assert_uint_eq(f.fs[0].ahead, 0);
 	ret = 4096;
-	fio_result(&f, SYS_write, args, &ret, 1 << 30);
+	fio_result(&f, SYS_write, args, &ret, 1 << 30, 0);
 	ck_assert_int_eq(ret, 4096);
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, getpid(), 300, SYS_write, args, &seq,
+	ck_assert_int_eq(fio_call(&f, getpid(), 300, SYS_write, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	fio_free(&f);
 }
@@ -319,15 +319,15 @@ known(struct fio *f, int fd, uint64_t *seq)
 	int64_t			 ret = sizeof buf;
 	long			 rv;
 
-	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_pread64, args, seq,
+	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_pread64, args, 0, seq,
 	    &rv), FIO_PASS);
 	ck_assert_uint_eq(drain(f, kinds, 4, NULL), 1);
 	info.fd = fd;
 	info.regular = info.readable = info.behind = 1;
 	info.dev = 1;
 	info.ino = 2;
-	fio_info(f, &info);
-	fio_result(f, SYS_pread64, args, &ret, -1);
+	fio_info(f, &info, 0);
+	fio_result(f, SYS_pread64, args, &ret, -1, 0);
 }
 
 /* The offset and length of the RemoteRead fio has to send, the last. */
@@ -382,7 +382,7 @@ START_TEST(test_fileio_pread)
 	/* 16 bytes at 0 went home; 4096 at 16 go on: a window from 16 */
 	uint64_t p1[6] = { 5, (uint64_t)buf, 4096, 16 };
 	memcpy(args, p1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 2, SYS_pread64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_pread64, args, 0, &seq, &rv),
 	    FIO_WAIT);
 	fetched(&f, &off, &len);
 	ck_assert_uint_eq(off, 16);
@@ -392,18 +392,18 @@ START_TEST(test_fileio_pread)
 	data.data.data = file + 16;
 	data.data.len = 128 << 10;
 	data.size = sizeof file;
-	ck_assert_int_eq(fio_data(&f, &data, 1, &rv), 1);
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), 1);
 	ck_assert_int_eq(rv, 4096);
 	ck_assert(memcmp(buf, file + 16, 4096) == 0);
 	/* the next, and one further on within the window: served here */
 	uint64_t p2[6] = { 5, (uint64_t)buf, 4096, 4112 };
 	memcpy(args, p2, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 3, SYS_pread64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_pread64, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	ck_assert(memcmp(buf, file + 4112, 4096) == 0);
 	uint64_t p3[6] = { 5, (uint64_t)buf, 8192, 100000 };
 	memcpy(args, p3, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 4, SYS_pread64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_pread64, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	ck_assert_int_eq(rv, 8192);
 	ck_assert(memcmp(buf, file + 100000, 8192) == 0);
@@ -411,7 +411,7 @@ START_TEST(test_fileio_pread)
 	/* a jump beyond it goes home as it is, and starts no fetch */
 	uint64_t p4[6] = { 5, (uint64_t)buf, 4096, 250000 };
 	memcpy(args, p4, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 5, SYS_pread64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 5, SYS_pread64, args, 0, &seq, &rv),
 	    FIO_PASS);
 	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 0);
 
@@ -419,11 +419,11 @@ START_TEST(test_fileio_pread)
 	memset(page, 'W', sizeof page);
 	uint64_t w1[6] = { 5, (uint64_t)page, 4096, 8192 };
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 6, SYS_pwrite64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 6, SYS_pwrite64, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	uint64_t p5[6] = { 5, (uint64_t)buf, 4096, 8192 };
 	memcpy(args, p5, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 7, SYS_pread64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 7, SYS_pread64, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	ck_assert_int_eq(rv, 4096);
 	ck_assert(memcmp(buf, page, 4096) == 0);
@@ -433,7 +433,7 @@ START_TEST(test_fileio_pread)
 	/* the window was dropped by the write: bytes beside it go home */
 	uint64_t p6[6] = { 5, (uint64_t)buf, 100, 8100 };
 	memcpy(args, p6, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 8, SYS_pread64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 8, SYS_pread64, args, 0, &seq, &rv),
 	    FIO_PASS);
 	n = drain(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
@@ -441,50 +441,50 @@ START_TEST(test_fileio_pread)
 
 	/* fresh for FIO_FRESH_NS only */
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 9, SYS_pwrite64, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 9, SYS_pwrite64, args, 0, &seq, &rv),
 	    FIO_ANSWER);
 	for (i = 0; i < f.held.n; i++)
 		f.held.pages[i].at -= 2000000000ULL;
 	memcpy(args, p5, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 10, SYS_pread64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 10, SYS_pread64, args, 0, &seq,
 	    &rv), FIO_PASS);
 	ck_assert_uint_eq(f.stats_held, 1);
 	drain(&f, kinds, 16, NULL);
 
 	/* a lock taken on the file drops it, as NFS drops its cache */
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 11, SYS_pwrite64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 11, SYS_pwrite64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	uint64_t l1[6] = { 5, F_SETLK, 0 };
 	memcpy(args, l1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 12, SYS_fcntl, args, &seq, &rv),
+	ck_assert_int_eq(fio_call(&f, self, 12, SYS_fcntl, args, 0, &seq, &rv),
 	    FIO_PASS);
 	ck_assert_uint_eq(held_bytes(&f.held), 0);
 	memcpy(args, p5, sizeof args);
-	ck_assert_int_ne(fio_call(&f, self, 13, SYS_pread64, args, &seq,
+	ck_assert_int_ne(fio_call(&f, self, 13, SYS_pread64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	drain(&f, kinds, 16, NULL);
 	f.waiting = 0;
 
 	/* so do ftruncate, a write of another descriptor, a failure behind */
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 14, SYS_pwrite64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_pwrite64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_uint_eq(held_bytes(&f.held), 4096);
 	uint64_t t1[6] = { 5, 4096 };
 	memcpy(args, t1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 15, SYS_ftruncate, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 15, SYS_ftruncate, args, 0, &seq,
 	    &rv), FIO_PASS);
 	ck_assert_uint_eq(held_bytes(&f.held), 0);
 	drain(&f, kinds, 16, NULL);
 	known(&f, 6, &seq);
 	memcpy(args, w1, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 16, SYS_pwrite64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 16, SYS_pwrite64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_uint_eq(held_bytes(&f.held), 4096);
 	uint64_t w2[6] = { 6, (uint64_t)page, 10, 0 };
 	memcpy(args, w2, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 17, SYS_pwrite64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 17, SYS_pwrite64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_uint_eq(held_bytes(&f.held), 10);
 	fio_flush(&f, &seq);
@@ -495,7 +495,7 @@ START_TEST(test_fileio_pread)
 	/* strict: every pread64 as it is */
 	f.off = 1;
 	memcpy(args, p2, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 18, SYS_pread64, args, &seq,
+	ck_assert_int_eq(fio_call(&f, self, 18, SYS_pread64, args, 0, &seq,
 	    &rv), FIO_PASS);
 	fio_free(&f);
 }
@@ -505,6 +505,149 @@ END_TEST
  * held.c: runs of bytes by page, merged while fresh, served whole or not
  * at all, and bounded: past 16 MiB the stale go, then all.
  */
+/* The window read ahead of descriptor fd, or NULL. */
+static const uint8_t *
+win_of(const struct fio *f, int fd)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++)
+		if (f->fds[i].fd == fd)
+			return f->fds[i].win;
+	return NULL;
+}
+
+/*
+ * Threads: a descriptor with another thread's call at home serves nothing
+ * here; one read waits for a window at a time; another thread's call on
+ * the descriptor a read waits on sends that read home after it, with what
+ * is owed first; a change of the file meanwhile makes the window serve
+ * the read waiting only.
+ */
+START_TEST(test_fileio_threads)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	Osm__RemoteReadData	 data = OSM__REMOTE_READ_DATA__INIT;
+	struct fio		 f;
+	uint8_t			 file[300000], buf[4096], wbuf[4096];
+	uint64_t		 seq = 0, args[6], by = 0;
+	int64_t			 ret;
+	int			 kinds[16];
+	long			 rv;
+	size_t			 i, n;
+	pid_t			 self = getpid();
+
+	memset(&f, 0, sizeof f);
+	memset(wbuf, 'w', sizeof wbuf);
+	for (i = 0; i < sizeof file; i++)
+		file[i] = i * 7;
+	uint64_t r5[6] = { 5, (uint64_t)buf, 4096 };
+	uint64_t r6[6] = { 6, (uint64_t)buf, 4096 };
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 1, SYS_read, args, 0, &seq, &rv),
+	    FIO_PASS);
+	info.fd = 5;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = 2;
+	/* another thread's call on 5 was at home meanwhile: no offset */
+	fio_info(&f, &info, 1);
+	ret = 4096;
+	fio_result(&f, SYS_read, args, &ret, -1, 0);
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_read, args, 0, &seq, &rv),
+	    FIO_PASS);
+	drain(&f, kinds, 16, NULL);
+	/* an lseek with nothing else at home gives it back */
+	uint64_t s0[6] = { 5, 4096, SEEK_SET };
+	memcpy(args, s0, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_lseek, args, 0, &seq, &rv),
+	    FIO_PASS);
+	ret = 4096;
+	fio_result(&f, SYS_lseek, args, &ret, -1, 0);
+	/* with a call of another thread's on 5 at home: home as it is */
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_read, args, 1, &seq, &rv),
+	    FIO_PASS);
+	/* ... and its result, the other still there: no offset again */
+	ret = 4096;
+	fio_result(&f, SYS_read, args, &ret, -1, 1);
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 5, SYS_read, args, 0, &seq, &rv),
+	    FIO_PASS);
+	memcpy(args, s0, sizeof args);
+	fio_call(&f, self, 6, SYS_lseek, args, 0, &seq, &rv);
+	ret = 4096;
+	fio_result(&f, SYS_lseek, args, &ret, -1, 0);
+	drain(&f, kinds, 16, NULL);
+
+	/* one read waits for a window; another's, of 6, goes home */
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 7, SYS_read, args, 0, &seq, &rv),
+	    FIO_WAIT);
+	drain(&f, kinds, 16, NULL);
+	memcpy(args, r6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 8, SYS_read, args, 0, &seq, &rv),
+	    FIO_PASS);
+	info.fd = 6;
+	info.ino = 3;
+	fio_info(&f, &info, 0);
+	ret = 4096;
+	fio_result(&f, SYS_read, args, &ret, -1, 0);
+	memcpy(args, r6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 9, SYS_read, args, 0, &seq, &rv),
+	    FIO_PASS);
+	drain(&f, kinds, 16, NULL);
+	/* another thread writes 5 meanwhile: behind, and the read goes home */
+	uint64_t w5[6] = { 5, (uint64_t)wbuf, 4096 };
+	memcpy(args, w5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 10, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 4096);
+	data.seq = f.wait_seq;
+	data.has_data = data.has_size = 1;
+	data.data.data = file + 4096;
+	data.data.len = 128 << 10;
+	data.size = sizeof file;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), -1);
+	/* after the write gathered, which the home makes first */
+	n = drain(&f, kinds, 16, &by);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_write);
+	ck_assert_ptr_null(win_of(&f, 5));
+
+	/* a change of the file while a window comes: it serves that read */
+	memcpy(args, s0, sizeof args);
+	fio_call(&f, self, 11, SYS_lseek, args, 0, &seq, &rv);
+	ret = 4096;
+	fio_result(&f, SYS_lseek, args, &ret, -1, 0);
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 12, SYS_read, args, 0, &seq,
+	    &rv), FIO_WAIT);
+	drain(&f, kinds, 16, NULL);
+	fio_changed(&f, 1, 2);
+	data.seq = f.wait_seq;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), 1);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert(memcmp(buf, file + 4096, 4096) == 0);
+	ck_assert_ptr_null(win_of(&f, 5));
+
+	/* another thread closes 5 while a read waits on it: home it goes */
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 13, SYS_read, args, 0, &seq,
+	    &rv), FIO_WAIT);
+	drain(&f, kinds, 16, NULL);
+	uint64_t c5[6] = { 5 };
+	memcpy(args, c5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_close, args, 0, &seq,
+	    &rv), FIO_PASS);
+	data.seq = f.wait_seq;
+	ck_assert_int_eq(fio_data(&f, &data, 1, &seq, &rv), -1);
+	ck_assert_int_eq(f.waiting, 0);
+	fio_free(&f);
+}
+END_TEST
+
 START_TEST(test_held)
 {
 	struct held	h;
@@ -554,6 +697,7 @@ check_remote_fileio(Suite *s)
 	tcase_add_test(tc, test_fileio_shared);
 	tcase_add_test(tc, test_fileio_room);
 	tcase_add_test(tc, test_fileio_pread);
+	tcase_add_test(tc, test_fileio_threads);
 	tcase_add_test(tc, test_held);
 	suite_add_tcase(s, tc);
 }
