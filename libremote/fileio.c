@@ -472,49 +472,6 @@ fio_on_fd(const struct remote_pending *pending, size_t n, uint64_t fd,
 	return busy;
 }
 
-/* Calls that change no file's bytes: windows outlive them. */
-static int
-fio_harmless(int nr, const uint64_t *a)
-{
-	switch (nr) {
-	case SYS_newfstatat:
-	case SYS_statx:
-	case SYS_stat:
-	case SYS_lstat:
-	case SYS_access:
-	case SYS_faccessat:
-	case SYS_faccessat2:
-	case SYS_readlink:
-	case SYS_readlinkat:
-	case SYS_getcwd:
-	case SYS_uname:
-	case SYS_poll:
-	case SYS_ppoll:
-	case SYS_select:
-	case SYS_pselect6:
-	case SYS_fstat:
-	case SYS_lseek:
-	case SYS_read:
-	case SYS_pread64:
-	case SYS_readv:
-	case SYS_getdents64:
-	case SYS_close:
-	case SYS_fchown:	/* a file's owner and mode are not its bytes */
-	case SYS_fchmod:
-	case SYS_fchownat:
-	case SYS_fchmodat:
-	case SYS_chown:
-	case SYS_lchown:
-	case SYS_chmod:
-		return 1;
-	case SYS_open:
-		return ((int)a[1] & O_TRUNC) == 0;
-	case SYS_openat:
-		return ((int)a[2] & O_TRUNC) == 0;
-	}
-	return 0;
-}
-
 /*
  * dup2 and dup3 close their target, close_range its range: what R owed
  * those descriptors' offsets is paid first, and they are forgotten (a
@@ -640,43 +597,6 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 	return FIO_WAIT;
 }
 
-/* Is fcntl's cmd one that takes or gives up a lock? */
-static int
-fio_is_lock(int cmd)
-{
-	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
-	    cmd == F_OFD_SETLKW;
-}
-
-/*
- * Calls on a regular file's descriptor after which what we hold of the
- * file is still the file's: those that change no byte of it and take no
- * lock (another process's changes are to be seen after a lock).
- */
-static int
-fio_keeps(int nr, const uint64_t *args)
-{
-	switch (nr) {
-	case SYS_read:
-	case SYS_pread64:
-	case SYS_readv:
-	case SYS_preadv:
-	case SYS_preadv2:
-	case SYS_lseek:
-	case SYS_fstat:
-	case SYS_fsync:
-	case SYS_fdatasync:
-	case SYS_fadvise64:
-	case SYS_fstatfs:
-	case SYS_sync_file_range:
-	case SYS_close:
-		return 1;
-	case SYS_fcntl:
-		return !fio_is_lock((int)args[1]);
-	}
-	return 0;
-}
-
 /*
  * R's forwarded call nr (tid, notification id) before it is sent home:
  *
@@ -733,7 +653,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 * no file).
 	 */
 	if ((e == NULL || (e->state != FIO_KNOWN && e->state != FIO_OTHER)) &&
-	    !fio_harmless(nr, args))
+	    !fdcall_harmless(nr, args))
 		fio_drop_file(f, 1, 0, 0, -1);
 	if (e == NULL || e->state != FIO_KNOWN) {
 		/* another call may show an offset owed: pay them first */
@@ -802,7 +722,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 */
 	if (nr == SYS_write || nr == SYS_pwrite64)
 		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
-	else if (!fio_keeps(nr, args))
+	else if (!fdcall_keeps(nr, args))
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
 		if (room_for(f, e, len)) {
