@@ -1,7 +1,8 @@
 /*
  * What R's calls do to what the guest keeps of regular files (fileio.c,
  * docs/REMOTE.md "Regular files"), pure: which change no file's bytes,
- * and which keep what is held of the file they are on.
+ * which keep what is held of the file they are on, and which share a
+ * descriptor's offset with another or move it by themselves.
  */
 #include <sys/syscall.h>
 
@@ -88,4 +89,47 @@ fdcall_keeps(int nr, const uint64_t *args)
 		return !fdcall_is_lock((int)args[1]);
 	}
 	return 0;
+}
+
+/*
+ * The descriptors whose offset R's call nr (args) moves without being on
+ * them as fio_fd_call's are (args[0]), or makes another descriptor share:
+ * into fds[] (at most 2), their number returned. *dups is set if the call
+ * duplicates the descriptor (dup, dup2, dup3, fcntl F_DUPFD and
+ * F_DUPFD_CLOEXEC): the two then move one offset. Otherwise the call
+ * reads or writes at the offset and moves it (copy_file_range and splice
+ * with no offset of their own, sendfile's input with none and its
+ * output always).
+ */
+int
+fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups)
+{
+	int	n = 0;
+
+	*dups = 0;
+	switch (nr) {
+	case SYS_fcntl:
+		if ((int)args[1] != F_DUPFD && (int)args[1] != F_DUPFD_CLOEXEC)
+			break;
+		/* FALLTHROUGH */
+	case SYS_dup:
+	case SYS_dup2:
+	case SYS_dup3:
+		*dups = 1;
+		fds[n++] = (int)args[0];
+		break;
+	case SYS_copy_file_range:
+	case SYS_splice:
+		if (args[1] == 0)
+			fds[n++] = (int)args[0];
+		if (args[3] == 0)
+			fds[n++] = (int)args[2];
+		break;
+	case SYS_sendfile:
+		fds[n++] = (int)args[0];
+		if (args[2] == 0)
+			fds[n++] = (int)args[1];
+		break;
+	}
+	return n;
 }

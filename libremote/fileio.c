@@ -19,6 +19,12 @@
  *     answers say (room.c): near full, a write goes home as it is, and
  *     its ENOSPC is its own, as at home.
  *
+ * What is kept of a descriptor's offset holds while nothing unseen moves
+ * it: one the home says shares its open file is not read ahead, and a
+ * call that makes one share it (dup and its kind) or moves it by itself
+ * (copy_file_range, sendfile, splice) settles it first (fio_moved,
+ * fdcall.c's fdcall_moves).
+ *
  * Data read ahead, and what R wrote, live only as long as their
  * descriptor, at most FIO_FRESH_NS, and until a lock is taken on the file
  * (as NFS drops its cache then), a write of the file's from here but the
@@ -500,6 +506,44 @@ fio_replaced(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
 	}
 }
 
+/*
+ * A call that makes a descriptor of ours share its offset with another,
+ * or moves it by itself (fdcall_moves): what R owes that offset is paid
+ * before it, and the guest knows it no longer (pos_known off, until an
+ * lseek). A descriptor duplicated is read at home from then on, as one
+ * the home said shares its offset: the other's calls move it unseen; what
+ * was read ahead or held of it goes. One asked about and not answered yet
+ * is forgotten (the answer would say its offset before the call), asked
+ * again at its next read or write; a read waiting for its window on one
+ * goes home as it is, after the call.
+ */
+static void
+fio_moved(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
+{
+	struct fio_fd	*e;
+	int		 fds[2], dups, n, i;
+
+	n = fdcall_moves(nr, args, fds, &dups);
+	for (i = 0; i < n; i++) {
+		if ((e = fio_find(f, fds[i])) == NULL || e->state == FIO_OTHER)
+			continue;
+		if (f->waiting && f->wait_fd == e->fd)
+			f->wait_home = 1;
+		if (e->state != FIO_KNOWN) {
+			fio_forget(f, e);
+			continue;
+		}
+		fio_flush(f, seq);
+		fio_settle_seek(f, e, seq);
+		e->pos_known = 0;
+		if (dups) {
+			e->readable = 0;
+			window_drop(e);
+			held_drop(&f->held, e->fd);
+		}
+	}
+}
+
 enum fio_where {
 	FIO_HOME,		/* neither: fetched, or home as it is */
 	FIO_WINDOW,		/* from the window read ahead */
@@ -622,6 +666,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (f->off)
 		return FIO_PASS;
 	fio_replaced(f, nr, args, seq);
+	fio_moved(f, nr, args, seq);
 	if (fio_fd_call(nr))
 		e = fio_find(f, fd);
 	/*
@@ -714,6 +759,10 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		fio_forget(f, e);
 		return FIO_PASS;
 	}
+	/* its writes land at the end from now on, not at its offset */
+	if (nr == SYS_fcntl && (int)args[1] == F_SETFL &&
+	    (args[2] & O_APPEND) != 0)
+		e->append = 1;
 	/*
 	 * A write drops the file's windows and what other descriptors of it
 	 * wrote; what this one wrote is kept for a write gathered (which

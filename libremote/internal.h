@@ -342,6 +342,7 @@ int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
 /* fdcall.c */
 int	 fdcall_harmless(int nr, const uint64_t *args);
 int	 fdcall_keeps(int nr, const uint64_t *args);
+int	 fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups);
 
 /* window.c */
 uint64_t window_now(void);

@@ -6,8 +6,9 @@
 # polled in a loop is answered inside it, monotonic and total across a
 # move, and none of those calls reach its guest agent or the home. Its
 # regular files at home: read ahead (read and pread64 streams), written
-# behind, read back from what it wrote, and a change at home by another
-# process seen as docs/REMOTE.md's rule says, sqlite3's databases included.
+# behind, read back from what it wrote, a descriptor and its duplicate
+# sharing one offset, and a change at home by another process seen as
+# docs/REMOTE.md's rule says, sqlite3's databases included.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 2
@@ -175,6 +176,21 @@ pserved=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
 pheld=$(echo "$line" | sed -n 's/.* \([0-9]*\) from what it wrote.*/\1/p')
 [ "${pserved:-0}" -ge 3 ] && [ "${pheld:-0}" -ge 2 ] ||
     fail "files pstale: $pserved reads read ahead, $pheld from what it wrote: $line"
+
+# A descriptor and its duplicate share one offset (dup, dup2, dup3,
+# F_DUPFD...), and copy_file_range, sendfile and splice with no offset of
+# their own move it: what each read gets, and what each write lands on, is
+# as at home (files checks every byte), while reads before are read ahead.
+n=$(ends)
+lab_exec 1 sh -c 'cd "$1" && "$2" dup dh.dat > dh.out 2>&1;
+    mosrun -L -r 2 "$2" dup da.dat > da.out 2>&1; true' sh "$D" "$F"
+grep -q '^ok$' "$D/dh.out" || fail "files dup at home: $(cat "$D/dh.out")"
+cmp -s "$D/dh.out" "$D/da.out" ||
+    fail "files dup: not as at home: $(diff "$D/dh.out" "$D/da.out" | grep '^[<>]')"
+line=$(end_after "$n") || fail "files dup: no end in node 2's log"
+dserved=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
+[ "${dserved:-0}" -ge 10 ] || fail "files dup: $dserved reads read ahead: $line"
+echo "files dup: $(grep -c . "$D/da.out") cases as at home, $dserved reads read ahead"
 
 # --- sqlite3, its database at home -----------------------------------------
 # A bulk load with a small page cache: inside its transaction sqlite3 reads
