@@ -190,7 +190,34 @@ cmp -s "$D/dh.out" "$D/da.out" ||
 line=$(end_after "$n") || fail "files dup: no end in node 2's log"
 dserved=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
 [ "${dserved:-0}" -ge 10 ] || fail "files dup: $dserved reads read ahead: $line"
-echo "files dup: $(grep -c . "$D/da.out") cases as at home, $dserved reads read ahead"
+# The same from python3: os.dup, a file object on a dup, copy_file_range
+# and sendfile between reads of a descriptor read ahead.
+cat > "$D/dup.py" <<'EOF'
+import hashlib, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+got = [os.read(fd, 1000) for _ in range(3)]
+fd2 = os.dup(fd)
+got += [os.read(fd2, 1000), os.read(fd, 1000)]
+os.lseek(fd, 0, os.SEEK_CUR)
+got += [os.read(fd, 1000), os.read(fd2, 1000), os.read(fd, 1000)]
+os.close(fd2)
+out = os.open(sys.argv[1] + '.o', os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+os.copy_file_range(fd, out, 5000)
+got.append(os.read(fd, 1000))
+os.sendfile(out, fd, None, 5000)
+got.append(os.read(fd, 1000))
+with os.fdopen(os.dup(fd), 'rb') as f:
+    got.append(f.read(3000))
+got += [os.read(fd, 1000), os.pread(out, 20000, 0)]
+print(hashlib.sha1(b''.join(got)).hexdigest(), os.lseek(fd, 0, os.SEEK_CUR))
+EOF
+head -c 1048576 /dev/urandom > "$D/dup.dat"
+lab_exec 1 sh -c 'cd "$1" && python3 dup.py dup.dat > ph.out 2>&1 &&
+    mosrun -L -r 2 /usr/bin/python3 dup.py dup.dat > pa.out 2>&1' sh "$D" ||
+    fail "python3 dup: $(cat "$D/ph.out" "$D/pa.out")"
+cmp -s "$D/ph.out" "$D/pa.out" ||
+    fail "python3 dup: $(cat "$D/pa.out"), at home $(cat "$D/ph.out")"
+echo "files dup: $(grep -vc '^ok$' "$D/da.out") cases as at home, $dserved reads read ahead; python3 as at home"
 
 # --- sqlite3, its database at home -----------------------------------------
 # A bulk load with a small page cache: inside its transaction sqlite3 reads
