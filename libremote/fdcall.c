@@ -96,7 +96,7 @@ fdcall_keeps(int nr, const uint64_t *args)
  * them as fio_fd_call's are (args[0]), or makes another descriptor share:
  * into fds[] (at most 2), their number returned. *dups is set if the call
  * duplicates the descriptor (dup, dup2, dup3, fcntl F_DUPFD and
- * F_DUPFD_CLOEXEC): the two then move one offset. Otherwise the call
+ * F_DUPFD_CLOEXEC, pidfd_getfd): the two then move one offset. Otherwise the call
  * reads or writes at the offset and moves it (copy_file_range and splice
  * with no offset of their own, sendfile's input with none and its
  * output always).
@@ -117,6 +117,11 @@ fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups)
 	case SYS_dup3:
 		*dups = 1;
 		fds[n++] = (int)args[0];
+		break;
+	case SYS_pidfd_getfd:
+		/* of R's own descriptor, if the pidfd is R's: one offset too */
+		*dups = 1;
+		fds[n++] = (int)args[1];
 		break;
 	case SYS_copy_file_range:
 	case SYS_splice:

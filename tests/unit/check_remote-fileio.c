@@ -760,6 +760,17 @@ START_TEST(test_fileio_dup)
 		home_after(&f, SYS_close, args, 0, &seq);
 	}
 
+	/* pidfd_getfd of it (R's own pidfd, or another's: unknown here) */
+	stream(&f, 5, 2, file, sizeof file, buf, &seq);
+	uint64_t g5[6] = { 3, 5, 0 };
+	memcpy(args, g5, sizeof args);
+	home_after(&f, SYS_pidfd_getfd, args, 8192, &seq);
+	memcpy(args, r5, sizeof args);
+	home_after(&f, SYS_read, args, 0, &seq);
+	uint64_t c5[6] = { 5 };
+	memcpy(args, c5, sizeof args);
+	home_after(&f, SYS_close, args, 0, &seq);
+
 	/* asked about, not answered yet: forgotten, asked again */
 	memcpy(args, r5, sizeof args);
 	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_read, args, 0, &seq,
