@@ -19,6 +19,12 @@
  *     answers say (room.c): near full, a write goes home as it is, and
  *     its ENOSPC is its own, as at home.
  *
+ * What is kept of a descriptor's offset holds while nothing unseen moves
+ * it: one the home says shares its open file is not read ahead, and a
+ * call that makes one share it (dup and its kind) or moves it by itself
+ * (copy_file_range, sendfile, splice) settles it first (fio_moved,
+ * fdcall.c's fdcall_moves).
+ *
  * Data read ahead, and what R wrote, live only as long as their
  * descriptor, at most FIO_FRESH_NS, and until a lock is taken on the file
  * (as NFS drops its cache then), a write of the file's from here but the
@@ -472,49 +478,6 @@ fio_on_fd(const struct remote_pending *pending, size_t n, uint64_t fd,
 	return busy;
 }
 
-/* Calls that change no file's bytes: windows outlive them. */
-static int
-fio_harmless(int nr, const uint64_t *a)
-{
-	switch (nr) {
-	case SYS_newfstatat:
-	case SYS_statx:
-	case SYS_stat:
-	case SYS_lstat:
-	case SYS_access:
-	case SYS_faccessat:
-	case SYS_faccessat2:
-	case SYS_readlink:
-	case SYS_readlinkat:
-	case SYS_getcwd:
-	case SYS_uname:
-	case SYS_poll:
-	case SYS_ppoll:
-	case SYS_select:
-	case SYS_pselect6:
-	case SYS_fstat:
-	case SYS_lseek:
-	case SYS_read:
-	case SYS_pread64:
-	case SYS_readv:
-	case SYS_getdents64:
-	case SYS_close:
-	case SYS_fchown:	/* a file's owner and mode are not its bytes */
-	case SYS_fchmod:
-	case SYS_fchownat:
-	case SYS_fchmodat:
-	case SYS_chown:
-	case SYS_lchown:
-	case SYS_chmod:
-		return 1;
-	case SYS_open:
-		return ((int)a[1] & O_TRUNC) == 0;
-	case SYS_openat:
-		return ((int)a[2] & O_TRUNC) == 0;
-	}
-	return 0;
-}
-
 /*
  * dup2 and dup3 close their target, close_range its range: what R owed
  * those descriptors' offsets is paid first, and they are forgotten (a
@@ -539,6 +502,44 @@ fio_replaced(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
 		    (uint64_t)f->fds[i].fd <= hi) {
 			fio_settle_seek(f, &f->fds[i], seq);
 			fio_forget(f, &f->fds[i--]);
+		}
+	}
+}
+
+/*
+ * A call that makes a descriptor of ours share its offset with another,
+ * or moves it by itself (fdcall_moves): what R owes that offset is paid
+ * before it, and the guest knows it no longer (pos_known off, until an
+ * lseek). A descriptor duplicated is read at home from then on, as one
+ * the home said shares its offset: the other's calls move it unseen; what
+ * was read ahead or held of it goes. One asked about and not answered yet
+ * is forgotten (the answer would say its offset before the call), asked
+ * again at its next read or write; a read waiting for its window on one
+ * goes home as it is, after the call.
+ */
+static void
+fio_moved(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
+{
+	struct fio_fd	*e;
+	int		 fds[2], dups, n, i;
+
+	n = fdcall_moves(nr, args, fds, &dups);
+	for (i = 0; i < n; i++) {
+		if ((e = fio_find(f, fds[i])) == NULL || e->state == FIO_OTHER)
+			continue;
+		if (f->waiting && f->wait_fd == e->fd)
+			f->wait_home = 1;
+		if (e->state != FIO_KNOWN) {
+			fio_forget(f, e);
+			continue;
+		}
+		fio_flush(f, seq);
+		fio_settle_seek(f, e, seq);
+		e->pos_known = 0;
+		if (dups) {
+			e->readable = 0;
+			window_drop(e);
+			held_drop(&f->held, e->fd);
 		}
 	}
 }
@@ -640,43 +641,6 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 	return FIO_WAIT;
 }
 
-/* Is fcntl's cmd one that takes or gives up a lock? */
-static int
-fio_is_lock(int cmd)
-{
-	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
-	    cmd == F_OFD_SETLKW;
-}
-
-/*
- * Calls on a regular file's descriptor after which what we hold of the
- * file is still the file's: those that change no byte of it and take no
- * lock (another process's changes are to be seen after a lock).
- */
-static int
-fio_keeps(int nr, const uint64_t *args)
-{
-	switch (nr) {
-	case SYS_read:
-	case SYS_pread64:
-	case SYS_readv:
-	case SYS_preadv:
-	case SYS_preadv2:
-	case SYS_lseek:
-	case SYS_fstat:
-	case SYS_fsync:
-	case SYS_fdatasync:
-	case SYS_fadvise64:
-	case SYS_fstatfs:
-	case SYS_sync_file_range:
-	case SYS_close:
-		return 1;
-	case SYS_fcntl:
-		return !fio_is_lock((int)args[1]);
-	}
-	return 0;
-}
-
 /*
  * R's forwarded call nr (tid, notification id) before it is sent home:
  *
@@ -702,6 +666,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (f->off)
 		return FIO_PASS;
 	fio_replaced(f, nr, args, seq);
+	fio_moved(f, nr, args, seq);
 	if (fio_fd_call(nr))
 		e = fio_find(f, fd);
 	/*
@@ -733,7 +698,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 * no file).
 	 */
 	if ((e == NULL || (e->state != FIO_KNOWN && e->state != FIO_OTHER)) &&
-	    !fio_harmless(nr, args))
+	    !fdcall_harmless(nr, args))
 		fio_drop_file(f, 1, 0, 0, -1);
 	if (e == NULL || e->state != FIO_KNOWN) {
 		/* another call may show an offset owed: pay them first */
@@ -794,6 +759,10 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		fio_forget(f, e);
 		return FIO_PASS;
 	}
+	/* its writes land at the end from now on, not at its offset */
+	if (nr == SYS_fcntl && (int)args[1] == F_SETFL &&
+	    (args[2] & O_APPEND) != 0)
+		e->append = 1;
 	/*
 	 * A write drops the file's windows and what other descriptors of it
 	 * wrote; what this one wrote is kept for a write gathered (which
@@ -802,7 +771,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 */
 	if (nr == SYS_write || nr == SYS_pwrite64)
 		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
-	else if (!fio_keeps(nr, args))
+	else if (!fdcall_keeps(nr, args))
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
 		if (room_for(f, e, len)) {

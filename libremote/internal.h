@@ -347,6 +347,11 @@ struct fio_fs	*room_fs(struct fio *f, uint64_t dev, int add);
 void	 room_told(struct fio *f, uint64_t dev, int64_t fs_free);
 int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
 
+/* fdcall.c */
+int	 fdcall_harmless(int nr, const uint64_t *args);
+int	 fdcall_keeps(int nr, const uint64_t *args);
+int	 fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups);
+
 /* window.c */
 uint64_t window_now(void);
 void	 window_drop(struct fio_fd *e);

@@ -9,8 +9,9 @@
 # the home; back home, and through checkpoints and a move again, the
 # clocks go on from their totals. Its
 # regular files at home: read ahead (read and pread64 streams), written
-# behind, read back from what it wrote, and a change at home by another
-# process seen as docs/REMOTE.md's rule says, sqlite3's databases included.
+# behind, read back from what it wrote, a descriptor and its duplicate
+# sharing one offset, and a change at home by another process seen as
+# docs/REMOTE.md's rule says, sqlite3's databases included.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 2
@@ -270,6 +271,48 @@ pserved=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
 pheld=$(echo "$line" | sed -n 's/.* \([0-9]*\) from what it wrote.*/\1/p')
 [ "${pserved:-0}" -ge 3 ] && [ "${pheld:-0}" -ge 2 ] ||
     fail "files pstale: $pserved reads read ahead, $pheld from what it wrote: $line"
+
+# A descriptor and its duplicate share one offset (dup, dup2, dup3,
+# F_DUPFD...), and copy_file_range, sendfile and splice with no offset of
+# their own move it: what each read gets, and what each write lands on, is
+# as at home (files checks every byte), while reads before are read ahead.
+n=$(ends)
+lab_exec 1 sh -c 'cd "$1" && "$2" dup dh.dat > dh.out 2>&1;
+    mosrun -L -r 2 "$2" dup da.dat > da.out 2>&1; true' sh "$D" "$F"
+grep -q '^ok$' "$D/dh.out" || fail "files dup at home: $(cat "$D/dh.out")"
+cmp -s "$D/dh.out" "$D/da.out" ||
+    fail "files dup: not as at home: $(diff "$D/dh.out" "$D/da.out" | grep '^[<>]')"
+line=$(end_after "$n") || fail "files dup: no end in node 2's log"
+dserved=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
+[ "${dserved:-0}" -ge 10 ] || fail "files dup: $dserved reads read ahead: $line"
+# The same from python3: os.dup, a file object on a dup, copy_file_range
+# and sendfile between reads of a descriptor read ahead.
+cat > "$D/dup.py" <<'EOF'
+import hashlib, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+got = [os.read(fd, 1000) for _ in range(3)]
+fd2 = os.dup(fd)
+got += [os.read(fd2, 1000), os.read(fd, 1000)]
+os.lseek(fd, 0, os.SEEK_CUR)
+got += [os.read(fd, 1000), os.read(fd2, 1000), os.read(fd, 1000)]
+os.close(fd2)
+out = os.open(sys.argv[1] + '.o', os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+os.copy_file_range(fd, out, 5000)
+got.append(os.read(fd, 1000))
+os.sendfile(out, fd, None, 5000)
+got.append(os.read(fd, 1000))
+with os.fdopen(os.dup(fd), 'rb') as f:
+    got.append(f.read(3000))
+got += [os.read(fd, 1000), os.pread(out, 20000, 0)]
+print(hashlib.sha1(b''.join(got)).hexdigest(), os.lseek(fd, 0, os.SEEK_CUR))
+EOF
+head -c 1048576 /dev/urandom > "$D/dup.dat"
+lab_exec 1 sh -c 'cd "$1" && python3 dup.py dup.dat > ph.out 2>&1 &&
+    mosrun -L -r 2 /usr/bin/python3 dup.py dup.dat > pa.out 2>&1' sh "$D" ||
+    fail "python3 dup: $(cat "$D/ph.out" "$D/pa.out")"
+cmp -s "$D/ph.out" "$D/pa.out" ||
+    fail "python3 dup: $(cat "$D/pa.out"), at home $(cat "$D/ph.out")"
+echo "files dup: $(grep -vc '^ok$' "$D/da.out") cases as at home, $dserved reads read ahead; python3 as at home"
 
 # --- sqlite3, its database at home -----------------------------------------
 # A bulk load with a small page cache: inside its transaction sqlite3 reads

@@ -24,9 +24,24 @@
  *			  PATH.go2 (rewritten again) and 1.2 s later reads both
  *			  kinds of page without a lock: the newest letter.
  *			  Prints "fresh X Y" or "stale: ...".
+ *   files dup PATH       the offset shared by a descriptor and its
+ *			  duplicate: writes PATH (1 MiB, each 8 bytes its own
+ *			  number), then for each of dup, dup2, dup3, F_DUPFD
+ *			  and F_DUPFD_CLOEXEC reads a new descriptor of it
+ *			  (read ahead), duplicates it and reads both in turn;
+ *			  moves its offset by copy_file_range, sendfile and
+ *			  splice with no offset of their own, readv and
+ *			  preadv2 at -1, and reads on; writes PATH.w through
+ *			  a descriptor and its duplicate in turn and reads
+ *			  back what each wrote, and through one made O_APPEND
+ *			  by fcntl after a seek. Every byte read is checked
+ *			  against what it must be; prints a line per case.
  *
  * Exits 0, or 1 with what went wrong.
  */
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -220,6 +235,387 @@ do_pstale(const char *path)
 	return 0;
 }
 
+#define DUP_SIZE	(1 << 20)
+
+/* The byte at off of files dup's PATH: 8 bytes each its own number. */
+static char
+dup_byte(off_t off)
+{
+	char	rec[32];
+
+	snprintf(rec, sizeof rec, "%07lld\n", (long long)(off / 8));
+	return rec[off % 8];
+}
+
+/*
+ * Are the n bytes at b those at off of PATH? If not, say where they are
+ * from (the first whole record's number says).
+ */
+static int
+dup_same(const char *what, const char *b, size_t n, off_t off)
+{
+	size_t	i, j;
+	long	rec;
+
+	for (i = 0; i < n; i++) {
+		if (b[i] != dup_byte(off + i))
+			break;
+	}
+	if (i == n)
+		return 1;
+	for (j = 0; j < n && b[j] != '\n'; j++)
+		;
+	if (j + 8 < n && sscanf(b + j + 1, "%7ld", &rec) == 1)
+		printf("%s: read the bytes at %lld, not at %lld\n", what,
+		    (long long)(rec * 8 - (long)j - 1), (long long)off);
+	else
+		printf("%s: byte %lld is not the file's\n", what,
+		    (long long)(off + i));
+	return 0;
+}
+
+/* read(fd, n) where the offset shared is *off, which moves by it. */
+static int
+dup_read(const char *what, int fd, size_t n, off_t *off)
+{
+	char	b[8192];
+	ssize_t	got;
+
+	if ((got = read(fd, b, n)) != (ssize_t)n) {
+		printf("%s: read %zd of %zu: %s\n", what, got, n,
+		    strerror(errno));
+		return 0;
+	}
+	if (!dup_same(what, b, n, *off))
+		return 0;
+	*off += n;
+	return 1;
+}
+
+/* A new descriptor of PATH, read ahead: 3 reads, the last from a window. */
+static int
+dup_open(const char *path, off_t *off)
+{
+	int	fd, i;
+
+	*off = 0;
+	if ((fd = open(path, O_RDONLY)) == -1) {
+		perror(path);
+		return -1;
+	}
+	for (i = 0; i < 3; i++) {
+		if (!dup_read("first reads", fd, 1000, off))
+			return -1;
+	}
+	return fd;
+}
+
+static int
+dup_of(int how, int fd)
+{
+	switch (how) {
+	case 0:
+		return dup(fd);
+	case 1:
+		return dup2(fd, 40);
+	case 2:
+		return dup3(fd, 41, O_CLOEXEC);
+	case 3:
+		return fcntl(fd, F_DUPFD, 50);
+	default:
+		return fcntl(fd, F_DUPFD_CLOEXEC, 60);
+	}
+}
+
+static const char *dup_names[] = {
+	"dup", "dup2", "dup3", "F_DUPFD", "F_DUPFD_CLOEXEC"
+};
+
+/* Both descriptors read in turn, one offset; an lseek says where. */
+static int
+dup_reads(const char *path, int how)
+{
+	const char	*name = dup_names[how];
+	off_t		 off;
+	int		 a, b;
+
+	if ((a = dup_open(path, &off)) == -1)
+		return 0;
+	if ((b = dup_of(how, a)) == -1) {
+		printf("%s: %s\n", name, strerror(errno));
+		return 0;
+	}
+	if (!dup_read(name, b, 1000, &off) || !dup_read(name, a, 1000, &off))
+		return 0;
+	if (lseek(a, 0, SEEK_CUR) != off) {
+		printf("%s: lseek says %lld, not %lld\n", name,
+		    (long long)lseek(a, 0, SEEK_CUR), (long long)off);
+		return 0;
+	}
+	if (!dup_read(name, a, 1000, &off) || !dup_read(name, b, 1000, &off) ||
+	    !dup_read(name, a, 1000, &off) || !dup_read(name, a, 5000, &off))
+		return 0;
+	close(b);
+	if (!dup_read(name, a, 1000, &off) || !dup_read(name, a, 1000, &off))
+		return 0;
+	close(a);
+	printf("%s: one offset, %lld\n", name, (long long)off);
+	return 1;
+}
+
+/* copy_file_range to a file not read or written yet, then reads on. */
+static int
+dup_copy(const char *path)
+{
+	char	out[4096], b[4096];
+	off_t	off, at;
+	int	a, o;
+	ssize_t	n;
+
+	snprintf(out, sizeof out, "%s.out", path);
+	if ((a = dup_open(path, &off)) == -1 ||
+	    (o = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644)) == -1)
+		return 0;
+	at = off;
+	if ((n = copy_file_range(a, NULL, o, NULL, 3000, 0)) != 3000) {
+		printf("copy_file_range: %zd: %s\n", n, strerror(errno));
+		return 0;
+	}
+	off += n;
+	if (!dup_read("copy_file_range", a, 1000, &off) ||
+	    pread(o, b, 3000, 0) != 3000 ||
+	    !dup_same("copy_file_range's copy", b, 3000, at))
+		return 0;
+	close(a);
+	close(o);
+	printf("copy_file_range: %lld\n", (long long)off);
+	return 1;
+}
+
+/* sendfile to a file written a moment before (known), then reads on. */
+static int
+dup_sendfile(const char *path)
+{
+	char	out[4096], b[4096];
+	off_t	off, at;
+	int	a, o;
+	ssize_t	n;
+
+	snprintf(out, sizeof out, "%s.out", path);
+	if ((a = dup_open(path, &off)) == -1 ||
+	    (o = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644)) == -1 ||
+	    write(o, "x", 1) != 1 || write(o, "y", 1) != 1)
+		return 0;
+	at = off;
+	if ((n = sendfile(o, a, NULL, 3000)) != 3000) {
+		printf("sendfile: %zd: %s\n", n, strerror(errno));
+		return 0;
+	}
+	off += n;
+	if (!dup_read("sendfile", a, 1000, &off) ||
+	    pread(o, b, 3000, 2) != 3000 ||
+	    !dup_same("sendfile's copy", b, 3000, at))
+		return 0;
+	/* one with an offset of its own moves none */
+	at = 100000;
+	if (sendfile(o, a, &at, 100) != 100 || at != 100100 ||
+	    !dup_read("sendfile at 100000", a, 1000, &off))
+		return 0;
+	close(a);
+	close(o);
+	printf("sendfile: %lld\n", (long long)off);
+	return 1;
+}
+
+/* splice into a pipe, then reads on. */
+static int
+dup_splice(const char *path)
+{
+	char	b[4096];
+	off_t	off, at;
+	int	a, p[2];
+	ssize_t	n;
+
+	if ((a = dup_open(path, &off)) == -1 || pipe(p) == -1)
+		return 0;
+	at = off;
+	if ((n = splice(a, NULL, p[1], NULL, 2000, 0)) != 2000) {
+		printf("splice: %zd: %s\n", n, strerror(errno));
+		return 0;
+	}
+	off += n;
+	if (!dup_read("splice", a, 1000, &off) ||
+	    read(p[0], b, 2000) != 2000 || !dup_same("splice's", b, 2000, at))
+		return 0;
+	close(a);
+	close(p[0]);
+	close(p[1]);
+	printf("splice: %lld\n", (long long)off);
+	return 1;
+}
+
+/* readv, and preadv2 at -1 (at the offset, which it moves), reads on. */
+static int
+dup_vec(const char *path)
+{
+	struct iovec	iov[2];
+	char		b[4096], c[4096];
+	off_t		off;
+	int		a;
+
+	if ((a = dup_open(path, &off)) == -1)
+		return 0;
+	iov[0].iov_base = b;
+	iov[0].iov_len = 500;
+	iov[1].iov_base = c;
+	iov[1].iov_len = 700;
+	if (readv(a, iov, 2) != 1200 || !dup_same("readv", b, 500, off) ||
+	    !dup_same("readv", c, 700, off + 500))
+		return 0;
+	off += 1200;
+	if (!dup_read("readv", a, 1000, &off))
+		return 0;
+	if (preadv2(a, iov, 1, -1, 0) != 500 ||
+	    !dup_same("preadv2", b, 500, off))
+		return 0;
+	off += 500;
+	if (!dup_read("preadv2", a, 1000, &off) ||
+	    !dup_read("preadv2", a, 1000, &off))
+		return 0;
+	close(a);
+	printf("readv, preadv2: %lld\n", (long long)off);
+	return 1;
+}
+
+/* The page of fd at off: letter l throughout? */
+static int
+dup_page(const char *what, int fd, off_t off, int l)
+{
+	char	b[BLOCK];
+	int	i;
+
+	if (pread(fd, b, BLOCK, off) != BLOCK) {
+		printf("%s: no page at %lld\n", what, (long long)off);
+		return 0;
+	}
+	for (i = 0; i < BLOCK; i++) {
+		if (b[i] != l) {
+			printf("%s: page at %lld is %c, not %c\n", what,
+			    (long long)off, b[i], l);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Writes through a descriptor and its duplicate in turn, read back. */
+static int
+dup_writes(const char *path, int how)
+{
+	const char	*name = dup_names[how];
+	char		 w[4096], p[BLOCK];
+	int		 a, b;
+
+	snprintf(w, sizeof w, "%s.w", path);
+	if ((a = open(w, O_RDWR | O_CREAT | O_TRUNC, 0644)) == -1) {
+		perror(w);
+		return 0;
+	}
+	memset(p, 'a', sizeof p);
+	if (write(a, p, BLOCK) != BLOCK || write(a, p, BLOCK) != BLOCK ||
+	    (b = dup_of(how, a)) == -1)
+		return 0;
+	memset(p, 'b', sizeof p);
+	if (write(b, p, BLOCK) != BLOCK)
+		return 0;
+	memset(p, 'c', sizeof p);
+	if (write(a, p, BLOCK) != BLOCK ||
+	    !dup_page(name, a, BLOCK, 'a') || !dup_page(name, a, 2 * BLOCK, 'b') ||
+	    !dup_page(name, a, 3 * BLOCK, 'c'))
+		return 0;
+	if (lseek(a, 0, SEEK_CUR) != 4 * BLOCK) {
+		printf("%s: lseek says %lld after 4 pages\n", name,
+		    (long long)lseek(a, 0, SEEK_CUR));
+		return 0;
+	}
+	memset(p, 'd', sizeof p);
+	if (write(b, p, BLOCK) != BLOCK)
+		return 0;
+	memset(p, 'e', sizeof p);
+	if (write(a, p, BLOCK) != BLOCK ||
+	    !dup_page(name, a, 4 * BLOCK, 'd') ||
+	    !dup_page(name, a, 5 * BLOCK, 'e') ||
+	    !dup_page(name, b, 3 * BLOCK, 'c'))
+		return 0;
+	close(a);
+	close(b);
+	printf("%s: writes in turn, read back\n", name);
+	return 1;
+}
+
+/* Made O_APPEND by fcntl: a write after a seek lands at the end. */
+static int
+dup_append(const char *path)
+{
+	char	w[4096], p[BLOCK];
+	int	a;
+
+	snprintf(w, sizeof w, "%s.w", path);
+	if ((a = open(w, O_RDWR | O_CREAT | O_TRUNC, 0644)) == -1) {
+		perror(w);
+		return 0;
+	}
+	memset(p, 'a', sizeof p);
+	if (write(a, p, BLOCK) != BLOCK || write(a, p, BLOCK) != BLOCK ||
+	    fcntl(a, F_SETFL, O_APPEND) == -1 || lseek(a, 0, SEEK_SET) != 0)
+		return 0;
+	memset(p, 'b', sizeof p);
+	if (write(a, p, BLOCK) != BLOCK || !dup_page("O_APPEND", a, 0, 'a') ||
+	    !dup_page("O_APPEND", a, 2 * BLOCK, 'b'))
+		return 0;
+	close(a);
+	printf("O_APPEND: written at the end\n");
+	return 1;
+}
+
+static int
+do_dup(const char *path)
+{
+	char	b[65536];
+	off_t	off;
+	int	fd, how, bad = 0;
+	size_t	i;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1) {
+		perror(path);
+		return 1;
+	}
+	for (off = 0; off < DUP_SIZE; off += sizeof b) {
+		for (i = 0; i < sizeof b; i++)
+			b[i] = dup_byte(off + i);
+		if (write(fd, b, sizeof b) != sizeof b) {
+			perror(path);
+			return 1;
+		}
+	}
+	if (close(fd) != 0) {
+		perror(path);
+		return 1;
+	}
+	/* each case on its own descriptors: one failing says so, and on */
+	for (how = 0; how < 5; how++)
+		bad += !dup_reads(path, how);
+	bad += !dup_copy(path) + !dup_sendfile(path) + !dup_splice(path) +
+	    !dup_vec(path);
+	for (how = 0; how < 5; how++)
+		bad += !dup_writes(path, how);
+	bad += !dup_append(path);
+	if (bad > 0)
+		return 1;
+	printf("ok\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -230,7 +626,9 @@ main(int argc, char **argv)
 		return do_stale(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "pstale") == 0)
 		return do_pstale(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "dup") == 0)
+		return do_dup(argv[2]);
 	fprintf(stderr, "usage: files write PATH N | files stale PATH | "
-	    "files pstale PATH\n");
+	    "files pstale PATH | files dup PATH\n");
 	return 2;
 }

@@ -648,6 +648,214 @@ START_TEST(test_fileio_threads)
 }
 END_TEST
 
+/*
+ * fd of regular file ino read as a stream: the first read home (after the
+ * question), the next two from a window; R owes its offset 8192.
+ */
+static void
+stream(struct fio *f, int fd, uint64_t ino, uint8_t *file, size_t size,
+    uint8_t *buf, uint64_t *seq)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	Osm__RemoteReadData	 data = OSM__REMOTE_READ_DATA__INIT;
+	uint64_t		 args[6];
+	int64_t			 ret = 4096;
+	int			 kinds[16];
+	long			 rv;
+	size_t			 n;
+
+	uint64_t r[6] = { fd, (uint64_t)buf, 4096 };
+	memcpy(args, r, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_read, args, 0, seq, &rv),
+	    FIO_PASS);
+	/* (what is owed others' offsets goes first) */
+	n = drain(f, kinds, 16, NULL);
+	ck_assert_int_eq(kinds[n - 1], REMOTE_OUT_FD_ASK);
+	info.fd = fd;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = ino;
+	fio_info(f, &info, 0);
+	fio_result(f, SYS_read, args, &ret, -1, 0);
+	ck_assert_int_eq(fio_call(f, getpid(), 2, SYS_read, args, 0, seq, &rv),
+	    FIO_WAIT);
+	ck_assert_uint_eq(drain(f, kinds, 16, NULL), 1);
+	data.seq = f->wait_seq;
+	data.has_data = data.has_size = 1;
+	data.data.data = file + 4096;
+	data.data.len = 128 << 10;
+	data.size = size;
+	ck_assert_int_eq(fio_data(f, &data, 1, seq, &rv), 1);
+	ck_assert_int_eq(fio_call(f, getpid(), 3, SYS_read, args, 0, seq, &rv),
+	    FIO_ANSWER);
+	ck_assert(memcmp(buf, file + 8192, 4096) == 0);
+}
+
+/* R's call nr (args) goes home as it is, after an lseek of by, or none. */
+static void
+home_after(struct fio *f, int nr, uint64_t *args, uint64_t by, uint64_t *seq)
+{
+	uint64_t	got = 0;
+	int		kinds[16];
+	long		rv;
+	size_t		n;
+
+	ck_assert_int_eq(fio_call(f, getpid(), 9, nr, args, 0, seq, &rv),
+	    FIO_PASS);
+	n = drain(f, kinds, 16, &got);
+	ck_assert_uint_eq(n, by != 0);
+	if (by != 0) {
+		ck_assert_int_eq(kinds[0], 100 + SYS_lseek);
+		ck_assert_uint_eq(got, by);
+	}
+}
+
+/*
+ * A descriptor duplicated (dup, dup2, dup3, fcntl F_DUPFD...) shares its
+ * offset with the new one: what R owes it goes home first and its reads
+ * go home from then on, as a shared one's; one asked about is asked
+ * again. copy_file_range, sendfile and splice with no offset of their own
+ * move it: paid first, and unknown after. A plain stream is still read
+ * ahead, and sendfile with an offset of its own leaves the window alone.
+ * Made O_APPEND by fcntl, a descriptor's writes land at the end.
+ */
+START_TEST(test_fileio_dup)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	struct fio		 f;
+	uint8_t			 file[300000], buf[8192];
+	uint64_t		 seq = 0, args[6];
+	int64_t			 ret;
+	int			 kinds[16], how;
+	long			 rv;
+	size_t			 i;
+
+	memset(&f, 0, sizeof f);
+	for (i = 0; i < sizeof file; i++)
+		file[i] = i * 7;
+	uint64_t r5[6] = { 5, (uint64_t)buf, 4096 };
+	for (how = 0; how < 5; how++) {
+		uint64_t d[5][6] = {
+			{ 5 }, { 5, 40 }, { 5, 41, O_CLOEXEC },
+			{ 5, F_DUPFD, 50 }, { 5, F_DUPFD_CLOEXEC, 60 },
+		};
+		static const int nrs[5] = {
+			SYS_dup, SYS_dup2, SYS_dup3, SYS_fcntl, SYS_fcntl,
+		};
+		stream(&f, 5, 2, file, sizeof file, buf, &seq);
+		memcpy(args, d[how], sizeof args);
+		home_after(&f, nrs[how], args, 8192, &seq);
+		/* home as it is, even once its offset is known again */
+		memcpy(args, r5, sizeof args);
+		home_after(&f, SYS_read, args, 0, &seq);
+		uint64_t s0[6] = { 5, 0, SEEK_CUR };
+		memcpy(args, s0, sizeof args);
+		home_after(&f, SYS_lseek, args, 0, &seq);
+		ret = 16384;
+		fio_result(&f, SYS_lseek, args, &ret, -1, 0);
+		memcpy(args, r5, sizeof args);
+		home_after(&f, SYS_read, args, 0, &seq);
+		uint64_t c5[6] = { 5 };
+		memcpy(args, c5, sizeof args);
+		home_after(&f, SYS_close, args, 0, &seq);
+	}
+
+	/* pidfd_getfd of it (R's own pidfd, or another's: unknown here) */
+	stream(&f, 5, 2, file, sizeof file, buf, &seq);
+	uint64_t g5[6] = { 3, 5, 0 };
+	memcpy(args, g5, sizeof args);
+	home_after(&f, SYS_pidfd_getfd, args, 8192, &seq);
+	memcpy(args, r5, sizeof args);
+	home_after(&f, SYS_read, args, 0, &seq);
+	uint64_t c5[6] = { 5 };
+	memcpy(args, c5, sizeof args);
+	home_after(&f, SYS_close, args, 0, &seq);
+
+	/* asked about, not answered yet: forgotten, asked again */
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_read, args, 0, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 1);
+	uint64_t d5[6] = { 5 };
+	memcpy(args, d5, sizeof args);
+	home_after(&f, SYS_dup, args, 0, &seq);
+	info.fd = 5;
+	info.regular = info.readable = 1;
+	fio_info(&f, &info, 0);
+	memcpy(args, r5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_read, args, 0, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(drain(&f, kinds, 16, NULL), 1);
+	ck_assert_int_eq(kinds[0], REMOTE_OUT_FD_ASK);
+	fio_free(&f);
+
+	/* copy_file_range, splice, sendfile: the offset moved at home */
+	for (how = 0; how < 3; how++) {
+		uint64_t m[3][6] = {
+			{ 5, 0, 9, 0, 3000 }, { 5, 0, 9, 0, 3000 },
+			{ 9, 5, 0, 3000 },
+		};
+		static const int nrs[3] = {
+			SYS_copy_file_range, SYS_splice, SYS_sendfile,
+		};
+		memset(&f, 0, sizeof f);
+		stream(&f, 5, 2, file, sizeof file, buf, &seq);
+		memcpy(args, m[how], sizeof args);
+		home_after(&f, nrs[how], args, 8192, &seq);
+		memcpy(args, r5, sizeof args);
+		home_after(&f, SYS_read, args, 0, &seq);
+		fio_free(&f);
+	}
+	/* sendfile's output known: what its input owes is paid before too */
+	memset(&f, 0, sizeof f);
+	stream(&f, 9, 3, file, sizeof file, buf, &seq);
+	stream(&f, 5, 2, file, sizeof file, buf, &seq);
+	uint64_t sf[6] = { 9, 5, 0, 3000 };
+	memcpy(args, sf, sizeof args);
+	home_after(&f, SYS_sendfile, args, 8192, &seq);
+	/* with an offset of its own, its input's window serves on */
+	stream(&f, 7, 4, file, sizeof file, buf, &seq);
+	uint64_t so[6] = { 9, 7, (uint64_t)&ret, 3000 };
+	memcpy(args, so, sizeof args);
+	home_after(&f, SYS_sendfile, args, 0, &seq);
+	uint64_t r7[6] = { 7, (uint64_t)buf, 4096 };
+	memcpy(args, r7, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 9, SYS_read, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert(memcmp(buf, file + 12288, 4096) == 0);
+
+	/* made O_APPEND: what it writes after a seek is not held at 0 */
+	uint64_t w6[6] = { 6, (uint64_t)file, 4096 };
+	memcpy(args, w6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 1, SYS_write, args, 0, &seq,
+	    &rv), FIO_PASS);
+	drain(&f, kinds, 16, NULL);
+	info.fd = 6;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = 5;
+	fio_info(&f, &info, 0);
+	ret = 4096;
+	fio_result(&f, SYS_write, args, &ret, -1, 0);
+	uint64_t fl[6] = { 6, F_SETFL, O_APPEND };
+	memcpy(args, fl, sizeof args);
+	home_after(&f, SYS_fcntl, args, 0, &seq);
+	uint64_t s6[6] = { 6, 0, SEEK_SET };
+	memcpy(args, s6, sizeof args);
+	home_after(&f, SYS_lseek, args, 0, &seq);
+	ret = 0;
+	fio_result(&f, SYS_lseek, args, &ret, -1, 0);
+	memcpy(args, w6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 2, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	uint64_t p6[6] = { 6, (uint64_t)buf, 4096, 0 };
+	memcpy(args, p6, sizeof args);
+	ck_assert_int_ne(fio_call(&f, getpid(), 3, SYS_pread64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	fio_free(&f);
+}
+END_TEST
+
 START_TEST(test_held)
 {
 	struct held	h;
@@ -698,6 +906,7 @@ check_remote_fileio(Suite *s)
 	tcase_add_test(tc, test_fileio_room);
 	tcase_add_test(tc, test_fileio_pread);
 	tcase_add_test(tc, test_fileio_threads);
+	tcase_add_test(tc, test_fileio_dup);
 	tcase_add_test(tc, test_held);
 	suite_add_tcase(s, tc);
 }
