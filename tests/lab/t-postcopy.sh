@@ -4,11 +4,12 @@
 # post-copy: it runs on node 2 at once (its CPU charged there), its memory
 # is exact after each move, and both ends say pages came on fault and
 # were pushed. A process that unmaps, maps, moves and drops its memory all
-# the time moves post-copy both ways 15 times, exact after each move. Then the link is shaped so
-# that the pages of a way home take seconds, and node 2's guest agent,
-# the source, is killed during them: with a checkpoint the process goes
-# on at home from it, exact; without one it ends with a message on its
-# stderr, and nothing of it is left on either node. The target killed
+# the time moves post-copy to node 2 and home 15 times, exact after each
+# move. Then the link is shaped so that the pages of a way home take
+# seconds, and node 2's guest agent, the source, is killed during them:
+# with a checkpoint the process goes on at home from it, exact; without
+# one it ends with a message on its stderr, and nothing of it is left on
+# either node. The target killed
 # during a way out: the process goes on from its checkpoint. The deputy,
 # source of a way out, killed: the copy ends, P goes on at home.
 . "$(dirname "$0")/lib.sh"
