@@ -117,7 +117,8 @@ check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)
 check_migrate_OBJS = $(OBJ)/tests/common/image-build.o \
-		     $(OBJ)/tests/unit/check_migrate-track.o
+		     $(OBJ)/tests/unit/check_migrate-track.o \
+		     $(OBJ)/tests/unit/check_migrate-post.o
 check_migrate_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \

@@ -360,11 +360,14 @@ mig_post_next(struct mig_post *pp, uint64_t *addr, size_t *len, size_t max)
  * What answers a fault on the page at addr: that page and the pages left
  * after it in the same run and area, at most max bytes; taken from what
  * is left. A page not left (sent already, or never with data) goes alone.
+ * (The length is told from the run found, never from what is left after
+ * the take: a run taken whole from its start may have been the last one,
+ * and its other pages would then be neither sent nor left to push.)
  */
 size_t
 mig_post_take(struct mig_post *pp, uint64_t addr, size_t max)
 {
-	uint64_t	e = addr + MIG_PAGE, ae;
+	uint64_t	e, ae;
 	size_t		i;
 
 	addr &= ~(MIG_PAGE - 1);
@@ -377,11 +380,9 @@ mig_post_take(struct mig_post *pp, uint64_t addr, size_t max)
 		if (e - addr > max)
 			e = addr + max;
 		postcopy_drop(pp, addr, e);
-		break;
+		return e - addr;
 	}
-	if (i == pp->left.n)
-		e = addr + MIG_PAGE;
-	return e - addr;
+	return MIG_PAGE;
 }
 
 /* len bytes of the held process at addr into buf (zeros if unmapped). */

@@ -978,6 +978,7 @@ migrate_suite(void)
 	tcase_add_test(tc, test_restore_threads);
 	suite_add_tcase(s, tc);
 	check_migrate_track(s);
+	check_migrate_post(s);
 	return s;
 }
 

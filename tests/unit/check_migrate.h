@@ -6,5 +6,7 @@
 
 /* check_migrate-track.c: migrate/track.c's test case, added to s */
 void	 check_migrate_track(Suite *s);
+/* check_migrate-post.c: migrate/postcopy.c's source side, added to s */
+void	 check_migrate_post(Suite *s);
 
 #endif
