@@ -186,34 +186,6 @@ stub_displace(const uint8_t *p, size_t max)
 	return n;
 }
 
-/* Where [vdso] is in process pid's map (pid 0: ours). */
-static int
-stub_vdso(pid_t pid, uint64_t *start, uint64_t *end)
-{
-	char			 path[64], line[256];
-	unsigned long long	 s, e;
-	FILE			*f;
-	int			 rc = -1;
-
-	if (pid == 0)
-		snprintf(path, sizeof path, "/proc/self/maps");
-	else
-		snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (strstr(line, " [vdso]") != NULL &&
-		    sscanf(line, "%llx-%llx", &s, &e) == 2) {
-			*start = s;
-			*end = e;
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 /*
  * The offset of symbol name in our own vDSO (the same kernel's as R's: a
  * restore checks the vDSO), from its section headers; 0 if not found.
@@ -435,8 +407,8 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 		return -1;
 	}
 	ours = getauxval(AT_SYSINFO_EHDR);
-	if (ours == 0 || stub_vdso(0, &ours, &ours_end) == -1 ||
-	    stub_vdso(pid, &vdso, &vdso_end) == -1 ||
+	if (ours == 0 || proc_vdso(0, &ours, &ours_end) == -1 ||
+	    proc_vdso(pid, &vdso, &vdso_end) == -1 ||
 	    ours_end - ours != vdso_end - vdso) {
 		xasprintf(cause, "no vDSO like ours");
 		return -1;

@@ -115,6 +115,7 @@ ssize_t	 proc_threads(pid_t pid, pid_t **tids);
 int	 proc_key_u64(const char *path, const char *key, uint64_t *v);
 int	 proc_oom_kills(const char *dir, uint64_t *n);
 int	 proc_wait_as(pid_t pid);
+int	 proc_vdso(pid_t pid, uint64_t *start, uint64_t *end);
 
 /* crypto.c: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, SHA-256, from libcrypto */
 #define CRYPTO_HMAC_LEN	32

@@ -240,3 +240,39 @@ proc_wait_as(pid_t pid)
 	raise(sig);
 	return 128 + sig;
 }
+
+/*
+ * Where [vdso] is in process pid's memory map (pid 0: ours): 0, or -1
+ * with errno ENOENT if it maps none, ESRCH if it maps nothing at all (it
+ * is ending: its memory is gone), or why its map could not be read.
+ */
+int
+proc_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	char			 path[64], line[512];
+	unsigned long long	 s, e;
+	FILE			*f;
+	size_t			 n = 0;
+	int			 found = 0;
+
+	if (pid == 0)
+		snprintf(path, sizeof path, "/proc/self/maps");
+	else
+		snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		n++;
+		if (!found && strstr(line, " [vdso]") != NULL &&
+		    sscanf(line, "%llx-%llx", &s, &e) == 2) {
+			*start = s;
+			*end = e;
+			found = 1;
+		}
+	}
+	fclose(f);
+	if (found)
+		return 0;
+	errno = n == 0 ? ESRCH : ENOENT;
+	return -1;
+}

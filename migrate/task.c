@@ -553,34 +553,14 @@ task_unscratch(struct mig_task *t, char **cause)
 static int
 task_vdso(pid_t pid, uint64_t *start, uint64_t *end, char **cause)
 {
-	char			 path[64], line[512];
-	FILE			*f;
-	unsigned long long	 s, e;
-	size_t			 n;
-
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	*start = *end = 0;
-	n = 0;
-	while (fgets(line, sizeof line, f) != NULL) {
-		n++;
-		if (strstr(line, " [vdso]") == NULL)
-			continue;
-		if (sscanf(line, "%llx-%llx", &s, &e) == 2) {
-			*start = s;
-			*end = e;
-		}
-	}
-	fclose(f);
-	if (*start == 0) {	/* no areas at all: it is exiting */
-		xasprintf(cause, "process %d %s", pid, n == 0 ?
+	if (proc_vdso(pid, start, end) == 0)
+		return 0;
+	if (errno == ESRCH || errno == ENOENT)
+		xasprintf(cause, "process %d %s", pid, errno == ESRCH ?
 		    "is ending: its memory is gone" : "has no vDSO");
-		return -1;
-	}
-	return 0;
+	else
+		xasprintf(cause, "/proc/%d/maps: %s", pid, strerror(errno));
+	return -1;
 }
 
 /* Find a syscall instruction (0f 05) in the vDSO at [start, end). */
