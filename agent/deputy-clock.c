@@ -25,34 +25,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
 #include "internal.h"
 
-#define NSEC	1000000000ULL
-
-/* P's CPU clock, the kernel's (any process may read another's). */
+/* P's CPU clock, or thread tid's, the kernel's: 0 if it cannot be read. */
 static uint64_t
-clock_process(pid_t pid)
+clock_kernel(pid_t pid, pid_t tid)
 {
-	struct timespec	ts;
-
-	if (clock_gettime((clockid_t)((~(unsigned int)pid << 3) | 2),
-	    &ts) == -1)
-		return 0;
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
-/* Thread tid's (ours) CPU time, the kernel's. */
-static uint64_t
-clock_thread(pid_t pid, pid_t tid)
-{
-	char		path[96];
 	uint64_t	ns;
 
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid,
-	    (int)tid);
-	if (read_file_u64(path, &ns) == -1)
+	if ((tid == 0 ? proc_cpu_clock(pid, &ns) :
+	    proc_thread_cpu(pid, tid, &ns)) == -1)
 		return 0;
 	return ns;
 }
@@ -81,7 +63,7 @@ deputy_clock_restored(struct deputy *d)
 	deputy_clock_exec(d);
 	if (mig_process_cpu(d->task, &total, &ut, &st) == -1)
 		return;
-	d->carry_ns = any = clock_less(total, clock_process(d->pid));
+	d->carry_ns = any = clock_less(total, clock_kernel(d->pid, 0));
 	d->carry_user_ns = ut + st == 0 ? d->carry_ns :
 	    (unsigned __int128)d->carry_ns * ut / (ut + st);
 	n = mig_threads(d->task, NULL, 0);
@@ -92,7 +74,7 @@ deputy_clock_restored(struct deputy *d)
 		if (mig_thread_cpu(d->task, tids[i], &ns) == -1)
 			continue;
 		d->tcpu[d->ntcpu].tid = tids[i];
-		d->tcpu[d->ntcpu].ns = clock_less(ns, clock_thread(d->pid,
+		d->tcpu[d->ntcpu].ns = clock_less(ns, clock_kernel(d->pid,
 		    mig_thread_here(d->task, tids[i])));
 		any |= d->tcpu[d->ntcpu++].ns;
 	}

@@ -82,7 +82,6 @@ int
 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 {
 	char		 path[64], buf[1024], *p;
-	struct timespec	 ts;
 	uint64_t	 rt;
 	unsigned long	 ut, st;
 	long		 hz = sysconf(_SC_CLK_TCK);
@@ -108,13 +107,35 @@ proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 	 * another's) is to the nanosecond, and a clock continued from this
 	 * elsewhere must not go back. The ticks only split it.
 	 */
-	if (clock_gettime(PROC_CPUCLOCK(pid), &ts) == 0) {
-		rt = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (proc_cpu_clock(pid, &rt) == 0) {
 		*sys_ns = ut + st == 0 ? 0 :
 		    (unsigned __int128)rt * st / (ut + st);
 		*user_ns = rt - *sys_ns;
 	}
 	return 0;
+}
+
+/* Process pid's CPU clock, in ns (any process may read another's). */
+int
+proc_cpu_clock(pid_t pid, uint64_t *ns)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(PROC_CPUCLOCK(pid), &ts) == -1)
+		return -1;
+	*ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return 0;
+}
+
+/* Thread tid of process pid: its time on a CPU, in ns (its schedstat). */
+int
+proc_thread_cpu(pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char	path[96];
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid,
+	    (int)tid);
+	return read_file_u64(path, ns);
 }
 
 /*

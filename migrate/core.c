@@ -256,15 +256,12 @@ core_cpu_ns(struct mig_task *t, uint64_t *ns, char **cause)
 static int
 core_cpu_total(struct mig_task *t, uint64_t *ns, char **cause)
 {
-	struct timespec	ts;
-
-	if (clock_gettime((clockid_t)((~(unsigned int)t->tgid << 3) | 2),
-	    &ts) == -1) {
+	if (proc_cpu_clock(t->tgid, ns) == -1) {
 		xasprintf(cause, "the CPU clock of process %d: %s", t->tgid,
 		    strerror(errno));
 		return -1;
 	}
-	*ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec + t->cpu_process;
+	*ns += t->cpu_process;
 	return 0;
 }
 

@@ -222,13 +222,11 @@ static int
 threads_cpu(struct mig_task *t, struct mig_thread *th, uint64_t *ns,
     char **cause)
 {
-	char		path[96];
-	size_t		i;
+	size_t	i;
 
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", t->tgid,
-	    th->tid);
-	if (read_file_u64(path, ns) == -1) {
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+	if (proc_thread_cpu(t->tgid, th->tid, ns) == -1) {
+		xasprintf(cause, "/proc/%d/task/%d/schedstat: %s", t->tgid,
+		    th->tid, strerror(errno));
 		return -1;
 	}
 	for (i = 0; i < t->ncpu; i++) {
