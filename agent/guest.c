@@ -429,6 +429,25 @@ usage(void)
 	exit(2);
 }
 
+/*
+ * The out-of-memory killer takes guests before any process of the node's
+ * own (and never mosd, where it could shield itself, mosd/main.c): this
+ * agent, the opener it forks and the R it makes, with their home to go on
+ * from (a checkpoint, docs/RELIABILITY.md). Written while we are root
+ * with CAP_SYS_RESOURCE (mosd passes it on only if it had it), the value
+ * is also the floor none of them can go below; without, the floor stays
+ * the node's 0, the score a guest could lower itself to.
+ */
+static void
+guest_oom_first(void)
+{
+	char	 v[16];
+
+	snprintf(v, sizeof v, "%d", GUEST_OOM_SCORE_ADJ);
+	if (write_file_str("/proc/self/oom_score_adj", v) == -1)
+		log_warn("/proc/self/oom_score_adj");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -457,6 +476,7 @@ main(int argc, char **argv)
 	free(buf);
 	if (gs == NULL || gs->session_key.len != SESSION_KEY_LEN)
 		fatalx("malformed start message");
+	guest_oom_first();
 	/* the owner's opener of shared files, forked while we are root */
 	if ((opener = guest_open_start(gs, &cause)) == -1 && cause != NULL) {
 		log_info("guest %u@%u: no files opened here: %s", gs->pid,

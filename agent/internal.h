@@ -116,6 +116,7 @@ int		 image_recv(struct session *s, struct mig_task *t,
 		    char **cause);
 
 /* postcopy.c */
+#define GUEST_OOM_SCORE_ADJ 1000	/* guest_oom_first: the killer's first */
 #define POST_SILENCE_MS	20000	/* a peer silent that long is gone */
 struct postcopy_counts {
 	uint64_t	 asks;		/* faults the target asked about */

@@ -50,31 +50,34 @@ usage(int status)
 
 /*
  * After set-up mosd keeps only what it takes to start a guest agent under
- * a guest uid: CAP_SETUID and CAP_SETGID, and CAP_SETPCAP, permitted but
- * not effective, for the agent to empty its bounding set with before it
- * becomes the guest uid (agent/guest.c), so that the process it runs
- * holds no capability even in its bounding set. Everything else goes,
- * from the bounding set too, so nothing can come back through exec.
+ * a guest uid: CAP_SETUID and CAP_SETGID, and, permitted but not
+ * effective, CAP_SETPCAP, for the agent to empty its bounding set with
+ * before it becomes the guest uid (agent/guest.c), so that the process it
+ * runs holds no capability even in its bounding set, and CAP_SYS_RESOURCE,
+ * for the agent to set its out-of-memory score and the floor under it,
+ * if mosd had it (shielded, mosd_shield_oom). Everything else goes, from the bounding set too, so nothing can come
+ * back through exec.
  */
 static int
-mosd_drop_caps(char **cause)
+mosd_drop_caps(int shielded, char **cause)
 {
 	static const cap_value_t keep[] = { CAP_SETUID, CAP_SETGID };
-	static const cap_value_t pass[] = { CAP_SETPCAP };
+	static const cap_value_t pass[] = { CAP_SETPCAP, CAP_SYS_RESOURCE };
+	size_t	npass = shielded ? 2 : 1;
 	cap_t	caps;
 	int	c;
 
 	for (c = 0; c <= CAP_LAST_CAP; c++)
 		if (c != CAP_SETUID && c != CAP_SETGID && c != CAP_SETPCAP &&
-		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 &&
-		    errno != EINVAL) {
+		    (c != CAP_SYS_RESOURCE || !shielded) &&
+		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1 && errno != EINVAL) {
 			xasprintf(cause, "dropping capability %d from the "
 			    "bounding set: %s", c, strerror(errno));
 			return -1;
 		}
 	if ((caps = cap_init()) == NULL ||
 	    cap_set_flag(caps, CAP_PERMITTED, nitems(keep), keep, CAP_SET) ||
-	    cap_set_flag(caps, CAP_PERMITTED, nitems(pass), pass, CAP_SET) ||
+	    cap_set_flag(caps, CAP_PERMITTED, npass, pass, CAP_SET) ||
 	    cap_set_flag(caps, CAP_EFFECTIVE, nitems(keep), keep, CAP_SET) ||
 	    cap_set_proc(caps) == -1) {
 		xasprintf(cause, "dropping capabilities: %s", strerror(errno));
@@ -136,6 +139,28 @@ mosd_raise_priority(void)
 {
 	if (setpriority(PRIO_PROCESS, 0, MOSD_NICE) == -1)
 		log_warn("setpriority %d", MOSD_NICE);
+}
+
+/*
+ * A guest that outgrows its node inside one call is the out-of-memory
+ * killer's (docs/RELIABILITY.md): the killer must take it, never mosd,
+ * which would leave every other guest of the node without its agent's
+ * daemon and the node out of the cluster. A lab saw it take the network
+ * process after a guest of 251 MiB in a node of 256. So mosd, and the
+ * network process forked from it, are never its choice; each guest agent
+ * puts itself and its R first (agent/guest.c, guest_oom_first), which is
+ * all there is where root lacks CAP_SYS_RESOURCE (some containers): guests
+ * then still go first, mosd's score is the usual one. Returns whether
+ * mosd is shielded; before mosd_drop_caps.
+ */
+static int
+mosd_shield_oom(void)
+{
+	if (write_file_str("/proc/self/oom_score_adj", "-1000") == 0)
+		return 1;
+	log_info("not shielded from the out-of-memory killer: "
+	    "/proc/self/oom_score_adj: %s", strerror(errno));
+	return 0;
 }
 
 static void
@@ -281,6 +306,7 @@ main(int argc, char **argv)
 	const char	*path = OSM_CONF_PATH, *keyfile = NULL;
 	char		*cause = NULL;
 	int		 ch, debug = 0, check = 0, verbose = 0, sv[2];
+	int		 shielded;
 	pid_t		 parent, net;
 
 	while ((ch = getopt_long(argc, argv, "df:hnvK:", longopts, NULL)) !=
@@ -360,7 +386,8 @@ main(int argc, char **argv)
 		log_init(0, "mosd");
 	}
 	mosd_raise_priority();	/* while root has CAP_SYS_NICE */
-	if (mosd_drop_caps(&cause) == -1)
+	shielded = mosd_shield_oom();	/* and CAP_SYS_RESOURCE */
+	if (mosd_drop_caps(shielded, &cause) == -1)
 		fatalx("%s", cause);
 	signal(SIGPIPE, SIG_IGN);
 	mosd_raise_nofile();

@@ -54,11 +54,13 @@ echo "$st" | grep -q '^Groups:[[:space:]]*$' ||
 # Not dumpable: its /proc files are root's, not its uid's.
 [ "$(stat -c %u /proc/$net/status)" = 0 ] ||
     fail "the network process is dumpable"
-# The parent: root, with the three capabilities guest agents need.
+# The parent: root, with the three capabilities guest agents need, and
+# CAP_SYS_RESOURCE where root has it here (not in some containers).
+sysres=$((0x$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) >> 24 & 1))
+if [ "$sysres" = 1 ]; then kept=00000000010001c0; else kept=00000000000001c0; fi
 pst=$(status "$parent")
 for want in "Uid:	0	0	0	0" "CapEff:	00000000000000c0" \
-    "CapPrm:	00000000000001c0" "CapBnd:	00000000000001c0" \
-    "NoNewPrivs:	1"; do
+    "CapPrm:	$kept" "CapBnd:	$kept" "NoNewPrivs:	1"; do
 	echo "$pst" | grep -qxF "$want" || fail "the parent lacks '$want': $pst"
 done
 
@@ -105,6 +107,29 @@ walker=$(awk '{ print $1; exit }' /proc/$agent/task/*/children)
 for p in "$agent" "$walker"; do
 	[ "$(nice_of "$p")" = 0 ] || fail "$p runs at nice $(nice_of "$p")"
 done
+# The out-of-memory killer takes guests first and, where root has
+# CAP_SYS_RESOURCE, never mosd (mosd_shield_oom, guest_oom_first); a guest
+# cannot lower its score below the node's own processes' (0), nor at all
+# with CAP_SYS_RESOURCE, its score then its floor.
+adj() { cat "/proc/$1/oom_score_adj"; }
+for p in "$parent" "$net" "$parent2"; do
+	[ "$(adj "$p")" = $((sysres * -1000)) ] ||
+	    fail "mosd $p: oom_score_adj $(adj "$p")"
+done
+for p in "$agent" "$walker"; do
+	[ "$(adj "$p")" = 1000 ] || fail "guest $p: oom_score_adj $(adj "$p")"
+done
+guid=$(awk '/^Uid:/ { print $2 }' "/proc/$walker/status")
+vals=-1
+[ "$sysres" = 1 ] && vals="-1 999"
+for v in $vals; do
+	if setpriv --reuid "$guid" --regid "$guid" --clear-groups sh -c \
+	    "echo $v > /proc/$walker/oom_score_adj" 2>/dev/null; then
+		fail "the guest's uid set its oom_score_adj to $v"
+	fi
+done
+[ "$(adj "$walker")" = 1000 ] ||
+    fail "the guest's oom_score_adj went to $(adj "$walker")"
 
 # The parent refuses malformed records on the channel; the network
 # process is stopped meanwhile, so that every answer comes to the test.
