@@ -10,7 +10,10 @@
 # recovered, and comes home exact; a read-only shared mapping follows the
 # rule docs/REMOTE.md gives for a file changed at home; a writable shared
 # mapping brings the process home, and mosps says why; a file replaced at
-# home while mapped away keeps its content for the process, as natively.
+# home while mapped away keeps its content for the process, as natively;
+# files a python3 maps (a module it imports, a file) from a directory only
+# root may read while a live move is under way come from home too: it
+# moves, runs on node 2 and ends exact.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 3
@@ -216,4 +219,78 @@ lab_exec 1 mosctl stats | grep -q "home: writable shared file mapping" ||
     fail "mosctl stats does not count the return home"
 lab_exec 1 kill "$pid"
 wait "$job"
+
+# --- files mapped during a live move's rounds --------------------------
+# python3 imports an extension module and maps a data file, both from a
+# directory only root may read (as /root/.pyenv is), while a live move
+# to node 2 is under way: its setup asked for the 16 MiB file it mapped
+# before, through a link to node 2 shaped so that the move outlasts the
+# go. The files come from home as those of the setup do; it runs on
+# node 2 and ends with the output of a run at home.
+S=$(lab_dir)/sec
+mkdir -p "$S" && chmod 700 "$S" || fail "mkdir $S"
+head -c 16777216 /dev/urandom > "$S/big"
+head -c 300000 /dev/urandom > "$S/data"
+cp /usr/lib/python3.11/lib-dynload/_bz2.cpython-311-x86_64-linux-gnu.so \
+    "$S/" || fail "cp _bz2"
+cat > "$D/late.py" <<'EOF'
+import hashlib, mmap, os, sys, time
+sec, go = sys.argv[1], sys.argv[2]
+fb = open(sec + '/big', 'rb')
+big = mmap.mmap(fb.fileno(), 0, access=mmap.ACCESS_COPY)
+print('big', hashlib.sha256(big).hexdigest()[:16], flush=True)
+def wait(p):
+    while not os.path.exists(p):
+        time.sleep(0.005)
+wait(go + '.1')
+sys.path.insert(0, sec)
+import _bz2
+fd = open(sec + '/data', 'rb')
+m = mmap.mmap(fd.fileno(), 0, access=mmap.ACCESS_READ)
+print('mapped', os.path.dirname(_bz2.__file__) == sec, flush=True)
+wait(go + '.2')
+h = b''
+for i in range(400):
+    h = hashlib.sha256(h + m[:]).digest()
+c = _bz2.BZ2Compressor(9)
+z = c.compress(m[:100000] * 4) + c.flush()
+print('data', h.hex()[:32], len(z), hashlib.sha256(big).hexdigest()[:16])
+EOF
+touch "$D/go.1" "$D/go.2"
+lab_exec 1 sh -c "cd $D && python3 late.py $S $D/go > late.want 2>&1" ||
+    fail "late.py at home: $(cat "$D/late.want")"
+rm -f "$D/go.1" "$D/go.2"
+lab_exec 1 sh -c "cd $D && OSM_DEPUTY_LOG=$D/dlog.late mosrun -L python3 \
+    late.py $S $D/go > late.out 2>&1" &
+job=$!
+wait_for 15 grep -q big "$D/late.out" || fail "late.py: $(cat "$D/late.out")"
+pid=$(pid_of python3)
+tc qdisc add dev "$MOSLAB_NAME-v2" root tbf rate 100mbit burst 256kb \
+    latency 100ms || fail "tc"
+_lines=$(wc -l < "$L2")
+lab_exec 1 mosmigrate "$pid" 2 > "$D/late.mig" 2>&1 &
+mjob=$!
+# its guest agent started: the setup is on its way, its files listed
+guest_up() {
+	tail -n +$((_lines + 1)) "$L2" | grep -q "guest agent .* for $pid@1"
+}
+wait_for 15 guest_up || fail "late.py: no guest agent on node 2"
+touch "$D/go.1"
+wait_for 10 grep -q mapped "$D/late.out" || fail "late.py did not map"
+kill -0 "$mjob" 2>/dev/null ||
+    fail "late.py: the move was over before it mapped its files"
+wait "$mjob" || fail "late.py: not moved: $(cat "$D/late.mig")"
+tc qdisc del dev "$MOSLAB_NAME-v2" root
+grep -q "mapped [0-9]* more files during its move" "$D/dlog.late" ||
+    fail "late.py: its deputy did not list files again"
+[ "$(where "$pid")" = 2 ] || fail "late.py is not on node 2"
+[ -n "$(guest_pid python3 2)" ] || fail "late.py: no python3 on node 2"
+c2=$(node_cpu 2)
+touch "$D/go.2"
+wait "$job" || fail "late.py failed: $(cat "$D/late.out")"
+c2=$(( $(node_cpu 2) - c2 ))
+cmp -s "$D/late.want" "$D/late.out" ||
+    fail "late.py: output differs: $(cat "$D/late.out")"
+[ "$c2" -gt 100000000 ] || fail "late.py: node 2 was charged $c2 ns"
+echo "late.py: mapped during the rounds, node 2 charged $c2 ns"
 echo "PASS t-stayaway"
