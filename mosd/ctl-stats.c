@@ -32,6 +32,9 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_GUARD_SENT] = "guests_sent_home_for_memory",
 	[C_OOM_KILLS] = "oom_kills",
 	[C_CTL_THROTTLED] = "control_requests_delayed",
+	[C_LOOP_ITERATIONS] = "loop_iterations",
+	[C_LOOP_SLOW] = "loop_slow_iterations",
+	[C_LOOP_LONGEST_MS] = "loop_longest_ms",
 };
 
 static int

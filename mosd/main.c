@@ -98,6 +98,8 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct mosd	*m = w->data;
 
+	looptime_mark(loop, "probe");
+
 	probe_sample(&m->probe, now_ms());
 }
 
@@ -105,6 +107,7 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void
 mosd_log_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	looptime_mark(loop, "log flush");
 	sandbox_report();
 	log_limit_flush();
 }
@@ -166,12 +169,14 @@ mosd_shield_oom(void)
 static void
 mosd_gossip_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	looptime_mark(loop, "gossip send");
 	net_send_gossip(w->data);
 }
 
 static void
 mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
+	looptime_mark(loop, "stop");
 	log_info("signal %d: stopping", w->signum);
 	ev_break(loop, EVBREAK_ALL);
 }
@@ -180,6 +185,7 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 mosd_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
+	looptime_mark(loop, "reap");
 	peer_reap(w->data);
 	broker_reap(w->data);
 }
@@ -248,6 +254,7 @@ mosd_net(struct mosd *m)
 	signal(SIGHUP, SIG_IGN);
 	m->probe.exclude = gettid();
 	m->loop = ev_default_loop(EVFLAG_AUTO);
+	looptime_start(m);
 	TAILQ_INIT(&m->procs);
 	TAILQ_INIT(&m->priv_reqs);
 	privsep_start(m);

@@ -223,6 +223,18 @@ int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
 
+/* looptime.c: the network process's loop iterations, timed */
+#define LOOPTIME_SLOW_MS	25	/* an iteration's callbacks: slow */
+struct looptime {
+	const char	*mark;		/* the callback running, NULL: none */
+	uint64_t	 mark_ns;	/* since */
+	const char	*longest;	/* this iteration's longest callback */
+	uint64_t	 longest_ns;
+	uint32_t	 ncallbacks;	/* marked in this iteration */
+};
+void	 looptime_start(struct mosd *m);
+void	 looptime_mark(struct ev_loop *loop, const char *what);
+
 /* guests-guard.c: the memory guard, in the network process */
 void	 guests_guard_start(struct mosd *m);
 
@@ -327,6 +339,9 @@ enum mosd_counter {
 	C_GUARD_SENT,		/* guests sent home: memory ran short */
 	C_OOM_KILLS,		/* the OOM killer's kills here, seen */
 	C_CTL_THROTTLED,	/* tools' requests read later: too fast */
+	C_LOOP_ITERATIONS,	/* the network process's loop's (looptime.c) */
+	C_LOOP_SLOW,		/* whose callbacks took LOOPTIME_SLOW_MS+ */
+	C_LOOP_LONGEST_MS,	/* the longest one's callbacks, in ms */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -385,6 +400,7 @@ struct mosd {
 	int			 oom_known;
 
 	struct web		*web;		/* NULL: the monitor is off */
+	struct looptime		 looptime;
 
 	uint64_t		 counters[C_NCOUNTERS];
 	struct mosd_home {			/* returns home, by reason */

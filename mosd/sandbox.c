@@ -67,7 +67,7 @@ static const int sandbox_calls[] = {
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
 	SCMP_SYS(gettimeofday), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(nanosleep), SCMP_SYS(futex), SCMP_SYS(sched_yield),
-	SCMP_SYS(sched_getaffinity), SCMP_SYS(getrlimit),
+	SCMP_SYS(sched_getaffinity), SCMP_SYS(getrlimit), SCMP_SYS(getrusage),
 	SCMP_SYS(prlimit64), SCMP_SYS(uname), SCMP_SYS(sysinfo),
 	SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
 };

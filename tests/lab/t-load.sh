@@ -117,6 +117,10 @@ st=$?
 echo "$times"
 [ -z "$flood" ] || echo "flood: $(cat "$(lab_dir)/flood.out");" \
     "busy: $(cat "$(lab_dir)/busy.out")"
+echo "node 1's loop: $(counter loop_iterations) iterations," \
+    "$(counter loop_slow_iterations) of them slow, the longest" \
+    "$(counter loop_longest_ms) ms"
+grep 'loop: ' "$(lab_dir)/node1/mosd.log" | tail -n 8
 echo "node 1: $(counter control_turned_away) connections turned away," \
     "$(counter control_clients_dropped) clients cut off," \
     "$(counter control_requests_delayed) times requests read later"

@@ -1,0 +1,110 @@
+/*
+ * The network process's loop, timed. One thread answers every tool, peer
+ * and agent, so a callback that runs long holds every answer behind it:
+ * what each loop iteration's callbacks took together is measured around
+ * libev's own invocation of them (ev_set_invoke_pending_cb), and each
+ * callback names itself on entry (looptime_mark) so that a slow iteration
+ * says which one took longest. Iterations whose callbacks took
+ * LOOPTIME_SLOW_MS or more are counted (loop_slow_iterations) and logged,
+ * at most a few every 10 s, with the wall time, the CPU time the thread
+ * spent in them (wall far above CPU: the thread waited, for a core or in
+ * a call; the two close: the work itself) and the longest callback; the
+ * longest iteration so far is loop_longest_ms. Two clock readings per
+ * callback and one CPU clock reading per iteration: cheap enough to stay.
+ */
+#include <sys/resource.h>
+
+#include <time.h>
+
+#include "mosd.h"
+
+static uint64_t
+looptime_ns(clockid_t clock)
+{
+	struct timespec	ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The thread's CPU time in a getrusage, in microseconds. */
+static uint64_t
+looptime_us(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
+	    1000000 + ru->ru_utime.tv_usec + ru->ru_stime.tv_usec;
+}
+
+/* The callback running now has ended (at now): is it the longest? */
+static void
+looptime_close(struct looptime *lt, uint64_t now)
+{
+	if (lt->mark != NULL && now - lt->mark_ns > lt->longest_ns) {
+		lt->longest_ns = now - lt->mark_ns;
+		lt->longest = lt->mark;
+	}
+	lt->mark = NULL;
+}
+
+static void
+looptime_invoke(struct ev_loop *loop)
+{
+	static struct log_limit	 looptime_log;
+	struct mosd		*m = ev_userdata(loop);
+	struct looptime		*lt = &m->looptime;
+	struct rusage		 ru0, ru1;
+	uint64_t		 start, end, ms, cpu;
+
+	start = looptime_ns(CLOCK_MONOTONIC);
+	getrusage(RUSAGE_THREAD, &ru0);
+	lt->mark = NULL;
+	lt->longest = NULL;
+	lt->longest_ns = 0;
+	lt->ncallbacks = 0;
+	ev_invoke_pending(loop);
+	end = looptime_ns(CLOCK_MONOTONIC);
+	looptime_close(lt, end);
+	m->counters[C_LOOP_ITERATIONS]++;
+	ms = (end - start) / 1000000;
+	if (ms > m->counters[C_LOOP_LONGEST_MS])
+		m->counters[C_LOOP_LONGEST_MS] = ms;
+	if (ms < LOOPTIME_SLOW_MS)
+		return;
+	m->counters[C_LOOP_SLOW]++;
+	getrusage(RUSAGE_THREAD, &ru1);
+	cpu = looptime_us(&ru1) - looptime_us(&ru0);
+	log_limited_warnx(&looptime_log, 0, "loop: an iteration's %u "
+	    "callbacks took %llu ms (%llu ms CPU, %ld waits, %ld preemptions, "
+	    "%ld page faults read from disk), the longest %s, %llu ms",
+	    lt->ncallbacks, (unsigned long long)ms,
+	    (unsigned long long)(cpu / 1000), ru1.ru_nvcsw - ru0.ru_nvcsw,
+	    ru1.ru_nivcsw - ru0.ru_nivcsw, ru1.ru_majflt - ru0.ru_majflt,
+	    lt->longest != NULL ?
+	    lt->longest : "unnamed",
+	    (unsigned long long)(lt->longest_ns / 1000000));
+}
+
+/* Called first in each callback of the loop: what runs from now on. */
+void
+looptime_mark(struct ev_loop *loop, const char *what)
+{
+	struct mosd	*m = ev_userdata(loop);
+	struct looptime	*lt;
+	uint64_t	 now;
+
+	if (m == NULL)
+		return;		/* a loop not timed: a unit test's */
+	lt = &m->looptime;
+	now = looptime_ns(CLOCK_MONOTONIC);
+	looptime_close(lt, now);
+	lt->mark = what;
+	lt->mark_ns = now;
+	lt->ncallbacks++;
+}
+
+void
+looptime_start(struct mosd *m)
+{
+	ev_set_userdata(m->loop, m);
+	ev_set_invoke_pending_cb(m->loop, looptime_invoke);
+}
