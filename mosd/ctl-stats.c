@@ -35,6 +35,8 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_LOOP_ITERATIONS] = "loop_iterations",
 	[C_LOOP_SLOW] = "loop_slow_iterations",
 	[C_LOOP_LONGEST_MS] = "loop_longest_ms",
+	[C_LOOP_SLOW_WAITED] = "loop_slow_waited",
+	[C_LOOP_SLOW_BUSY] = "loop_slow_busy",
 };
 
 static int

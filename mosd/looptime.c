@@ -7,10 +7,15 @@
  * says which one took longest. Iterations whose callbacks took
  * LOOPTIME_SLOW_MS or more are counted (loop_slow_iterations) and logged,
  * at most a few every 10 s, with the wall time, the CPU time the thread
- * spent in them (wall far above CPU: the thread waited, for a core or in
- * a call; the two close: the work itself) and the longest callback; the
- * longest iteration so far is loop_longest_ms. Two clock readings per
- * callback and one CPU clock reading per iteration: cheap enough to stay.
+ * spent in them, how often it slept in a call (waits) and how often the
+ * scheduler took the core from it (preemptions), and the longest
+ * callback; the longest iteration so far is loop_longest_ms. Those slow
+ * by the loop's own doing are counted apart: loop_slow_waited, it slept
+ * in a call (a read that blocks: nothing in the loop may), and
+ * loop_slow_busy, its own CPU time was LOOPTIME_SLOW_MS or more (work
+ * that must be bounded or spread); the rest waited for a core. One clock
+ * reading per callback and one getrusage per iteration (two if slow):
+ * cheap enough to stay.
  */
 #include <sys/resource.h>
 
@@ -73,6 +78,11 @@ looptime_invoke(struct ev_loop *loop)
 	m->counters[C_LOOP_SLOW]++;
 	getrusage(RUSAGE_THREAD, &ru1);
 	cpu = looptime_us(&ru1) - looptime_us(&ru0);
+	/* Its own doing: it slept in a call, or worked that long. */
+	if (ru1.ru_nvcsw != ru0.ru_nvcsw)
+		m->counters[C_LOOP_SLOW_WAITED]++;
+	if (cpu >= LOOPTIME_SLOW_MS * 1000)
+		m->counters[C_LOOP_SLOW_BUSY]++;
 	log_limited_warnx(&looptime_log, 0, "loop: an iteration's %u "
 	    "callbacks took %llu ms (%llu ms CPU, %ld waits, %ld preemptions, "
 	    "%ld page faults read from disk), the longest %s, %llu ms",

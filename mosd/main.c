@@ -100,7 +100,7 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	looptime_mark(loop, "probe");
 
-	probe_sample(&m->probe, now_ms());
+	probe_thread_ask(m);
 }
 
 /* Say what the log limits held back in the windows that ended. */
@@ -270,6 +270,7 @@ mosd_net(struct mosd *m)
 	net_refresh_self(m);
 	balance_start(m);
 	guests_guard_start(m);
+	probe_thread_start(m);
 	ev_timer_init(&m->probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m->probe_timer.data = m;
 	ev_timer_start(m->loop, &m->probe_timer);
@@ -293,6 +294,7 @@ mosd_net(struct mosd *m)
 	    m->probe.speed, (int)getpid(), (unsigned)geteuid());
 	ev_run(m->loop, 0);
 
+	probe_thread_stop(m);
 	web_stop(m);
 	control_shutdown(m);
 	privsep_stop(m);

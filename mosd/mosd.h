@@ -10,6 +10,8 @@
 #include <sys/queue.h>
 
 #include <ev.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "lib/osm.h"
@@ -235,6 +237,23 @@ struct looptime {
 void	 looptime_start(struct mosd *m);
 void	 looptime_mark(struct ev_loop *loop, const char *what);
 
+/* probe-thread.c: the load probe's samples, off the loop */
+struct probe_thread {
+	pthread_t		 thread;
+	int			 running;	/* 0: the loop samples */
+	int			 wake;		/* eventfd: sample now */
+	atomic_int		 stop;
+	struct probe		 own;		/* the thread's */
+	struct probe		 slot;		/* handed over, if state 1 */
+	atomic_int		 state;		/* 0 empty, 1 full */
+	pid_t			 loop_tid;	/* m->probe's exclude */
+	ev_async		 done;		/* the loop's: the slot is full */
+	struct log_limit	 log;
+};
+void	 probe_thread_start(struct mosd *m);
+void	 probe_thread_ask(struct mosd *m);
+void	 probe_thread_stop(struct mosd *m);
+
 /* guests-guard.c: the memory guard, in the network process */
 void	 guests_guard_start(struct mosd *m);
 
@@ -342,6 +361,8 @@ enum mosd_counter {
 	C_LOOP_ITERATIONS,	/* the network process's loop's (looptime.c) */
 	C_LOOP_SLOW,		/* whose callbacks took LOOPTIME_SLOW_MS+ */
 	C_LOOP_LONGEST_MS,	/* the longest one's callbacks, in ms */
+	C_LOOP_SLOW_WAITED,	/* slow ones in which it slept in a call */
+	C_LOOP_SLOW_BUSY,	/* slow ones of LOOPTIME_SLOW_MS+ of CPU */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -401,6 +422,7 @@ struct mosd {
 
 	struct web		*web;		/* NULL: the monitor is off */
 	struct looptime		 looptime;
+	struct probe_thread	 probe_thread;
 
 	uint64_t		 counters[C_NCOUNTERS];
 	struct mosd_home {			/* returns home, by reason */
