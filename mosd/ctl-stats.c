@@ -37,6 +37,8 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_LOOP_LONGEST_MS] = "loop_longest_ms",
 	[C_LOOP_SLOW_WAITED] = "loop_slow_waited",
 	[C_LOOP_SLOW_BUSY] = "loop_slow_busy",
+	[C_LOOP_CORE_WAITS] = "loop_core_waits",
+	[C_LOOP_CORE_LONGEST_MS] = "loop_core_wait_longest_ms",
 };
 
 static int

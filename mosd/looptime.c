@@ -13,13 +13,17 @@
  * by the loop's own doing are counted apart: loop_slow_waited, it slept
  * in a call (a read that blocks: nothing in the loop may), and
  * loop_slow_busy, its own CPU time was LOOPTIME_SLOW_MS or more (work
- * that must be bounded or spread); the rest waited for a core. One clock
- * reading per callback and one getrusage per iteration (two if slow):
- * cheap enough to stay.
+ * that must be bounded or spread); the rest waited for a core, which
+ * looptime_run_delay measures. One clock reading per callback, one
+ * getrusage (two if slow) and one read of the thread's schedstat per
+ * iteration: cheap enough to stay.
  */
 #include <sys/resource.h>
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mosd.h"
 
@@ -51,6 +55,41 @@ looptime_close(struct looptime *lt, uint64_t now)
 	lt->mark = NULL;
 }
 
+/*
+ * How long the thread waited for a core (the scheduler's run_delay, in
+ * /proc/thread-self/schedstat) since the last iteration began: woken
+ * by a request and not yet run, or preempted. Not the loop's doing; but
+ * what a tool waits for all the same, so counted (loop_core_waits, 25 ms
+ * or more; loop_core_wait_longest_ms) and logged, for a slow answer
+ * that no slow iteration explains.
+ */
+static void
+looptime_run_delay(struct mosd *m, struct looptime *lt)
+{
+	static struct log_limit	 looptime_core_log;
+	char			 buf[96];
+	unsigned long long	 cpu, delay;
+	uint64_t		 ms;
+	ssize_t			 n;
+
+	if (lt->schedstat == -1 ||
+	    (n = pread(lt->schedstat, buf, sizeof buf - 1, 0)) <= 0)
+		return;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &cpu, &delay) != 2)
+		return;
+	ms = lt->run_delay != 0 && delay > lt->run_delay ?
+	    (delay - lt->run_delay) / 1000000 : 0;
+	lt->run_delay = delay;
+	if (ms > m->counters[C_LOOP_CORE_LONGEST_MS])
+		m->counters[C_LOOP_CORE_LONGEST_MS] = ms;
+	if (ms < LOOPTIME_SLOW_MS)
+		return;
+	m->counters[C_LOOP_CORE_WAITS]++;
+	log_limited_info(&looptime_core_log, 0, "loop: waited %llu ms for a "
+	    "core since the last iteration began", (unsigned long long)ms);
+}
+
 static void
 looptime_invoke(struct ev_loop *loop)
 {
@@ -62,6 +101,7 @@ looptime_invoke(struct ev_loop *loop)
 
 	start = looptime_ns(CLOCK_MONOTONIC);
 	getrusage(RUSAGE_THREAD, &ru0);
+	looptime_run_delay(m, lt);
 	lt->mark = NULL;
 	lt->longest = NULL;
 	lt->longest_ns = 0;
@@ -115,6 +155,8 @@ looptime_mark(struct ev_loop *loop, const char *what)
 void
 looptime_start(struct mosd *m)
 {
+	m->looptime.schedstat = open("/proc/thread-self/schedstat",
+	    O_RDONLY | O_CLOEXEC);
 	ev_set_userdata(m->loop, m);
 	ev_set_invoke_pending_cb(m->loop, looptime_invoke);
 }

@@ -233,6 +233,8 @@ struct looptime {
 	const char	*longest;	/* this iteration's longest callback */
 	uint64_t	 longest_ns;
 	uint32_t	 ncallbacks;	/* marked in this iteration */
+	int		 schedstat;	/* /proc/thread-self/schedstat, or -1 */
+	uint64_t	 run_delay;	/* its second field, last read (ns) */
 };
 void	 looptime_start(struct mosd *m);
 void	 looptime_mark(struct ev_loop *loop, const char *what);
@@ -363,6 +365,8 @@ enum mosd_counter {
 	C_LOOP_LONGEST_MS,	/* the longest one's callbacks, in ms */
 	C_LOOP_SLOW_WAITED,	/* slow ones in which it slept in a call */
 	C_LOOP_SLOW_BUSY,	/* slow ones of LOOPTIME_SLOW_MS+ of CPU */
+	C_LOOP_CORE_WAITS,	/* waits of LOOPTIME_SLOW_MS+ for a core */
+	C_LOOP_CORE_LONGEST_MS,	/* the longest, in ms */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];

@@ -126,7 +126,9 @@ waited=$(counter loop_slow_waited)
 worked=$(counter loop_slow_busy)
 echo "node 1's loop: $iters iterations, $(counter loop_slow_iterations)" \
     "of them slow (25 ms or more), $waited of which slept in a call and" \
-    "$worked worked that long; the longest $(counter loop_longest_ms) ms"
+    "$worked worked that long; the longest $(counter loop_longest_ms) ms;" \
+    "it waited for a core 25 ms or more $(counter loop_core_waits) times," \
+    "the longest $(counter loop_core_wait_longest_ms) ms"
 grep 'loop: ' "$(lab_dir)/node1/mosd.log" | tail -n 8
 [ "$iters" -gt 1000 ] || fail "node 1's loop ran $iters iterations: not timed"
 echo "node 1: $(counter control_turned_away) connections turned away," \
