@@ -25,6 +25,7 @@ P=${OSM_MOSRUN:-$OSM_BIN/../build/tests/mosrun}
 
 lab_up 2 --cpus 1 --mem 1024,256
 wait_cluster 2
+net2=$(mosd_net 2)
 S=$(lab_dir)/share
 mkdir -p "$S"
 
@@ -119,6 +120,10 @@ grep -qx "mosrun: process [0-9]* (grow) was killed by node 2's out-of-memory kil
     "$S/oom0.log" || fail "oom0: no message: $(cat "$S/oom0.log")"
 grep -qx "returncode 137" "$S/oom0.out" ||
     fail "oom0: the parent saw: $(cat "$S/oom0.out")"
+# The killer took the guest alone, never mosd (guest_oom_first).
+[ "$(mosd_net 2)" = "$net2" ] || fail "oom0: node 2's mosd was killed"
+[ "$(counter oom_kills 2)" = 2 ] ||
+    fail "oom0: node 2's OOM killer killed $(counter oom_kills 2) in all"
 
 # ENOSPC: a 64 KiB file system at home, filled at home, then from node 2.
 cat > "$S/fill.py" <<'EOF'
