@@ -249,7 +249,7 @@ struct probe_thread {
 	struct probe		 slot;		/* handed over, if state 1 */
 	atomic_int		 state;		/* 0 empty, 1 full */
 	pid_t			 loop_tid;	/* m->probe's exclude */
-	ev_async		 done;		/* the loop's: the slot is full */
+	ev_async		 done;		/* the loop's: slot full */
 	struct log_limit	 log;
 };
 void	 probe_thread_start(struct mosd *m);
