@@ -145,18 +145,17 @@ deputy_files_clear(struct deputy *d)
 	d->nfiles = 0;
 }
 
-/* Fill setup with the files listed: its own copies, freed with it. */
-void
-deputy_files_setup(struct deputy *d, Osm__SesSetup *setup)
+/* The files listed, as the session names them (in d->files' memory). */
+static Osm__SesFile **
+files_entries(struct deputy *d)
 {
-	Osm__SesFile	*f;
-	Osm__SesRange	*r;
-	size_t		 i, j;
+	Osm__SesFile	**files, *f;
+	Osm__SesRange	 *r;
+	size_t		  i, j;
 
-	setup->n_files = d->nfiles;
-	setup->files = xcalloc(d->nfiles, sizeof *setup->files);
+	files = xcalloc(d->nfiles + 1, sizeof *files);
 	for (i = 0; i < d->nfiles; i++) {
-		f = setup->files[i] = xmalloc(sizeof *f);
+		f = files[i] = xmalloc(sizeof *f);
 		osm__ses_file__init(f);
 		f->path = d->files[i].path;
 		f->id = &d->files[i].id;
@@ -171,22 +170,125 @@ deputy_files_setup(struct deputy *d, Osm__SesSetup *setup)
 			r->length = d->files[i].ranges[j].length;
 		}
 	}
+	return files;
+}
+
+static void
+files_entries_free(Osm__SesFile **files, size_t n)
+{
+	size_t	i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < files[i]->n_ranges; j++)
+			free(files[i]->ranges[j]);
+		free(files[i]->ranges);
+		free(files[i]);
+	}
+	free(files);
+}
+
+/*
+ * Fill setup with the files listed: its own entries, freed with it, which
+ * point into d->files (freed after it; they are not read by then).
+ */
+void
+deputy_files_setup(struct deputy *d, Osm__SesSetup *setup)
+{
+	setup->n_files = d->nfiles;
+	setup->files = files_entries(d);
 }
 
 void
 deputy_files_setup_free(Osm__SesSetup *setup)
 {
-	size_t	i, j;
-
-	for (i = 0; i < setup->n_files; i++) {
-		for (j = 0; j < setup->files[i]->n_ranges; j++)
-			free(setup->files[i]->ranges[j]);
-		free(setup->files[i]->ranges);
-		free(setup->files[i]);
-	}
-	free(setup->files);
+	files_entries_free(setup->files, setup->n_files);
 	setup->files = NULL;
 	setup->n_files = 0;
+}
+
+/* Does the list old hold all of nf: the file, each byte it maps, shared? */
+static int
+files_covered(const struct mig_file *old, size_t nold,
+    const struct mig_file *nf)
+{
+	const struct mig_file	*of = NULL;
+	uint64_t		 off, end;
+	size_t			 i, j;
+
+	for (i = 0; i < nold && of == NULL; i++)
+		if (old[i].id.dev == nf->id.dev && old[i].id.ino == nf->id.ino &&
+		    old[i].id.size == nf->id.size &&
+		    old[i].id.mtime_ns == nf->id.mtime_ns)
+			of = &old[i];
+	if (of == NULL || (nf->shared && !of->shared))
+		return 0;
+	for (i = 0; i < nf->nranges; i++) {
+		off = nf->ranges[i].offset;
+		end = off + nf->ranges[i].length;
+		/* the old ranges, however the areas were split or merged */
+		while (off < end) {
+			for (j = 0; j < of->nranges; j++)
+				if (of->ranges[j].offset <= off && off <
+				    of->ranges[j].offset + of->ranges[j].length)
+					break;
+			if (j == of->nranges)
+				return 0;
+			off = of->ranges[j].offset + of->ranges[j].length;
+		}
+	}
+	return 1;
+}
+
+/*
+ * P, held, ran since its files were listed for the move (through a live
+ * move's rounds, or the setup of a post-copy one): does it map a file, or
+ * bytes of one, or share one, that the list has not? Then the list is
+ * what P maps now and the guest must be told of it (deputy_files_more):
+ * 1. 0 if the list holds it all; -1 with *cause (P maps what cannot move:
+ * a writable shared mapping, say).
+ */
+int
+deputy_files_relist(struct deputy *d, char **cause)
+{
+	struct mig_file	*files;
+	size_t		 n, i, fresh = 0;
+
+	if (mig_files(d->task, MIG_CONTEXT, &files, &n, cause) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!files_covered(d->files, d->nfiles, &files[i]))
+			fresh++;
+	if (fresh == 0) {
+		mig_files_free(files, n);
+		return 0;
+	}
+	log_info("process %d (%s) mapped %zu more file%s during its move",
+	    (int)d->pid, d->command, fresh, fresh == 1 ? "" : "s");
+	deputy_files_clear(d);
+	d->files = files;
+	d->nfiles = n;
+	for (i = 0; i < d->nfiles; i++)
+		files_remember(d, d->files[i].path, d->files[i].id.dev,
+		    d->files[i].id.ino);
+	return 1;
+}
+
+/*
+ * Tell the guest of the files listed anew (SES_FILES), inside the image:
+ * it asks for what it has not, as for the setup's, then says SES_READY.
+ */
+int
+deputy_files_more(struct deputy *d, char **cause)
+{
+	Osm__SesFiles	m = OSM__SES_FILES__INIT;
+	int		rc;
+
+	m.n_files = d->nfiles;
+	m.files = files_entries(d);
+	rc = session_send_msg(&d->ses, OSM__SES_KIND__SES_FILES, &m.base,
+	    cause);
+	files_entries_free(m.files, m.n_files);
+	return rc;
 }
 
 /*

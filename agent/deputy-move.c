@@ -28,20 +28,91 @@
 /* A move out: stop-and-copy, or live (the process runs meanwhile). */
 struct move_out {
 	struct deputy	*d;
+	uint32_t	 node;
 	struct mig_live	 lv;		/* track NULL: stop-and-copy */
 	struct mig_stats st;
 	struct postcopy_counts pc;		/* lv.post: its pages after */
 };
 
+/*
+ * The setup (or SES_FILES) is sent: answer the guest's asks about the
+ * files P maps until it is ready for the image, or says why it will not
+ * take the process. post (NULL after SES_FILES): may it be post-copy?
+ */
+static int
+move_files(struct deputy *d, uint32_t node, int *post, char **cause)
+{
+	Osm__SesReady	*ready;
+	char		*why;
+	const uint8_t	*body;
+	size_t		 len;
+	uint16_t	 kind;
+
+	if (post != NULL)
+		deputy_files_prehash(d);	/* while the guest agent starts */
+	for (;;) {
+		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
+			return -1;
+		switch (kind) {
+		case OSM__SES_KIND__SES_READY:
+			ready = len > 0 ? osm__ses_ready__unpack(NULL, len,
+			    body) : NULL;
+			if (post != NULL && *post && (ready == NULL ||
+			    !ready->has_post_copy || !ready->post_copy)) {
+				log_warnx("process %d (%s): node %u cannot "
+				    "take it post-copy: it stops for the copy",
+				    (int)d->pid, d->command, node);
+				*post = 0;
+			}
+			if (ready != NULL)
+				osm__ses_ready__free_unpacked(ready, NULL);
+			return 0;
+		case OSM__SES_KIND__SES_FILE_ASK:
+			if (deputy_files_answer(d, body, len, cause) == -1)
+				return -1;
+			break;
+		case OSM__SES_KIND__SES_ERROR:
+			why = ses_error_reason(body, len, "malformed error");
+			xasprintf(cause, "node %u: %s", node, why);
+			free(why);
+			return -1;
+		default:
+			xasprintf(cause, "node %u: unexpected answer to the "
+			    "setup", node);
+			return -1;
+		}
+	}
+}
+
+/*
+ * P, held, ran since the setup listed its files: if it maps more now (a
+ * library it loaded, a file it mapped), the guest is told inside the
+ * image, before the description that names them, and has them as it has
+ * the setup's (fetched from home where its node has no same copy).
+ */
+static int
+move_more_files(struct move_out *m, char **cause)
+{
+	switch (deputy_files_relist(m->d, cause)) {
+	case -1:
+		return -1;
+	case 0:
+		return 0;
+	}
+	return deputy_files_more(m->d, cause) == -1 ||
+	    move_files(m->d, m->node, NULL, cause) == -1 ? -1 : 0;
+}
+
 /* The rounds are over: P held for the last pages (d->task). */
 static struct mig_task *
 move_freeze(void *arg, char **cause)
 {
-	struct deputy	*d = arg;
+	struct move_out	*m = arg;
 
-	if (deputy_hold(d, 0, cause) == -1)
+	if (deputy_hold(m->d, 0, cause) == -1 ||
+	    move_more_files(m, cause) == -1)
 		return NULL;
-	return d->task;
+	return m->d->task;
 }
 
 /*
@@ -66,7 +137,7 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 		free(why);
 	}
 	if (m->lv.track == NULL && d->state != DEPUTY_HELD &&
-	    deputy_hold(d, 0, cause) == -1)
+	    (deputy_hold(d, 0, cause) == -1 || move_more_files(m, cause) == -1))
 		return -1;
 	if (m->lv.track == NULL)
 		m->lv.t = d->task;
@@ -92,7 +163,7 @@ move_live(struct deputy *d, struct move_out *m, int stopped)
 
 	m->d = d;
 	m->lv.freeze = move_freeze;
-	m->lv.arg = d;
+	m->lv.arg = m;
 	m->lv.hidden = deputy_clock_hidden(d);
 	if (m->lv.post != NULL) {
 		/* it runs on until the image: then held, and goes at once */
@@ -179,7 +250,7 @@ move_recv(struct deputy *d, struct mig_stats *st, char **cause)
 {
 	struct mig_restore_opts	opts = { .flags = 0 };
 
-	return image_recv(&d->ses, d->task, &opts, st, cause);
+	return image_recv(&d->ses, d->task, &opts, NULL, NULL, st, cause);
 }
 
 /*
@@ -368,54 +439,6 @@ move_arrived(struct deputy *d, uint32_t node, int *pending, char **cause)
 }
 
 /*
- * The setup is sent: answer the guest's asks about the files P maps until
- * it is ready for the image, or says why it will not take the process.
- */
-static int
-move_files(struct deputy *d, uint32_t node, int *post, char **cause)
-{
-	Osm__SesReady	*ready;
-	char		*why;
-	const uint8_t	*body;
-	size_t		 len;
-	uint16_t	 kind;
-
-	deputy_files_prehash(d);	/* while the guest agent starts */
-	for (;;) {
-		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
-			return -1;
-		switch (kind) {
-		case OSM__SES_KIND__SES_READY:
-			ready = len > 0 ? osm__ses_ready__unpack(NULL, len,
-			    body) : NULL;
-			if (*post && (ready == NULL || !ready->has_post_copy ||
-			    !ready->post_copy)) {
-				log_warnx("process %d (%s): node %u cannot "
-				    "take it post-copy: it stops for the copy",
-				    (int)d->pid, d->command, node);
-				*post = 0;
-			}
-			if (ready != NULL)
-				osm__ses_ready__free_unpacked(ready, NULL);
-			return 0;
-		case OSM__SES_KIND__SES_FILE_ASK:
-			if (deputy_files_answer(d, body, len, cause) == -1)
-				return -1;
-			break;
-		case OSM__SES_KIND__SES_ERROR:
-			why = ses_error_reason(body, len, "malformed error");
-			xasprintf(cause, "node %u: %s", node, why);
-			free(why);
-			return -1;
-		default:
-			xasprintf(cause, "node %u: unexpected answer to the "
-			    "setup", node);
-			return -1;
-		}
-	}
-}
-
-/*
  * Move P, running at home or in a ptrace stop if stopped, to node. On any
  * failure before the target has it running, P goes on at home as if
  * nothing happened: -1, *cause says why. 1 if the copy runs there but P
@@ -431,6 +454,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	int		 rc, post, pending = 0;
 
 	memset(&m, 0, sizeof m);
+	m.node = node;
 	if (deputy_hold(d, stopped, cause) == -1)
 		return -1;
 	post = move_is_post(d, stopped);

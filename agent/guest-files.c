@@ -132,6 +132,7 @@ guest_files_add(struct guest *g, const char *path, const Osm__ImgFileId *id,
 	}
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->late = g->pid != 0;
 	snprintf(f->self_link, sizeof f->self_link, "/proc/self/fd/%d", f->fd);
 	snprintf(f->link, sizeof f->link, "/proc/%d/fd/%d", (int)getpid(),
 	    f->fd);
@@ -287,11 +288,14 @@ files_ask(struct guest *g, uint32_t index, uint64_t off, uint64_t len,
 }
 
 /*
- * The files of a move's setup: found here or had from home, every byte R
- * will map, before the image comes (SES_READY says so).
+ * The files of a move's setup, or those the home lists again inside the
+ * image (SES_FILES: P mapped more as it ran): found here or had from
+ * home, every byte R will map, before the image (or its description)
+ * comes (SES_READY says so).
  */
 int
-guest_files_setup(struct guest *g, const Osm__SesSetup *setup, char **cause)
+guest_files_setup(struct guest *g, Osm__SesFile **files, size_t nfiles,
+    char **cause)
 {
 	Osm__SesReady		 ready = OSM__SES_READY__INIT;
 	Osm__SesFileAnswer	*r;
@@ -302,8 +306,8 @@ guest_files_setup(struct guest *g, const Osm__SesSetup *setup, char **cause)
 	char			*why;
 	int			 copy;
 
-	for (i = 0; i < setup->n_files; i++) {
-		sf = setup->files[i];
+	for (i = 0; i < nfiles; i++) {
+		sf = files[i];
 		if (sf->path[0] != '/') {
 			xasprintf(cause, "a file of the setup without a path");
 			return -1;

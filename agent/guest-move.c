@@ -8,12 +8,16 @@
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <linux/capability.h>
 #include <linux/filter.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,109 @@
 
 #include "internal.h"
 #include "proto/migrate.pb-c.h"
+
+/* A move arriving: its guest, and the holder of files had late. */
+struct move_in {
+	struct guest	*g;
+	pid_t		 holder;
+};
+
+/*
+ * Files had once R was made (SES_FILES) are not in the table R was born
+ * with, and R, in a user namespace of its own, may not open ours through
+ * /proc/<G>/fd (a ptrace check across namespaces). A child of ours that
+ * joins R's user namespace holds them for the restore, which opens them
+ * through /proc/<holder>/fd. Where R is in ours (we are root), ours do.
+ */
+static int
+move_holder(struct move_in *in, char **cause)
+{
+	struct guest	*g = in->g;
+	struct stat	 ours, its;
+	char		 path[64], c;
+	size_t		 i, late = 0;
+	int		 p[2], fd;
+	pid_t		 h;
+
+	for (i = 0; i < g->nfiles; i++)
+		late += g->files[i]->late;
+	if (late == 0 || !g->ids_kept || in->holder != 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)g->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &its) == -1 || stat("/proc/self/ns/user", &ours) == -1) {
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	h = 0;
+	if (its.st_ino != ours.st_ino || its.st_dev != ours.st_dev) {
+		if (pipe2(p, O_CLOEXEC) == -1 || (h = fork()) == -1) {
+			xasprintf(cause, "a holder of files: %s",
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (h == 0) {
+			close(p[0]);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			c = setns(fd, CLONE_NEWUSER) == 0 ? 0 : errno;
+			if (write(p[1], &c, 1) != 1 || c != 0)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1 || c != 0) {
+			xasprintf(cause, "a holder of files in R's user "
+			    "namespace: %s", strerror(c != 0 ? c : EPIPE));
+			kill(h, SIGKILL);
+			waitpid(h, NULL, 0);
+			close(p[0]);
+			close(fd);
+			return -1;
+		}
+		close(p[0]);
+		in->holder = h;
+	}
+	close(fd);
+	for (i = 0; i < g->nfiles; i++) {
+		if (!g->files[i]->late)
+			continue;
+		snprintf(g->files[i]->self_link, sizeof g->files[i]->self_link,
+		    "/proc/%d/fd/%d", (int)(h != 0 ? h : getpid()),
+		    g->files[i]->fd);
+		g->files[i]->late = 0;
+	}
+	return 0;
+}
+
+/*
+ * Inside the image, before its description: the files P maps now, which
+ * are more than the setup's (SES_FILES: it mapped some as it ran through
+ * a live move's rounds or a post-copy move's setup). Had as the setup's,
+ * before the restore checks them.
+ */
+static int
+move_more_files(void *arg, uint16_t kind, const uint8_t *body, size_t len,
+    char **cause)
+{
+	struct move_in	*in = arg;
+	Osm__SesFiles	*m;
+	int		 rc;
+
+	if (kind != OSM__SES_KIND__SES_FILES ||
+	    (m = osm__ses_files__unpack(NULL, len, body)) == NULL) {
+		xasprintf(cause, "message of kind %u inside the image", kind);
+		return -1;
+	}
+	log_info("%s: %zu files mapped now, told inside the image",
+	    in->g->conn.who, m->n_files);
+	rc = guest_files_setup(in->g, m->files, m->n_files, cause);
+	osm__ses_files__free_unpacked(m, NULL);
+	return rc == -1 ? -1 : move_holder(in, cause);
+}
 
 /*
  * R from the image, straight from the session (no pipe, no pump thread),
@@ -33,13 +140,19 @@ move_recv(struct guest *g, struct mig_task *t, char **cause)
 {
 	struct mig_restore_opts	opts = { .mapped = guest_files_mapped,
 				    .mapped_arg = g };
+	struct move_in		in = { .g = g, .holder = 0 };
 	Osm__SesCpu		*cpu;
 	const uint8_t		*body;
 	uint16_t		 kind;
 	size_t			 len;
+	int			 rc;
 
-	if (image_recv(&g->ses, t, &opts, NULL, cause) == -1 ||
-	    session_recv(&g->ses, &kind, &body, &len, cause) == -1)
+	rc = image_recv(&g->ses, t, &opts, move_more_files, &in, NULL, cause);
+	if (in.holder != 0) {
+		kill(in.holder, SIGKILL);
+		waitpid(in.holder, NULL, 0);
+	}
+	if (rc == -1 || session_recv(&g->ses, &kind, &body, &len, cause) == -1)
 		return -1;
 	/* R's CPU clocks go on from where P's stopped, not from the setup */
 	if (kind != OSM__SES_KIND__SES_CPU ||
@@ -303,7 +416,7 @@ guest_move_arrive(struct guest *g, char **cause)
 	home_pid = setup->pid;
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
-	if (guest_files_setup(g, setup, cause) == -1) {
+	if (guest_files_setup(g, setup->files, setup->n_files, cause) == -1) {
 		osm__ses_setup__free_unpacked(setup, NULL);
 		return -1;
 	}

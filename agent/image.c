@@ -42,14 +42,19 @@ image_send(struct session *s, struct mig_live *lv, int flags,
 	return session_image_end(&si, 1, cause);
 }
 
-/* t made the process of the image that comes on s, its context too. */
+/*
+ * t made the process of the image that comes on s, its context too; a
+ * message of another kind between its frames goes to aside (if not NULL).
+ */
 int
 image_recv(struct session *s, struct mig_task *t,
-    struct mig_restore_opts *opts, struct mig_stats *st, char **cause)
+    struct mig_restore_opts *opts, session_aside_fn aside, void *aside_arg,
+    struct mig_stats *st, char **cause)
 {
 	struct session_image	si = { .s = s,
 				    .kind = OSM__SES_KIND__SES_IMAGE,
-				    .end = OSM__SES_KIND__SES_IMAGE_END };
+				    .end = OSM__SES_KIND__SES_IMAGE_END,
+				    .aside = aside, .aside_arg = aside_arg };
 	struct mig_io		io = { .read = session_image_read,
 				    .view = session_image_view,
 				    .arg = &si };

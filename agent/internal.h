@@ -112,8 +112,8 @@ char		*ses_error_reason(const uint8_t *body, size_t len,
 int		 image_send(struct session *s, struct mig_live *lv, int flags,
 		    struct mig_stats *st, char **cause);
 int		 image_recv(struct session *s, struct mig_task *t,
-		    struct mig_restore_opts *opts, struct mig_stats *st,
-		    char **cause);
+		    struct mig_restore_opts *opts, session_aside_fn aside,
+		    void *aside_arg, struct mig_stats *st, char **cause);
 
 /* postcopy.c */
 #define GUEST_OOM_SCORE_ADJ 1000	/* guest_oom_first: the killer's first */
@@ -297,6 +297,8 @@ void	 deputy_files_prehash(struct deputy *d);
 void	 deputy_files_clear(struct deputy *d);
 void	 deputy_files_setup(struct deputy *d, Osm__SesSetup *setup);
 void	 deputy_files_setup_free(Osm__SesSetup *setup);
+int	 deputy_files_relist(struct deputy *d, char **cause);
+int	 deputy_files_more(struct deputy *d, char **cause);
 int	 deputy_files_answer(struct deputy *d, const uint8_t *body,
 	    size_t len, char **cause);
 void	 deputy_files_forget(struct deputy *d);
@@ -402,6 +404,8 @@ struct guest_file {
 					   our descriptors, in a user
 					   namespace, where ours are barred */
 	uint64_t	 dev, ino;	/* of fd */
+	int		 late;		/* had once R was made: not in its
+					   table (guest-move.c's holder) */
 	struct mig_range *have;		/* memfd: the bytes in, sorted */
 	size_t		 nhave;
 };
@@ -526,7 +530,7 @@ int	 guest_files_missing(const struct guest_file *f, uint64_t off,
 	    uint64_t len, uint64_t *o, uint64_t *n);
 int	 guest_files_put(struct guest_file *f, uint64_t off,
 	    const uint8_t *data, size_t len, char **cause);
-int	 guest_files_setup(struct guest *g, const Osm__SesSetup *setup,
+int	 guest_files_setup(struct guest *g, Osm__SesFile **files, size_t nfiles,
 	    char **cause);
 const char *guest_files_mapped(void *arg, const Osm__ImgVma *v);
 void	 guest_files_stand_in(struct guest *g, struct mig_task *t);

@@ -256,6 +256,8 @@ int	 session_ready(const struct session *s);
  * mig_io), frames of kind; session_image_end sends the end frame, or
  * waits for it after the last byte read.
  */
+typedef int (*session_aside_fn)(void *arg, uint16_t kind,
+    const uint8_t *body, size_t len, char **cause);
 struct session_image {
 	struct session	*s;
 	uint16_t	 kind;
@@ -263,6 +265,12 @@ struct session_image {
 	const uint8_t	*p;		/* the frame being read */
 	size_t		 left;
 	int		 ended;		/* its end frame came */
+	/*
+	 * The reader's, for a frame of another kind between the image's
+	 * (NULL: an error): -1 with *cause stops the image.
+	 */
+	session_aside_fn aside;
+	void		*aside_arg;
 };
 int	 session_sendv(struct session *s, uint16_t kind,
 	    const struct iovec *iov, int n, char **cause);

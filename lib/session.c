@@ -523,7 +523,8 @@ session_image_write(void *arg, const struct iovec *iov, int n, char **cause)
 /*
  * Exactly len bytes of the image coming on the session, taken from its
  * frames where they were opened: 0; 1 if its end frame came first; -1
- * with *cause.
+ * with *cause. A frame of another kind goes to si->aside, if set, which
+ * may use the session meanwhile (a guest's asks about files).
  */
 int
 session_image_read(void *arg, void *buf, size_t len, char **cause)
@@ -545,7 +546,12 @@ session_image_read(void *arg, void *buf, size_t len, char **cause)
 				si->left = 0;
 				return 1;
 			}
-			if (kind != si->kind) {
+			if (kind != si->kind && si->aside != NULL) {
+				if (si->aside(si->aside_arg, kind, si->p,
+				    si->left, cause) == -1)
+					return -1;
+				si->left = 0;
+			} else if (kind != si->kind) {
 				xasprintf(cause, "message of kind %u inside an "
 				    "image", kind);
 				return -1;

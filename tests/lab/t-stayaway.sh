@@ -10,7 +10,10 @@
 # recovered, and comes home exact; a read-only shared mapping follows the
 # rule docs/REMOTE.md gives for a file changed at home; a writable shared
 # mapping brings the process home, and mosps says why; a file replaced at
-# home while mapped away keeps its content for the process, as natively.
+# home while mapped away keeps its content for the process, as natively;
+# files a process maps (python3: a module it imports, a file) from a
+# directory only root may read while a live or post-copy move is under
+# way come from home too: it moves, runs on node 2 and ends exact.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 3
@@ -216,4 +219,94 @@ lab_exec 1 mosctl stats | grep -q "home: writable shared file mapping" ||
     fail "mosctl stats does not count the return home"
 lab_exec 1 kill "$pid"
 wait "$job"
+
+# --- files mapped while the process moves -------------------------------
+# python3 imports an extension module and maps a data file, both from a
+# directory only root may read (as /root/.pyenv is), while a live move
+# to node 2 is under way (and a C program maps one before a post-copy
+# move freezes it): the setup asked for the 16 MiB file each mapped
+# before, through a link to node 2 shaped so that the move outlasts the
+# go. The files come from home as those of the setup do; each runs on
+# node 2 and ends with the output of a run at home.
+S=$(lab_dir)/sec
+mkdir -p "$S" && chmod 700 "$S" || fail "mkdir $S"
+head -c 16777216 /dev/urandom > "$S/big"
+head -c 300000 /dev/urandom > "$S/data"
+cp /usr/lib/python3.11/lib-dynload/_bz2.cpython-311-x86_64-linux-gnu.so \
+    "$S/" || fail "cp _bz2"
+cat > "$D/late.py" <<'EOF'
+import hashlib, mmap, os, sys, time
+sec, go = sys.argv[1], sys.argv[2]
+fb = open(sec + '/big', 'rb')
+big = mmap.mmap(fb.fileno(), 0, access=mmap.ACCESS_COPY)
+print('big', hashlib.sha256(big).hexdigest()[:16], flush=True)
+def wait(p):
+    while not os.path.exists(p):
+        time.sleep(0.005)
+wait(go + '.1')
+sys.path.insert(0, sec)
+import _bz2
+fd = open(sec + '/data', 'rb')
+m = mmap.mmap(fd.fileno(), 0, access=mmap.ACCESS_READ)
+print('mapped', os.path.dirname(_bz2.__file__) == sec, flush=True)
+wait(go + '.2')
+h = b''
+for i in range(400):
+    h = hashlib.sha256(h + m[:]).digest()
+c = _bz2.BZ2Compressor(9)
+z = c.compress(m[:100000] * 4) + c.flush()
+print('data', h.hex()[:32], len(z), hashlib.sha256(big).hexdigest()[:16])
+EOF
+# late NAME OPTION PROGRAM ARGS...: run at home (its go files there),
+# then under mosrun, moved to node 2 with OPTION and told to map once
+# the move's setup is sent (its guest agent started): its deputy lists
+# its files again, and it moves, runs there and ends exact.
+late() {
+	_n=$1
+	_o=$2
+	_c=$(basename "$3")
+	shift 2
+	touch "$D/go.1" "$D/go.2"
+	lab_exec 1 sh -c 'cd "$1" && shift && "$@"' sh "$D" "$@" \
+	    > "$D/$_n.want" 2>&1 || fail "$_n at home: $(cat "$D/$_n.want")"
+	rm -f "$D/go.1" "$D/go.2"
+	lab_exec 1 sh -c 'cd "$1" && n=$2 && shift 2 &&
+	    OSM_DEPUTY_LOG=dlog.$n exec mosrun -L "$@"' sh "$D" "$_n" "$@" \
+	    > "$D/$_n.out" 2>&1 &
+	job=$!
+	wait_for 15 grep -q . "$D/$_n.out" || fail "$_n did not start"
+	pid=$(pid_of "$_c")
+	tc qdisc add dev "$MOSLAB_NAME-v2" root tbf rate 100mbit \
+	    burst 256kb latency 100ms || fail "tc"
+	_lines=$(wc -l < "$L2")
+	lab_exec 1 mosmigrate $_o "$pid" 2 > "$D/$_n.mig" 2>&1 &
+	_mjob=$!
+	wait_for 15 guest_up || fail "$_n: no guest agent on node 2"
+	touch "$D/go.1"
+	wait_for 10 grep -q mapped "$D/$_n.out" || fail "$_n did not map"
+	kill -0 "$_mjob" 2>/dev/null ||
+	    fail "$_n: the move was over before it mapped its files"
+	wait "$_mjob" || fail "$_n: not moved: $(cat "$D/$_n.mig")"
+	tc qdisc del dev "$MOSLAB_NAME-v2" root
+	grep -q "mapped [0-9]* more files* during its move" "$D/dlog.$_n" ||
+	    fail "$_n: its deputy did not list its files again"
+	[ "$(where "$pid")" = 2 ] || fail "$_n is not on node 2"
+	[ -n "$(guest_pid "$_c" 2)" ] || fail "$_n: no $_c on node 2"
+	_c2=$(node_cpu 2)
+	touch "$D/go.2"
+	wait "$job" || fail "$_n failed: $(cat "$D/$_n.out")"
+	_c2=$(( $(node_cpu 2) - _c2 ))
+	cmp -s "$D/$_n.want" "$D/$_n.out" ||
+	    fail "$_n: output differs: $(cat "$D/$_n.out")"
+	[ "$_c2" -gt 100000000 ] || fail "$_n: node 2 was charged $_c2 ns"
+	echo "$_n: mapped during the move ($_o), node 2 charged $_c2 ns"
+}
+# its guest agent started: the setup is on its way, its files listed
+guest_up() {
+	tail -n +$((_lines + 1)) "$L2" | grep -q "guest agent .* for $pid@1"
+}
+late late.py --live python3 late.py "$S" "$D/go"
+# post-copy lists them again at its freeze (with a C program: python3
+# moved post-copy dies on node 2, whatever it maps, a bug apart)
+late latec --post-copy "$M" -l "$S/big" "$S/data" "$D/go"
 echo "PASS t-stayaway"

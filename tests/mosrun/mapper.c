@@ -10,6 +10,10 @@
  *
  *	mapper DATA SHARED OUT N
  *	mapper -w FILE		maps FILE shared and writable, then waits
+ *	mapper -l BIG LATE GO	maps BIG privately, says "ready"; once GO.1
+ *				exists maps LATE privately, read-only, says
+ *				"mapped"; once GO.2 exists prints the sums of
+ *				both, taken 20 times over
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -45,6 +49,54 @@ map(const char *path, int prot, int flags, size_t *len)
 	return p;
 }
 
+static void
+wait_for(const char *go, int k)
+{
+	struct timespec	 tick = { 0, 5 * 1000000L };
+	char		 path[4096];
+
+	snprintf(path, sizeof path, "%s.%d", go, k);
+	while (access(path, F_OK) == -1)
+		nanosleep(&tick, NULL);
+}
+
+static uint64_t
+sum_of(const uint8_t *p, size_t len)
+{
+	uint64_t	sum = 0;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		sum = sum * 31 + p[i];
+	return sum;
+}
+
+/* mapper -l: a file mapped late, while the process may be moving. */
+static int
+late(const char *big, const char *path, const char *go)
+{
+	uint8_t		*b, *l;
+	uint64_t	 sb = 0, sl = 0;
+	size_t		 blen, llen;
+	int		 k;
+
+	b = map(big, PROT_READ, MAP_PRIVATE, &blen);
+	printf("ready\n");
+	fflush(stdout);
+	wait_for(go, 1);
+	l = map(path, PROT_READ, MAP_PRIVATE, &llen);
+	printf("mapped\n");
+	fflush(stdout);
+	wait_for(go, 2);
+	for (k = 0; k < 20; k++) {
+		sb ^= sum_of(b, blen) + k;
+		sl ^= sum_of(l, llen) + k;
+	}
+	printf("big %016llx late %016llx\n", (unsigned long long)sb,
+	    (unsigned long long)sl);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -65,9 +117,12 @@ main(int argc, char **argv)
 		pause();
 		return 0;
 	}
+	if (argc == 5 && strcmp(argv[1], "-l") == 0)
+		return late(argv[2], argv[3], argv[4]);
 	if (argc != 5 || (n = atoi(argv[4])) <= 0) {
 		fprintf(stderr, "usage: mapper DATA SHARED OUT N\n"
-		    "       mapper -w FILE\n");
+		    "       mapper -w FILE\n"
+		    "       mapper -l BIG LATE GO\n");
 		return 2;
 	}
 	if ((out = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1) {

@@ -461,6 +461,74 @@ START_TEST(test_session_image)
 }
 END_TEST
 
+/* The reader's aside: takes a frame of kind 5, answers it on the session. */
+static int
+aside_answer(void *arg, uint16_t kind, const uint8_t *body, size_t len,
+    char **cause)
+{
+	struct session	*s = arg;
+
+	if (kind != 5 || len != 3 || memcmp(body, "ask", 3) != 0) {
+		*cause = strdup("not the frame sent");
+		return -1;
+	}
+	return session_send(s, 6, "ans", 3, cause);
+}
+
+/*
+ * A frame of another kind between an image's goes to the reader's aside,
+ * which may use the session (it answers, the writer reads the answer
+ * before it writes on), and the image reads on across it whole; without
+ * an aside it stops the image.
+ */
+START_TEST(test_session_image_aside)
+{
+	struct session		 a, b;
+	struct session_image	 wi = { .s = &a, .kind = 8, .end = 9 };
+	struct session_image	 ri = { .s = &b, .kind = 8, .end = 9,
+				    .aside = aside_answer, .aside_arg = &b };
+	uint8_t			 h[SESSION_KEY_LEN], r[SESSION_KEY_LEN];
+	uint8_t			 data[10] = "0123456789", got[10];
+	struct iovec		 iov = { data, 5 };
+	const uint8_t		*body;
+	char			*cause = NULL;
+	size_t			 len;
+	uint16_t		 kind;
+	int			 sv[2];
+
+	ses_keys(h, r);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	session_init(&a, sv[0], h, 2048);
+	session_init(&b, sv[1], r, 2048);
+	ck_assert_int_eq(session_image_write(&wi, &iov, 1, &cause), 0);
+	ck_assert_int_eq(session_send(&a, 5, "ask", 3, &cause), 0);
+	iov.iov_base = data + 5;
+	ck_assert_int_eq(session_image_write(&wi, &iov, 1, &cause), 0);
+	ck_assert_int_eq(session_image_end(&wi, 1, &cause), 0);
+	ck_assert_int_eq(session_image_read(&ri, got, 10, &cause), 0);
+	ck_assert_int_eq(memcmp(got, data, 10), 0);
+	ck_assert_int_eq(session_image_end(&ri, 0, &cause), 0);
+	ck_assert_int_eq(session_recv(&a, &kind, &body, &len, &cause), 0);
+	ck_assert_int_eq(kind, 6);
+	ck_assert_int_eq(len, 3);
+	ck_assert_int_eq(memcmp(body, "ans", 3), 0);
+
+	/* no aside: the image stops at the frame, and says its kind */
+	memset(&ri, 0, sizeof ri);
+	ri.s = &b;
+	ri.kind = 8;
+	ri.end = 9;
+	ck_assert_int_eq(session_send(&a, 5, "ask", 3, &cause), 0);
+	ck_assert_int_eq(session_image_read(&ri, got, 1, &cause), -1);
+	ck_assert_ptr_nonnull(strstr(cause, "kind 5"));
+	free(cause);
+	session_free(&a);
+	session_free(&b);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
 /* Capture what a sender writes, to replay, reorder or corrupt it. */
 static size_t
 session_capture(const uint8_t *key, int n, uint8_t *out, size_t *ends)
@@ -634,6 +702,7 @@ check_lib_crypto(Suite *s)
 	tcase_add_test(tc, test_session_wire);
 	tcase_add_test(tc, test_session_roundtrip);
 	tcase_add_test(tc, test_session_image);
+	tcase_add_test(tc, test_session_image_aside);
 	tcase_add_test(tc, test_session_hostile);
 	suite_add_tcase(s, tc);
 }
