@@ -111,8 +111,9 @@ check_mosd_LIBS	 = $(LIBMOSD) $(LIBOSM)
 check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
 		   $(OBJ)/tests/unit/check_mosd-quota.o \
 		   $(OBJ)/tests/unit/check_mosd-privmsg.o \
-		   $(OBJ)/tests/unit/check_mosd-guard.o
-check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap
+		   $(OBJ)/tests/unit/check_mosd-guard.o \
+		   $(OBJ)/tests/unit/check_mosd-probe-thread.o
+check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap -lev
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
 check_mon_LDLIBS = $(CURSES_LIBS)
 check_migrate_LIBS = $(LIBMIGRATE) $(LIBOSM)

@@ -268,6 +268,7 @@ balance_round(struct mosd *m)
 static void
 balance_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	looptime_mark(loop, "balancer");
 	balance_round(w->data);
 }
 

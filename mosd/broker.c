@@ -229,6 +229,8 @@ broker_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct link	*l = w->data;
 
+	looptime_mark(loop, "broker timeout");
+
 	broker_fail(l, "no answer within %.1f s",
 	    l->m->conf->handshake_timeout_ms / 1000.0);
 }
@@ -332,6 +334,8 @@ broker_pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct mosd	*m = w->data;
 
+	looptime_mark(loop, "broker pause");
+
 	ev_io_start(loop, &m->tcp_ev);
 }
 
@@ -342,6 +346,8 @@ broker_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen;
 	int			 fd = -1, i;
+
+	looptime_mark(loop, "broker accept");
 
 	for (i = 0; i < BROKER_ACCEPT_BATCH; i++) {
 		sslen = sizeof ss;
@@ -593,6 +599,8 @@ broker_link_cb(struct ev_loop *loop, ev_io *w, int revents)
 	int		 err = 0;
 	socklen_t	 elen = sizeof err;
 
+	looptime_mark(loop, "broker link");
+
 	if (l->state == LINK_CONNECTING) {
 		if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &elen) == -1 ||
 		    err != 0) {
@@ -716,6 +724,8 @@ broker_queue_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	uint64_t		 now = now_ms();
 	double			 wait = 0;
 	char			*cause = NULL;
+
+	looptime_mark(loop, "broker queue");
 
 	TAILQ_FOREACH(l, &m->links, entry) {
 		if (l->dead || l->state != LINK_QUEUED)

@@ -225,6 +225,8 @@ control_pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct mosd	*m = w->data;
 
+	looptime_mark(loop, "control pause");
+
 	ev_io_start(loop, &m->ctl_ev);
 }
 
@@ -237,6 +239,8 @@ control_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	pid_t		 pid;
 	char		*why = NULL;
 	int		 fd, i;
+
+	looptime_mark(loop, "control accept");
 
 	for (i = 0; i < CONTROL_ACCEPT_BATCH; i++) {
 		if ((fd = accept4(m->ctl_fd, NULL, NULL, SOCK_CLOEXEC)) == -1)

@@ -32,6 +32,13 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_GUARD_SENT] = "guests_sent_home_for_memory",
 	[C_OOM_KILLS] = "oom_kills",
 	[C_CTL_THROTTLED] = "control_requests_delayed",
+	[C_LOOP_ITERATIONS] = "loop_iterations",
+	[C_LOOP_SLOW] = "loop_slow_iterations",
+	[C_LOOP_LONGEST_MS] = "loop_longest_ms",
+	[C_LOOP_SLOW_WAITED] = "loop_slow_waited",
+	[C_LOOP_SLOW_BUSY] = "loop_slow_busy",
+	[C_LOOP_CORE_WAITS] = "loop_core_waits",
+	[C_LOOP_CORE_LONGEST_MS] = "loop_core_wait_longest_ms",
 };
 
 static int

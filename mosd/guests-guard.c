@@ -98,6 +98,8 @@ guests_guard_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	size_t			 n = 0;
 	ssize_t			 k;
 
+	looptime_mark(loop, "memory guard");
+
 	guests_guard_kills(m);
 	probe_sample_memory(&m->probe);
 	TAILQ_FOREACH(mp, &m->procs, entry)

@@ -98,13 +98,16 @@ mosd_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct mosd	*m = w->data;
 
-	probe_sample(&m->probe, now_ms());
+	looptime_mark(loop, "probe");
+
+	probe_thread_ask(m);
 }
 
 /* Say what the log limits held back in the windows that ended. */
 static void
 mosd_log_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	looptime_mark(loop, "log flush");
 	sandbox_report();
 	log_limit_flush();
 }
@@ -166,12 +169,14 @@ mosd_shield_oom(void)
 static void
 mosd_gossip_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	looptime_mark(loop, "gossip send");
 	net_send_gossip(w->data);
 }
 
 static void
 mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
+	looptime_mark(loop, "stop");
 	log_info("signal %d: stopping", w->signum);
 	ev_break(loop, EVBREAK_ALL);
 }
@@ -180,6 +185,7 @@ mosd_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 mosd_reap_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
+	looptime_mark(loop, "reap");
 	peer_reap(w->data);
 	broker_reap(w->data);
 }
@@ -248,6 +254,7 @@ mosd_net(struct mosd *m)
 	signal(SIGHUP, SIG_IGN);
 	m->probe.exclude = gettid();
 	m->loop = ev_default_loop(EVFLAG_AUTO);
+	looptime_start(m);
 	TAILQ_INIT(&m->procs);
 	TAILQ_INIT(&m->priv_reqs);
 	privsep_start(m);
@@ -263,6 +270,7 @@ mosd_net(struct mosd *m)
 	net_refresh_self(m);
 	balance_start(m);
 	guests_guard_start(m);
+	probe_thread_start(m);
 	ev_timer_init(&m->probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m->probe_timer.data = m;
 	ev_timer_start(m->loop, &m->probe_timer);
@@ -286,6 +294,7 @@ mosd_net(struct mosd *m)
 	    m->probe.speed, (int)getpid(), (unsigned)geteuid());
 	ev_run(m->loop, 0);
 
+	probe_thread_stop(m);
 	web_stop(m);
 	control_shutdown(m);
 	privsep_stop(m);

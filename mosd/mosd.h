@@ -10,6 +10,8 @@
 #include <sys/queue.h>
 
 #include <ev.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "lib/osm.h"
@@ -223,6 +225,37 @@ int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
 
+/* looptime.c: the network process's loop iterations, timed */
+#define LOOPTIME_SLOW_MS	25	/* an iteration's callbacks: slow */
+struct looptime {
+	const char	*mark;		/* the callback running, NULL: none */
+	uint64_t	 mark_ns;	/* since */
+	const char	*longest;	/* this iteration's longest callback */
+	uint64_t	 longest_ns;
+	uint32_t	 ncallbacks;	/* marked in this iteration */
+	int		 schedstat;	/* /proc/thread-self/schedstat, or -1 */
+	uint64_t	 run_delay;	/* its second field, last read (ns) */
+};
+void	 looptime_start(struct mosd *m);
+void	 looptime_mark(struct ev_loop *loop, const char *what);
+
+/* probe-thread.c: the load probe's samples, off the loop */
+struct probe_thread {
+	pthread_t		 thread;
+	int			 running;	/* 0: the loop samples */
+	int			 wake;		/* eventfd: sample now */
+	atomic_int		 stop;
+	struct probe		 own;		/* the thread's */
+	struct probe		 slot;		/* handed over, if state 1 */
+	atomic_int		 state;		/* 0 empty, 1 full */
+	pid_t			 loop_tid;	/* m->probe's exclude */
+	ev_async		 done;		/* the loop's: slot full */
+	struct log_limit	 log;
+};
+void	 probe_thread_start(struct mosd *m);
+void	 probe_thread_ask(struct mosd *m);
+void	 probe_thread_stop(struct mosd *m);
+
 /* guests-guard.c: the memory guard, in the network process */
 void	 guests_guard_start(struct mosd *m);
 
@@ -327,6 +360,13 @@ enum mosd_counter {
 	C_GUARD_SENT,		/* guests sent home: memory ran short */
 	C_OOM_KILLS,		/* the OOM killer's kills here, seen */
 	C_CTL_THROTTLED,	/* tools' requests read later: too fast */
+	C_LOOP_ITERATIONS,	/* the network process's loop's (looptime.c) */
+	C_LOOP_SLOW,		/* whose callbacks took LOOPTIME_SLOW_MS+ */
+	C_LOOP_LONGEST_MS,	/* the longest one's callbacks, in ms */
+	C_LOOP_SLOW_WAITED,	/* slow ones in which it slept in a call */
+	C_LOOP_SLOW_BUSY,	/* slow ones of LOOPTIME_SLOW_MS+ of CPU */
+	C_LOOP_CORE_WAITS,	/* waits of LOOPTIME_SLOW_MS+ for a core */
+	C_LOOP_CORE_LONGEST_MS,	/* the longest, in ms */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -385,6 +425,8 @@ struct mosd {
 	int			 oom_known;
 
 	struct web		*web;		/* NULL: the monitor is off */
+	struct looptime		 looptime;
+	struct probe_thread	 probe_thread;
 
 	uint64_t		 counters[C_NCOUNTERS];
 	struct mosd_home {			/* returns home, by reason */

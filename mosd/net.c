@@ -115,6 +115,8 @@ net_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	ssize_t			 n;
 	int			 i;
 
+	looptime_mark(loop, "gossip read");
+
 	for (i = 0; i < NET_RX_BURST; i++) {
 		sslen = sizeof ss;
 		/* MSG_TRUNC: n is the datagram's real size, even if larger. */

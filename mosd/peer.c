@@ -43,6 +43,8 @@ peer_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct peer	*p = w->data;
 
+	looptime_mark(loop, "peer idle");
+
 	if (p->dead)
 		return;
 	if (p->kind == PEER_CLIENT)
@@ -63,6 +65,8 @@ static void
 peer_throttle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct peer	*p = w->data;
+
+	looptime_mark(loop, "peer throttle");
 
 	if (p->dead || p->refs > 0)
 		return;		/* peer_unref takes them up */
@@ -153,11 +157,20 @@ peer_done(const struct peer *p)
 	return p->inlen < 4 + (size_t)ntohl(n);
 }
 
+/* What looptime.c calls a read of each kind of peer. */
+static const char *const peer_names[] = {
+	[PEER_CLIENT] = "client read",
+	[PEER_AGENT] = "agent read",
+	[PEER_ORDER] = "order read",
+};
+
 static void
 peer_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct peer	*p = w->data;
 	ssize_t		 r;
+
+	looptime_mark(loop, peer_names[p->kind]);
 
 	if (p->dead)
 		return;
@@ -206,6 +219,8 @@ peer_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct peer	*p = w->data;
 	ssize_t		 r;
+
+	looptime_mark(loop, "peer write");
 
 	r = peer_write(p);
 	if (r == -1) {

@@ -128,6 +128,8 @@ privsep_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	char		*why = NULL;
 	int		 i;
 
+	looptime_mark(loop, "privsep read");
+
 	for (i = 0; i < PRIVSEP_BATCH; i++) {
 		switch (privmsg_recv(m->priv_fd, &msg, &why)) {
 		case PRIVMSG_OK:

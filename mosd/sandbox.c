@@ -4,11 +4,12 @@
  * no groups, no capability in any set (the bounding set included), no
  * way to gain one (no_new_privs), not dumpable (no one of its uid may
  * trace it), and a seccomp filter that lets through only the system calls
- * the daemon's loop makes: no exec, no fork, no ptrace, no file opened
- * but to read, sockets only of the families it uses. A call the filter
- * does not let through fails with EPERM (SIGSYS, caught here) and is
- * said in the log, so that a path we missed shows as an error, not a
- * dead daemon; whoever controls the process still gets nothing from it.
+ * the daemon's loop makes: no exec, no fork (a thread, probe-thread.c),
+ * no ptrace, no file opened but to read, sockets only of the families it
+ * uses. A call the filter does not let through fails with EPERM (SIGSYS,
+ * caught here) and is said in the log, so that a path we missed shows as
+ * an error, not a dead daemon; whoever controls the process still gets
+ * nothing from it.
  *
  * Under the sanitizers (make asan) the filter logs instead of refusing
  * and the process stays dumpable: their reports open files and their
@@ -23,6 +24,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +69,10 @@ static const int sandbox_calls[] = {
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
 	SCMP_SYS(gettimeofday), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(nanosleep), SCMP_SYS(futex), SCMP_SYS(sched_yield),
-	SCMP_SYS(sched_getaffinity), SCMP_SYS(getrlimit),
+	SCMP_SYS(sched_getaffinity), SCMP_SYS(getrlimit), SCMP_SYS(getrusage),
 	SCMP_SYS(prlimit64), SCMP_SYS(uname), SCMP_SYS(sysinfo),
 	SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
+	SCMP_SYS(set_robust_list), SCMP_SYS(rseq),	/* a new thread's */
 };
 
 /* The ioctls of stdio and of the sockets' non-blocking mode. */
@@ -149,6 +152,17 @@ sandbox_filter(char **cause)
 	for (i = 0; i < nitems(sandbox_ioctls) && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 		    SCMP_A1(SCMP_CMP_EQ, sandbox_ioctls[i], 0));
+	/*
+	 * Threads (probe-thread.c), never a process: clone only with
+	 * CLONE_THREAD; clone3, whose flags a filter cannot see, fails as
+	 * unknown and glibc falls back to clone.
+	 */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+		    SCMP_SYS(clone3), 0);
 	/* abort() signals itself, and only itself. */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,

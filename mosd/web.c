@@ -144,12 +144,14 @@ web_run(struct mosd *m)
 static void
 web_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
+	looptime_mark(loop, "web");
 	web_run(w->data);
 }
 
 static void
 web_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	looptime_mark(loop, "web timer");
 	web_run(w->data);
 }
 

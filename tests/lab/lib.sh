@@ -55,11 +55,19 @@ _lab_taken() {
 	    > /dev/null 2>&1 ||
 	    ip netns list 2>/dev/null | grep -q "^$1-n"
 }
-_n=$(($$ % 100000))
-while _lab_taken "t$_n"; do
-	_n=$(((_n + 1) % 100000))
+# OSM_LAB_PREFIX (t) begins it: an engineer's own, to tell their labs apart.
+_p=${OSM_LAB_PREFIX:-t}
+case $_p in
+?) _m=100000 ;;
+??) _m=10000 ;;
+???) _m=1000 ;;
+*) echo "OSM_LAB_PREFIX: '$_p' is over 3 characters" >&2; exit 2 ;;
+esac
+_n=$(($$ % _m))
+while _lab_taken "$_p$_n"; do
+	_n=$(((_n + 1) % _m))
 done
-MOSLAB_NAME=t$_n
+MOSLAB_NAME=$_p$_n
 export MOSLAB_NAME
 
 # The lab's state directory.

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -237,12 +238,20 @@ status_is(const char *key, const char *want)
 	return ok;
 }
 
+static void *
+sandboxed_thread(void *arg)
+{
+	return arg;
+}
+
 /* In the child: each step that fails is its exit status. */
 static int
 sandboxed(void)
 {
-	char	*argv[] = { "/bin/false", NULL };
-	int	 fd;
+	char		*argv[] = { "/bin/false", NULL };
+	pthread_t	 t;
+	void		*ret = NULL;
+	int		 fd;
 
 	/* Were it allowed, false would fail the test. */
 	if (execv("/bin/false", argv) != -1 || errno != EPERM)
@@ -256,6 +265,10 @@ sandboxed(void)
 		return 13;
 	if (fork() != -1 || errno != EPERM)
 		return 14;
+	/* A thread, though: the probe's (mosd/probe-thread.c). */
+	if (pthread_create(&t, NULL, sandboxed_thread, argv) != 0 ||
+	    pthread_join(t, &ret) != 0 || ret != argv)
+		return 16;
 	if (setuid(0) != -1)
 		return 15;
 	/* What the loop needs still works. */

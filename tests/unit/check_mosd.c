@@ -6,7 +6,8 @@
  * formula, against fake /proc and cgroup trees, are in check_mosd-probe.c;
  * what users may make mosd hold in check_mosd-quota.c; the channel to
  * the privileged parent and the network process's sandbox (which need
- * mosd.h) in check_mosd-privmsg.c; the memory guard in check_mosd-guard.c.
+ * mosd.h) in check_mosd-privmsg.c; the memory guard in check_mosd-guard.c;
+ * the probe's samples, taken off the loop, in check_mosd-probe-thread.c.
  */
 #include <sys/stat.h>
 
@@ -32,6 +33,8 @@ void	 check_mosd_quota(Suite *s);
 void	 check_mosd_privmsg(Suite *s);
 /* check_mosd-guard.c: its test case, added to s */
 void	 check_mosd_guard(Suite *s);
+/* check_mosd-probe-thread.c: the probe's samples, off the loop */
+void	 check_mosd_probe_thread(Suite *s);
 
 static const uint32_t ids4[] = { 1, 2, 3, 4 };
 
@@ -931,6 +934,7 @@ mosd_suite(void)
 	check_mosd_quota(s);
 	check_mosd_privmsg(s);
 	check_mosd_guard(s);
+	check_mosd_probe_thread(s);
 	return s;
 }
 
