@@ -365,6 +365,8 @@ int	 core_status_value(pid_t pid, const char *key, char *out, size_t size,
 
 /* rseq.c */
 int	 rseq_dump(struct mig_thread *th, Osm__ImgThread *it, char **cause);
+int	 rseq_pages(struct mig_thread *th, uint64_t *start, uint64_t *end,
+	    char **cause);
 int	 rseq_unregister(struct mig_task *t, struct mig_thread *th,
 	    char **cause);
 int	 rseq_unregister_all(struct mig_task *t, char **cause);

@@ -145,15 +145,29 @@ mig_post_pages(const struct mig_post *pp, uint64_t *left)
 	return pp->hot_pages;
 }
 
-/* The pages near each thread's stack pointer: what it touches first. */
+/*
+ * The pages near each thread's stack pointer: what it touches first. And
+ * the pages of each thread's rseq area, which the kernel writes as soon
+ * as the target registers it, before the userfaultfd is there to fetch
+ * them (rseq.c): left out, that page would be a fresh page of zeros
+ * there, and the page the source pushes later would not go in (glibc
+ * keeps the area in the thread's TCB, where errno and its TLS are).
+ */
 static int
 postcopy_hot(struct mig_task *t, struct runs *hot, char **cause)
 {
 	struct user_regs_struct	 regs;
 	pid_t			*tids;
 	size_t			 n, i;
-	uint64_t		 sp, s;
+	uint64_t		 sp, s, e;
 	int			 rc = -1;
+
+	for (i = 0; i < t->nth; i++) {
+		if (rseq_pages(t->th[i], &s, &e, cause) == -1)
+			return -1;
+		if (e > s)
+			runs_add(hot, s, e);
+	}
 
 	n = mig_threads(t, NULL, 0);
 	tids = xcalloc(n, sizeof *tids);
