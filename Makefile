@@ -122,7 +122,8 @@ check_migrate_OBJS = $(OBJ)/tests/common/image-build.o \
 check_migrate_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
-		    $(OBJ)/tests/unit/check_remote-fileio.o
+		    $(OBJ)/tests/unit/check_remote-fileio.o \
+		    $(OBJ)/tests/unit/check_remote-ahead.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)

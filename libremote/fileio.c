@@ -55,7 +55,6 @@
 #include "internal.h"
 #include "proto/remote.pb-c.h"
 
-#define FIO_WIN_MIN	(128U << 10)	/* the first window of a stream */
 #define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
 #define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
 #define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
@@ -85,6 +84,7 @@ fio_add(struct fio *f, int fd)
 	e = &f->fds[f->nfds++];
 	memset(e, 0, sizeof *e);
 	e->fd = fd;
+	e->gen = window_gen();
 	return e;
 }
 
@@ -130,7 +130,7 @@ fio_free(struct fio *f)
 	size_t	i;
 
 	for (i = 0; i < f->nfds; i++)
-		free(f->fds[i].win);
+		window_drop(&f->fds[i]);
 	held_drop(&f->held, -1);
 	free(f->fds);
 	for (i = 0; i < f->nout; i++)
@@ -410,23 +410,31 @@ fio_ask(struct fio *f, struct fio_fd *e, uint64_t *seq)
 	e->state = FIO_ASKED;
 }
 
-/* Ask home for len bytes of e at off, for R's read waiting. */
-static void
+/* Ask home for len bytes of e at off (R waits, or fio_ahead): its seq. */
+static uint64_t
 fio_fetch(struct fio *f, struct fio_fd *e, uint64_t off, size_t len,
     uint64_t *seq)
 {
-	Osm__RemoteRead	 r = OSM__REMOTE_READ__INIT;
-	uint8_t		*msg;
+	uint8_t	*msg;
+	size_t	 n;
 
-	r.seq = f->wait_seq = ++*seq;
-	r.fd = e->fd;
-	r.dev = e->dev;
-	r.ino = e->ino;
-	r.offset = off;
-	r.length = len;
-	msg = xmalloc(osm__remote_read__get_packed_size(&r));
-	fio_push(f, REMOTE_OUT_READ, 0, msg, osm__remote_read__pack(&r, msg));
+	msg = window_ask(e, ++*seq, off, len, &n);
+	fio_push(f, REMOTE_OUT_READ, 0, msg, n);
 	f->stats_fetches++;
+	return *seq;
+}
+
+/* The window after e's, asked for while R takes this one: one at a time. */
+static void
+fio_ahead(struct fio *f, struct fio_fd *e, uint64_t *seq)
+{
+	if (f->pre_busy || !window_next_due(e, FIO_WIN_MAX, &f->pre_off,
+	    &f->pre_len))
+		return;
+	f->pre_busy = 1;
+	f->pre_fd = e->fd;
+	f->pre_gen = e->gen;
+	f->pre_seq = fio_fetch(f, e, f->pre_off, f->pre_len, seq);
 }
 
 int
@@ -614,6 +622,9 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
     const uint64_t *args, uint64_t off, uint64_t *seq)
 {
 	size_t	len = (size_t)args[2];
+	/* the window after, on its way, is this read's if it holds it */
+	int	adopt = f->pre_busy && f->pre_fd == e->fd &&
+	    f->pre_gen == e->gen && off == f->pre_off && len <= f->pre_len;
 
 	/* another thread's read waits for its window: this one goes home */
 	if (f->waiting) {
@@ -621,7 +632,9 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 		return FIO_PASS;
 	}
 
-	if (e->win != NULL && off >= e->win_off &&
+	if (adopt)
+		e->grow = f->pre_len;
+	else if (e->win != NULL && off >= e->win_off &&
 	    off <= e->win_off + e->win_len)
 		e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
 		    e->grow * 2;
@@ -637,7 +650,12 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 	f->wait_buf = args[1];
 	f->wait_len = len;
 	f->wait_home = f->wait_stale = 0;
-	fio_fetch(f, e, off, len > e->grow ? len : e->grow, seq);
+	if (adopt) {
+		f->pre_busy = 0;
+		f->wait_seq = f->pre_seq;
+	} else
+		f->wait_seq = fio_fetch(f, e, off, len > e->grow ? len :
+		    e->grow, seq);
 	return FIO_WAIT;
 }
 
@@ -678,8 +696,11 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		f->wait_home = 1;
 		busy++;
 	}
-	if (e != NULL && busy == 0 && (nr == SYS_read || nr == SYS_pread64))
+	if (e != NULL && busy == 0 && (nr == SYS_read || nr == SYS_pread64)) {
+		if (e->next != NULL)
+			window_advance(e, nr == SYS_read ? e->pos : args[3]);
 		where = fio_where(f, e, nr, args);
+	}
 	/*
 	 * Writes gathered go before anything else, but the next of them, a
 	 * read served here (from a window, older than no write of its file,
@@ -725,6 +746,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		*rv = window_serve(e, tid, args[1], nr == SYS_read ? e->pos :
 		    args[3], len, nr == SYS_read);
 		f->stats_served++;
+		fio_ahead(f, e, seq);
 	} else if (where == FIO_HELD)
 		*rv = fio_serve_held(f, e, tid, nr, args);
 	if (where != FIO_HOME) {
@@ -922,9 +944,9 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 }
 
 /*
- * Bytes read ahead for R's waiting read (m), which is still waiting if
- * valid. *rv is R's answer when 1; 0: R left its read, or the data is for
- * none; -1 R's read (f->wait_*) goes home as it is, after what is owed
+ * Bytes read ahead for R's waiting read (m), still waiting if valid, or
+ * the window after one. *rv is R's answer when 1; 0: R left its read, the
+ * data is for none, or the window after; -1 R's read (f->wait_*) goes home as it is, after what is owed
  * before it: the home could not read ahead (its descriptor is no longer
  * read ahead), or another thread's call on its descriptor came meanwhile.
  */
@@ -935,6 +957,15 @@ fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,
 	struct fio_fd	*e;
 	int		 stale = f->wait_stale;
 
+	if (f->pre_busy && m->seq == f->pre_seq) {
+		f->pre_busy = 0;
+		e = fio_find(f, f->pre_fd);
+		if (e != NULL && e->gen == f->pre_gen && m->error == 0 &&
+		    m->data.len > 0)
+			window_fill(e, f->pre_off, m->data.data, m->data.len,
+			    m->size, 1);
+		return 0;
+	}
 	if (!f->waiting || m->seq != f->wait_seq)
 		return 0;
 	f->waiting = 0;
@@ -949,7 +980,7 @@ fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,
 			fio_settle_seek(f, e, seq);
 		return -1;
 	}
-	window_fill(e, f->wait_off, m->data.data, m->data.len, m->size);
+	window_fill(e, f->wait_off, m->data.data, m->data.len, m->size, 0);
 	if (!valid) {
 		if (stale)
 			window_drop(e);
@@ -962,6 +993,8 @@ fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,
 	/* bytes maybe older than a change of the file made since: R's only */
 	if (stale)
 		window_drop(e);
+	else
+		fio_ahead(f, e, seq);
 	f->stats_served++;
 	return 1;
 }

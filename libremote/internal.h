@@ -13,6 +13,7 @@ struct Osm__RemoteReply;
 
 #define RMT_REGIONS_MAX	4096
 #define FIO_WIN_MAX_BYTES (4U << 20)	/* bytes read ahead at once */
+#define FIO_WIN_MIN	(128U << 10)	/* the first window of a stream */
 #define RMT_ALIGN	16		/* of every region laid out at home */
 /*
  * What a pointer into memory R could not read becomes at home: an address
@@ -274,6 +275,12 @@ struct fio_fd {
 	size_t		 win_len;
 	int		 win_eof;	/* up to the end of the file */
 	uint64_t	 win_at;	/* when read */
+	uint8_t		*next;		/* the window after, read ahead of R */
+	uint64_t	 next_off;
+	size_t		 next_len;
+	int		 next_eof;
+	uint64_t	 next_at;
+	uint64_t	 gen;		/* new at each drop (window_gen) */
 	size_t		 grow;		/* the stream's window */
 	int		 pstream;	/* a pread64 ended at pnext */
 	uint64_t	 pnext;
@@ -323,6 +330,12 @@ struct fio {
 					   descriptor came: it goes home */
 	int		 wait_stale;	/* its file changed meanwhile: the
 					   window serves it, and goes */
+	int		 pre_busy;	/* a stream's next window asked for */
+	int		 pre_fd;	/* of this descriptor, */
+	uint64_t	 pre_gen;	/* unless dropped since (its gen) */
+	uint64_t	 pre_off;
+	size_t		 pre_len;
+	uint64_t	 pre_seq;
 	pid_t		 vtid;		/* the thread whose call is decided
 					   (as R knows it; 0 the lead) */
 	pid_t		 bvtid;		/* the last that wrote the batch */
@@ -359,7 +372,13 @@ long	 window_serve(struct fio_fd *e, pid_t tid, uint64_t buf, uint64_t off,
 	    size_t len, int move);
 int	 window_servable(const struct fio_fd *e, uint64_t off, size_t len);
 void	 window_fill(struct fio_fd *e, uint64_t off, const uint8_t *data,
-	    size_t len, uint64_t size);
+	    size_t len, uint64_t size, int next);
+uint64_t window_gen(void);
+int	 window_advance(struct fio_fd *e, uint64_t off);
+int	 window_next_due(const struct fio_fd *e, size_t max, uint64_t *off,
+	    size_t *len);
+uint8_t	*window_ask(const struct fio_fd *e, uint64_t seq, uint64_t off,
+	    size_t len, size_t *n);
 
 enum fio_verdict {
 	FIO_PASS,

@@ -1,7 +1,11 @@
 /*
  * A descriptor's window of bytes read ahead (fileio.c): filled from the
  * home's RemoteReadData, served to R's reads and pread64s while fresh
- * (FIO_FRESH_NS), dropped when the file may have changed.
+ * (FIO_FRESH_NS), dropped when the file may have changed. A stream past
+ * its first window has the window after it asked for as soon as it has
+ * one (next): the home's read and the link's transfer overlap R's work on
+ * the window before, instead of R waiting a round trip and a window's
+ * bytes each time it reaches the end of one.
  */
 #include <sys/uio.h>
 
@@ -11,6 +15,9 @@
 #include <time.h>
 
 #include "internal.h"
+#include "proto/remote.pb-c.h"
+
+static uint64_t window_gens;
 
 /* Now, on the clock windows and what R wrote are timed by. */
 uint64_t
@@ -30,6 +37,17 @@ window_drop(struct fio_fd *e)
 	e->win = NULL;
 	e->win_len = 0;
 	e->grow = 0;
+	free(e->next);
+	e->next = NULL;
+	/* a window after this one on its way is for nobody now */
+	e->gen = window_gen();
+}
+
+/* A generation no descriptor had: a window asked for under another is stale. */
+uint64_t
+window_gen(void)
+{
+	return ++window_gens;
 }
 
 /*
@@ -74,17 +92,90 @@ window_servable(const struct fio_fd *e, uint64_t off, size_t len)
 	return end - off >= len || e->win_eof;
 }
 
-/* The window of e: len bytes of data at off, of a file of size bytes. */
+/*
+ * The window of e: len bytes of data at off, of a file of size bytes; or,
+ * if next, the window after it.
+ */
 void
 window_fill(struct fio_fd *e, uint64_t off, const uint8_t *data, size_t len,
-    uint64_t size)
+    uint64_t size, int next)
 {
-	free(e->win);
-	e->win = xmalloc(len > 0 ? len : 1);
+	uint8_t	*b = xmalloc(len > 0 ? len : 1);
+
 	if (len > 0)
-		memcpy(e->win, data, len);
+		memcpy(b, data, len);
+	if (next) {
+		free(e->next);
+		e->next = b;
+		e->next_off = off;
+		e->next_len = len;
+		e->next_eof = off + len >= size;
+		e->next_at = window_now();
+		return;
+	}
+	free(e->win);
+	e->win = b;
 	e->win_off = off;
 	e->win_len = len;
 	e->win_eof = off + len >= size;
 	e->win_at = window_now();
+}
+
+/*
+ * R's read at off is past e's window, where the window after it starts:
+ * that one is the window now (1), the stream's next grown.
+ */
+int
+window_advance(struct fio_fd *e, uint64_t off)
+{
+	if (e->next == NULL || off < e->next_off ||
+	    off >= e->next_off + e->next_len ||
+	    window_now() - e->next_at > FIO_FRESH_NS)
+		return 0;
+	free(e->win);
+	e->win = e->next;
+	e->next = NULL;
+	e->win_off = e->next_off;
+	e->win_len = e->next_len;
+	e->win_eof = e->next_eof;
+	e->win_at = e->next_at;
+	e->grow = e->next_len;
+	return 1;
+}
+
+/*
+ * Is the window after e's to be asked for now, and which (*off, *len, up
+ * to max bytes)? Only for a stream past its first window (a file read
+ * once from its start, or a few bytes of it, costs no more than before),
+ * one not at its file's end and with none after it yet.
+ */
+int
+window_next_due(const struct fio_fd *e, size_t max, uint64_t *off,
+    size_t *len)
+{
+	if (e->win == NULL || e->win_eof || e->next != NULL ||
+	    e->grow <= FIO_WIN_MIN || !e->readable)
+		return 0;
+	*off = e->win_off + e->win_len;
+	*len = e->grow * 2 > max ? max : e->grow * 2;
+	return 1;
+}
+
+/* A RemoteRead (seq) of len bytes of e at off, packed into *n bytes. */
+uint8_t *
+window_ask(const struct fio_fd *e, uint64_t seq, uint64_t off, size_t len,
+    size_t *n)
+{
+	Osm__RemoteRead	 r = OSM__REMOTE_READ__INIT;
+	uint8_t		*msg;
+
+	r.seq = seq;
+	r.fd = e->fd;
+	r.dev = e->dev;
+	r.ino = e->ino;
+	r.offset = off;
+	r.length = len;
+	msg = xmalloc(osm__remote_read__get_packed_size(&r));
+	*n = osm__remote_read__pack(&r, msg);
+	return msg;
 }

@@ -794,6 +794,7 @@ remote_suite(void)
 
 	check_remote_hostile(s);
 	check_remote_fileio(s);
+	check_remote_ahead(s);
 	return s;
 }
 

@@ -8,5 +8,7 @@
 void	 check_remote_hostile(Suite *s);
 /* check_remote-fileio.c: libremote/fileio.c's */
 void	 check_remote_fileio(Suite *s);
+/* check_remote-ahead.c: the window after one (libremote/window.c) */
+void	 check_remote_ahead(Suite *s);
 
 #endif
