@@ -322,6 +322,12 @@ move_post(struct guest *g, struct mig_task *t, char **cause)
 	}
 	if ((uffd = mig_post_uffd(t, g->devfd, cause)) == -1)
 		return NULL;
+	/*
+	 * R's layout is read as a dump of R would read it: the files we
+	 * map for it (a memfd of ours, shared for glibc's gconv cache) are
+	 * the files at home they stand for, not areas it cannot have.
+	 */
+	guest_files_stand_in(g, t);
 	if (mig_post_register(t, uffd, cause) == -1) {
 		close(uffd);
 		return NULL;

@@ -86,6 +86,29 @@ postcopy_wait(int fd, int fd2, int ms, int *ready2)
 }
 
 /*
+ * What a deputy sends a guest unasked or in answer to R's calls: on the
+ * way home some may have left it before it heard R was coming (R, frozen,
+ * makes its call again at home, as guest_move_home says), and arrive
+ * among its page asks. Of no use now, and no error.
+ */
+static int
+postcopy_stale(uint16_t kind)
+{
+	switch (kind) {
+	case OSM__SES_KIND__SES_REPLY:
+	case OSM__SES_KIND__SES_SIGNAL:
+	case OSM__SES_KIND__SES_FD_INFO:
+	case OSM__SES_KIND__SES_READ_DATA:
+	case OSM__SES_KIND__SES_THREAD_MADE:
+	case OSM__SES_KIND__SES_FILE_ANSWER:
+	case OSM__SES_KIND__SES_MAY_LEAVE:
+	case OSM__SES_KIND__SES_IDENTITY:
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * The source's side: answer each SES_PAGE_ASK with its page (and those
  * left after it), push what is left between, then SES_PAGES_DONE, and
  * wait for the target's last SesArrived. silence_ms: how long the target
@@ -164,6 +187,8 @@ postcopy_serve(struct session *s, struct mig_post *pp, int silence_ms,
 				    "malformed error");
 				goto out;
 			default:
+				if (postcopy_stale(kind))
+					break;
 				xasprintf(cause, "unexpected message %u during "
 				    "post-copy", kind);
 				goto out;

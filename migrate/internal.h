@@ -363,8 +363,29 @@ int	 core_restore_caps(struct mig_task *t, const Osm__ImgTask *k,
 int	 core_status_value(pid_t pid, const char *key, char *out, size_t size,
 	    char **cause);
 
+/* postmap.c: the source's pages in a post-copy target, by event */
+struct post_seg {
+	uint64_t	 start, end;	/* source addresses */
+	int64_t		 delta;		/* now at start + delta */
+	int		 gone;		/* dropped */
+};
+struct postmap {
+	struct post_seg	*s;		/* in order, apart */
+	size_t		 n;
+};
+void	 postmap_init(struct postmap *m);
+void	 postmap_free(struct postmap *m);
+size_t	 postmap_size(const struct postmap *m);
+void	 postmap_drop(struct postmap *m, uint64_t start, uint64_t end);
+void	 postmap_move(struct postmap *m, uint64_t from, uint64_t to,
+	    uint64_t len);
+int	 postmap_here(const struct postmap *m, uint64_t src, uint64_t *dst);
+int	 postmap_there(const struct postmap *m, uint64_t dst, uint64_t *src);
+
 /* rseq.c */
 int	 rseq_dump(struct mig_thread *th, Osm__ImgThread *it, char **cause);
+int	 rseq_pages(struct mig_thread *th, uint64_t *start, uint64_t *end,
+	    char **cause);
 int	 rseq_unregister(struct mig_task *t, struct mig_thread *th,
 	    char **cause);
 int	 rseq_unregister_all(struct mig_task *t, char **cause);

@@ -19,8 +19,9 @@
  * madvise(MADV_DONTNEED), munmap and mremap meanwhile are told to us
  * (UFFD_FEATURE_EVENT_REMOVE, _UNMAP, _REMAP): what it dropped is never
  * filled from the source again, and pages it moved are filled where they
- * went. Closing the userfaultfd once the last page is in leaves the rest
- * to the kernel: pages the source never had read as zeros, as there.
+ * went, followed in the order the events came (postmap.c). Closing the
+ * userfaultfd once the last page is in leaves the rest to the kernel:
+ * pages the source never had read as zeros, as there.
  */
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -48,7 +49,6 @@
 				    UFFD_FEATURE_EVENT_REMAP | \
 				    UFFD_FEATURE_THREAD_ID)
 #define POSTCOPY_TIDS		64	/* faulting threads told apart */
-#define POSTCOPY_REMAPS_MAX		256
 
 struct mig_post {
 	pid_t		 pid;
@@ -61,15 +61,9 @@ struct mig_post {
 	int		 have_early;
 };
 
-struct post_remap {
-	uint64_t	 from, to, len;
-};
-
 struct mig_fetch {
 	int		 uffd;
-	struct runs	 dropped;	/* dropped by the process meanwhile */
-	struct post_remap remaps[POSTCOPY_REMAPS_MAX];
-	size_t		 nremaps;
+	struct postmap	 map;		/* its drops and moves meanwhile */
 	uint32_t	 tids[POSTCOPY_TIDS];	/* threads that faulted */
 	uint64_t	*asks;		/* faults to ask the source about */
 	size_t		 nasks;
@@ -145,15 +139,29 @@ mig_post_pages(const struct mig_post *pp, uint64_t *left)
 	return pp->hot_pages;
 }
 
-/* The pages near each thread's stack pointer: what it touches first. */
+/*
+ * The pages near each thread's stack pointer: what it touches first. And
+ * the pages of each thread's rseq area, which the kernel writes as soon
+ * as the target registers it, before the userfaultfd is there to fetch
+ * them (rseq.c): left out, that page would be a fresh page of zeros
+ * there, and the page the source pushes later would not go in (glibc
+ * keeps the area in the thread's TCB, where errno and its TLS are).
+ */
 static int
 postcopy_hot(struct mig_task *t, struct runs *hot, char **cause)
 {
 	struct user_regs_struct	 regs;
 	pid_t			*tids;
 	size_t			 n, i;
-	uint64_t		 sp, s;
+	uint64_t		 sp, s, e;
 	int			 rc = -1;
+
+	for (i = 0; i < t->nth; i++) {
+		if (rseq_pages(t->th[i], &s, &e, cause) == -1)
+			return -1;
+		if (e > s)
+			runs_add(hot, s, e);
+	}
 
 	n = mig_threads(t, NULL, 0);
 	tids = xcalloc(n, sizeof *tids);
@@ -499,7 +507,7 @@ mig_fetch_new(int uffd)
 
 	f = xcalloc(1, sizeof *f);
 	f->uffd = uffd;
-	runs_init(&f->dropped);
+	postmap_init(&f->map);
 	return f;
 }
 
@@ -511,7 +519,7 @@ mig_fetch_free(struct mig_fetch *f)
 		return;
 	if (f->uffd != -1)
 		close(f->uffd);
-	runs_free(&f->dropped);
+	postmap_free(&f->map);
 	free(f->asks);
 	free(f);
 }
@@ -536,45 +544,6 @@ const struct mig_fetch_stats *
 mig_fetch_stats(const struct mig_fetch *f)
 {
 	return &f->st;
-}
-
-/* Where the source's page at addr is now, after the process's mremaps. */
-static uint64_t
-postcopy_here(const struct mig_fetch *f, uint64_t addr)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nremaps; i++)
-		if (addr >= f->remaps[i].from &&
-		    addr < f->remaps[i].from + f->remaps[i].len)
-			addr = addr - f->remaps[i].from + f->remaps[i].to;
-	return addr;
-}
-
-/* Where the page at addr here was at the source. */
-static uint64_t
-postcopy_there(const struct mig_fetch *f, uint64_t addr)
-{
-	size_t	i;
-
-	for (i = f->nremaps; i > 0; i--)
-		if (addr >= f->remaps[i - 1].to &&
-		    addr < f->remaps[i - 1].to + f->remaps[i - 1].len)
-			addr = addr - f->remaps[i - 1].to +
-			    f->remaps[i - 1].from;
-	return addr;
-}
-
-static int
-postcopy_dropped(const struct mig_fetch *f, uint64_t addr)
-{
-	size_t	i;
-
-	for (i = 0; i < f->dropped.n; i++)
-		if (addr >= f->dropped.r[i].start &&
-		    addr < f->dropped.r[i].end)
-			return 1;
-	return 0;
 }
 
 static void
@@ -609,8 +578,7 @@ mig_fetch_events(struct mig_fetch *f, char **cause)
 {
 	struct uffd_msg		 msg[16];
 	struct uffdio_zeropage	 z;
-	struct runs		 tmp;
-	uint64_t		 a;
+	uint64_t		 a, src;
 	ssize_t			 r;
 	size_t			 i;
 
@@ -628,7 +596,7 @@ mig_fetch_events(struct mig_fetch *f, char **cause)
 				    ~(MIG_PAGE - 1);
 				f->st.faults++;
 				postcopy_tid(f, msg[i].arg.pagefault.feat.ptid);
-				if (!postcopy_dropped(f, a)) {
+				if (postmap_there(&f->map, a, &src)) {
 					if (f->nasks == f->asks_alloc) {
 						f->asks_alloc = f->asks_alloc ==
 						    0 ? 64 : 2 * f->asks_alloc;
@@ -636,7 +604,7 @@ mig_fetch_events(struct mig_fetch *f, char **cause)
 						    f->asks_alloc,
 						    sizeof *f->asks);
 					}
-					f->asks[f->nasks++] = postcopy_there(f, a);
+					f->asks[f->nasks++] = src;
 					break;
 				}
 				memset(&z, 0, sizeof z);
@@ -647,28 +615,13 @@ mig_fetch_events(struct mig_fetch *f, char **cause)
 				break;
 			case UFFD_EVENT_REMOVE:
 			case UFFD_EVENT_UNMAP:
-				runs_init(&tmp);
-				runs_copy(&f->dropped, &tmp);
-				runs_add(&tmp, msg[i].arg.remove.start,
+				postmap_drop(&f->map, msg[i].arg.remove.start,
 				    msg[i].arg.remove.end);
-				runs_sort(&tmp);
-				runs_copy(&tmp, &f->dropped);
-				runs_free(&tmp);
 				f->st.dropped++;
 				break;
 			case UFFD_EVENT_REMAP:
-				if (f->nremaps == POSTCOPY_REMAPS_MAX) {
-					xasprintf(cause, "the process moved "
-					    "memory more than %d times before "
-					    "its pages came", POSTCOPY_REMAPS_MAX);
-					return -1;
-				}
-				f->remaps[f->nremaps].from =
-				    msg[i].arg.remap.from;
-				f->remaps[f->nremaps].to = msg[i].arg.remap.to;
-				f->remaps[f->nremaps].len =
-				    msg[i].arg.remap.len;
-				f->nremaps++;
+				postmap_move(&f->map, msg[i].arg.remap.from,
+				    msg[i].arg.remap.to, msg[i].arg.remap.len);
 				f->st.remaps++;
 				break;
 			}
@@ -677,50 +630,67 @@ mig_fetch_events(struct mig_fetch *f, char **cause)
 	return 0;
 }
 
+/* Drops and moves told so far: the map changed if this did. */
+static uint64_t
+postcopy_events(const struct mig_fetch *f)
+{
+	return f->st.dropped + f->st.remaps;
+}
+
 /*
  * Copy one page or run (here, in the process's address space now) in,
- * waking whoever waits on it: how many pages went in.
+ * waking whoever waits on it: how many pages went in. *used: how many of
+ * the len bytes are dealt with; fewer if the process dropped or moved
+ * memory meanwhile, the rest then to be placed again by the map.
  */
 static uint64_t
 postcopy_copy_here(struct mig_fetch *f, uint64_t here, const uint8_t *data,
-    size_t len, char **cause)
+    size_t len, size_t *used, char **cause)
 {
 	struct uffdio_copy	c;
-	size_t			off;
-	uint64_t		done = 0;
+	size_t			off, u;
+	uint64_t		done = 0, ev;
 
+	*used = 0;
 	for (;;) {
 		memset(&c, 0, sizeof c);
-		c.dst = here;
-		c.src = (uintptr_t)data;
-		c.len = len;
-		if (ioctl(f->uffd, UFFDIO_COPY, &c) == 0)
-			return len / MIG_PAGE;
-		if (errno == EAGAIN) {
-			/* the layout is changing: its events first */
-			if (c.copy > 0) {
-				done += c.copy / MIG_PAGE;
-				here += c.copy;
-				data += c.copy;
-				len -= c.copy;
-			}
-			if (mig_fetch_events(f, cause) == -1)
-				return done;
-			continue;
+		c.dst = here + *used;
+		c.src = (uintptr_t)(data + *used);
+		c.len = len - *used;
+		if (ioctl(f->uffd, UFFDIO_COPY, &c) == 0) {
+			*used = len;
+			return done + c.len / MIG_PAGE;
 		}
-		break;
+		if (errno != EAGAIN)
+			break;
+		/* the layout is changing: its events first */
+		if (c.copy > 0) {
+			done += c.copy / MIG_PAGE;
+			*used += c.copy;
+		}
+		ev = postcopy_events(f);
+		if (mig_fetch_events(f, cause) == -1 ||
+		    postcopy_events(f) != ev)
+			return done;
 	}
-	if (len == MIG_PAGE) {
+	if (len - *used == MIG_PAGE) {
 		if (errno == EEXIST) {
 			f->st.there++;
-			postcopy_wake(f, here, MIG_PAGE);
+			postcopy_wake(f, here + *used, MIG_PAGE);
 		}
+		*used = len;
 		return done;
 	}
 	/* Part of it is there, or no longer ours: page by page. */
-	for (off = 0; off < len; off += MIG_PAGE)
+	for (off = *used; off < len; off += MIG_PAGE) {
 		done += postcopy_copy_here(f, here + off, data + off, MIG_PAGE,
-		    cause);
+		    &u, cause);
+		if (u == 0 || (cause != NULL && *cause != NULL)) {
+			*used = off;
+			return done;
+		}
+	}
+	*used = len;
 	return done;
 }
 
@@ -735,7 +705,8 @@ mig_fetch_copy(struct mig_fetch *f, uint64_t addr, const void *data,
     size_t len, int answer, char **cause)
 {
 	const uint8_t	*p = data;
-	uint64_t	 got = 0, off, here;
+	uint64_t	 got = 0, here;
+	size_t		 off, n, used;
 	char		*why = NULL;
 
 	if ((addr | len) & (MIG_PAGE - 1) || len == 0) {
@@ -743,16 +714,14 @@ mig_fetch_copy(struct mig_fetch *f, uint64_t addr, const void *data,
 		    (unsigned long long)addr, len);
 		return -1;
 	}
-	if (f->nremaps == 0 && f->dropped.n == 0)
-		got = postcopy_copy_here(f, addr, p, len, &why);
-	else {
-		for (off = 0; off < len; off += MIG_PAGE) {
-			here = postcopy_here(f, addr + off);
-			if (postcopy_dropped(f, here))
-				continue;
-			got += postcopy_copy_here(f, here, p + off, MIG_PAGE,
-			    &why);
+	for (off = 0; off < len && why == NULL; off += used) {
+		if (!postmap_here(&f->map, addr + off, &here)) {
+			used = MIG_PAGE;
+			continue;
 		}
+		/* no drop or move yet: the rest lies as at the source */
+		n = postmap_size(&f->map) == 0 ? len - off : MIG_PAGE;
+		got += postcopy_copy_here(f, here, p + off, n, &used, &why);
 	}
 	if (why != NULL) {
 		*cause = why;

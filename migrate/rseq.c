@@ -50,6 +50,30 @@ rseq_dump(struct mig_thread *th, Osm__ImgThread *it, char **cause)
 	return 0;
 }
 
+/*
+ * The pages of the thread's rseq area, [*start, *end), or both 0 if it
+ * has none. The kernel writes the area at every return to user space
+ * once a restore has registered it: a post-copy move's target registers
+ * it before its userfaultfd is there, so the kernel's write would make
+ * a page it never had a page of zeros (postcopy.c sends them as hot).
+ */
+int
+rseq_pages(struct mig_thread *th, uint64_t *start, uint64_t *end,
+    char **cause)
+{
+	struct ptrace_rseq_configuration rc;
+
+	*start = *end = 0;
+	if (rseq_config(th, &rc, cause) == -1)
+		return -1;
+	if (rc.rseq_abi_pointer == 0)
+		return 0;
+	*start = rc.rseq_abi_pointer & ~(MIG_PAGE - 1);
+	*end = (rc.rseq_abi_pointer + rc.rseq_abi_size + MIG_PAGE - 1) &
+	    ~(MIG_PAGE - 1);
+	return 0;
+}
+
 /* Before the task's memory goes: the kernel would write into it. */
 int
 rseq_unregister(struct mig_task *t, struct mig_thread *th, char **cause)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "lib/osm.h"
 #include "migrate/migrate.h"
+#include "migrate/internal.h"
 #include "tests/unit/check_migrate.h"
 
 #define PG		4096UL
@@ -136,6 +137,57 @@ START_TEST(test_post_take_last)
 }
 END_TEST
 
+/*
+ * The target's map of the source's pages, kept in event order. A hole
+ * left by a munmap that the kernel reuses for an mremap's destination
+ * holds the moved area's pages, not nothing (churn once read zeros
+ * there); the source's pages of an area moved away are not where it was;
+ * an area moved twice is followed; a drop of a moved area loses its pages.
+ */
+START_TEST(test_post_map)
+{
+	struct postmap	m;
+	uint64_t	a;
+	const uint64_t	A = 0x100000, B = 0x200000, C = 0x300000;
+
+	postmap_init(&m);
+	ck_assert_int_eq(postmap_here(&m, A, &a), 1);
+	ck_assert_uint_eq(a, A);
+	/* A unmapped, then B moved into its hole */
+	postmap_drop(&m, A, A + 4 * PG);
+	ck_assert_int_eq(postmap_here(&m, A, &a), 0);
+	ck_assert_int_eq(postmap_there(&m, A, &a), 0);
+	postmap_move(&m, B, A, 4 * PG);
+	ck_assert_int_eq(postmap_here(&m, B + PG, &a), 1);
+	ck_assert_uint_eq(a, A + PG);
+	ck_assert_int_eq(postmap_there(&m, A + PG, &a), 1);
+	ck_assert_uint_eq(a, B + PG);
+	ck_assert_int_eq(postmap_here(&m, A + PG, &a), 0);
+	/* nothing of the source's where B was */
+	ck_assert_int_eq(postmap_there(&m, B + PG, &a), 0);
+	/* on to C, and C's own pages are gone (mremap unmaps the target) */
+	postmap_move(&m, A, C, 4 * PG);
+	ck_assert_int_eq(postmap_here(&m, B + 3 * PG, &a), 1);
+	ck_assert_uint_eq(a, C + 3 * PG);
+	ck_assert_int_eq(postmap_there(&m, C + 3 * PG, &a), 1);
+	ck_assert_uint_eq(a, B + 3 * PG);
+	ck_assert_int_eq(postmap_here(&m, C, &a), 0);
+	ck_assert_int_eq(postmap_there(&m, A, &a), 0);
+	/* half of it dropped where it is now */
+	postmap_drop(&m, C, C + 2 * PG);
+	ck_assert_int_eq(postmap_here(&m, B + PG, &a), 0);
+	ck_assert_int_eq(postmap_here(&m, B + 2 * PG, &a), 1);
+	ck_assert_uint_eq(a, C + 2 * PG);
+	ck_assert_int_eq(postmap_there(&m, C + PG, &a), 0);
+	/* untouched addresses are where they were */
+	ck_assert_int_eq(postmap_here(&m, C + 8 * PG, &a), 1);
+	ck_assert_uint_eq(a, C + 8 * PG);
+	ck_assert_int_eq(postmap_there(&m, C + 8 * PG, &a), 1);
+	ck_assert_uint_eq(a, C + 8 * PG);
+	postmap_free(&m);
+}
+END_TEST
+
 void
 check_migrate_post(Suite *s)
 {
@@ -143,5 +195,6 @@ check_migrate_post(Suite *s)
 
 	tc = tcase_create("postcopy");
 	tcase_add_test(tc, test_post_take_last);
+	tcase_add_test(tc, test_post_map);
 	suite_add_tcase(s, tc);
 }
