@@ -25,20 +25,13 @@ static char	 pt_root[64];
 static char	 pt_fifo[128];
 static uint64_t	 pt_last, pt_gap, pt_ticks;
 
+void	 check_probe_put(const char *top, const char *rel,
+	    const char *content);
+
 static void
 pt_put(const char *rel, const char *content)
 {
-	char	path[512], dir[512], *s;
-	FILE	*f;
-
-	snprintf(path, sizeof path, "%s%s", pt_root, rel);
-	snprintf(dir, sizeof dir, "%s", path);
-	s = strrchr(dir, '/');
-	*s = '\0';
-	ck_assert_int_eq(mkdir_p(dir, 0755), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(content, f);
-	fclose(f);
+	check_probe_put(pt_root, rel, content);
 }
 
 /* 300 ms on, the writer the sample's open waits for. */

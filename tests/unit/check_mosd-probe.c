@@ -15,15 +15,19 @@
 
 void	 check_mosd_probe(Suite *s);
 
+void	 check_probe_put(const char *top, const char *rel,
+	    const char *content);
+
 static char root[64];
 
-static void
-put(const char *rel, const char *content)
+/* A file of a fake /proc or /sys under top, its directories made. */
+void
+check_probe_put(const char *top, const char *rel, const char *content)
 {
 	char	path[512], dir[512], *s;
 	FILE	*f;
 
-	snprintf(path, sizeof path, "%s%s", root, rel);
+	snprintf(path, sizeof path, "%s%s", top, rel);
 	snprintf(dir, sizeof dir, "%s", path);
 	s = strrchr(dir, '/');
 	*s = '\0';
@@ -31,6 +35,12 @@ put(const char *rel, const char *content)
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fputs(content, f);
 	fclose(f);
+}
+
+static void
+put(const char *rel, const char *content)
+{
+	check_probe_put(root, rel, content);
 }
 
 static void
