@@ -634,8 +634,8 @@ fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
 
 	if (adopt)
 		e->grow = f->pre_len;
-	else if (e->win != NULL && off >= e->win_off &&
-	    off <= e->win_off + e->win_len)
+	else if (e->win.buf != NULL && off >= e->win.off &&
+	    off <= e->win.off + e->win.len)
 		e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
 		    e->grow * 2;
 	else
@@ -697,7 +697,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		busy++;
 	}
 	if (e != NULL && busy == 0 && (nr == SYS_read || nr == SYS_pread64)) {
-		if (e->next != NULL)
+		if (e->next.buf != NULL)
 			window_advance(e, nr == SYS_read ? e->pos : args[3]);
 		where = fio_where(f, e, nr, args);
 	}

@@ -260,6 +260,14 @@ enum fio_state {
 	FIO_KNOWN,		/* a regular file */
 	FIO_OTHER,		/* anything else: calls go home as they are */
 };
+/* Bytes of a file read ahead: len at off, none if buf is NULL. */
+struct fio_win {
+	uint8_t		*buf;
+	uint64_t	 off;
+	size_t		 len;
+	int		 eof;		/* up to the end of the file */
+	uint64_t	 at;		/* when read */
+};
 struct fio_fd {
 	int		 fd;
 	enum fio_state	 state;
@@ -270,16 +278,8 @@ struct fio_fd {
 	int		 pos_known;
 	uint64_t	 pos;		/* R's file offset */
 	uint64_t	 seek;		/* taken from windows, owed home */
-	uint8_t		*win;		/* read ahead: bytes at win_off */
-	uint64_t	 win_off;
-	size_t		 win_len;
-	int		 win_eof;	/* up to the end of the file */
-	uint64_t	 win_at;	/* when read */
-	uint8_t		*next;		/* the window after, read ahead of R */
-	uint64_t	 next_off;
-	size_t		 next_len;
-	int		 next_eof;
-	uint64_t	 next_at;
+	struct fio_win	 win;		/* read ahead */
+	struct fio_win	 next;		/* the window after, read ahead of R */
 	uint64_t	 gen;		/* new at each drop (window_gen) */
 	size_t		 grow;		/* the stream's window */
 	int		 pstream;	/* a pread64 ended at pnext */

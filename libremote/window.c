@@ -33,12 +33,11 @@ window_now(void)
 void
 window_drop(struct fio_fd *e)
 {
-	free(e->win);
-	e->win = NULL;
-	e->win_len = 0;
+	free(e->win.buf);
+	memset(&e->win, 0, sizeof e->win);
 	e->grow = 0;
-	free(e->next);
-	e->next = NULL;
+	free(e->next.buf);
+	memset(&e->next, 0, sizeof e->next);
 	/* a window after this one on its way is for nobody now */
 	e->gen = window_gen();
 }
@@ -59,11 +58,11 @@ window_serve(struct fio_fd *e, pid_t tid, uint64_t buf, uint64_t off,
     size_t len, int move)
 {
 	struct iovec	local, remote;
-	size_t		n = e->win_off + e->win_len - off;
+	size_t		n = e->win.off + e->win.len - off;
 
 	if (n > len)
 		n = len;
-	local.iov_base = e->win + (off - e->win_off);
+	local.iov_base = e->win.buf + (off - e->win.off);
 	local.iov_len = n;
 	remote.iov_base = (void *)(uintptr_t)buf;
 	remote.iov_len = n;
@@ -84,12 +83,12 @@ window_serve(struct fio_fd *e, pid_t tid, uint64_t buf, uint64_t off,
 int
 window_servable(const struct fio_fd *e, uint64_t off, size_t len)
 {
-	uint64_t	end = e->win_off + e->win_len;
+	uint64_t	end = e->win.off + e->win.len;
 
-	if (e->win == NULL || off < e->win_off || off >= end ||
-	    window_now() - e->win_at > FIO_FRESH_NS)
+	if (e->win.buf == NULL || off < e->win.off || off >= end ||
+	    window_now() - e->win.at > FIO_FRESH_NS)
 		return 0;
-	return end - off >= len || e->win_eof;
+	return end - off >= len || e->win.eof;
 }
 
 /*
@@ -100,25 +99,17 @@ void
 window_fill(struct fio_fd *e, uint64_t off, const uint8_t *data, size_t len,
     uint64_t size, int next)
 {
-	uint8_t	*b = xmalloc(len > 0 ? len : 1);
+	struct fio_win	*w = next ? &e->next : &e->win;
+	uint8_t		*b = xmalloc(len > 0 ? len : 1);
 
 	if (len > 0)
 		memcpy(b, data, len);
-	if (next) {
-		free(e->next);
-		e->next = b;
-		e->next_off = off;
-		e->next_len = len;
-		e->next_eof = off + len >= size;
-		e->next_at = window_now();
-		return;
-	}
-	free(e->win);
-	e->win = b;
-	e->win_off = off;
-	e->win_len = len;
-	e->win_eof = off + len >= size;
-	e->win_at = window_now();
+	free(w->buf);
+	w->buf = b;
+	w->off = off;
+	w->len = len;
+	w->eof = off + len >= size;
+	w->at = window_now();
 }
 
 /*
@@ -128,18 +119,14 @@ window_fill(struct fio_fd *e, uint64_t off, const uint8_t *data, size_t len,
 int
 window_advance(struct fio_fd *e, uint64_t off)
 {
-	if (e->next == NULL || off < e->next_off ||
-	    off >= e->next_off + e->next_len ||
-	    window_now() - e->next_at > FIO_FRESH_NS)
+	if (e->next.buf == NULL || off < e->next.off ||
+	    off >= e->next.off + e->next.len ||
+	    window_now() - e->next.at > FIO_FRESH_NS)
 		return 0;
-	free(e->win);
+	free(e->win.buf);
 	e->win = e->next;
-	e->next = NULL;
-	e->win_off = e->next_off;
-	e->win_len = e->next_len;
-	e->win_eof = e->next_eof;
-	e->win_at = e->next_at;
-	e->grow = e->next_len;
+	memset(&e->next, 0, sizeof e->next);
+	e->grow = e->win.len;
 	return 1;
 }
 
@@ -153,10 +140,10 @@ int
 window_next_due(const struct fio_fd *e, size_t max, uint64_t *off,
     size_t *len)
 {
-	if (e->win == NULL || e->win_eof || e->next != NULL ||
+	if (e->win.buf == NULL || e->win.eof || e->next.buf != NULL ||
 	    e->grow <= FIO_WIN_MIN || !e->readable)
 		return 0;
-	*off = e->win_off + e->win_len;
+	*off = e->win.off + e->win.len;
 	*len = e->grow * 2 > max ? max : e->grow * 2;
 	return 1;
 }

@@ -513,7 +513,7 @@ win_of(const struct fio *f, int fd)
 
 	for (i = 0; i < f->nfds; i++)
 		if (f->fds[i].fd == fd)
-			return f->fds[i].win;
+			return f->fds[i].win.buf;
 	return NULL;
 }
 
