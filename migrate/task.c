@@ -670,24 +670,41 @@ inject:
 
 /*
  * Give every thread back the signals our stops took from it, as it had
- * them; the scratch area must be mapped.
+ * them; the scratch area must be mapped. Each thread blocks every signal
+ * meanwhile (PTRACE_SETSIGMASK): otherwise the signal just queued is taken
+ * again as the next queueing call starts, and stolen again, and under a
+ * flood of signals this never ends.
  */
 int
 task_requeue_stolen(struct mig_task *t, char **cause)
 {
 	struct mig_thread	*th;
+	uint64_t		 mask, all = ~0ULL;
 	size_t			 i, j;
+	int			 rc = 0;
 
-	for (i = 0; i < t->nth; i++) {
+	for (i = 0; i < t->nth && rc == 0; i++) {
 		th = t->th[i];
-		for (j = 0; j < th->nstolen; j++) {
-			if (task_requeue(t, th, &th->stolen[j], 0,
-			    cause) == -1)
-				return -1;
+		if (th->nstolen == 0)
+			continue;
+		if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof mask,
+		    &mask) == -1 || ptrace(PTRACE_SETSIGMASK, th->tid,
+		    sizeof all, &all) == -1) {
+			xasprintf(cause, "signal mask of %d: %s", th->tid,
+			    strerror(errno));
+			return -1;
 		}
+		for (j = 0; j < th->nstolen && rc == 0; j++)
+			rc = task_requeue(t, th, &th->stolen[j], 0, cause);
 		th->nstolen = 0;
+		if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof mask,
+		    &mask) == -1 && rc == 0) {
+			xasprintf(cause, "signal mask of %d: %s", th->tid,
+			    strerror(errno));
+			rc = -1;
+		}
 	}
-	return 0;
+	return rc;
 }
 
 /*
