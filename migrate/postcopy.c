@@ -150,34 +150,20 @@ mig_post_pages(const struct mig_post *pp, uint64_t *left)
 static int
 postcopy_hot(struct mig_task *t, struct runs *hot, char **cause)
 {
-	struct user_regs_struct	 regs;
-	pid_t			*tids;
-	size_t			 n, i;
-	uint64_t		 sp, s, e;
-	int			 rc = -1;
+	size_t		 i;
+	uint64_t	 sp, s, e;
 
 	for (i = 0; i < t->nth; i++) {
 		if (rseq_pages(t->th[i], &s, &e, cause) == -1)
 			return -1;
 		if (e > s)
 			runs_add(hot, s, e);
-	}
-
-	n = mig_threads(t, NULL, 0);
-	tids = xcalloc(n, sizeof *tids);
-	mig_threads(t, tids, n);
-	for (i = 0; i < n; i++) {
-		if (mig_thread_regs(t, tids[i], &regs, cause) == -1)
-			goto out;
-		sp = regs.rsp & ~(MIG_PAGE - 1);
+		sp = t->th[i]->regs.rsp & ~(MIG_PAGE - 1);
 		s = sp > POSTCOPY_HOT ? sp - POSTCOPY_HOT : 0;
 		runs_add(hot, s, sp + POSTCOPY_HOT);
 	}
 	runs_sort(hot);
-	rc = 0;
-out:
-	free(tids);
-	return rc;
+	return 0;
 }
 
 /*
