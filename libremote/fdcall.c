@@ -96,10 +96,10 @@ fdcall_keeps(int nr, const uint64_t *args)
  * them as fio_fd_call's are (args[0]), or makes another descriptor share:
  * into fds[] (at most 2), their number returned. *dups is set if the call
  * duplicates the descriptor (dup, dup2, dup3, fcntl F_DUPFD and
- * F_DUPFD_CLOEXEC, pidfd_getfd): the two then move one offset. Otherwise the call
- * reads or writes at the offset and moves it (copy_file_range and splice
- * with no offset of their own, sendfile's input with none and its
- * output always).
+ * F_DUPFD_CLOEXEC, pidfd_getfd): the two then move one offset. Otherwise
+ * the call reads or writes at the offset and moves it (copy_file_range
+ * and splice with no offset of their own, sendfile's input with none and
+ * its output always).
  */
 int
 fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups)

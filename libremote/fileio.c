@@ -945,10 +945,10 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 
 /*
  * Bytes read ahead for R's waiting read (m), still waiting if valid, or
- * the window after one. *rv is R's answer when 1; 0: R left its read, the
- * data is for none, or the window after; -1 R's read (f->wait_*) goes home as it is, after what is owed
- * before it: the home could not read ahead (its descriptor is no longer
- * read ahead), or another thread's call on its descriptor came meanwhile.
+ * the window after one. *rv is R's answer when 1; 0: R left its read,
+ * the data is for none, or the window after; -1: R's read (f->wait_*)
+ * goes home as it is, after what is owed: the home could not read ahead
+ * (its descriptor is read ahead no more), or another thread's call came.
  */
 int
 fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,

@@ -55,15 +55,16 @@ usage(int status)
  * before it becomes the guest uid (agent/guest.c), so that the process it
  * runs holds no capability even in its bounding set, and CAP_SYS_RESOURCE,
  * for the agent to set its out-of-memory score and the floor under it,
- * if mosd had it (shielded, mosd_shield_oom). Everything else goes, from the bounding set too, so nothing can come
- * back through exec.
+ * if mosd had it (shielded, mosd_shield_oom). Everything else goes, from
+ * the bounding set too, so nothing can come back through exec.
  */
 static int
 mosd_drop_caps(int shielded, char **cause)
 {
 	static const cap_value_t keep[] = { CAP_SETUID, CAP_SETGID };
+	/* CAP_SYS_RESOURCE last: passed only if shielded */
 	static const cap_value_t pass[] = { CAP_SETPCAP, CAP_SYS_RESOURCE };
-	size_t	npass = shielded ? 2 : 1;
+	size_t	npass = nitems(pass) - (shielded ? 0 : 1);
 	cap_t	caps;
 	int	c;
 

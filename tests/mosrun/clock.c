@@ -1,7 +1,7 @@
 /*
- * clock SECONDS [threads | late | idle]: polls its CPU-time clocks in a loop, as
- * a solver checking its time limit does, until it has used SECONDS of CPU
- * (tests/lab/t-fast.sh, bench/real). Every value of
+ * clock SECONDS [threads | late | idle]: polls its CPU-time clocks in a
+ * loop, as a solver checking its time limit does, until it has used
+ * SECONDS of CPU (tests/lab/t-fast.sh, bench/real). Every value of
  * CLOCK_PROCESS_CPUTIME_ID, clock() and CLOCK_THREAD_CPUTIME_ID must be at
  * least the last and at most 0.1 s more (a move neither loses the time used
  * before nor counts it twice, away or back home). With "threads", a
