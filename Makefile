@@ -313,7 +313,8 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/livewriter \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
 		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow \
-		   $(OBJ)/tests/mosrun/threads $(OBJ)/tests/mosrun/sigrt
+		   $(OBJ)/tests/mosrun/threads $(OBJ)/tests/mosrun/sigrt \
+		   $(OBJ)/tests/mosrun/reader
 
 # Threads, OpenMP's among them (tests/lab/t-threads.sh).
 $(OBJ)/tests/mosrun/threads: tests/mosrun/threads.c

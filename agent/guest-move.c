@@ -456,6 +456,8 @@ guest_move_arrive(struct guest *g, char **cause)
 		    "%s", g->conn.who, why);
 		free(why);
 	}
+	/* before its filter, which would send home what it injects */
+	guest_stub_reads(g, t);
 	if (move_drop_caps(t, cause) == -1 ||
 	    (listener = move_confine(g, t, cause)) == -1)
 		goto fail;
@@ -476,6 +478,8 @@ guest_move_arrive(struct guest *g, char **cause)
 		    g->conn.who, why);
 		free(why);
 	}
+	if (g->rstub.start != 0)
+		rstub_attach(g->remote, g->rstub.shm, g->rstub.shared);
 	/* R is our child: its end and its stops reach us by waitpid. */
 	mig_unpin(t, &pin);
 	if (mig_release(t, cause) == -1) {

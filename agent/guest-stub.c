@@ -35,14 +35,20 @@
 const struct mig_hidden *
 guest_stub_hide(struct guest *g, struct mig_task *t)
 {
+	const struct mig_hidden	*h = NULL;
+
 	if (t != NULL)
 		mig_cpu_carried(t, g->base.utime_ns + g->base.stime_ns, g->tcpu,
 		    g->ntcpu);
-	if (g->stub.start == 0)
-		return NULL;
-	if (t != NULL)
-		mig_hide(t, &g->stub.hidden);
-	return &g->stub.hidden;
+	if (g->rstub.start != 0)
+		h = &g->rstub.hidden;
+	if (g->stub.start != 0) {
+		g->stub.hidden.next = h;
+		h = &g->stub.hidden;
+	}
+	if (t != NULL && h != NULL)
+		mig_hide(t, h);
+	return h;
 }
 
 /*
@@ -85,6 +91,25 @@ guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 	    g->base.stime_ns, g->tcpu, g->ntcpu, cause);
 }
 
+/*
+ * R's reads of a window answered in R (rstub.c), if R has one thread
+ * (held in t, before its filter; rstub_attach once g->remote is made);
+ * if not, by us.
+ */
+void
+guest_stub_reads(struct guest *g, struct mig_task *t)
+{
+	char	*why = NULL;
+
+	if (g->threaded)
+		return;
+	if (rstub_install(&g->rstub, t, g->pid, &why) == -1) {
+		log_info("%s: reads answered by the guest: %s", g->conn.who,
+		    why);
+		free(why);
+	}
+}
+
 /* Thread vtid (as R knows it) ended: its id may come back, from 0. */
 void
 guest_stub_thread_gone(struct guest *g, pid_t vtid)
@@ -115,6 +140,8 @@ guest_stub_threaded(struct guest *g)
 {
 	char	*cause = NULL;
 
+	if (g->remote != NULL)
+		rstub_threaded(g->remote);
 	if (stub_threaded(&g->stub, &cause) == -1) {
 		log_warnx("%s: %s", g->conn.who, cause);
 		free(cause);

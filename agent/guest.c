@@ -254,7 +254,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		else
 			log_info("%s ended: %s %d; calls %llu sent home (%llu "
 			    "behind), %llu CPU clocks and %llu identity "
-			    "answered here, %llu reads from %llu read ahead, "
+			    "answered here, %llu reads from %llu read ahead "
+			    "(%llu in R), "
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
 			    "not), %llu calls on them here, %llu writes not "
@@ -267,6 +268,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->ident,
 			    (unsigned long long)st->served,
 			    (unsigned long long)st->fetches,
+			    (unsigned long long)st->in_r,
 			    (unsigned long long)st->held,
 			    (unsigned long long)st->mapped,
 			    (unsigned long long)st->opened,

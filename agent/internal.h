@@ -151,6 +151,33 @@ int		 stub_install(struct stub *s, struct mig_task *t, pid_t pid,
 int		 stub_thread_gone(struct stub *s, size_t i, char **cause);
 int		 stub_threaded(struct stub *s, char **cause);
 int		 stub_remove(struct stub *s, struct mig_task *t, char **cause);
+uint64_t	 stub_symbol(const uint8_t *elf, size_t len, const char *name);
+int		 stub_poke(pid_t pid, uint64_t addr, const void *buf, size_t len,
+		    char **cause);
+uint64_t	 stub_map(struct mig_task *t, uint64_t below, uint64_t fn,
+		    size_t len);
+void		 stub_unmap(struct mig_task *t, uint64_t at, size_t len);
+int		 stub_move_threads(struct mig_task *t, uint64_t fn,
+		    size_t displaced, uint64_t tramp, char **cause);
+
+/*
+ * rstub.c: the read stub in R, its reads of a window answered inside it
+ * (libremote/rstub.c keeps what it serves)
+ */
+struct rstub {
+	pid_t		 pid;		/* the process */
+	uint64_t	 start;		/* its pages: code, then shared; 0 none */
+	size_t		 len;
+	uint64_t	 fn;		/* libc's read */
+	uint64_t	 tramp;		/* its displaced instructions */
+	size_t		 displaced;
+	uint8_t		 orig[16];	/* as they were */
+	struct rstub_shm *shm;		/* our mapping of the shared part */
+	uint64_t	 shared;	/* R's */
+	struct mig_hidden hidden;	/* for dumps of the process */
+};
+int		 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid,
+		    char **cause);
 
 /* --- the deputy ------------------------------------------------------ */
 
@@ -487,6 +514,7 @@ struct guest {
 	int			 clone_asked;	/* the first one's */
 	uint64_t		 thread_seq;
 	struct stub		 stub;
+	struct rstub		 rstub;		/* R's reads (rstub.c) */
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */
 };
@@ -518,6 +546,7 @@ const struct mig_hidden *guest_stub_hide(struct guest *g,
 void	 guest_stub_threads(struct guest *g, struct mig_task *t);
 void	 guest_stub_thread_gone(struct guest *g, pid_t vtid);
 int	 guest_stub_threaded(struct guest *g);
+void	 guest_stub_reads(struct guest *g, struct mig_task *t);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

@@ -188,9 +188,10 @@ stub_displace(const uint8_t *p, size_t max)
 
 /*
  * The offset of symbol name in our own vDSO (the same kernel's as R's: a
- * restore checks the vDSO), from its section headers; 0 if not found.
+ * restore checks the vDSO), or in an ELF file of len bytes at vdso, from
+ * its section headers; 0 if not found.
  */
-static uint64_t
+uint64_t
 stub_symbol(const uint8_t *vdso, size_t len, const char *name)
 {
 	const Elf64_Ehdr	*eh = (const void *)vdso;
@@ -246,15 +247,15 @@ stub_rewind(void *arg, struct user_regs_struct *r)
 	}
 }
 
-/* Write len bytes at addr in the stub's process, as a debugger does. */
-static int
-stub_poke(const struct stub *s, uint64_t addr, const void *buf, size_t len,
+/* Write len bytes at addr in process pid, as a debugger does. */
+int
+stub_poke(pid_t pid, uint64_t addr, const void *buf, size_t len,
     char **cause)
 {
 	char	path[64];
 	int	fd;
 
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)s->pid);
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
 	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1 ||
 	    pwrite(fd, buf, len, addr) != (ssize_t)len) {
 		xasprintf(cause, "%s: %s", path, strerror(errno));
@@ -278,7 +279,7 @@ stub_thread_gone(struct stub *s, size_t i, char **cause)
 
 	if (s->start == 0 || i >= s->ntable)
 		return 0;
-	return stub_poke(s, s->start + STUB_PAGE +
+	return stub_poke(s->pid, s->start + STUB_PAGE +
 	    offsetof(struct stub_data, table) + i * sizeof(struct stub_base),
 	    &zero, sizeof zero, cause);
 }
@@ -296,14 +297,14 @@ stub_threaded(struct stub *s, char **cause)
 
 	if (s->start == 0 || !s->one)
 		return 0;
-	if (stub_poke(s, s->start + STUB_PAGE + offsetof(struct stub_data,
+	if (stub_poke(s->pid, s->start + STUB_PAGE + offsetof(struct stub_data,
 	    one), &zero, sizeof zero, cause) == -1)
 		return -1;
 	s->one = 0;
 	return 0;
 }
 
-static void
+void
 stub_unmap(struct mig_task *t, uint64_t at, size_t len)
 {
 	char	*cause = NULL;
@@ -315,11 +316,12 @@ stub_unmap(struct mig_task *t, uint64_t at, size_t len)
 }
 
 /*
- * Map the stub's pages (len bytes) in the process near its vDSO, below
- * it, where a program maps nothing of its own (it would have to name the
- * address): their address, or 0.
+ * Map the stub's pages (len bytes) in the process near its vDSO (or what
+ * else is at vdso), below it, where a program maps nothing of its own (it
+ * would have to name the address), within a jump of fn: their address,
+ * or 0.
  */
-static uint64_t
+uint64_t
 stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn, size_t len)
 {
 	uint64_t	 at;
@@ -349,8 +351,9 @@ stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn, size_t len)
  * go on in the trampoline, at the same instruction: the inverse of
  * stub_rewind. One at the very start runs the jump.
  */
-static int
-stub_move_threads(struct stub *s, struct mig_task *t, char **cause)
+int
+stub_move_threads(struct mig_task *t, uint64_t fn, size_t displaced,
+    uint64_t tramp, char **cause)
 {
 	struct user_regs_struct	 r;
 	pid_t			*tids;
@@ -363,9 +366,9 @@ stub_move_threads(struct stub *s, struct mig_task *t, char **cause)
 	for (i = 0; i < n; i++) {
 		if (mig_thread_regs(t, tids[i], &r, cause) == -1)
 			goto out;
-		if (r.rip <= s->fn || r.rip >= s->fn + s->displaced)
+		if (r.rip <= fn || r.rip >= fn + displaced)
 			continue;
-		r.rip = s->tramp + (r.rip - s->fn);
+		r.rip = tramp + (r.rip - fn);
 		if (mig_thread_set_regs(t, tids[i], &r, cause) == -1)
 			goto out;
 	}
@@ -464,7 +467,7 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 	s->len = len;
 	s->ntable = n;
 	s->tramp = at + tramp;
-	if (stub_move_threads(s, t, cause) == -1)
+	if (stub_move_threads(t, s->fn, s->displaced, s->tramp, cause) == -1)
 		goto unmap;
 	/*
 	 * The jump, written through /proc/PID/mem: the vDSO is read-only to
@@ -475,7 +478,7 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 	rel = (int32_t)(int64_t)(at - (s->fn + STUB_JMP));
 	jmp[0] = 0xe9;
 	memcpy(jmp + 1, &rel, 4);
-	if (stub_poke(s, s->fn, jmp, s->displaced, cause) == -1)
+	if (stub_poke(s->pid, s->fn, jmp, s->displaced, cause) == -1)
 		goto unmap;
 
 	s->hidden.start = at;
@@ -505,7 +508,7 @@ stub_remove(struct stub *s, struct mig_task *t, char **cause)
 {
 	if (s->start == 0)
 		return 0;
-	if (stub_poke(s, s->fn, s->orig, s->displaced, cause) == -1)
+	if (stub_poke(s->pid, s->fn, s->orig, s->displaced, cause) == -1)
 		return -1;
 	stub_unmap(t, s->start, s->len);
 	memset(s, 0, sizeof *s);

@@ -509,10 +509,15 @@ struct remote {
 	void		*resp;
 	size_t		 resp_size;
 	struct remote_stats stats;
+	struct rstub_view	*rstub;		/* the stub in R (rstub.c), or NULL */
 };
 int		 remote_apply(pid_t tid, const struct rmt_call *c,
 		    struct Osm__RemoteReply *r, int64_t *ret, char **cause);
 
+
+/* rstub.c */
+void		 rstub_sync(struct remote *g);
+void		 rstub_publish(struct remote *g);
 
 /* home.c */
 uint64_t	 home_budget(int64_t ret, uint32_t unit);

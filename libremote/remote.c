@@ -97,6 +97,7 @@ remote_free(struct remote *g)
 	shared_free(&g->shared);
 	free(g->notif);
 	free(g->resp);
+	free(g->rstub);
 	free(g);
 }
 
@@ -106,6 +107,7 @@ remote_answer(struct remote *g, uint64_t id, int64_t val, char **cause)
 {
 	struct seccomp_notif_resp	*resp = g->resp;
 
+	rstub_publish(g);
 	memset(resp, 0, g->resp_size);
 	resp->id = id;
 	resp->val = val;
@@ -254,6 +256,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		    strerror(errno));
 		return -1;
 	}
+	rstub_sync(g);
 	ev->id = n->id;
 	ev->tid = n->pid;
 	ev->nr = n->data.nr;
@@ -754,6 +757,7 @@ remote_out(struct remote *g, int post, enum remote_out *kind, uint8_t **msg,
 void
 remote_settle(struct remote *g)
 {
+	rstub_sync(g);
 	fio_settle(&g->fio, &g->seq);
 	shared_settle(g);
 }
@@ -952,6 +956,7 @@ remote_continue(struct remote *g, uint64_t id, char **cause)
 {
 	struct seccomp_notif_resp	*resp = g->resp;
 
+	rstub_publish(g);
 	memset(resp, 0, g->resp_size);
 	resp->id = id;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

@@ -87,8 +87,38 @@ struct remote_ident {
 	size_t		 ngroups;
 };
 
-/* remote.c */
+/*
+ * rstub.c: R's reads of a window answered in R (agent/rstub.c puts the
+ * stub in). The memory R and the guest share, a memfd: this control page,
+ * then RSTUB_SLOTS windows of RSTUB_BYTES, one a descriptor. The guest
+ * writes a slot only while R's one thread is stopped (in a notification,
+ * or held); the stub reads it and moves pos by what it serves.
+ */
+#define RSTUB_SLOTS	4
+#define RSTUB_BYTES	(4U << 20)	/* a window, at most */
+#define RSTUB_DATA	4096		/* where the windows start */
+#define RSTUB_LEN	(RSTUB_DATA + RSTUB_SLOTS * RSTUB_BYTES)
+struct rstub_slot {			/* as the stub reads it: 64 bytes */
+	int32_t		 fd;		/* 0: R's descriptor; -1 none */
+	uint32_t	 eof;		/* 4: the window ends the file */
+	uint64_t	 pos;		/* 8: R's offset (the stub moves it) */
+	uint64_t	 woff;		/* 16: the window's offset in the file */
+	uint64_t	 wlen;		/* 24: its bytes; 0: serve nothing */
+	uint64_t	 deadline;	/* 32: stale from this TSC on */
+	uint64_t	 data;		/* 40: its bytes in R */
+	uint64_t	 hits;		/* 48: reads the stub served */
+	uint64_t	 pad;
+};
+struct rstub_shm {
+	uint32_t	 on;		/* 0: the stub serves nothing */
+	uint32_t	 pad[15];
+	struct rstub_slot slot[RSTUB_SLOTS];	/* at 64 */
+};
 struct remote;
+void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
+void	 rstub_threaded(struct remote *g);
+
+/* remote.c */
 /* What became of R's notified calls. */
 struct remote_stats {
 	uint64_t	 forwarded;
@@ -101,6 +131,7 @@ struct remote_stats {
 	uint64_t	 ident;		/* identity answered here */
 	uint64_t	 behind;	/* calls sent behind (fileio.c) */
 	uint64_t	 served;	/* reads served from windows */
+	uint64_t	 in_r;		/* of them, by the stub in R (rstub.c) */
 	uint64_t	 held;		/* reads served from what R wrote */
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */

@@ -256,8 +256,8 @@ int	 track_scan(int pagemap, uint64_t start, uint64_t end, int how,
  */
 int	 postcopy_dump(struct mig_live *lv, struct img *img, int flags,
 	    struct mig_stats *st, char **cause);
-void	 postcopy_read(pid_t pid, int mem, const struct iovec *remote, size_t n,
-	    uint8_t *buf, size_t len);
+void	 postcopy_read(pid_t pid, int mem, const struct mig_hidden *h,
+	    const struct iovec *remote, size_t n, uint8_t *buf, size_t len);
 
 
 /* crc32c.c */
@@ -434,5 +434,8 @@ int	 files_restore(struct mig_task *t, const Osm__ImgFiles *f,
 
 /* pidns.c */
 pid_t		 pidns_fork(pid_t pid, char **cause);
+
+/* hidden.c */
+int	 hidden_area(const struct mig_hidden *h, uint64_t s, uint64_t e);
 
 #endif

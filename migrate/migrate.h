@@ -191,16 +191,20 @@ struct mig_stand_in {
  * (agent/guest-stub.c, a clock stub): a dump of the task leaves its area
  * out, records the vDSO as it was before the agent patched it, and records
  * a task stopped inside that code as stopped at the same point of the
- * program's own (rewind changes the registers the dump records).
+ * program's own (rewind changes the registers the dump records). The
+ * patched bytes may be in any page of the program (a function of its
+ * libc, agent/rstub.c): every page a dump reads has them as they were
+ * (mig_hidden_pages).
  */
 struct mig_hidden {
 	uint64_t	 start;		/* the area, never dumped */
 	uint64_t	 end;
-	uint64_t	 patched;	/* where the vDSO was changed */
+	uint64_t	 patched;	/* where the vDSO (or text) was changed */
 	const uint8_t	*orig;		/* its bytes there before */
 	size_t		 orig_len;
 	void		(*rewind)(void *arg, struct user_regs_struct *r);
 	void		*arg;
+	const struct mig_hidden *next;	/* another such code, or NULL */
 };
 
 /*
@@ -306,6 +310,8 @@ int		 mig_seccomp(struct mig_task *t, const struct sock_fprog *prog,
 void		 mig_stand_ins(struct mig_task *t,
 		    const struct mig_stand_in *s, size_t n);
 void		 mig_hide(struct mig_task *t, const struct mig_hidden *h);
+void		 mig_hidden_pages(const struct mig_hidden *h, uint64_t addr,
+		    uint8_t *buf, size_t len);
 void		 mig_cpu_carried(struct mig_task *t, uint64_t process_ns,
 		    const struct mig_cpu *c, size_t n);
 int		 mig_thread_cpu(const struct mig_task *t, pid_t vtid,

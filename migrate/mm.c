@@ -284,8 +284,7 @@ mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 		md->maps[md->maps_len++] = '\n';
 		if (s >= MIG_TASK_SIZE)
 			continue;	/* [vsyscall] */
-		if (t->hidden != NULL && s >= t->hidden->start &&
-		    e <= t->hidden->end)
+		if (hidden_area(t->hidden, s, e))
 			continue;	/* not the program's */
 		if (md->nvmas >= MM_VMAS_MAX) {
 			xasprintf(cause, "process %d has more than %d memory "
@@ -313,11 +312,7 @@ mm_dump_layout(struct mig_task *t, struct mm_dump *md, int flags,
 		goto out;
 	}
 	/* as the kernel made it, not as a guest agent patched it */
-	if (t->hidden != NULL && t->hidden->orig_len > 0 &&
-	    t->hidden->patched >= md->vdso_start &&
-	    t->hidden->patched + t->hidden->orig_len <= md->vdso_end)
-		memcpy(vdso + (t->hidden->patched - md->vdso_start),
-		    t->hidden->orig, t->hidden->orig_len);
+	mig_hidden_pages(t->hidden, md->vdso_start, vdso, len);
 	md->mm.vdso_crc = crc32c(0, vdso, len);
 	free(vdso);
 	rc = 0;
@@ -912,16 +907,6 @@ mig_stand_ins(struct mig_task *t, const struct mig_stand_in *s, size_t n)
 {
 	t->stand_ins = s;
 	t->nstand_ins = n;
-}
-
-/*
- * Dumps of t from now on leave out the code h describes, which is the
- * caller's, not the program's; h must outlive t's dumps.
- */
-void
-mig_hide(struct mig_task *t, const struct mig_hidden *h)
-{
-	t->hidden = h;
 }
 
 static struct mig_file *

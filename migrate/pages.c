@@ -298,6 +298,9 @@ pages_read_batch(struct mig_task *t, struct pages_batch *b, int mem,
 		}
 		p += len;
 	}
+	for (i = 0, p = b->buf; i < b->n; p += b->iov[i++].iov_len)
+		mig_hidden_pages(t->hidden, (uintptr_t)b->iov[i].iov_base, p,
+		    b->iov[i].iov_len);
 	return 0;
 }
 

@@ -59,6 +59,7 @@ struct mig_post {
 	uint64_t	 left_pages;	/* at the dump */
 	struct mm_dump	 early;		/* the layout read while it ran */
 	int		 have_early;
+	const struct mig_hidden *hidden;	/* its pages as the program's */
 };
 
 struct mig_fetch {
@@ -77,8 +78,8 @@ struct mig_fetch {
  * file, and what that cannot read either was unmapped, reads as zeros
  * (the target drops it, as the next layout no longer has it registered).
  */
-void
-postcopy_read(pid_t pid, int mem, const struct iovec *remote, size_t n,
+static void
+postcopy_read_raw(pid_t pid, int mem, const struct iovec *remote, size_t n,
     uint8_t *buf, size_t len)
 {
 	struct iovec	local = { buf, len };
@@ -103,6 +104,19 @@ postcopy_read(pid_t pid, int mem, const struct iovec *remote, size_t n,
 		}
 		buf += remote[i].iov_len;
 	}
+}
+
+/* The same, as the program had them: what hidden code patched put back. */
+void
+postcopy_read(pid_t pid, int mem, const struct mig_hidden *h,
+    const struct iovec *remote, size_t n, uint8_t *buf, size_t len)
+{
+	size_t	i;
+
+	postcopy_read_raw(pid, mem, remote, n, buf, len);
+	for (i = 0; h != NULL && i < n; buf += remote[i++].iov_len)
+		mig_hidden_pages(h, (uintptr_t)remote[i].iov_base, buf,
+		    remote[i].iov_len);
 }
 
 struct mig_post *
@@ -265,7 +279,7 @@ mig_post_prepare(struct mig_post *pp, pid_t pid, int flags,
 	pp->have_early = 0;
 	memset(&tk, 0, sizeof tk);
 	tk.pid = pid;
-	tk.hidden = hidden;
+	tk.hidden = pp->hidden = hidden;
 	if (mm_dump_layout(&tk, &pp->early, flags, cause) == -1)
 		return -1;
 	if (mm_check(&pp->early.mm, cause) == -1) {
@@ -286,6 +300,7 @@ postcopy_dump(struct mig_live *lv, struct img *img, int flags,
 	char		 path[64];
 
 	pp->pid = lv->t->pid;
+	pp->hidden = lv->hidden;
 	pp->hot_pages = pp->left_pages = 0;
 	if (pp->mem == -1) {
 		snprintf(path, sizeof path, "/proc/%d/mem", (int)pp->pid);
@@ -385,7 +400,7 @@ mig_post_read(struct mig_post *pp, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec	remote = { (void *)addr, len };
 
-	postcopy_read(pp->pid, pp->mem, &remote, 1, buf, len);
+	postcopy_read(pp->pid, pp->mem, pp->hidden, &remote, 1, buf, len);
 }
 
 /*

@@ -271,8 +271,8 @@ precopy_pages(struct precopy *pc, const struct mm_dump *md, struct img *img,
 		do {
 			if (nb > 0 && (nb == MIG_EXTENTS_MAX ||
 			    len == MIG_BATCH || i == md->nruns)) {
-				postcopy_read(pc->k->pid, mem, iov, nb, buf,
-				    len);
+				postcopy_read(pc->k->pid, mem, pc->tk.hidden,
+				    iov, nb, buf, len);
 				if (img_write_pages(img, extp, nb, buf, len,
 				    cause) == -1)
 					goto out;

@@ -135,10 +135,13 @@ regs_dump(struct mig_task *t, struct mig_thread *th, Osm__ImgRegs *img,
 	size_t	 len;
 
 	struct user_regs_struct	 r = th->regs;
+	const struct mig_hidden	*h;
 
 	/* stopped in code not the program's: where the program's would be */
-	if (t->hidden != NULL && t->hidden->rewind != NULL)
-		t->hidden->rewind(t->hidden->arg, &r);
+	for (h = t->hidden; h != NULL; h = h->next) {
+		if (h->rewind != NULL)
+			h->rewind(h->arg, &r);
+	}
 	osm__img_regs__init(img);
 	img->gp = xmalloc(sizeof *img->gp);
 	regs_to_img(&r, img->gp);

@@ -1,0 +1,373 @@
+/*
+ * The read stub: R's reads of a descriptor's window answered inside R,
+ * with no notification (libremote/rstub.c decides what it may serve;
+ * docs/REMOTE.md, "The read stub"). libc's read in R starts with a jump
+ * to a page of ours: for a descriptor of the shared page's slots whose
+ * window holds the read (whole, or up to the file's end) and is not
+ * stale (its TSC deadline), it copies the bytes from the window, which
+ * R maps from a memfd the guest maps too, moves the slot's offset and
+ * returns the count, as read would; anything else goes on in libc's own
+ * read, through the instructions the jump displaced (copied, and a rip-
+ * relative one made to point where it did) and a jump back, so errors,
+ * errno and cancellation stay libc's.
+ *
+ * The stub is the guest's, not the program's: dumps of R leave its pages
+ * out, record libc's read as it was (mig_hidden_pages) and R stopped in
+ * the stub as stopped where the program would be (rstub_rewind). A libc
+ * whose read starts otherwise than we know, no libc (a static program),
+ * or no room near libc, and no stub: R's reads are the guest's as before.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define RSTUB_PAGE	4096
+#define RSTUB_NEAR	(1ULL << 30)
+
+/*
+ * The stub, position-independent, entered by a jump from the start of
+ * read(fd %edi, buf %rsi, count %rdx): it returns to read's caller.
+ * %rax, %rcx, %r8 to %r11 are the caller's to lose. It keeps the
+ * arguments in %r9 to %r11 first, so that a thread stopped anywhere
+ * before the commit (the add to the slot's offset) can be put back at
+ * read's start with them; one stopped after it, at the ret, as returned.
+ * The shared page is the page after the code (struct rstub_shm).
+ */
+extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
+    rstub_tramp[], rstub_end[];
+__asm__(
+"	.pushsection .rodata.osm_read_stub, \"a\"\n"
+"	.balign 16\n"
+"	.globl rstub_code, rstub_saved, rstub_ret, rstub_tramp, rstub_end\n"
+"rstub_code:\n"
+".Lr_start:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"rstub_saved:\n"
+"	cmpl	$0, .Lr_start+4096(%rip)\n"		/* on */
+"	je	.Lr_miss\n"
+"	testq	%rdx, %rdx\n"
+"	jz	.Lr_miss\n"
+"	leaq	.Lr_start+4096+64(%rip), %r8\n"		/* the slots */
+"	movl	$4, %ecx\n"				/* RSTUB_SLOTS */
+"1:	cmpl	%edi, (%r8)\n"				/* fd */
+"	je	2f\n"
+"	addq	$64, %r8\n"
+"	decl	%ecx\n"
+"	jnz	1b\n"
+"	jmp	.Lr_miss\n"
+"2:	movq	8(%r8), %rax\n"				/* pos */
+"	subq	16(%r8), %rax\n"			/* - woff */
+"	cmpq	24(%r8), %rax\n"			/* wlen */
+"	jae	.Lr_miss\n"
+"	movq	24(%r8), %rcx\n"
+"	subq	%rax, %rcx\n"				/* what it holds on */
+"	cmpq	%rdx, %rcx\n"
+"	jae	3f\n"
+"	cmpl	$0, 4(%r8)\n"				/* eof */
+"	je	.Lr_miss\n"
+"	jmp	4f\n"
+"3:	movq	%rdx, %rcx\n"
+"4:	movq	%rax, %rsi\n"
+"	rdtsc\n"
+"	shlq	$32, %rdx\n"
+"	orq	%rdx, %rax\n"
+"	cmpq	32(%r8), %rax\n"			/* deadline */
+"	jae	.Lr_miss\n"
+"	addq	40(%r8), %rsi\n"			/* data */
+"	movq	%r10, %rdi\n"
+"	movq	%rcx, %rax\n"
+"	rep movsb\n"
+"	incq	48(%r8)\n"				/* hits */
+"	addq	%rax, 8(%r8)\n"				/* the commit */
+"rstub_ret:\n"
+"	ret\n"
+".Lr_miss:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"rstub_tramp:\n"
+"	.fill 32, 1, 0xcc\n"
+"rstub_end:\n"
+"	.popsection\n");
+
+_Static_assert(RSTUB_SLOTS == 4, "the stub's slots");
+_Static_assert(sizeof(struct rstub_slot) == 64 &&
+    offsetof(struct rstub_slot, eof) == 4 &&
+    offsetof(struct rstub_slot, pos) == 8 &&
+    offsetof(struct rstub_slot, woff) == 16 &&
+    offsetof(struct rstub_slot, wlen) == 24 &&
+    offsetof(struct rstub_slot, deadline) == 32 &&
+    offsetof(struct rstub_slot, data) == 40 &&
+    offsetof(struct rstub_slot, hits) == 48 &&
+    offsetof(struct rstub_shm, slot) == 64, "the stub's slots");
+
+/*
+ * A thread stopped in the stub, for a dump: in the trampoline, at the same
+ * point of libc's read; after the commit, as returned from read; before
+ * it, at read's start with its arguments (what the stub did shows only in
+ * registers the caller loses, and in the buffer, which read writes again).
+ */
+static void
+rstub_rewind(void *arg, struct user_regs_struct *r)
+{
+	struct rstub	*s = arg;
+	uint64_t	 saved = s->start + (rstub_saved - rstub_code);
+	uint64_t	 ret = s->start + (rstub_ret - rstub_code), to;
+	struct iovec	 local = { &to, sizeof to };
+	struct iovec	 remote = { (void *)(uintptr_t)r->rsp, sizeof to };
+
+	if (r->rip >= s->tramp && r->rip <= s->tramp + s->displaced)
+		r->rip = s->fn + (r->rip - s->tramp);
+	else if (r->rip == ret) {
+		if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) !=
+		    sizeof to)
+			return;		/* no stack: it could not return */
+		r->rip = to;
+		r->rsp += 8;
+	} else if (r->rip >= saved && r->rip < s->tramp) {
+		r->rip = s->fn;
+		r->rdi = r->r9;
+		r->rsi = r->r10;
+		r->rdx = r->r11;
+	} else if (r->rip >= s->start && r->rip < saved)
+		r->rip = s->fn;
+}
+
+/*
+ * libc in process pid: the start of its first area and where its file
+ * is, from /proc/PID/maps. -1 if it has none (a static program).
+ */
+static int
+rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
+{
+	char			 name[64], *line = NULL, *p;
+	size_t			 cap = 0;
+	unsigned long long	 s, e, off;
+	FILE			*f;
+	int			 pos, rc = -1;
+
+	snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
+	if ((f = fopen(name, "re")) == NULL)
+		return -1;
+	while (getline(&line, &cap, f) != -1) {
+		pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &s, &e,
+		    &off, &pos) < 3 || pos == 0 || off != 0)
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = '\0';
+		if (strlen(p) < 11 || strcmp(p + strlen(p) - 10,
+		    "/libc.so.6") != 0 || strlen(p) >= size)
+			continue;
+		*base = s;
+		strcpy(path, p);
+		rc = 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* The offset of read in the libc file at path; 0 if not found. */
+static uint64_t
+rstub_symbol(const char *path)
+{
+	struct stat	 sb;
+	uint64_t	 off = 0;
+	void		*m;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
+	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+		off = stub_symbol(m, sb.st_size, "read");
+		munmap(m, sb.st_size);
+	}
+	close(fd);
+	return off;
+}
+
+/*
+ * The instructions at read's start the jump replaces, copied into the
+ * trampoline at tramp (buf, its bytes): an endbr64, then the test of
+ * __libc_single_threaded glibc's read begins with (cmpb $imm8, rel32(%rip)),
+ * its address made the same from where the copy is. Their length, or 0
+ * for any other start.
+ */
+static size_t
+rstub_relocate(const uint8_t *p, uint64_t fn, uint64_t tramp, uint8_t *buf)
+{
+	size_t		n = 0;
+	int64_t		rel;
+	int32_t		d;
+
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		n = 4;					/* endbr64 */
+	if (p[n] != 0x80 || p[n + 1] != 0x3d)
+		return 0;
+	memcpy(&d, p + n + 2, 4);
+	rel = (int64_t)(fn + n + 7 + d) - (int64_t)(tramp + n + 7);
+	if (rel != (int32_t)rel)
+		return 0;
+	memcpy(buf, p, n + 7);
+	d = (int32_t)rel;
+	memcpy(buf + n + 2, &d, 4);
+	return n + 7;
+}
+
+/*
+ * R's memfd for the shared part, made in R (held in t, before its filter:
+ * the filter would send the call home), and ours of the same: R's
+ * descriptor in *rfd, ours returned; -1 with *cause.
+ */
+static int
+rstub_memfd(struct mig_task *t, pid_t pid, uint64_t name, long *rfd,
+    char **cause)
+{
+	int	pidfd, fd = -1;
+
+	if (mig_call_ok(t, "memfd_create", rfd, SYS_memfd_create,
+	    (sysargs){ name, MFD_CLOEXEC }, cause) == -1)
+		return -1;
+	if ((pidfd = syscall(SYS_pidfd_open, pid, 0)) == -1 ||
+	    (fd = syscall(SYS_pidfd_getfd, pidfd, (int)*rfd, 0)) == -1 ||
+	    ftruncate(fd, RSTUB_LEN) == -1) {
+		xasprintf(cause, "the read stub's memfd: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	}
+	if (pidfd != -1)
+		close(pidfd);
+	return fd;
+}
+
+/*
+ * Put the read stub into process pid (R), held in t before its filter
+ * (its memfd is mapped by calls the filter would send home), of one
+ * thread. 0, or -1 with *cause: no stub.
+ */
+int
+rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
+{
+	uint8_t		 page[RSTUB_PAGE], jmp[16], reloc[16];
+	char		 path[512], *ignored = NULL;
+	uint64_t	 base, off, at, v;
+	struct iovec	 local = { s->orig, sizeof s->orig }, remote;
+	size_t		 len = RSTUB_PAGE + RSTUB_LEN;
+	size_t		 code = rstub_end - rstub_code;
+	size_t		 tramp = rstub_tramp - rstub_code;
+	void		*shm = MAP_FAILED;
+	long		 rfd = -1, rv;
+	int32_t		 rel;
+	int		 fd = -1;
+
+	memset(s, 0, sizeof *s);
+	s->pid = pid;
+	if (rstub_libc(pid, &base, path, sizeof path) == -1) {
+		xasprintf(cause, "no libc.so.6");
+		return -1;
+	}
+	if ((off = rstub_symbol(path)) == 0) {
+		xasprintf(cause, "no read in %s", path);
+		return -1;
+	}
+	s->fn = base + off;
+	remote.iov_base = (void *)(uintptr_t)s->fn;
+	remote.iov_len = sizeof s->orig;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
+	    sizeof s->orig) {
+		xasprintf(cause, "read libc's read: %s", strerror(errno));
+		return -1;
+	}
+	if ((at = stub_map(t, base, s->fn, len)) == 0) {
+		xasprintf(cause, "no room near libc");
+		return -1;
+	}
+	s->tramp = at + tramp;
+	if ((s->displaced = rstub_relocate(s->orig, s->fn, s->tramp,
+	    reloc)) == 0) {
+		xasprintf(cause, "libc's read starts with instructions that "
+		    "cannot move");
+		goto unmap;
+	}
+
+	/* the memfd's name, in the page that will be the code */
+	if (mig_write(t, at, "osmosis-rstub", 14, cause) == -1 ||
+	    (fd = rstub_memfd(t, pid, at, &rfd, cause)) == -1)
+		goto unmap;
+	if ((shm = mmap(NULL, RSTUB_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fd, 0)) == MAP_FAILED) {
+		xasprintf(cause, "map the read stub's memfd: %s",
+		    strerror(errno));
+		goto unmap;
+	}
+	if (mig_call_ok(t, "mmap the read stub's memfd", &rv, SYS_mmap,
+	    (sysargs){ at + RSTUB_PAGE, RSTUB_LEN, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_FIXED, rfd, 0 }, cause) == -1)
+		goto unmap;
+
+	/* the stub and its trampoline: displaced, jmp *0(%rip), fn+n */
+	memset(page, 0xcc, sizeof page);
+	memcpy(page, rstub_code, code);
+	memcpy(page + tramp, reloc, s->displaced);
+	memcpy(page + tramp + s->displaced, "\xff\x25\0\0\0\0", 6);
+	v = s->fn + s->displaced;
+	memcpy(page + tramp + s->displaced + 6, &v, sizeof v);
+	if (mig_write(t, at, page, sizeof page, cause) == -1 ||
+	    mig_call_ok(t, "mprotect the read stub", &rv, SYS_mprotect,
+	    (sysargs){ at, RSTUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1 ||
+	    stub_move_threads(t, s->fn, s->displaced, s->tramp, cause) == -1)
+		goto unmap;
+
+	memset(jmp, 0xcc, sizeof jmp);
+	rel = (int32_t)(int64_t)(at - (s->fn + 5));
+	jmp[0] = 0xe9;
+	memcpy(jmp + 1, &rel, 4);
+	if (stub_poke(pid, s->fn, jmp, s->displaced, cause) == -1)
+		goto unmap;
+
+	if (mig_call_ok(t, "close", NULL, SYS_close, (sysargs){ rfd },
+	    &ignored) == -1)
+		free(ignored);
+	close(fd);
+	s->start = at;
+	s->len = len;
+	s->shm = shm;
+	s->shared = at + RSTUB_PAGE;
+	s->hidden.start = at;
+	s->hidden.end = at + len;
+	s->hidden.patched = s->fn;
+	s->hidden.orig = s->orig;
+	s->hidden.orig_len = s->displaced;
+	s->hidden.rewind = rstub_rewind;
+	s->hidden.arg = s;
+	return 0;
+
+unmap:
+	if (rfd != -1 && mig_call_ok(t, "close", NULL, SYS_close,
+	    (sysargs){ rfd }, &ignored) == -1)
+		free(ignored);
+	if (shm != MAP_FAILED)
+		munmap(shm, RSTUB_LEN);
+	if (fd != -1)
+		close(fd);
+	stub_unmap(t, at, len);
+	memset(s, 0, sizeof *s);
+	return -1;
+}

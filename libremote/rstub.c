@@ -1,0 +1,247 @@
+/*
+ * R's reads of a window answered inside R (docs/REMOTE.md, "The read
+ * stub"). A read served from a window (fileio.c) still stops R in a
+ * notification the guest answers, some 12 us, where the read at home
+ * costs under one. So the guest puts a stub at the start of R's libc
+ * read (agent/rstub.c) and shares memory with it (struct rstub_shm): for
+ * each of up to RSTUB_SLOTS descriptors whose read the guest would serve
+ * from its window right now, the window's bytes, where it lies in the
+ * file, R's offset and until when (a TSC deadline: FIO_FRESH_NS from the
+ * window's arrival) it may be served. The stub serves a read that the
+ * window holds whole (or up to the file's end) and moves the offset;
+ * anything else goes on in libc, to the guest, as before.
+ *
+ * The guest's view of each offset is brought up to date from the stub's
+ * (rstub_sync) at every notification of R's, before anything else, and
+ * before a dump or R's end (remote_settle): what the stub served is owed
+ * to the home's offset as any read from a window is. What the stub may
+ * serve is written (rstub_publish) just before R is let go on from a
+ * notification, from what fileio.c would do with a read then: the same
+ * conditions as fio_where's for a window. R runs one thread while the
+ * stub serves (rstub_threaded turns it off for good), so nothing reads
+ * the slots while they are written, nor moves an offset while it is
+ * read. The shared memory is the guest's mapping of a memfd: it outlives
+ * R, so the offsets R leaves at its end are read after it.
+ */
+#include <sys/syscall.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct rstub_view {
+	struct rstub_shm *shm;		/* our mapping of it */
+	uint64_t	 at;		/* the same in R */
+	int		 off;		/* R has threads: nothing served */
+	struct rstub_mirror {		/* a slot as we last wrote it */
+		int		 fd;	/* -1: free */
+		uint64_t	 pos;
+		uint64_t	 hits;
+		const uint8_t	*buf;	/* the window it holds */
+		uint64_t	 off, at;
+		size_t		 len;
+	}		 m[RSTUB_SLOTS];
+	double		 tsc_ns;	/* TSC ticks a nanosecond */
+};
+
+static uint64_t
+rstub_tsc(void)
+{
+	uint32_t	lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* The TSC's rate against CLOCK_MONOTONIC, over a millisecond. */
+static double
+rstub_calibrate(void)
+{
+	uint64_t	t0, t1, n0, n1;
+
+	n0 = window_now();
+	t0 = rstub_tsc();
+	do
+		n1 = window_now();
+	while (n1 - n0 < 1000000);
+	t1 = rstub_tsc();
+	return (double)(t1 - t0) / (double)(n1 - n0);
+}
+
+/*
+ * The stub in R serves from shm, mapped at at in R (agent/rstub.c): from
+ * now on the guest keeps it up to date.
+ */
+void
+rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
+{
+	struct rstub_view	*rs;
+	size_t		 i;
+
+	rs = xcalloc(1, sizeof *rs);
+	rs->shm = shm;
+	rs->at = at;
+	rs->tsc_ns = rstub_calibrate();
+	for (i = 0; i < RSTUB_SLOTS; i++) {
+		rs->m[i].fd = -1;
+		shm->slot[i].fd = -1;
+		shm->slot[i].wlen = 0;
+		shm->slot[i].data = at + RSTUB_DATA + i * RSTUB_BYTES;
+	}
+	shm->on = 1;
+	g->rstub = rs;
+}
+
+/* R is making its second thread (which waits): the stub serves no more. */
+void
+rstub_threaded(struct remote *g)
+{
+	if (g->rstub == NULL)
+		return;
+	rstub_sync(g);
+	g->rstub->off = 1;
+	g->rstub->shm->on = 0;
+}
+
+static struct fio_fd *
+rstub_fd(struct fio *f, int fd)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++) {
+		if (f->fds[i].fd == fd)
+			return &f->fds[i];
+	}
+	return NULL;
+}
+
+/*
+ * What the stub served since we last looked: R's offsets moved by it,
+ * owed to the home's as a window's reads are (fio_call's FIO_WINDOW).
+ * R is stopped, or gone.
+ */
+void
+rstub_sync(struct remote *g)
+{
+	struct rstub_view		*rs = g->rstub;
+	struct rstub_mirror	*m;
+	struct fio_fd		*e;
+	uint64_t		 pos, hits;
+	size_t			 i;
+
+	if (rs == NULL)
+		return;
+	for (i = 0; i < RSTUB_SLOTS; i++) {
+		m = &rs->m[i];
+		if (m->fd == -1)
+			continue;
+		pos = __atomic_load_n(&rs->shm->slot[i].pos, __ATOMIC_ACQUIRE);
+		hits = rs->shm->slot[i].hits;
+		if (pos != m->pos && (e = rstub_fd(&g->fio, m->fd)) != NULL) {
+			e->pos += pos - m->pos;
+			e->seek += pos - m->pos;
+		}
+		m->pos = pos;
+		g->fio.stats_served += hits - m->hits;
+		g->stats.in_r += hits - m->hits;
+		m->hits = hits;
+	}
+}
+
+/*
+ * Would fileio.c serve R's read of e from its window now? fio_where's
+ * conditions, and no call of R's at home on it.
+ */
+static int
+rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
+{
+	const struct fio	*f = &g->fio;
+
+	return !f->off && e->state == FIO_KNOWN && e->readable &&
+	    e->err == 0 && e->pos_known && e->win.buf != NULL &&
+	    e->win.len > 0 && e->win.len <= RSTUB_BYTES &&
+	    now - e->win.at < FIO_FRESH_NS &&
+	    e->pos >= e->win.off && e->pos < e->win.off + e->win.len &&
+	    !(f->waiting && f->wait_fd == e->fd) &&
+	    fio_on_fd(g->pending, g->npending, e->fd, 0) == 0;
+}
+
+/* Slot i serves e's window from now on. */
+static void
+rstub_set(struct rstub_view *rs, size_t i, const struct fio_fd *e, uint64_t now)
+{
+	struct rstub_mirror	*m = &rs->m[i];
+	struct rstub_slot	*s = &rs->shm->slot[i];
+	uint64_t		 left = e->win.at + FIO_FRESH_NS - now;
+
+	if (m->fd != e->fd || m->buf != e->win.buf || m->off != e->win.off ||
+	    m->len != e->win.len || m->at != e->win.at) {
+		memcpy((uint8_t *)rs->shm + RSTUB_DATA + i * RSTUB_BYTES,
+		    e->win.buf, e->win.len);
+		s->woff = e->win.off;
+		s->wlen = e->win.len;
+		s->eof = e->win.eof;
+		s->deadline = rstub_tsc() + (uint64_t)(left * rs->tsc_ns);
+		m->buf = e->win.buf;
+		m->off = e->win.off;
+		m->len = e->win.len;
+		m->at = e->win.at;
+	}
+	if (m->fd != e->fd || m->pos != e->pos) {
+		s->pos = m->pos = e->pos;
+		s->hits = m->hits = 0;
+	}
+	s->fd = m->fd = e->fd;
+}
+
+static void
+rstub_clear(struct rstub_view *rs, size_t i)
+{
+	rs->shm->slot[i].wlen = 0;
+	rs->shm->slot[i].fd = -1;
+	memset(&rs->m[i], 0, sizeof rs->m[i]);
+	rs->m[i].fd = -1;
+}
+
+/*
+ * R goes on from a notification: the stub serves what fileio.c would
+ * serve of a read now, and nothing else. After rstub_sync (the
+ * notification's start), so no offset the stub moved is lost.
+ */
+void
+rstub_publish(struct remote *g)
+{
+	struct rstub_view	*rs = g->rstub;
+	struct fio_fd	*e;
+	uint64_t	 now;
+	size_t		 i, j;
+
+	if (rs == NULL || rs->off)
+		return;
+	now = window_now();
+	for (i = 0; i < RSTUB_SLOTS; i++) {
+		if (rs->m[i].fd == -1)
+			continue;
+		e = rstub_fd(&g->fio, rs->m[i].fd);
+		if (e != NULL && rstub_servable(g, e, now))
+			rstub_set(rs, i, e, now);
+		else
+			rstub_clear(rs, i);
+	}
+	for (j = 0; j < g->fio.nfds; j++) {
+		e = &g->fio.fds[j];
+		if (!rstub_servable(g, e, now))
+			continue;
+		for (i = 0; i < RSTUB_SLOTS && rs->m[i].fd != e->fd; i++)
+			;
+		if (i < RSTUB_SLOTS)
+			continue;
+		for (i = 0; i < RSTUB_SLOTS && rs->m[i].fd != -1; i++)
+			;
+		if (i == RSTUB_SLOTS)
+			return;
+		rstub_set(rs, i, e, now);
+	}
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# The read stub (docs/REMOTE.md, "The read stub"): a process away reads a
+# file at home 4 KiB at a time, with seeks back and forth, pread64s and
+# reads to the file's end among them, and most of its reads are answered
+# inside it, not by its guest agent; every byte is right and the offset
+# the kernel at home says is the one its reads left — at once, across a
+# checkpoint taken away, a move home and a move away again.
+. "$(dirname "$0")/lib.sh"
+
+lab_up 2
+wait_cluster 2
+D=$(lab_dir)/rstub
+mkdir -p "$D" && chmod 755 "$(lab_dir)" "$D" || fail "mkdir $D"
+L2=$(lab_dir)/node2/mosd.log
+R=$OSM_MOSRUN/reader
+"$R" -w "$D/data" 3000000 || fail "could not write $D/data"
+chmod 644 "$D/data"
+
+ended() {
+	grep "guest $1@1 .*ended" "$L2" | tail -1
+}
+
+# --- started away -------------------------------------------------------
+lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 "$2" data 2 > away.out 2>&1' \
+    sh "$D" "$R"
+grep -q '^ok' "$D/away.out" || fail "away: $(cat "$D/away.out")"
+wait_for 10 sh -c "grep -q 'guest [0-9]*@1 .*ended' '$L2'" ||
+    fail "away: no end on node 2"
+line=$(grep 'guest [0-9]*@1 .*ended' "$L2" | tail -1)
+reads=$(sed -n 's/^ok \([0-9]*\) reads.*/\1/p' "$D/away.out")
+served=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
+inr=$(echo "$line" | sed -n 's/.*read ahead (\([0-9]*\) in R).*/\1/p')
+[ -n "$inr" ] || fail "away: no count of reads in R: $line"
+# seeks (one read in 66) and windows' ends go to the guest; the rest not
+[ "$inr" -ge $((reads * 8 / 10)) ] ||
+    fail "away: $inr of $reads reads answered in R ($served from windows)"
+echo "away: $(tail -1 "$D/away.out"); $inr of $reads reads in R," \
+    "$served read ahead"
+
+# --- a checkpoint away, home, away again ----------------------------------
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L "$2" data 9 > moves.out 2>&1 & }' \
+    sh "$D" "$R" || fail "moves: not started"
+wait_for 20 grep -q ready "$D/moves.out" || fail "moves: $(cat "$D/moves.out")"
+pid=$(pid_of reader)
+[ -n "$pid" ] || fail "moves: not listed"
+lab_exec 1 mosmigrate "$pid" 2 || fail "moves: not moved away"
+wait_for 10 sh -c \
+    "[ \"\$(\"$MOSLAB\" exec 1 mosps -a -p $pid -o where)\" = 2 ]" ||
+    fail "moves: not on node 2"
+sleep 1.5
+out=$(lab_exec 1 mosmigrate "$pid" checkpoint) || fail "moves: checkpoint: $out"
+sleep 1
+lab_exec 1 mosmigrate "$pid" home || fail "moves: not brought home"
+[ "$(where "$pid")" = 1 ] || fail "moves: not home: $(where "$pid")"
+sleep 1
+lab_exec 1 mosmigrate "$pid" 2 || fail "moves: not moved away again"
+[ "$(where "$pid")" = 2 ] || fail "moves: not away again: $(where "$pid")"
+wait_for 30 grep -q -e '^ok' -e 'not\|byte\|:' "$D/moves.out" ||
+    fail "moves: no end: $(cat "$D/moves.out")"
+grep -q '^ok' "$D/moves.out" || fail "moves: $(cat "$D/moves.out")"
+wait_for 10 sh -c "[ \$(grep -c 'guest $pid@1 .*ended' '$L2') -ge 1 ]" ||
+    fail "moves: no end on node 2"
+line=$(ended "$pid")
+inr=$(echo "$line" | sed -n 's/.*read ahead (\([0-9]*\) in R).*/\1/p')
+[ "${inr:-0}" -ge 1000 ] ||
+    fail "moves: $inr reads in R on its second stay: $line"
+echo "moves: $(tail -1 "$D/moves.out"); $inr reads in R on node 2 at the end"
