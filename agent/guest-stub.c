@@ -41,7 +41,7 @@ guest_stub_hide(struct guest *g, struct mig_task *t)
 		mig_cpu_carried(t, g->base.utime_ns + g->base.stime_ns, g->tcpu,
 		    g->ntcpu);
 	if (g->rstub.start != 0)
-		h = &g->rstub.hidden;
+		h = &g->rstub.read.hidden;
 	if (g->stub.start != 0) {
 		g->stub.hidden.next = h;
 		h = &g->stub.hidden;

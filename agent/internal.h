@@ -164,17 +164,22 @@ int		 stub_move_threads(struct mig_task *t, uint64_t fn,
  * rstub.c: the read stub in R, its reads of a window answered inside it
  * (libremote/rstub.c keeps what it serves)
  */
-struct rstub {
+struct rstub_patch {			/* one function of libc's, patched */
 	pid_t		 pid;		/* the process */
-	uint64_t	 start;		/* its pages: code, then shared; 0 none */
-	size_t		 len;
-	uint64_t	 fn;		/* libc's read */
+	uint64_t	 fn;		/* 0: not patched */
+	uint64_t	 code, saved, ret;	/* its stub's, in the process */
 	uint64_t	 tramp;		/* its displaced instructions */
 	size_t		 displaced;
+	int		 offset_kept;	/* pread64's, under the stack */
 	uint8_t		 orig[16];	/* as they were */
+	struct mig_hidden hidden;	/* for dumps of the process */
+};
+struct rstub {
+	uint64_t	 start;		/* its pages: code, then shared; 0 none */
+	size_t		 len;
+	struct rstub_patch read, pread;
 	struct rstub_shm *shm;		/* our mapping of the shared part */
 	uint64_t	 shared;	/* R's */
-	struct mig_hidden hidden;	/* for dumps of the process */
 };
 int		 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid,
 		    char **cause);

@@ -45,11 +45,13 @@
  * The shared page is the page after the code (struct rstub_shm).
  */
 extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
-    rstub_tramp[], rstub_end[];
+    rstub_tramp[], rstub_pcode[], rstub_psaved[], rstub_pret[],
+    rstub_ptramp[], rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
-"	.globl rstub_code, rstub_saved, rstub_ret, rstub_tramp, rstub_end\n"
+"	.globl rstub_code, rstub_saved, rstub_ret, rstub_tramp\n"
+"	.globl rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp, rstub_end\n"
 "rstub_code:\n"
 ".Lr_start:\n"
 "	movq	%rdi, %r9\n"
@@ -64,11 +66,13 @@ __asm__(
 "	movl	$4, %ecx\n"				/* RSTUB_SLOTS */
 "1:	cmpl	%edi, (%r8)\n"				/* fd */
 "	je	2f\n"
-"	addq	$64, %r8\n"
+"	addq	$128, %r8\n"
 "	decl	%ecx\n"
 "	jnz	1b\n"
 "	jmp	.Lr_miss\n"
-"2:	movq	8(%r8), %rax\n"				/* pos */
+"2:	cmpl	$0, 64(%r8)\n"				/* rok */
+"	je	.Lr_miss\n"
+"	movq	8(%r8), %rax\n"				/* pos */
 "	subq	16(%r8), %rax\n"			/* - woff */
 "	cmpq	24(%r8), %rax\n"			/* wlen */
 "	jae	.Lr_miss\n"
@@ -100,11 +104,67 @@ __asm__(
 "	movq	%r11, %rdx\n"
 "rstub_tramp:\n"
 "	.fill 32, 1, 0xcc\n"
+/* pread64(fd, buf, count, offset %rcx): the offset kept in the red zone */
+"rstub_pcode:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"	movq	%rcx, -8(%rsp)\n"
+"rstub_psaved:\n"
+"	cmpl	$0, .Lr_start+4096(%rip)\n"		/* on */
+"	je	.Lp_miss\n"
+"	testq	%rdx, %rdx\n"
+"	jz	.Lp_miss\n"
+"	testq	%rcx, %rcx\n"
+"	js	.Lp_miss\n"
+"	leaq	.Lr_start+4096+64(%rip), %r8\n"		/* the slots */
+"	movl	$4, %eax\n"				/* RSTUB_SLOTS */
+"1:	cmpl	%edi, (%r8)\n"				/* fd */
+"	je	2f\n"
+"	addq	$128, %r8\n"
+"	decl	%eax\n"
+"	jnz	1b\n"
+"	jmp	.Lp_miss\n"
+"2:	movq	%rcx, %rax\n"				/* offset */
+"	subq	16(%r8), %rax\n"			/* - woff */
+"	cmpq	24(%r8), %rax\n"			/* wlen */
+"	jae	.Lp_miss\n"
+"	movq	24(%r8), %rcx\n"
+"	subq	%rax, %rcx\n"				/* what it holds on */
+"	cmpq	%rdx, %rcx\n"
+"	jae	3f\n"
+"	cmpl	$0, 4(%r8)\n"				/* eof */
+"	je	.Lp_miss\n"
+"	jmp	4f\n"
+"3:	movq	%rdx, %rcx\n"
+"4:	movq	%rax, %rsi\n"
+"	rdtsc\n"
+"	shlq	$32, %rdx\n"
+"	orq	%rdx, %rax\n"
+"	cmpq	32(%r8), %rax\n"			/* deadline */
+"	jae	.Lp_miss\n"
+"	addq	40(%r8), %rsi\n"			/* data */
+"	movq	%r10, %rdi\n"
+"	movq	%rcx, %rax\n"
+"	rep movsb\n"
+"	movq	-8(%rsp), %rcx\n"
+"	addq	%rax, %rcx\n"
+"	incq	48(%r8)\n"				/* hits */
+"	movq	%rcx, 56(%r8)\n"			/* pnext: the commit */
+"rstub_pret:\n"
+"	ret\n"
+".Lp_miss:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"	movq	-8(%rsp), %rcx\n"
+"rstub_ptramp:\n"
+"	.fill 32, 1, 0xcc\n"
 "rstub_end:\n"
 "	.popsection\n");
 
 _Static_assert(RSTUB_SLOTS == 4, "the stub's slots");
-_Static_assert(sizeof(struct rstub_slot) == 64 &&
+_Static_assert(sizeof(struct rstub_slot) == 128 &&
     offsetof(struct rstub_slot, eof) == 4 &&
     offsetof(struct rstub_slot, pos) == 8 &&
     offsetof(struct rstub_slot, woff) == 16 &&
@@ -112,38 +172,53 @@ _Static_assert(sizeof(struct rstub_slot) == 64 &&
     offsetof(struct rstub_slot, deadline) == 32 &&
     offsetof(struct rstub_slot, data) == 40 &&
     offsetof(struct rstub_slot, hits) == 48 &&
+    offsetof(struct rstub_slot, pnext) == 56 &&
+    offsetof(struct rstub_slot, rok) == 64 &&
     offsetof(struct rstub_shm, slot) == 64, "the stub's slots");
 
+/* 8 bytes of process pid at addr into *v; -1 if it cannot be read. */
+static int
+rstub_peek(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	struct iovec	local = { v, sizeof *v };
+	struct iovec	remote = { (void *)(uintptr_t)addr, sizeof *v };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+	    sizeof *v ? 0 : -1;
+}
+
 /*
- * A thread stopped in the stub, for a dump: in the trampoline, at the same
- * point of libc's read; after the commit, as returned from read; before
- * it, at read's start with its arguments (what the stub did shows only in
- * registers the caller loses, and in the buffer, which read writes again).
+ * A thread stopped in a stub, for a dump: in the trampoline, at the same
+ * point of libc's function; after the commit, as returned from it; before
+ * it, at the function's start with its arguments (what the stub did shows
+ * only in registers the caller loses, and in the buffer, which the call
+ * writes again).
  */
 static void
 rstub_rewind(void *arg, struct user_regs_struct *r)
 {
-	struct rstub	*s = arg;
-	uint64_t	 saved = s->start + (rstub_saved - rstub_code);
-	uint64_t	 ret = s->start + (rstub_ret - rstub_code), to;
-	struct iovec	 local = { &to, sizeof to };
-	struct iovec	 remote = { (void *)(uintptr_t)r->rsp, sizeof to };
+	struct rstub_patch	*p = arg;
+	uint64_t		 v;
 
-	if (r->rip >= s->tramp && r->rip <= s->tramp + s->displaced)
-		r->rip = s->fn + (r->rip - s->tramp);
-	else if (r->rip == ret) {
-		if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) !=
-		    sizeof to)
+	if (r->rip >= p->tramp && r->rip <= p->tramp + p->displaced)
+		r->rip = p->fn + (r->rip - p->tramp);
+	else if (r->rip == p->ret) {
+		if (rstub_peek(p->pid, r->rsp, &v) == -1)
 			return;		/* no stack: it could not return */
-		r->rip = to;
+		r->rip = v;
 		r->rsp += 8;
-	} else if (r->rip >= saved && r->rip < s->tramp) {
-		r->rip = s->fn;
+	} else if (r->rip >= p->saved && r->rip < p->tramp) {
+		if (p->offset_kept) {
+			if (rstub_peek(p->pid, r->rsp - 8, &v) == -1)
+				return;
+			r->rcx = v;
+		}
+		r->rip = p->fn;
 		r->rdi = r->r9;
 		r->rsi = r->r10;
 		r->rdx = r->r11;
-	} else if (r->rip >= s->start && r->rip < saved)
-		r->rip = s->fn;
+	} else if (r->rip >= p->code && r->rip < p->saved)
+		r->rip = p->fn;
 }
 
 /*
@@ -182,20 +257,22 @@ rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 	return rc;
 }
 
-/* The offset of read in the libc file at path; 0 if not found. */
+/* The offsets of read and pread64 in the libc file at path; 0 if none. */
 static uint64_t
-rstub_symbol(const char *path)
+rstub_symbol(const char *path, uint64_t *pread)
 {
 	struct stat	 sb;
 	uint64_t	 off = 0;
 	void		*m;
 	int		 fd;
 
+	*pread = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;
 	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
 	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
 		off = stub_symbol(m, sb.st_size, "read");
+		*pread = stub_symbol(m, sb.st_size, "pread64");
 		munmap(m, sb.st_size);
 	}
 	close(fd);
@@ -258,54 +335,109 @@ rstub_memfd(struct mig_task *t, pid_t pid, uint64_t name, long *rfd,
 }
 
 /*
+ * Patch p: libc's function at fn in process pid, whose stub is at code,
+ * saved, ret and tramp (offsets in page, the stub's code page, mapped at
+ * at): its first instructions read, copied into the trampoline in page
+ * and a jump back after them. -1 if they cannot move.
+ */
+static int
+rstub_prepare(struct rstub_patch *p, pid_t pid, uint64_t fn, uint64_t at,
+    uint8_t *page, const uint8_t *code, const uint8_t *saved,
+    const uint8_t *ret, const uint8_t *tramp)
+{
+	struct iovec	local = { p->orig, sizeof p->orig }, remote;
+	uint64_t	v;
+	size_t		t = tramp - rstub_code;
+
+	memset(p, 0, sizeof *p);
+	remote.iov_base = (void *)(uintptr_t)fn;
+	remote.iov_len = sizeof p->orig;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
+	    sizeof p->orig)
+		return -1;
+	p->tramp = at + t;
+	if ((p->displaced = rstub_relocate(p->orig, fn, p->tramp,
+	    page + t)) == 0)
+		return -1;
+	memcpy(page + t + p->displaced, "\xff\x25\0\0\0\0", 6);
+	v = fn + p->displaced;
+	memcpy(page + t + p->displaced + 6, &v, sizeof v);
+	p->pid = pid;
+	p->fn = fn;
+	p->code = at + (code - rstub_code);
+	p->saved = at + (saved - rstub_code);
+	p->ret = at + (ret - rstub_code);
+	return 0;
+}
+
+/* The jump from p's function to its stub, once the page is in. */
+static int
+rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
+{
+	uint8_t	jmp[16];
+	int32_t	rel;
+
+	if (stub_move_threads(t, p->fn, p->displaced, p->tramp, cause) == -1)
+		return -1;
+	memset(jmp, 0xcc, sizeof jmp);
+	rel = (int32_t)(int64_t)(p->code - (p->fn + 5));
+	jmp[0] = 0xe9;
+	memcpy(jmp + 1, &rel, 4);
+	if (stub_poke(p->pid, p->fn, jmp, p->displaced, cause) == -1)
+		return -1;
+	p->hidden.patched = p->fn;
+	p->hidden.orig = p->orig;
+	p->hidden.orig_len = p->displaced;
+	p->hidden.rewind = rstub_rewind;
+	p->hidden.arg = p;
+	return 0;
+}
+
+/*
  * Put the read stub into process pid (R), held in t before its filter
  * (its memfd is mapped by calls the filter would send home), of one
- * thread. 0, or -1 with *cause: no stub.
+ * thread: libc's read, and its pread64 if that starts as we know. 0, or
+ * -1 with *cause: no stub.
  */
 int
 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 {
-	uint8_t		 page[RSTUB_PAGE], jmp[16], reloc[16];
+	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;
-	uint64_t	 base, off, at, v;
-	struct iovec	 local = { s->orig, sizeof s->orig }, remote;
+	uint64_t	 base, off, poff, at;
 	size_t		 len = RSTUB_PAGE + RSTUB_LEN;
-	size_t		 code = rstub_end - rstub_code;
-	size_t		 tramp = rstub_tramp - rstub_code;
 	void		*shm = MAP_FAILED;
 	long		 rfd = -1, rv;
-	int32_t		 rel;
 	int		 fd = -1;
 
 	memset(s, 0, sizeof *s);
-	s->pid = pid;
 	if (rstub_libc(pid, &base, path, sizeof path) == -1) {
 		xasprintf(cause, "no libc.so.6");
 		return -1;
 	}
-	if ((off = rstub_symbol(path)) == 0) {
+	if ((off = rstub_symbol(path, &poff)) == 0) {
 		xasprintf(cause, "no read in %s", path);
 		return -1;
 	}
-	s->fn = base + off;
-	remote.iov_base = (void *)(uintptr_t)s->fn;
-	remote.iov_len = sizeof s->orig;
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
-	    sizeof s->orig) {
-		xasprintf(cause, "read libc's read: %s", strerror(errno));
-		return -1;
-	}
-	if ((at = stub_map(t, base, s->fn, len)) == 0) {
+	if ((at = stub_map(t, base, base + off, len)) == 0 ||
+	    (poff != 0 && base + poff - at >= RSTUB_NEAR)) {
+		if (at != 0)
+			stub_unmap(t, at, len);
 		xasprintf(cause, "no room near libc");
 		return -1;
 	}
-	s->tramp = at + tramp;
-	if ((s->displaced = rstub_relocate(s->orig, s->fn, s->tramp,
-	    reloc)) == 0) {
+	memset(page, 0xcc, sizeof page);
+	memcpy(page, rstub_code, rstub_end - rstub_code);
+	if (rstub_prepare(&s->read, pid, base + off, at, page, rstub_code,
+	    rstub_saved, rstub_ret, rstub_tramp) == -1) {
 		xasprintf(cause, "libc's read starts with instructions that "
 		    "cannot move");
 		goto unmap;
 	}
+	if (poff == 0 || rstub_prepare(&s->pread, pid, base + poff, at, page,
+	    rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp) == -1)
+		memset(&s->pread, 0, sizeof s->pread);
+	s->pread.offset_kept = 1;
 
 	/* the memfd's name, in the page that will be the code */
 	if (mig_write(t, at, "osmosis-rstub", 14, cause) == -1 ||
@@ -321,26 +453,18 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	    (sysargs){ at + RSTUB_PAGE, RSTUB_LEN, PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_FIXED, rfd, 0 }, cause) == -1)
 		goto unmap;
-
-	/* the stub and its trampoline: displaced, jmp *0(%rip), fn+n */
-	memset(page, 0xcc, sizeof page);
-	memcpy(page, rstub_code, code);
-	memcpy(page + tramp, reloc, s->displaced);
-	memcpy(page + tramp + s->displaced, "\xff\x25\0\0\0\0", 6);
-	v = s->fn + s->displaced;
-	memcpy(page + tramp + s->displaced + 6, &v, sizeof v);
 	if (mig_write(t, at, page, sizeof page, cause) == -1 ||
 	    mig_call_ok(t, "mprotect the read stub", &rv, SYS_mprotect,
 	    (sysargs){ at, RSTUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1 ||
-	    stub_move_threads(t, s->fn, s->displaced, s->tramp, cause) == -1)
+	    rstub_patch(&s->read, t, cause) == -1)
 		goto unmap;
-
-	memset(jmp, 0xcc, sizeof jmp);
-	rel = (int32_t)(int64_t)(at - (s->fn + 5));
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &rel, 4);
-	if (stub_poke(pid, s->fn, jmp, s->displaced, cause) == -1)
+	if (s->pread.fn != 0 && rstub_patch(&s->pread, t, cause) == -1) {
+		/* read's is in: take it out again */
+		if (stub_poke(pid, s->read.fn, s->read.orig,
+		    s->read.displaced, &ignored) == -1)
+			free(ignored);
 		goto unmap;
+	}
 
 	if (mig_call_ok(t, "close", NULL, SYS_close, (sysargs){ rfd },
 	    &ignored) == -1)
@@ -350,13 +474,10 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	s->len = len;
 	s->shm = shm;
 	s->shared = at + RSTUB_PAGE;
-	s->hidden.start = at;
-	s->hidden.end = at + len;
-	s->hidden.patched = s->fn;
-	s->hidden.orig = s->orig;
-	s->hidden.orig_len = s->displaced;
-	s->hidden.rewind = rstub_rewind;
-	s->hidden.arg = s;
+	s->read.hidden.start = at;
+	s->read.hidden.end = at + len;
+	if (s->pread.fn != 0)
+		s->read.hidden.next = &s->pread.hidden;
 	return 0;
 
 unmap:

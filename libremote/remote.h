@@ -88,8 +88,8 @@ struct remote_ident {
 };
 
 /*
- * rstub.c: R's reads of a window answered in R (agent/rstub.c puts the
- * stub in). The memory R and the guest share, a memfd: this control page,
+ * rstub.c: R's reads and pread64s of a window answered in R (agent/rstub.c
+ * puts the stub in). The memory R and the guest share, a memfd: this control page,
  * then RSTUB_SLOTS windows of RSTUB_BYTES, one a descriptor. The guest
  * writes a slot only while R's one thread is stopped (in a notification,
  * or held); the stub reads it and moves pos by what it serves.
@@ -98,16 +98,18 @@ struct remote_ident {
 #define RSTUB_BYTES	(4U << 20)	/* a window, at most */
 #define RSTUB_DATA	4096		/* where the windows start */
 #define RSTUB_LEN	(RSTUB_DATA + RSTUB_SLOTS * RSTUB_BYTES)
-struct rstub_slot {			/* as the stub reads it: 64 bytes */
+struct rstub_slot {			/* as the stub reads it: 128 bytes */
 	int32_t		 fd;		/* 0: R's descriptor; -1 none */
 	uint32_t	 eof;		/* 4: the window ends the file */
-	uint64_t	 pos;		/* 8: R's offset (the stub moves it) */
+	uint64_t	 pos;		/* 8: R's offset (read moves it) */
 	uint64_t	 woff;		/* 16: the window's offset in the file */
 	uint64_t	 wlen;		/* 24: its bytes; 0: serve nothing */
 	uint64_t	 deadline;	/* 32: stale from this TSC on */
 	uint64_t	 data;		/* 40: its bytes in R */
 	uint64_t	 hits;		/* 48: reads the stub served */
-	uint64_t	 pad;
+	uint64_t	 pnext;		/* 56: where its last pread64 ended */
+	uint32_t	 rok;		/* 64: read too, not pread64 only */
+	uint32_t	 pad[15];
 };
 struct rstub_shm {
 	uint32_t	 on;		/* 0: the stub serves nothing */

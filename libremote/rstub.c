@@ -1,19 +1,21 @@
 /*
- * R's reads of a window answered inside R (docs/REMOTE.md, "The read
- * stub"). A read served from a window (fileio.c) still stops R in a
- * notification the guest answers, some 12 us, where the read at home
+ * R's reads and pread64s of a window answered inside R (docs/REMOTE.md,
+ * "The read stub"). A read served from a window (fileio.c) still stops R
+ * in a notification the guest answers, some 12 us, where the read at home
  * costs under one. So the guest puts a stub at the start of R's libc
- * read (agent/rstub.c) and shares memory with it (struct rstub_shm): for
- * each of up to RSTUB_SLOTS descriptors whose read the guest would serve
- * from its window right now, the window's bytes, where it lies in the
- * file, R's offset and until when (a TSC deadline: FIO_FRESH_NS from the
- * window's arrival) it may be served. The stub serves a read that the
- * window holds whole (or up to the file's end) and moves the offset;
+ * read and pread64 (agent/rstub.c) and shares memory with it (struct
+ * rstub_shm): for each of up to RSTUB_SLOTS descriptors whose pread64 the
+ * guest would serve from its window right now, the window's bytes, where
+ * it lies in the file, R's offset (and whether a read there would be
+ * served too) and until when (a TSC deadline: FIO_FRESH_NS from the
+ * window's arrival) it may be served. The stub serves a read or pread64
+ * that the window holds whole (or up to the file's end), a read moving
+ * the offset, a pread64 saying where it ended (the stream's next);
  * anything else goes on in libc, to the guest, as before.
  *
  * The guest's view of each offset is brought up to date from the stub's
  * (rstub_sync) at every notification of R's, before anything else, and
- * before a dump or R's end (remote_settle): what the stub served is owed
+ * before a dump or R's end (remote_settle): what the stub read is owed
  * to the home's offset as any read from a window is. What the stub may
  * serve is written (rstub_publish) just before R is let go on from a
  * notification, from what fileio.c would do with a read then: the same
@@ -38,6 +40,7 @@ struct rstub_view {
 	struct rstub_mirror {		/* a slot as we last wrote it */
 		int		 fd;	/* -1: free */
 		uint64_t	 pos;
+		uint64_t	 pnext;
 		uint64_t	 hits;
 		const uint8_t	*buf;	/* the window it holds */
 		uint64_t	 off, at;
@@ -128,7 +131,7 @@ rstub_sync(struct remote *g)
 	struct rstub_view		*rs = g->rstub;
 	struct rstub_mirror	*m;
 	struct fio_fd		*e;
-	uint64_t		 pos, hits;
+	uint64_t		 pos, pnext, hits;
 	size_t			 i;
 
 	if (rs == NULL)
@@ -138,12 +141,20 @@ rstub_sync(struct remote *g)
 		if (m->fd == -1)
 			continue;
 		pos = __atomic_load_n(&rs->shm->slot[i].pos, __ATOMIC_ACQUIRE);
+		pnext = rs->shm->slot[i].pnext;
 		hits = rs->shm->slot[i].hits;
-		if (pos != m->pos && (e = rstub_fd(&g->fio, m->fd)) != NULL) {
+		e = rstub_fd(&g->fio, m->fd);
+		if (pos != m->pos && e != NULL) {
 			e->pos += pos - m->pos;
 			e->seek += pos - m->pos;
 		}
+		/* a pread64 served: the next one on from it is a stream */
+		if (pnext != m->pnext && e != NULL) {
+			e->pstream = 1;
+			e->pnext = pnext;
+		}
 		m->pos = pos;
+		m->pnext = pnext;
 		g->fio.stats_served += hits - m->hits;
 		g->stats.in_r += hits - m->hits;
 		m->hits = hits;
@@ -151,8 +162,8 @@ rstub_sync(struct remote *g)
 }
 
 /*
- * Would fileio.c serve R's read of e from its window now? fio_where's
- * conditions, and no call of R's at home on it.
+ * Would fileio.c serve R's pread64 of e from its window now? fio_where's
+ * conditions, and no call of R's at home on it. Its read too if rok.
  */
 static int
 rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
@@ -160,12 +171,18 @@ rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
 	const struct fio	*f = &g->fio;
 
 	return !f->off && e->state == FIO_KNOWN && e->readable &&
-	    e->err == 0 && e->pos_known && e->win.buf != NULL &&
+	    e->err == 0 && e->win.buf != NULL &&
 	    e->win.len > 0 && e->win.len <= RSTUB_BYTES &&
 	    now - e->win.at < FIO_FRESH_NS &&
-	    e->pos >= e->win.off && e->pos < e->win.off + e->win.len &&
 	    !(f->waiting && f->wait_fd == e->fd) &&
 	    fio_on_fd(g->pending, g->npending, e->fd, 0) == 0;
+}
+
+static int
+rstub_rok(const struct fio_fd *e)
+{
+	return e->pos_known && e->pos >= e->win.off &&
+	    e->pos < e->win.off + e->win.len;
 }
 
 /* Slot i serves e's window from now on. */
@@ -189,10 +206,12 @@ rstub_set(struct rstub_view *rs, size_t i, const struct fio_fd *e, uint64_t now)
 		m->len = e->win.len;
 		m->at = e->win.at;
 	}
-	if (m->fd != e->fd || m->pos != e->pos) {
+	if (m->fd != e->fd || m->pos != e->pos || m->pnext != e->pnext) {
 		s->pos = m->pos = e->pos;
+		s->pnext = m->pnext = e->pnext;
 		s->hits = m->hits = 0;
 	}
+	s->rok = rstub_rok(e);
 	s->fd = m->fd = e->fd;
 }
 

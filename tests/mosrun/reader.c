@@ -1,11 +1,11 @@
 /*
  * Reads a file of known bytes for a while, 4 KiB at a time, mixed with
- * what moves its offset otherwise: lseek back and forth, pread64 (which
- * moves none), reads that end at the file's end, and at the end a dup's
- * read (which moves the offset they share); every byte checked, and the
- * offset asked of the kernel now and then against the one the reads
- * should have left. Tests the read stub (docs/REMOTE.md, "The read
- * stub") across moves.
+ * what moves its offset otherwise: lseek back and forth, pread64s (which
+ * move none: one far off, a stream where the reads are), reads that end
+ * at the file's end, and at the end a dup's read (which moves the offset
+ * they share); every byte checked, and the offset asked of the kernel
+ * now and then against the one the reads should have left. Tests the
+ * read stub (docs/REMOTE.md, "The read stub") across moves.
  *
  *   reader -w FILE SIZE	write the file
  *   reader FILE SECONDS	read it; "ready" after the first 1000 reads,
@@ -83,7 +83,7 @@ main(int argc, char **argv)
 	double		 end;
 	ssize_t		 n;
 	off_t		 o;
-	int		 fd, d;
+	int		 fd, d, j;
 
 	if (argc == 4 && strcmp(argv[1], "-w") == 0)
 		return write_file(argv[2], strtoull(argv[3], NULL, 10));
@@ -124,6 +124,15 @@ main(int argc, char **argv)
 				return 1;
 			}
 			check(buf, n, 12345, "pread");
+			/* a stream of them where the reads are */
+			for (j = 0; j < 4; j++) {
+				if ((n = pread(fd, buf, sizeof buf, pos +
+				    j * sizeof buf)) < 0) {
+					printf("pread: %s\n", strerror(errno));
+					return 1;
+				}
+				check(buf, n, pos + j * sizeof buf, "pread");
+			}
 		}
 		if ((n = read(fd, buf, sizeof buf)) < 0) {
 			printf("read: %s\n", strerror(errno));
