@@ -509,7 +509,7 @@ struct remote {
 	void		*resp;
 	size_t		 resp_size;
 	struct remote_stats stats;
-	struct rstub_view	*rstub;		/* the stub in R (rstub.c), or NULL */
+	struct rstub_view *rstub;	/* the stub in R (rstub.c), or NULL */
 };
 int		 remote_apply(pid_t tid, const struct rmt_call *c,
 		    struct Osm__RemoteReply *r, int64_t *ret, char **cause);
