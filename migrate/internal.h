@@ -411,8 +411,8 @@ int	 sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
 
 /* threads.c */
 int	 threads_refuse(struct mig_task *t, char **cause);
-int	 threads_dump(struct mig_task *t, Osm__ImgThread ***out, size_t *n,
-	    char **cause);
+int	 threads_dump(struct mig_task *t, int flags, Osm__ImgThread ***out,
+	    size_t *n, char **cause);
 void	 threads_free(Osm__ImgThread **v, size_t n);
 int	 threads_check(const Osm__ImgHeader *h, Osm__ImgThread **v, size_t n,
 	    char **cause);
