@@ -10,5 +10,7 @@ void	 check_remote_hostile(Suite *s);
 void	 check_remote_fileio(Suite *s);
 /* check_remote-ahead.c: the window after one (libremote/window.c) */
 void	 check_remote_ahead(Suite *s);
+/* check_remote-rstub.c: the guest's side of the read stub */
+void	 check_remote_rstub(Suite *s);
 
 #endif

@@ -1,0 +1,181 @@
+/*
+ * check_remote's part for the guest's side of the read stub
+ * (libremote/rstub.c): what it lets the stub serve is what fileio.c
+ * would serve of a read then, and what the stub served moves the
+ * guest's offset, owed home; an lseek leaves it pread64s only, a write
+ * of the file nothing, threads nothing for good.
+ */
+#include <sys/syscall.h>
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libremote/internal.h"
+#include "check_remote.h"
+#include "proto/remote.pb-c.h"
+
+#define RS_FILE		(1U << 20)
+#define RS_READ		(64U << 10)
+#define RS_AT		0x7000000ULL	/* the shared memory "in R" */
+
+static uint8_t	rs_file[RS_FILE];
+static uint8_t	rs_buf[RS_READ];
+
+/* The last RemoteRead fio has to send, in *r; how many messages. */
+static size_t
+rs_drain(struct fio *f, Osm__RemoteRead *r)
+{
+	Osm__RemoteRead	*m;
+	uint8_t		*msg;
+	size_t		 len, n = 0;
+	int		 kind;
+
+	while (fio_out(f, 1, &kind, &msg, &len)) {
+		if (kind == REMOTE_OUT_READ) {
+			m = osm__remote_read__unpack(NULL, len, msg);
+			ck_assert_ptr_nonnull(m);
+			r->seq = m->seq;
+			r->offset = m->offset;
+			r->length = m->length;
+			osm__remote_read__free_unpacked(m, NULL);
+		}
+		free(msg);
+		n++;
+	}
+	return n;
+}
+
+static struct fio_fd *
+rs_fd(struct fio *f, int fd)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++) {
+		if (f->fds[i].fd == fd)
+			return &f->fds[i];
+	}
+	return NULL;
+}
+
+START_TEST(test_rstub)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	Osm__RemoteReadData	 d = OSM__REMOTE_READ_DATA__INIT;
+	Osm__RemoteRead		 r = { 0 };
+	struct remote		*g = xcalloc(1, sizeof *g);
+	struct rstub_shm	*shm = xcalloc(1, RSTUB_LEN);
+	struct rstub_slot	*sl = &shm->slot[0];
+	struct fio		*f = &g->fio;
+	struct fio_fd		*e;
+	uint64_t		 seq = 0, seek, args[6];
+	int64_t			 ret;
+	long			 rv;
+	size_t			 i;
+
+	for (i = 0; i < RS_FILE; i++)
+		rs_file[i] = (uint8_t)(i * 13 + i / 4096);
+
+	/* fd 5 known, a first read at home, a second from a window */
+	uint64_t a1[6] = { 5, (uint64_t)rs_buf, RS_READ };
+	memcpy(args, a1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_read, args, 0, &seq,
+	    &rv), FIO_PASS);
+	rs_drain(f, &r);
+	info.fd = 5;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = 2;
+	fio_info(f, &info, 0);
+	ret = RS_READ;
+	fio_result(f, SYS_read, a1, &ret, -1, 0);
+	memcpy(args, a1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 2, SYS_read, args, 0, &seq,
+	    &rv), FIO_WAIT);
+	ck_assert_uint_eq(rs_drain(f, &r), 1);
+	d.seq = r.seq;
+	d.has_data = d.has_size = 1;
+	d.data.data = rs_file + r.offset;
+	d.data.len = r.length;
+	d.size = RS_FILE;
+	ck_assert_int_eq(fio_data(f, &d, 1, &seq, &rv), 1);
+	ck_assert_int_eq(rv, RS_READ);
+	e = rs_fd(f, 5);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->pos, 2 * RS_READ);
+
+	/* R goes on: the stub may serve fd 5 from that window */
+	rstub_attach(g, shm, RS_AT);
+	ck_assert_uint_eq(shm->on, 1);
+	rstub_publish(g);
+	ck_assert_int_eq(sl->fd, 5);
+	ck_assert_uint_eq(sl->rok, 1);
+	ck_assert_uint_eq(sl->pos, 2 * RS_READ);
+	ck_assert_uint_eq(sl->woff, r.offset);
+	ck_assert_uint_eq(sl->wlen, r.length);
+	ck_assert_uint_eq(sl->data, RS_AT + RSTUB_DATA);
+	ck_assert(memcmp((uint8_t *)shm + RSTUB_DATA, rs_file + r.offset,
+	    r.length) == 0);
+	ck_assert_int_eq(shm->slot[1].fd, -1);
+	ck_assert_uint_eq(shm->slot[1].wlen, 0);
+
+	/* it serves two reads of 4 KiB; R's next call brings them in */
+	sl->pos += 8192;
+	sl->hits += 2;
+	seek = e->seek;
+	rstub_sync(g);
+	ck_assert_uint_eq(e->pos, 2 * RS_READ + 8192);
+	ck_assert_uint_eq(e->seek, seek + 8192);
+	ck_assert_uint_eq(g->stats.in_r, 2);
+	rstub_sync(g);		/* nothing more */
+	ck_assert_uint_eq(e->pos, 2 * RS_READ + 8192);
+	ck_assert_uint_eq(g->stats.in_r, 2);
+
+	/* an lseek carries what is owed; the offset is unknown till it is
+	 * answered: the stub may serve pread64s, no read */
+	uint64_t l1[6] = { 5, 0, SEEK_CUR };
+	memcpy(args, l1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 3, SYS_lseek, args, 0, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(args[1], seek + 8192);
+	rstub_publish(g);
+	ck_assert_int_eq(sl->fd, 5);
+	ck_assert_uint_eq(sl->rok, 0);
+	ck_assert_uint_eq(sl->wlen, r.length);
+
+	/* a pread64 served: the next one on from it is a stream */
+	sl->pnext = r.offset + 4096;
+	sl->hits++;
+	rstub_sync(g);
+	ck_assert_int_eq(e->pstream, 1);
+	ck_assert_uint_eq(e->pnext, r.offset + 4096);
+	ck_assert_uint_eq(g->stats.in_r, 3);
+
+	/* R writes the file: its window is gone, the stub serves nothing */
+	uint64_t w1[6] = { 5, (uint64_t)rs_file, 100 };
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 4, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	rstub_publish(g);
+	ck_assert_int_eq(sl->fd, -1);
+	ck_assert_uint_eq(sl->wlen, 0);
+
+	/* a thread: nothing ever again */
+	rstub_threaded(g);
+	ck_assert_uint_eq(shm->on, 0);
+	fio_free(f);
+	free(g->rstub);
+	free(g);
+	free(shm);
+}
+END_TEST
+
+void
+check_remote_rstub(Suite *s)
+{
+	TCase	*tc = tcase_create("rstub");
+
+	tcase_add_test(tc, test_rstub);
+	suite_add_tcase(s, tc);
+}
