@@ -562,6 +562,14 @@ guest_move_home(struct guest *g, const char *why)
 		g->uffd = -1;
 		m.lv.freeze = move_freeze;
 		m.lv.arg = g;
+		/*
+		 * What R owes the home's offsets goes now, before the home
+		 * is told (it runs no call after): the stub and the windows
+		 * serve no more, every call of the rounds goes as it is.
+		 */
+		guest_stub_reads_off(g);
+		if (g->remote != NULL)
+			remote_strict(g->remote);
 		guest_files_stand_in(g, NULL);
 		m.lv.hidden = guest_stub_hide(g, NULL);
 		m.lv.stand_ins = g->stand_ins;

@@ -22,8 +22,11 @@
  * agent, which adds the same bases (libremote/emulate.c). R's dumps carry
  * each thread's time on (mig_cpu_carried).
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -108,6 +111,60 @@ guest_stub_reads(struct guest *g, struct mig_task *t)
 		    why);
 		free(why);
 	}
+}
+
+/*
+ * Where R's one thread is in user space, stopped or not running (from
+ * /proc/PID/syscall); -1 if it runs now, or it cannot be read.
+ */
+static int
+guest_stub_pc(pid_t pid, uint64_t *pc)
+{
+	char	 path[64], buf[512], *p;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (strncmp(buf, "running", 7) == 0 ||
+	    (p = strrchr(buf, ' ')) == NULL)
+		return -1;
+	*pc = strtoull(p + 1, NULL, 16);
+	return 0;
+}
+
+/*
+ * R's way home goes live: R runs on through the rounds, and what it owes
+ * the home's offsets must be sent before the home is told (it takes no
+ * call after). So the stub serves no more, and once R is seen outside it
+ * (no read of it half done: it would move an offset after we took them
+ * in), what it served is taken in, for guest_files_stand_in to send.
+ */
+void
+guest_stub_reads_off(struct guest *g)
+{
+	uint64_t	pc, code = g->rstub.start;
+	int		i;
+
+	if (code == 0 || g->remote == NULL)
+		return;
+	rstub_stop(g->remote);
+	for (i = 0; i < 20000; i++) {
+		if (guest_stub_pc(g->pid, &pc) == 0 &&
+		    (pc < code || pc >= code + 4096))
+			break;
+		usleep(50);
+	}
+	if (i == 20000)
+		log_warnx("%s: never seen outside the read stub: an offset may "
+		    "be wrong at home", g->conn.who);
+	rstub_threaded(g->remote);
 }
 
 /* Thread vtid (as R knows it) ended: its id may come back, from 0. */

@@ -552,6 +552,7 @@ void	 guest_stub_threads(struct guest *g, struct mig_task *t);
 void	 guest_stub_thread_gone(struct guest *g, pid_t vtid);
 int	 guest_stub_threaded(struct guest *g);
 void	 guest_stub_reads(struct guest *g, struct mig_task *t);
+void	 guest_stub_reads_off(struct guest *g);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,

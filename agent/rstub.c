@@ -257,26 +257,43 @@ rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 	return rc;
 }
 
-/* The offsets of read and pread64 in the libc file at path; 0 if none. */
-static uint64_t
-rstub_symbol(const char *path, uint64_t *pread)
+/* A function of libc's: where it is in the file, and its first bytes. */
+struct rstub_sym {
+	uint64_t	off;		/* 0: none */
+	uint8_t		start[16];
+};
+
+static void
+rstub_sym(const uint8_t *m, size_t len, const char *name,
+    struct rstub_sym *sym)
+{
+	sym->off = stub_symbol(m, len, name);
+	/* libc's text lies in its file where it lies in memory */
+	if (sym->off == 0 || sym->off + sizeof sym->start > len)
+		sym->off = 0;
+	else
+		memcpy(sym->start, m + sym->off, sizeof sym->start);
+}
+
+/* read and pread64 in the libc file at path. */
+static void
+rstub_symbols(const char *path, struct rstub_sym *read,
+    struct rstub_sym *pread)
 {
 	struct stat	 sb;
-	uint64_t	 off = 0;
 	void		*m;
 	int		 fd;
 
-	*pread = 0;
+	read->off = pread->off = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
+		return;
 	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
 	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		off = stub_symbol(m, sb.st_size, "read");
-		*pread = stub_symbol(m, sb.st_size, "pread64");
+		rstub_sym(m, sb.st_size, "read", read);
+		rstub_sym(m, sb.st_size, "pread64", pread);
 		munmap(m, sb.st_size);
 	}
 	close(fd);
-	return off;
 }
 
 /*
@@ -335,15 +352,16 @@ rstub_memfd(struct mig_task *t, pid_t pid, uint64_t name, long *rfd,
 }
 
 /*
- * Patch p: libc's function at fn in process pid, whose stub is at code,
- * saved, ret and tramp (offsets in page, the stub's code page, mapped at
- * at): its first instructions read, copied into the trampoline in page
- * and a jump back after them. -1 if they cannot move.
+ * Patch p: libc's function sym in process pid, at fn, whose stub is at
+ * code, saved, ret and tramp (offsets in page, the stub's code page,
+ * mapped at at): its first instructions read, copied into the trampoline
+ * in page and a jump back after them. -1 if they are not the file's (R's
+ * libc is another than the file at its path now), or cannot move.
  */
 static int
-rstub_prepare(struct rstub_patch *p, pid_t pid, uint64_t fn, uint64_t at,
-    uint8_t *page, const uint8_t *code, const uint8_t *saved,
-    const uint8_t *ret, const uint8_t *tramp)
+rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
+    uint64_t fn, uint64_t at, uint8_t *page, const uint8_t *code,
+    const uint8_t *saved, const uint8_t *ret, const uint8_t *tramp)
 {
 	struct iovec	local = { p->orig, sizeof p->orig }, remote;
 	uint64_t	v;
@@ -353,7 +371,7 @@ rstub_prepare(struct rstub_patch *p, pid_t pid, uint64_t fn, uint64_t at,
 	remote.iov_base = (void *)(uintptr_t)fn;
 	remote.iov_len = sizeof p->orig;
 	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
-	    sizeof p->orig)
+	    sizeof p->orig || memcmp(p->orig, sym->start, sizeof p->orig) != 0)
 		return -1;
 	p->tramp = at + t;
 	if ((p->displaced = rstub_relocate(p->orig, fn, p->tramp,
@@ -402,6 +420,7 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 int
 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 {
+	struct rstub_sym rs, ps;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;
 	uint64_t	 base, off, poff, at;
@@ -415,10 +434,12 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		xasprintf(cause, "no libc.so.6");
 		return -1;
 	}
-	if ((off = rstub_symbol(path, &poff)) == 0) {
+	rstub_symbols(path, &rs, &ps);
+	if ((off = rs.off) == 0) {
 		xasprintf(cause, "no read in %s", path);
 		return -1;
 	}
+	poff = ps.off;
 	if ((at = stub_map(t, base, base + off, len)) == 0 ||
 	    (poff != 0 && base + poff - at >= RSTUB_NEAR)) {
 		if (at != 0)
@@ -428,14 +449,14 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	}
 	memset(page, 0xcc, sizeof page);
 	memcpy(page, rstub_code, rstub_end - rstub_code);
-	if (rstub_prepare(&s->read, pid, base + off, at, page, rstub_code,
-	    rstub_saved, rstub_ret, rstub_tramp) == -1) {
-		xasprintf(cause, "libc's read starts with instructions that "
-		    "cannot move");
+	if (rstub_prepare(&s->read, pid, &rs, base + off, at, page,
+	    rstub_code, rstub_saved, rstub_ret, rstub_tramp) == -1) {
+		xasprintf(cause, "libc's read is not %s's, or starts with "
+		    "instructions that cannot move", path);
 		goto unmap;
 	}
-	if (poff == 0 || rstub_prepare(&s->pread, pid, base + poff, at, page,
-	    rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp) == -1)
+	if (poff == 0 || rstub_prepare(&s->pread, pid, &ps, base + poff, at,
+	    page, rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp) == -1)
 		memset(&s->pread, 0, sizeof s->pread);
 	s->pread.offset_kept = 1;
 

@@ -768,9 +768,9 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		e->pstream = 0;		/* fio_result says where it ends */
 	}
 	if (nr == SYS_lseek) {
-		/* "a seek and a read in one message": what R owes rides along */
+		/* owed goes first, behind: a call broken off goes again as is */
 		if ((int)args[2] == SEEK_CUR)
-			args[1] += e->seek;
+			fio_settle_seek(f, e, seq);
 		e->seek = 0;
 		e->pos_known = 0;
 		return FIO_PASS;

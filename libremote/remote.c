@@ -784,6 +784,7 @@ void
 remote_strict(struct remote *g)
 {
 	g->fio.off = 1;
+	g->fio.wait_home |= g->fio.waiting;	/* a read waiting goes home */
 	held_drop(&g->fio.held, -1);
 }
 

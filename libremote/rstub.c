@@ -97,15 +97,32 @@ rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
 	g->rstub = rs;
 }
 
-/* R is making its second thread (which waits): the stub serves no more. */
+/*
+ * The stub serves no more: R is making its second thread (which waits),
+ * or is seen outside the stub after rstub_stop. What it served is taken
+ * in.
+ */
 void
 rstub_threaded(struct remote *g)
 {
 	if (g->rstub == NULL)
 		return;
+	rstub_stop(g);
 	rstub_sync(g);
 	g->rstub->off = 1;
-	g->rstub->shm->on = 0;
+}
+
+/*
+ * R runs and the stub is to serve no more (the way home, live): from now
+ * on a read R begins goes to libc. One begun before may still end in the
+ * stub: rstub_threaded once R is seen outside it.
+ */
+void
+rstub_stop(struct remote *g)
+{
+	if (g->rstub == NULL)
+		return;
+	__atomic_store_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
 }
 
 static struct fio_fd *

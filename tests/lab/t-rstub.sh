@@ -51,7 +51,8 @@ sleep 1.5
 out=$(lab_exec 1 mosmigrate "$pid" checkpoint) || fail "moves: checkpoint: $out"
 sleep 1
 lab_exec 1 mosmigrate "$pid" home || fail "moves: not brought home"
-[ "$(where "$pid")" = 1 ] || fail "moves: not home: $(where "$pid")"
+[ "$(where "$pid")" = 1 ] ||
+    fail "moves: not home: $(where "$pid"); $(cat "$D/moves.out")"
 sleep 1
 lab_exec 1 mosmigrate "$pid" 2 || fail "moves: not moved away again"
 [ "$(where "$pid")" = 2 ] || fail "moves: not away again: $(where "$pid")"
