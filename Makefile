@@ -124,7 +124,8 @@ check_migrate_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-fileio.o \
-		    $(OBJ)/tests/unit/check_remote-ahead.o
+		    $(OBJ)/tests/unit/check_remote-ahead.o \
+		    $(OBJ)/tests/unit/check_remote-stream.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
@@ -313,7 +314,8 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/livewriter \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
 		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow \
-		   $(OBJ)/tests/mosrun/threads $(OBJ)/tests/mosrun/sigrt
+		   $(OBJ)/tests/mosrun/threads $(OBJ)/tests/mosrun/sigrt \
+		   $(OBJ)/tests/mosrun/pipew
 
 # Threads, OpenMP's among them (tests/lab/t-threads.sh).
 $(OBJ)/tests/mosrun/threads: tests/mosrun/threads.c

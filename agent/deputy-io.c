@@ -160,6 +160,28 @@ io_shared(pid_t pid, int fd)
 	return shared;
 }
 
+/*
+ * Is P's descriptor fd (path, st) one whose writes the guest may gather
+ * (libremote/stream.c): a pipe, a FIFO or a character device but a
+ * terminal (whose job control and output are P's at once), open for
+ * writing and blocking (a non-blocking one's EAGAIN is its write's own)?
+ */
+static int
+io_stream(struct deputy *d, int fd, const struct stat *st)
+{
+	unsigned int	flags = 0;
+	uint64_t	pos;
+	int		ours;
+
+	if ((!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode)) ||
+	    deputy_io_fdinfo(d->pid, fd, &pos, &flags) == -1 ||
+	    (flags & O_ACCMODE) == O_RDONLY ||
+	    (flags & (O_NONBLOCK | O_PATH)) != 0)
+		return 0;
+	return S_ISFIFO(st->st_mode) || ((ours = io_dup(d, fd)) != -1 &&
+	    !isatty(ours));
+}
+
 /* What P's descriptor fd is now, for question seq (0: an open's). */
 static int
 io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
@@ -215,6 +237,10 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			m.has_fs_free = 1;
 			m.fs_free = room;
 		}
+	} else if (seq != 0 && !d->o->strict_io && fd >= 0 &&
+	    stat(path, &st) == 0 && io_stream(d, fd, &st)) {
+		m.has_stream = m.has_behind = 1;
+		m.stream = m.behind = 1;
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
 	    (n = readlink(path, name, sizeof name - 1)) > 0) {
@@ -286,8 +312,10 @@ deputy_io_self(struct deputy *d, const Osm__RemoteCall *c, int *fd)
 {
 	struct rlimit	fsize;
 
-	if (!c->behind || c->n_args != 6 || (c->nr != SYS_lseek &&
-	    (c->n_regions != 1 || !c->regions[0]->has_data)) ||
+	/* a batch of writes (a pipe's): P makes each, in its lane */
+	if (!c->behind || c->n_args != 6 || c->n_writes > 0 ||
+	    (c->nr != SYS_lseek && (c->n_regions != 1 ||
+	    !c->regions[0]->has_data)) ||
 	    (c->nr != SYS_write && c->nr != SYS_pwrite64 &&
 	    c->nr != SYS_lseek) || c->args[3] > INT64_MAX ||
 	    c->args[0] > INT32_MAX)

@@ -258,7 +258,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
 			    "not), %llu calls on them here, %llu writes not "
-			    "behind for room at home",
+			    "behind for room at home, %llu writes to pipes "
+			    "and devices gathered",
 			    g->conn.who, e.signaled ? "signal" : "status",
 			    e.status,
 			    (unsigned long long)st->forwarded,
@@ -272,7 +273,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
 			    (unsigned long long)st->local,
-			    (unsigned long long)st->at_once);
+			    (unsigned long long)st->at_once,
+			    (unsigned long long)st->streamed);
 		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);

@@ -29,18 +29,17 @@
  * descriptor, at most FIO_FRESH_NS, and until a lock is taken on the file
  * (as NFS drops its cache then), a write of the file's from here but the
  * descriptor's own gathered writes, or any call that may change files
- * (open with O_TRUNC, truncate, rename...). A writable shared mapping
- * of a file brings R home (request.c): none writes to a file here.
+ * (open with O_TRUNC, truncate, rename...). A writable shared mapping of
+ * a file brings R home (request.c). Pipes' writes gather too (stream.c).
  *
  * Messages to send go out in order through remote_out (the agent sends
  * them around the call it sends, if any). The state is keyed by
  * descriptor, for the process, whichever thread calls: every call of any
  * thread first settles what is owed before it (writes gathered, offsets).
- * With threads, a descriptor that has a call at home now (busy: another
- * thread's) is served nothing here until it is back, and one read waits
- * for a window at a time; another thread's call on the descriptor it
- * waits on sends it home as it is, after that call (docs/REMOTE.md,
- * "Threads").
+ * With threads, a descriptor with a call at home now (busy: another
+ * thread's) is served nothing here until it is back, one read waits for
+ * a window at a time, and another thread's call on the descriptor it
+ * waits on sends it home as is, after that call ("Threads").
  */
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -56,14 +55,12 @@
 #include "proto/remote.pb-c.h"
 
 #define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
-#define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
-#define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
 #define FIO_HELD_ONE	(64U << 10)	/* the largest read served from held */
 
 static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
 		    int64_t);
 
-static struct fio_fd *
+struct fio_fd *
 fio_find(struct fio *f, int fd)
 {
 	size_t	i;
@@ -139,6 +136,7 @@ fio_free(struct fio *f)
 	free(f->behind);
 	free(f->fs);
 	free(f->buf);
+	free(f->parts);
 	memset(f, 0, sizeof *f);
 }
 
@@ -319,8 +317,11 @@ fio_flush(struct fio *f, uint64_t *seq)
 	c.total = f->blen;
 	c.trim_unit = 1;
 	c.behind = 1;
+	c.writes = f->parts;	/* a stream's: each write R made (stream.c) */
+	c.nwrites = f->nparts;
 	marshal_pack(&c, &msg, &len);	/* which frees the region's bytes */
 	f->buf = NULL;
+	f->nparts = 0;
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
 	fio_behind_add(f, c.seq, f->bfd, f->blen, f->bdev,
 	    f->blen + FIO_SLACK);
@@ -718,8 +719,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 * drops that file's below; a pipe's, a socket's, a terminal's change
 	 * no file).
 	 */
-	if ((e == NULL || (e->state != FIO_KNOWN && e->state != FIO_OTHER)) &&
-	    !fdcall_harmless(nr, args))
+	if ((e == NULL || e->state == FIO_ASKED) && !fdcall_harmless(nr, args))
 		fio_drop_file(f, 1, 0, 0, -1);
 	if (e == NULL || e->state != FIO_KNOWN) {
 		/* another call may show an offset owed: pay them first */
@@ -925,14 +925,14 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 
 	if (e == NULL || e->state != FIO_ASKED)
 		return;		/* closed meanwhile */
+	e->behind = m->behind;
 	if (!m->regular) {
-		e->state = FIO_OTHER;
+		e->state = m->stream ? FIO_STREAM : FIO_OTHER;
 		return;
 	}
 	e->state = FIO_KNOWN;
 	/* its offset moved by another descriptor too: no offset of ours */
 	e->readable = m->readable && !m->shared;
-	e->behind = m->behind;
 	e->append = m->append;
 	e->dev = m->dev;
 	e->ino = m->ino;

@@ -202,6 +202,8 @@ struct rmt_call {
 	uint64_t	 mask;		/* which stays here */
 	int		 behind;	/* answered already (fileio.c) */
 	int		 want_fd;	/* an open under a shared path */
+	const uint32_t	*writes;	/* a batch's writes, each its own */
+	size_t		 nwrites;	/* at home (stream.c) */
 };
 enum marshal_result {
 	MARSHAL_OK,
@@ -255,10 +257,13 @@ size_t	 held_bytes(const struct held *h);
 
 /* fileio.c */
 #define FIO_FRESH_NS	1000000000ULL	/* bytes older are read again */
+#define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
+#define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
 enum fio_state {
 	FIO_ASKED = 1,		/* what it is asked of the home */
 	FIO_KNOWN,		/* a regular file */
 	FIO_OTHER,		/* anything else: calls go home as they are */
+	FIO_STREAM,		/* a pipe, a device: writes gathered (stream.c) */
 };
 /* Bytes of a file read ahead: len at off, none if buf is NULL. */
 struct fio_win {
@@ -347,6 +352,10 @@ struct fio {
 	uint64_t	 boff;
 	uint8_t		*buf;
 	size_t		 blen;
+	uint32_t	*parts;		/* a stream's: each write's length */
+	size_t		 nparts;
+	int		 threaded;	/* R has had threads (stream.c) */
+	uint64_t	 stats_streamed;	/* writes to streams gathered */
 	uint64_t	 stats_behind;
 	uint64_t	 stats_served;
 	uint64_t	 stats_held;	/* reads served from what R wrote */
@@ -389,6 +398,7 @@ enum fio_verdict {
 struct Osm__RemoteFdInfo;
 struct Osm__RemoteReadData;
 void	 fio_free(struct fio *f);
+struct fio_fd *fio_find(struct fio *f, int fd);
 void	 fio_push(struct fio *f, int kind, int post, uint8_t *msg,
 	    size_t len);
 int	 fio_out(struct fio *f, int post, int *kind, uint8_t **msg,
@@ -417,6 +427,10 @@ void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
 	    int others);
 int	 fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
+
+/* stream.c */
+int	 stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
+	    uint64_t *seq, long *rv);
 
 /* ident.c */
 struct ident {

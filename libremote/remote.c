@@ -311,8 +311,12 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		g->fio.vtid = 0;
 		return i == -1 ? -1 : 0;
 	}
-	i = fio_call(&g->fio, n->pid, n->id, n->data.nr, args,
-	    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq, &rv);
+	if (stream_call(&g->fio, n->pid, n->data.nr, args, &g->seq, &rv))
+		i = FIO_ANSWER;		/* a pipe's or a device's write */
+	else
+		i = fio_call(&g->fio, n->pid, n->id, n->data.nr, args,
+		    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq,
+		    &rv);
 	g->fio.vtid = 0;
 	switch (i) {
 	case FIO_PASS:
@@ -728,6 +732,7 @@ remote_stats(struct remote *g)
 	g->stats.fetches = g->fio.stats_fetches;
 	g->stats.behind_errors = g->fio.stats_errors;
 	g->stats.at_once = g->fio.stats_at_once;
+	g->stats.streamed = g->fio.stats_streamed;
 	g->stats.local = g->shared.stats_local;
 	g->stats.opened = g->shared.stats_opened;
 	g->stats.refused = g->shared.stats_refused;

@@ -10,5 +10,7 @@ void	 check_remote_hostile(Suite *s);
 void	 check_remote_fileio(Suite *s);
 /* check_remote-ahead.c: the window after one (libremote/window.c) */
 void	 check_remote_ahead(Suite *s);
+/* check_remote-stream.c: a batch of writes to a pipe (libremote/stream.c) */
+void	 check_remote_stream(Suite *s);
 
 #endif

@@ -1,0 +1,134 @@
+/*
+ * Writes to a pipe, a FIFO or a character device at home gathered behind
+ * (docs/REMOTE.md, "Pipes and devices"). The home says what a descriptor
+ * is at R's first write on it (fileio.c's question): one that is not a
+ * terminal, open for writing and blocking, is a stream (FIO_STREAM). R's
+ * writes on it are answered at once and gathered, with the writes of
+ * regular files, into the one batch of fileio.c: consecutive writes on
+ * one descriptor, up to FIO_BATCH, sent before any other call of R's,
+ * before a dump and R's end, and at most the agent's delay after the
+ * first. The batch carries the length of each write (RemoteCall.writes),
+ * and P makes each its own write(2) at home, in order (home.c's
+ * home_pieces_next): a pipe's reader sees the same writes, PIPE_BUF's
+ * atomicity and all, as from a process at home; a writev would not be
+ * the same to a pipe others write too.
+ *
+ * A write that fails at home (EPIPE, its SIGPIPE P's and so R's; EIO of
+ * a device) fails the next call on that descriptor, as a write behind of
+ * a regular file does, and the descriptor is written as it is from then
+ * on, so that each later write has its own answer, and its own SIGPIPE,
+ * as at home. What R may be ahead of its reader is bounded: with
+ * STREAM_AHEAD bytes written behind and not yet written at home (a pipe
+ * whose reader is slow holds P in its write), R's next write goes home as
+ * it is and waits, as it would have waited at home.
+ *
+ * Not gathered: writes of more than FIO_BATCH_ONE, terminals (their job
+ * control and output are P's at once), non-blocking descriptors, sockets,
+ * a process that has had threads (another thread's call at home may be
+ * what a blocked write waits for), mosrun -s.
+ */
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define STREAM_AHEAD	(1U << 20)	/* behind, not yet written at home */
+#define STREAM_PARTS	(FIO_BATCH / 64)	/* writes in one batch */
+
+/* Bytes of writes to streams sent behind and not yet answered. */
+static uint64_t
+stream_ahead(struct fio *f)
+{
+	struct fio_fd	*e;
+	uint64_t	 n = 0;
+	size_t		 i;
+
+	for (i = 0; i < f->nbehind; i++) {
+		if (f->behind[i].expect > 0 &&
+		    (e = fio_find(f, f->behind[i].fd)) != NULL &&
+		    e->state == FIO_STREAM)
+			n += (uint64_t)f->behind[i].expect;
+	}
+	return n;
+}
+
+/*
+ * R's call nr (thread tid) before fileio.c's fio_call: 1 if it is a
+ * write to a stream gathered, or a call on one whose write behind failed
+ * (*rv its answer); 0 for fio_call to decide (which sends what is
+ * gathered first).
+ */
+int
+stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
+    uint64_t *seq, long *rv)
+{
+	struct iovec	 local, remote;
+	struct fio_fd	*e;
+	size_t		 len = (size_t)args[2];
+
+	if (f->off)
+		return 0;
+	e = fio_fd_call(nr) ? fio_find(f, (int)args[0]) : NULL;
+	/* any call but the next write goes after them, as at home */
+	if (f->nparts > 0 && (nr != SYS_write || e == NULL ||
+	    e->fd != f->bfd))
+		fio_flush(f, seq);
+	if (e == NULL || e->state != FIO_STREAM)
+		return 0;
+	/* O_NONBLOCK may change (F_SETFL, FIONBIO): asked again at a write */
+	if ((nr == SYS_fcntl && (int)args[1] == F_SETFL) || nr == SYS_ioctl) {
+		fio_drop_fd(f, e->fd);
+		return 0;
+	}
+	if (e->err != 0 && nr != SYS_close) {
+		*rv = e->err;
+		e->err = 0;
+		e->behind = 0;	/* each write its own answer from now on */
+		return 1;
+	}
+	if (nr != SYS_write || !e->behind || f->threaded || len == 0 ||
+	    len > FIO_BATCH_ONE)
+		return 0;
+	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != SYS_write ||
+	    f->nparts == 0 || f->blen + len > FIO_BATCH ||
+	    f->nparts == STREAM_PARTS))
+		fio_flush(f, seq);
+	if (stream_ahead(f) + f->blen + len > STREAM_AHEAD)
+		return 0;	/* it waits for the home, as at home */
+	if (f->buf == NULL)
+		f->buf = xmalloc(FIO_BATCH);
+	if (f->parts == NULL)
+		f->parts = xcalloc(STREAM_PARTS, sizeof *f->parts);
+	local.iov_base = f->buf + f->blen;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)args[1];
+	remote.iov_len = len;
+	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return 0;	/* home says EFAULT, after those before */
+	if (f->blen == 0) {
+		f->bnr = SYS_write;
+		f->bfd = e->fd;
+		f->bdev = f->bino = 0;	/* no file's */
+		f->boff = 0;
+	}
+	f->bvtid = f->vtid;
+	f->parts[f->nparts++] = (uint32_t)len;
+	f->blen += len;
+	f->stats_streamed++;
+	*rv = (long)len;
+	return 1;
+}
+
+/*
+ * R has threads (made here, or brought): its writes to streams go home
+ * as they are from now on.
+ */
+void
+stream_threaded(struct remote *g)
+{
+	g->fio.threaded = 1;
+}

@@ -1,0 +1,115 @@
+#!/bin/sh
+# Writes to pipes at home gathered behind (docs/REMOTE.md, "Pipes and
+# devices"): a process started on node 2 writing to a pipe at home sends
+# its many small writes home in few messages, each still one write(2) at
+# home (a packet-mode pipe's reader reads each write alone); its stdout
+# and stderr on one pipe keep the order of a run at home; a reader that
+# goes makes the writer fail with EPIPE, or die of SIGPIPE, within a
+# moment, as at home; and a line printed each second reaches the reader
+# within the gathering's bound, not at the end.
+. "$(dirname "$0")/lib.sh"
+
+lab_up 2
+wait_cluster 2
+D=$(lab_dir)/pipes
+mkdir -p "$D" && chmod 755 "$(lab_dir)" "$D" || fail "mkdir $D"
+L2=$(lab_dir)/node2/mosd.log
+P=$OSM_MOSRUN/pipew
+
+# ended N: wait for node 2's N-th guest end line, and print it (each run
+# away below is one guest; its line there says it ran on node 2).
+ended() {
+	wait_for 20 sh -c "[ \$(grep -c 'guest .* ended' '$L2') -ge $1 ]" ||
+	    fail "no end of guest $1 on node 2"
+	grep 'guest .* ended' "$L2" | sed -n "$1p"
+}
+calls() {	# calls LINE: calls sent home, with those behind
+	echo "$1" | sed -n \
+	    's/.*calls \([0-9]*\) sent home (\([0-9]*\) behind).*/\1 \2/p'
+}
+n=0
+
+# --- many small writes: few messages, the same bytes ----------------------
+home=$(lab_exec 1 sh -c "$P many 20000 100 | md5sum")
+away=$(lab_exec 1 sh -c "mosrun -L -r 2 $P many 20000 100 | md5sum")
+[ "$away" = "$home" ] || fail "many: output $away, at home $home"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ $# -eq 2 ] || fail "many: no counts in: $line"
+[ $(($1 + $2)) -lt 2000 ] ||
+    fail "many: $1 calls and $2 behind for 20000 writes: $line"
+gathered=$(echo "$line" |
+    sed -n 's/.* \([0-9]*\) writes to pipes and devices gathered.*/\1/p')
+[ "${gathered:-0}" -ge 19000 ] || fail "many: $gathered gathered: $line"
+echo "many: 20000 writes of 100 bytes in $1 calls and $2 messages behind" \
+    "($gathered gathered), output as at home"
+
+# --- each write one write at home: a packet-mode pipe's reads -------------
+cat > "$D/packets.py" <<'EOF'
+import os, subprocess, sys
+r, w = os.pipe2(os.O_DIRECT)	# packet mode: a read takes one write
+p = subprocess.Popen(sys.argv[1:], stdout=w)
+os.close(w)
+sizes = {}
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    sizes[len(b)] = sizes.get(len(b), 0) + 1
+print(p.wait(), sorted(sizes.items()))
+EOF
+out=$(lab_exec 1 python3 "$D/packets.py" mosrun -L -r 2 "$P" many 5000 100)
+[ "$out" = "0 [(100, 5000)]" ] ||
+    fail "packets: reads of (size, count) $out, expected 5000 of 100"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ $(($1 + $2)) -lt 1000 ] || fail "packets: not gathered: $line"
+echo "packets: 5000 reads of 100 bytes, as 5000 writes ($1 calls, $2 behind)"
+
+# --- stdout and stderr on one pipe: the order of a run at home ------------
+home=$(lab_exec 1 sh -c "$P both 2000 2>&1 | md5sum")
+away=$(lab_exec 1 sh -c "mosrun -L -r 2 $P both 2000 2>&1 | md5sum")
+[ "$away" = "$home" ] || fail "both: $(lab_exec 1 sh -c \
+    "mosrun -L -r 2 $P both 2000 2>&1 | head -4")"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ "$2" -ge 3000 ] || fail "both: written as is: $line"
+echo "both: 4000 lines on 1 and 2 in the order of a run at home ($2 behind)"
+
+# --- the reader goes: EPIPE, SIGPIPE, within a moment ---------------------
+out=$(lab_exec 1 sh -c "{ mosrun -L -r 2 $P epipe 2> '$D/epipe.err'; } |
+    head -c 100 > /dev/null; cat '$D/epipe.err'")
+n=$((n + 1)); line=$(ended $n)
+echo "$out" | grep -q '^EPIPE after [0-9]* writes, [0-9]* ms$' ||
+    fail "epipe: $out"
+ms=$(echo "$out" | sed 's/.*, \([0-9]*\) ms/\1/')
+[ "$ms" -lt 2000 ] || fail "epipe: $out"
+echo "$line" | grep -q 'status 0' || fail "epipe: $line"
+echo "epipe: $out, on node 2"
+st=$(lab_exec 1 sh -c "{ mosrun -L -r 2 $P sigpipe; echo \$? > '$D/st'; } |
+    head -c 100 > /dev/null; sleep 0.2; cat '$D/st'")
+n=$((n + 1)); line=$(ended $n)
+[ "$st" = 141 ] || fail "sigpipe: exit status $st, expected 141"
+echo "$line" | grep -q 'signal 13' || fail "sigpipe: $line"
+echo "sigpipe: ended by SIGPIPE on node 2, status $st at home"
+
+# --- a line a second: each at the reader within the bound ----------------
+# (the first line is written while the reader starts: not timed)
+cat > "$D/tick.py" <<'EOF'
+import sys, time
+late = []
+for line in sys.stdin:
+    late.append(int((time.time() - int(line.split()[2]) / 1e9) * 1000))
+print(len(late), max(late[1:]), ' '.join(map(str, late)))
+EOF
+set -- $(lab_exec 1 sh -c "mosrun -L -r 2 $P tick 5 | python3 '$D/tick.py'")
+n=$((n + 1)); line=$(ended $n)
+[ "$1" = 5 ] || fail "tick: $1 lines"
+# the bound is 2 ms and a round trip; a loaded machine gets 500 ms
+[ "$2" -lt 500 ] || fail "tick: a line $2 ms after it was written ($*)"
+echo "$line" | grep -q ' [1-9][0-9]* writes to pipes and devices gathered' ||
+    fail "tick: not gathered: $line"
+shift 2
+echo "tick: 5 lines a second apart, each at the reader so many ms after" \
+    "its write: $*"
+echo "ok"
