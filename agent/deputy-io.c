@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -162,13 +163,16 @@ io_shared(pid_t pid, int fd)
 
 /*
  * Is P's descriptor fd (path, st) one whose writes the guest may gather
- * (libremote/stream.c): a pipe, a FIFO or a character device but a
- * terminal (whose job control and output are P's at once), open for
- * writing and blocking (a non-blocking one's EAGAIN is its write's own)?
+ * (libremote/stream.c): a pipe, a FIFO or a character device, open for
+ * writing and blocking (a non-blocking one's EAGAIN is its write's own);
+ * a terminal only without TOSTOP (with it, a write of P's from the
+ * background would stop it, and a write R was told is done cannot wait
+ * for the stop: its writes go as they are).
  */
 static int
 io_stream(struct deputy *d, int fd, const struct stat *st)
 {
+	struct termios	tio;
 	unsigned int	flags = 0;
 	uint64_t	pos;
 	int		ours;
@@ -178,8 +182,12 @@ io_stream(struct deputy *d, int fd, const struct stat *st)
 	    (flags & O_ACCMODE) == O_RDONLY ||
 	    (flags & (O_NONBLOCK | O_PATH)) != 0)
 		return 0;
-	return S_ISFIFO(st->st_mode) || ((ours = io_dup(d, fd)) != -1 &&
-	    !isatty(ours));
+	if (S_ISFIFO(st->st_mode))
+		return 1;
+	if ((ours = io_dup(d, fd)) == -1)
+		return 0;
+	return !isatty(ours) || (tcgetattr(ours, &tio) == 0 &&
+	    (tio.c_lflag & TOSTOP) == 0);
 }
 
 /* What P's descriptor fd is now, for question seq (0: an open's). */

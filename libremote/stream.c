@@ -1,8 +1,9 @@
 /*
  * Writes to a pipe, a FIFO or a character device at home gathered behind
  * (docs/REMOTE.md, "Pipes and devices"). The home says what a descriptor
- * is at R's first write on it (fileio.c's question): one that is not a
- * terminal, open for writing and blocking, is a stream (FIO_STREAM). R's
+ * is at R's first write on it (fileio.c's question): one open for writing
+ * and blocking, a terminal only without TOSTOP, is a stream (FIO_STREAM);
+ * an fcntl F_SETFL or an ioctl on it makes it asked again. R's
  * writes on it are answered at once and gathered, with the writes of
  * regular files, into the one batch of fileio.c: consecutive writes on
  * one descriptor, up to FIO_BATCH, sent before any other call of R's,
@@ -22,10 +23,10 @@
  * whose reader is slow holds P in its write), R's next write goes home as
  * it is and waits, as it would have waited at home.
  *
- * Not gathered: writes of more than FIO_BATCH_ONE, terminals (their job
- * control and output are P's at once), non-blocking descriptors, sockets,
- * a process that has had threads (another thread's call at home may be
- * what a blocked write waits for), mosrun -s.
+ * Not gathered: writes of more than FIO_BATCH_ONE, a terminal with TOSTOP
+ * (a write from the background stops its writer), non-blocking
+ * descriptors, sockets, a process that has had threads (another thread's
+ * call at home may be what a blocked write waits for), mosrun -s.
  */
 #include <sys/syscall.h>
 #include <sys/uio.h>

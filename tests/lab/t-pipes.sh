@@ -5,8 +5,9 @@
 # home (a packet-mode pipe's reader reads each write alone); its stdout
 # and stderr on one pipe keep the order of a run at home; a reader that
 # goes makes the writer fail with EPIPE, or die of SIGPIPE, within a
-# moment, as at home; and a line printed each second reaches the reader
-# within the gathering's bound, not at the end.
+# moment, as at home; a terminal's writes are gathered as well; and a
+# line printed each second reaches the reader within the gathering's
+# bound, not at the end.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 2
@@ -92,6 +93,43 @@ n=$((n + 1)); line=$(ended $n)
 [ "$st" = 141 ] || fail "sigpipe: exit status $st, expected 141"
 echo "$line" | grep -q 'signal 13' || fail "sigpipe: $line"
 echo "sigpipe: ended by SIGPIPE on node 2, status $st at home"
+
+# --- a terminal at home: gathered too, the same bytes ----------------------
+cat > "$D/term.py" <<'EOF'
+import hashlib, os, pty, subprocess, sys, termios
+m, s = pty.openpty()
+a = termios.tcgetattr(s)
+a[1] &= ~termios.OPOST		# the bytes as written: no CR added
+if sys.argv[1] == 'tostop':
+    a[3] |= termios.TOSTOP
+termios.tcsetattr(s, termios.TCSANOW, a)
+p = subprocess.Popen(sys.argv[2:], stdout=s)
+os.close(s)
+h = hashlib.md5()
+while True:
+    try:
+        b = os.read(m, 65536)
+    except OSError:		# EIO: the last writer is gone
+        break
+    if not b:
+        break
+    h.update(b)
+print(p.wait(), h.hexdigest())
+EOF
+home=$(lab_exec 1 sh -c "$P many 5000 100 | md5sum | cut -d' ' -f1")
+out=$(lab_exec 1 python3 "$D/term.py" - mosrun -L -r 2 "$P" many 5000 100)
+[ "$out" = "0 $home" ] || fail "tty: $out, at home 0 $home"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ $(($1 + $2)) -lt 1000 ] || fail "tty: not gathered: $line"
+echo "tty: 5000 writes to a terminal as at home, $1 calls and $2 behind"
+# With TOSTOP a write from the background stops its writer: each is P's
+# and R's own, as before.
+out=$(lab_exec 1 python3 "$D/term.py" tostop mosrun -L -r 2 "$P" many 500 100)
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ "$1" -ge 500 ] || fail "tty with TOSTOP: gathered: $line"
+echo "tty with TOSTOP: $out, $1 calls, written as they are"
 
 # --- a line a second: each at the reader within the bound ----------------
 # (the first line is written while the reader starts: not timed)
