@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -167,20 +168,25 @@ io_shared(pid_t pid, int fd)
  * writing and blocking (a non-blocking one's EAGAIN is its write's own);
  * a terminal only without TOSTOP (with it, a write of P's from the
  * background would stop it, and a write R was told is done cannot wait
- * for the stop: its writes go as they are).
+ * for the stop: its writes go as they are). /dev/zero open for reading
+ * is one too, whose reads the guest answers (*zero).
  */
 static int
-io_stream(struct deputy *d, int fd, const struct stat *st)
+io_stream(struct deputy *d, int fd, const struct stat *st, int *zero)
 {
 	struct termios	tio;
 	unsigned int	flags = 0;
 	uint64_t	pos;
 	int		ours;
 
+	*zero = 0;
 	if ((!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode)) ||
 	    deputy_io_fdinfo(d->pid, fd, &pos, &flags) == -1 ||
-	    (flags & O_ACCMODE) == O_RDONLY ||
-	    (flags & (O_NONBLOCK | O_PATH)) != 0)
+	    (flags & O_PATH) != 0)
+		return 0;
+	*zero = S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 5) &&
+	    (flags & O_ACCMODE) != O_WRONLY;
+	if ((flags & O_ACCMODE) == O_RDONLY || (flags & O_NONBLOCK) != 0)
 		return 0;
 	if (S_ISFIFO(st->st_mode))
 		return 1;
@@ -202,6 +208,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	uint64_t		 pos = 0;
 	int64_t			 room;
 	ssize_t			 n;
+	int			 zero = 0;
 
 	m.seq = seq;
 	m.fd = fd;
@@ -246,9 +253,12 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			m.fs_free = room;
 		}
 	} else if (seq != 0 && !d->o->strict_io && fd >= 0 &&
-	    stat(path, &st) == 0 && io_stream(d, fd, &st)) {
-		m.has_stream = m.has_behind = 1;
-		m.stream = m.behind = 1;
+	    stat(path, &st) == 0 && ((m.behind = io_stream(d, fd, &st,
+	    &zero)) || zero)) {
+		/* writes gathered if behind, reads answered there if zero */
+		m.has_stream = m.has_behind = m.has_zero = 1;
+		m.stream = 1;
+		m.zero = zero;
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
 	    (n = readlink(path, name, sizeof name - 1)) > 0) {

@@ -925,14 +925,14 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 
 	if (e == NULL || e->state != FIO_ASKED)
 		return;		/* closed meanwhile */
+	/* its offset moved by another descriptor too: no offset of ours */
+	e->readable = (m->readable && !m->shared) || m->zero;
 	e->behind = m->behind;
 	if (!m->regular) {
 		e->state = m->stream ? FIO_STREAM : FIO_OTHER;
 		return;
 	}
 	e->state = FIO_KNOWN;
-	/* its offset moved by another descriptor too: no offset of ours */
-	e->readable = m->readable && !m->shared;
 	e->append = m->append;
 	e->dev = m->dev;
 	e->ino = m->ino;

@@ -3,13 +3,15 @@
  * (docs/REMOTE.md, "Pipes and devices"). The home says what a descriptor
  * is at R's first write on it (fileio.c's question): one open for writing
  * and blocking, a terminal only without TOSTOP, is a stream (FIO_STREAM);
- * an fcntl F_SETFL or an ioctl on it makes it asked again. R's
- * writes on it are answered at once and gathered, with the writes of
- * regular files, into the one batch of fileio.c: consecutive writes on
- * one descriptor, up to FIO_BATCH, sent before any other call of R's,
- * before a dump and R's end, and at most the agent's delay after the
- * first. The batch carries the length of each write (RemoteCall.writes),
- * and P makes each its own write(2) at home, in order (home.c's
+ * an fcntl F_SETFL or an ioctl on it makes it asked again. R's writes on
+ * it are answered at once and gathered, with the writes of regular
+ * files, into the one batch of fileio.c: consecutive writes on one
+ * descriptor, up to FIO_BATCH, sent before any other call of R's that
+ * goes home (fio_call: a read of a regular file served here, or read
+ * ahead, is none; the batch's file is no file), before a dump and R's
+ * end, and at most the agent's delay after the first. The batch carries
+ * the length of each write (RemoteCall.writes), and P makes each its own
+ * write(2) at home, in order (home.c's
  * home_pieces_next): a pipe's reader sees the same writes, PIPE_BUF's
  * atomicity and all, as from a process at home; a writev would not be
  * the same to a pipe others write too.
@@ -23,6 +25,9 @@
  * whose reader is slow holds P in its write), R's next write goes home as
  * it is and waits, as it would have waited at home.
  *
+ * A read of /dev/zero (the home says which stream is one: zero) is
+ * answered here with its zeros, with no round trip (dd if=/dev/zero).
+ *
  * Not gathered: writes of more than FIO_BATCH_ONE, a terminal with TOSTOP
  * (a write from the background stops its writer), non-blocking
  * descriptors, sockets, a process that has had threads (another thread's
@@ -31,6 +36,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +64,40 @@ stream_ahead(struct fio *f)
 }
 
 /*
+ * R's read of /dev/zero at home (args) answered here, as that file reads
+ * anywhere: len bytes of 0 (cut as any read is), or EFAULT.
+ */
+static int
+stream_zero(pid_t tid, const uint64_t *args, long *rv)
+{
+	static const uint8_t	 zeros[65536];
+	struct iovec		 local[64], remote;
+	size_t			 len = (size_t)args[2], n, i;
+	ssize_t			 w;
+
+	if (len > RMT_IO_MAX)
+		len = RMT_IO_MAX;
+	for (i = 0; i < nitems(local); i++) {
+		local[i].iov_base = (void *)zeros;
+		local[i].iov_len = sizeof zeros;
+	}
+	for (n = 0; n < len; n += (size_t)w) {
+		remote.iov_base = (void *)(uintptr_t)(args[1] + n);
+		remote.iov_len = len - n;
+		if ((w = process_vm_writev(tid, local, nitems(local), &remote,
+		    1, 0)) <= 0)
+			break;
+	}
+	/* a fault after some bytes: those, as the kernel's read says */
+	*rv = n > 0 ? (long)n : -EFAULT;
+	return 1;
+}
+
+/*
  * R's call nr (thread tid) before fileio.c's fio_call: 1 if it is a
- * write to a stream gathered, or a call on one whose write behind failed
- * (*rv its answer); 0 for fio_call to decide (which sends what is
- * gathered first).
+ * write to a stream gathered, a read of /dev/zero, or a call on a stream
+ * whose write behind failed (*rv its answer); 0 for fio_call to decide
+ * (which sends what is gathered first, if it must).
  */
 int
 stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
@@ -73,12 +109,9 @@ stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 
 	if (f->off)
 		return 0;
-	e = fio_fd_call(nr) ? fio_find(f, (int)args[0]) : NULL;
-	/* any call but the next write goes after them, as at home */
-	if (f->nparts > 0 && (nr != SYS_write || e == NULL ||
-	    e->fd != f->bfd))
-		fio_flush(f, seq);
-	if (e == NULL || e->state != FIO_STREAM)
+	/* any other call: fio_call sends those gathered first, if it must */
+	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL ||
+	    e->state != FIO_STREAM)
 		return 0;
 	/* O_NONBLOCK may change (F_SETFL, FIONBIO): asked again at a write */
 	if ((nr == SYS_fcntl && (int)args[1] == F_SETFL) || nr == SYS_ioctl) {
@@ -91,6 +124,8 @@ stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 		e->behind = 0;	/* each write its own answer from now on */
 		return 1;
 	}
+	if (nr == SYS_read && e->readable)
+		return stream_zero(tid, args, rv);
 	if (nr != SYS_write || !e->behind || f->threaded || len == 0 ||
 	    len > FIO_BATCH_ONE)
 		return 0;

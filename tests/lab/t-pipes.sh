@@ -2,7 +2,8 @@
 # Writes to pipes at home gathered behind (docs/REMOTE.md, "Pipes and
 # devices"): a process started on node 2 writing to a pipe at home sends
 # its many small writes home in few messages, each still one write(2) at
-# home (a packet-mode pipe's reader reads each write alone); its stdout
+# home (a packet-mode pipe's reader reads each write alone), and reads
+# /dev/zero there without a round trip; its stdout
 # and stderr on one pipe keep the order of a run at home; a reader that
 # goes makes the writer fail with EPIPE, or die of SIGPIPE, within a
 # moment, as at home; a terminal's writes are gathered as well; and a
@@ -44,6 +45,24 @@ gathered=$(echo "$line" |
 [ "${gathered:-0}" -ge 19000 ] || fail "many: $gathered gathered: $line"
 echo "many: 20000 writes of 100 bytes in $1 calls and $2 messages behind" \
     "($gathered gathered), output as at home"
+
+# --- dd from /dev/zero: its reads answered on node 2, its writes gathered --
+dd="dd if=/dev/zero bs=4k count=2048 status=none"
+home=$(lab_exec 1 sh -c "$dd | md5sum")
+away=$(lab_exec 1 sh -c "mosrun -L -r 2 $dd | md5sum")
+[ "$away" = "$home" ] || fail "dd: output $away, at home $home"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ $(($1 + $2)) -lt 300 ] ||
+    fail "dd: $1 calls and $2 behind for 2048 reads and writes: $line"
+pipe="$1 calls and $2 behind"
+lab_exec 1 mosrun -L -r 2 dd if=/dev/zero of=/dev/null bs=1M count=4 \
+    status=none || fail "dd to /dev/null failed"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ $(($1 + $2)) -lt 100 ] || fail "dd to /dev/null: $line"
+echo "dd: 8 MB from /dev/zero to a pipe as at home in $pipe," \
+    "4 MB to /dev/null in $1 and $2"
 
 # --- each write one write at home: a packet-mode pipe's reads -------------
 cat > "$D/packets.py" <<'EOF'
