@@ -8,7 +8,7 @@
 # goes makes the writer fail with EPIPE, or die of SIGPIPE, within a
 # moment, as at home; a terminal's writes are gathered as well; and a
 # line printed each second reaches the reader within the gathering's
-# bound, not at the end.
+# bound, not at the end; moves while it writes lose and double nothing.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 2
@@ -169,4 +169,24 @@ echo "$line" | grep -q ' [1-9][0-9]* writes to pipes and devices gathered' ||
 shift 2
 echo "tick: 5 lines a second apart, each at the reader so many ms after" \
     "its write: $*"
+# --- moved while it writes: nothing lost, nothing twice -----------------
+# Home from node 2, then to node 2 again, while it writes a line each
+# 20 ms to a pipe: the writes gathered go before each move.
+lab_exec 1 sh -c "{ mosrun -L -r 2 $P slow 150 20 | cat > '$D/slow.out'; } \
+    > /dev/null 2>&1 &" || fail "slow: not started"
+wait_for 20 grep -q '^line 20$' "$D/slow.out" || fail "slow: no output"
+pid=$(pid_of pipew)
+[ -n "$pid" ] || fail "slow: not listed"
+[ "$(where "$pid")" = 2 ] || fail "slow: not on node 2"
+lab_exec 1 mosmigrate "$pid" home || fail "slow: not brought home"
+[ "$(where "$pid")" = 1 ] || fail "slow: not at home"
+wait_for 20 grep -q '^line 70$' "$D/slow.out" || fail "slow: stopped"
+lab_exec 1 mosmigrate "$pid" 2 || fail "slow: not moved again"
+[ "$(where "$pid")" = 2 ] || fail "slow: not on node 2 again"
+wait_for 30 grep -q '^done$' "$D/slow.out" || fail "slow: no end"
+seq 0 149 | sed 's/^/line /' > "$D/slow.want"
+echo done >> "$D/slow.want"
+cmp -s "$D/slow.out" "$D/slow.want" ||
+    fail "slow: $(diff "$D/slow.want" "$D/slow.out" | head -5)"
+echo "moves: 150 lines to a pipe across a way home and a move, exact"
 echo "ok"

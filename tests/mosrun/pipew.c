@@ -10,6 +10,8 @@
  *	pipew sigpipe		lines until SIGPIPE ends it
  *	pipew tick N		N lines a second apart, each saying when it
  *				was written (CLOCK_REALTIME, ns)
+ *	pipew slow N MS		"line I" for I in 0..N-1, MS ms apart, then
+ *				"done"
  */
 #include <errno.h>
 #include <signal.h>
@@ -88,6 +90,17 @@ main(int argc, char **argv)
 		    (now_ns(CLOCK_MONOTONIC) - t0) / 1000000);
 		return 0;
 	}
+	if (strcmp(argv[1], "slow") == 0 && argc == 4) {
+		second.tv_sec = 0;
+		second.tv_nsec = atol(argv[3]) * 1000000L;
+		for (i = 0; i < n; i++) {
+			len = snprintf(buf, sizeof buf, "line %ld\n", i);
+			put(1, buf, len);
+			nanosleep(&second, NULL);
+		}
+		put(1, "done\n", 5);
+		return 0;
+	}
 	if (strcmp(argv[1], "tick") == 0) {
 		for (i = 0; i < n; i++) {
 			if (i > 0)
@@ -100,6 +113,6 @@ main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: pipew many N SIZE | both N | epipe | "
-	    "sigpipe | tick N\n");
+	    "sigpipe | tick N | slow N MS\n");
 	return 2;
 }
