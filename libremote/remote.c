@@ -312,7 +312,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		return i == -1 ? -1 : 0;
 	}
 	if (stream_call(&g->fio, n->pid, n->data.nr, args, &g->seq, &rv))
-		i = FIO_ANSWER;		/* a pipe's or a device's write */
+		i = FIO_ANSWER;		/* a pipe's or a device's (stream.c) */
 	else
 		i = fio_call(&g->fio, n->pid, n->id, n->data.nr, args,
 		    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq,
