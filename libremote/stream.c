@@ -28,7 +28,7 @@
  * A read of /dev/zero (the home says which stream is one: zero) is
  * answered here with its zeros, with no round trip (dd if=/dev/zero).
  *
- * Not gathered: writes of more than FIO_BATCH_ONE, a terminal with TOSTOP
+ * Not gathered: writes of more than FIO_BATCH, a terminal with TOSTOP
  * (a write from the background stops its writer), non-blocking
  * descriptors, sockets, a process that has had threads (another thread's
  * call at home may be what a blocked write waits for), mosrun -s.
@@ -127,7 +127,7 @@ stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 	if (nr == SYS_read && e->readable)
 		return stream_zero(tid, args, rv);
 	if (nr != SYS_write || !e->behind || f->threaded || len == 0 ||
-	    len > FIO_BATCH_ONE)
+	    len > FIO_BATCH)	/* cat's 128 KiB: behind, a batch of one */
 		return 0;
 	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != SYS_write ||
 	    f->nparts == 0 || f->blen + len > FIO_BATCH ||
