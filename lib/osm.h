@@ -78,6 +78,9 @@ int	 xasprintf(char **ret, const char *fmt, ...)
 int	 xvasprintf(char **ret, const char *fmt, va_list ap)
 	    __attribute__((format(printf, 2, 0)));
 
+/* toolclock.c */
+void	 toolclock_mark(const char *what);
+
 /* util.c */
 uint64_t now_ms(void);
 uint64_t now_us(void);
