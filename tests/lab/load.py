@@ -75,13 +75,21 @@ def request():
         return 0 if buf[4:6] == OK else 1
 
 
+def waited():
+    """ms this thread has waited for a core (its schedstat run_delay)."""
+    with open("/proc/thread-self/schedstat") as f:
+        return int(f.read().split()[1]) / 1e6
+
+
 def tool(cmd, uid, clock):
     """Run cmd as uid; a tool of ours (clock a list) says the times of
-    its steps (lib/toolclock.c) on stderr, kept in clock."""
+    its steps (lib/toolclock.c) on stderr, kept in clock with how long
+    this launcher waited for a core meanwhile."""
     kw = {}
     if uid is not None:
         kw = dict(user=uid, group=uid, extra_groups=[])
     if clock is not None:
+        w = waited()
         kw["env"] = dict(os.environ,
                          OSM_TOOL_TIMES=str(time.monotonic_ns()))
     try:
@@ -90,8 +98,10 @@ def tool(cmd, uid, clock):
     except subprocess.TimeoutExpired:
         return -1
     if clock is not None:
-        clock.extend(l for l in r.stderr.decode(errors="replace")
-                     .splitlines() if l.startswith("toolclock:"))
+        w = waited() - w
+        clock.extend("%s launcher %.1f" % (l, w) for l in
+                     r.stderr.decode(errors="replace").splitlines()
+                     if l.startswith("toolclock:"))
     return r.returncode
 
 
@@ -170,13 +180,15 @@ def split(name, ms, line):
     """Where a slow tool's time went, in words."""
     k = steps(line)
     m, e = k["main"], k["exit"]
+    launcher = float(line.split(" launcher ")[1])
     return ("%s %.0f ms: to main %.0f (%.0f waiting for a core, %.0f on "
             "one, %.0f neither: its launcher's, or asleep, %.0f KiB read "
             "from disk), in it %.0f (%.0f waiting for a core, mosd's "
-            "answer %.0f, %.0f KiB from disk), after its exit %.0f" % (
+            "answer %.0f, %.0f KiB from disk), after its exit %.0f; its "
+            "launcher waited %.0f for a core" % (
                 name, ms, m[0], m[2], m[1], m[0] - m[1] - m[2], m[3],
                 e[0] - m[0], e[2] - m[2], k["first"][0] - k["written"][0],
-                e[3] - m[3], ms - e[0]))
+                e[3] - m[3], ms - e[0], launcher))
 
 
 def summary(out, bound):
@@ -238,10 +250,10 @@ def summary(out, bound):
                 continue
             print(split(name, ms, line))
             total += ms
-            core += k["exit"][2]
+            core += k["exit"][2] + float(line.split(" launcher ")[1])
     if total:
-        print("of the %.0f ms those took, %.0f%% was waiting for a core" %
-              (total, 100 * core / total))
+        print("of the %.0f ms those took, %.0f%% was waiting for a core "
+              "(the tool's or its launcher's)" % (total, 100 * core / total))
     return bad
 
 
