@@ -221,12 +221,12 @@ def summary(out, bound):
         if failed or within < 0.8 * len(ms) or ms[-1] >= 10 * bound:
             bad = 1
         # Every start of a tool of ours timed its steps (lib/toolclock.c)
-        timed = [l for _, l in clocks.get(name, []) if
-                 all(s in steps(l) for s in STEPS)]
+        stepped = [l for _, l in clocks.get(name, []) if
+                   all(s in steps(l) for s in STEPS)]
         if name in ("root-status", "user-status", "owner-ps") and \
-                len(timed) != len(v) - failed:
+                len(stepped) != len(v) - failed:
             print("%s: %d of %d starts timed their steps" % (
-                name, len(timed), len(v)))
+                name, len(stepped), len(v)))
             bad = 1
     # Each tool's time past the bound, beside the floor's of its round
     rounds = min(len(got.get(n, [])) for n in ("floor-true", "floor-sleep"))

@@ -47,7 +47,8 @@ $(lab_exec 1 sh -c 'cat /tmp/load/err.*' | sort | uniq -c | head -3)"
 echo "$N jobs started and registered in $(($(_ms) - t0)) ms"
 
 # Users' tools timed, and the flood, from now on.
-lab_exec 1 sh -c "$LOAD sample /tmp/load/stop /tmp/load/times ${OSM_LOAD_ALT:-}" &
+lab_exec 1 sh -c "$LOAD sample /tmp/load/stop /tmp/load/times \
+    ${OSM_LOAD_ALT:-}" &
 sampler=$!
 flood=
 busy=
