@@ -388,6 +388,15 @@ enum fio_verdict {
 };
 struct Osm__RemoteFdInfo;
 struct Osm__RemoteReadData;
+/* fiofd.c */
+struct fio_fd	*fio_find(struct fio *f, int fd);
+struct fio_fd	*fio_add(struct fio *f, int fd);
+void	 fio_forget(struct fio *f, struct fio_fd *e);
+void	 fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino,
+	    int keep);
+void	 fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
+	    uint64_t dev, uint64_t charge);
+void	 fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq);
 void	 fio_free(struct fio *f);
 void	 fio_push(struct fio *f, int kind, int post, uint8_t *msg,
 	    size_t len);
@@ -415,6 +424,11 @@ void	 fio_result(struct fio *f, int nr, const uint64_t *args,
 	    int64_t *ret, int64_t fs_free, int others);
 void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
 	    int others);
+/* fioread.c */
+void	 fio_ahead(struct fio *f, struct fio_fd *e, uint64_t *seq);
+enum fio_verdict fio_wait(struct fio *f, struct fio_fd *e, pid_t tid,
+	    uint64_t id, int nr, const uint64_t *args, uint64_t off,
+	    uint64_t *seq);
 int	 fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
 
