@@ -400,12 +400,18 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		}
 		return FIO_ANSWER;
 	}
-	/* a large read is as good going home as it is */
+	/* larger than a window: streamed in pieces, asked ahead */
 	if (nr == SYS_read && busy == 0 && e->readable && e->pos_known &&
-	    len > 0 && len <= FIO_WIN_MAX)
+	    len > FIO_WIN_MAX)
+		return fio_stream(f, e, tid, id, nr, args, e->pos, seq);
+	if (nr == SYS_read && busy == 0 && e->readable && e->pos_known &&
+	    len > 0)
 		return fio_wait(f, e, tid, id, nr, args, e->pos, seq);
+	if (nr == SYS_pread64 && busy == 0 && e->readable &&
+	    len > FIO_WIN_MAX && (int64_t)args[3] >= 0)
+		return fio_stream(f, e, tid, id, nr, args, args[3], seq);
 	if (nr == SYS_pread64 && busy == 0 && e->readable && len > 0 &&
-	    len <= FIO_WIN_MAX && (int64_t)args[3] >= 0) {
+	    (int64_t)args[3] >= 0) {
 		/* one on from where the last ended is a stream: read ahead */
 		if (e->pstream && args[3] == e->pnext)
 			return fio_wait(f, e, tid, id, nr, args, args[3], seq);
