@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -277,4 +278,43 @@ fio_data(struct fio *f, Osm__RemoteReadData *m, int valid,
 		fio_ahead(f, e, seq);
 	f->stats_served++;
 	return 1;
+}
+
+/*
+ * SES_READ_DATA's body, msg (taken), len bytes: the file's bytes, then a
+ * RemoteReadData without them, then that message's length (a u32 in
+ * network order). The message, holding msg as its data (the window keeps
+ * it: no copy), or NULL and why, msg freed.
+ */
+Osm__RemoteReadData *
+fio_data_unpack(uint8_t *msg, size_t len, char **cause)
+{
+	Osm__RemoteReadData	*m = NULL;
+	size_t			 mlen = 0;
+
+	/* (not lib/frame.c's frame_get32, which would bring libcrypto in) */
+	if (len >= 4)
+		mlen = (size_t)msg[len - 4] << 24 | msg[len - 3] << 16 |
+		    msg[len - 2] << 8 | msg[len - 1];
+	if (len < 4 || len > RMT_MSG_MAX || mlen > len - 4 ||
+	    (m = osm__remote_read_data__unpack(NULL, mlen,
+	    msg + len - 4 - mlen)) == NULL || m->has_data) {
+		xasprintf(cause, "malformed read-ahead data");
+		goto fail;
+	}
+	if (len - 4 - mlen > FIO_WIN_MAX_BYTES) {
+		xasprintf(cause, "read-ahead data of %zu bytes",
+		    len - 4 - mlen);
+		goto fail;
+	}
+	m->has_data = 1;
+	m->data.data = msg;
+	m->data.len = len - 4 - mlen;
+	return m;
+
+fail:
+	if (m != NULL)
+		osm__remote_read_data__free_unpacked(m, NULL);
+	free(msg);
+	return NULL;
 }

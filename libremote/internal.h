@@ -446,6 +446,8 @@ enum fio_verdict fio_stream(struct fio *f, struct fio_fd *e, pid_t tid,
 	    uint64_t *seq);
 int	 fio_data(struct fio *f, struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
+struct Osm__RemoteReadData *fio_data_unpack(uint8_t *msg, size_t len,
+	    char **cause);
 
 /* ident.c */
 struct ident {

@@ -4,7 +4,8 @@
  * into R's buffer as it comes and the next asked for; a short one ends
  * it; R's offset moves by what it read (owed to the home's); R leaving
  * its read, the home failing and another thread's call on the descriptor
- * end it as a read waiting for a window ends.
+ * end it as a read waiting for a window ends. And SES_READ_DATA's body
+ * (fio_data_unpack): the bytes read ahead, then their message.
  */
 #include <sys/syscall.h>
 
@@ -209,6 +210,75 @@ START_TEST(test_stream_ends)
 }
 END_TEST
 
+/* SES_READ_DATA's body, bytes | msg (len bytes of it, default all) | u32. */
+static uint8_t *
+stream_body(const Osm__RemoteReadData *m, const void *bytes, size_t n,
+    size_t *len)
+{
+	size_t	 ml = osm__remote_read_data__get_packed_size(m);
+	uint8_t	*b = malloc(n + ml + 4);
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, bytes, n);
+	osm__remote_read_data__pack(m, b + n);
+	b[n + ml] = ml >> 24;
+	b[n + ml + 1] = ml >> 16;
+	b[n + ml + 2] = ml >> 8;
+	b[n + ml + 3] = ml;
+	*len = n + ml + 4;
+	return b;
+}
+
+/*
+ * The bytes read ahead come before their message, which says nothing of
+ * them: unpacked, the message holds the body itself as its data; a body
+ * that is not that layout is refused (and freed).
+ */
+START_TEST(test_read_data_unpack)
+{
+	Osm__RemoteReadData	 d = OSM__REMOTE_READ_DATA__INIT, *m;
+	uint8_t			*b;
+	size_t			 len;
+	char			*cause = NULL;
+
+	d.seq = 7;
+	d.has_size = 1;
+	d.size = 12345;
+	b = stream_body(&d, "0123456789", 10, &len);
+	m = fio_data_unpack(b, len, &cause);
+	ck_assert_ptr_nonnull(m);
+	ck_assert(m->data.data == b);
+	ck_assert_uint_eq(m->data.len, 10);
+	ck_assert_uint_eq(m->seq, 7);
+	ck_assert_uint_eq(m->size, 12345);
+	osm__remote_read_data__free_unpacked(m, NULL);	/* b with it */
+
+	/* no bytes: a window of none */
+	b = stream_body(&d, "", 0, &len);
+	m = fio_data_unpack(b, len, &cause);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->data.len, 0);
+	osm__remote_read_data__free_unpacked(m, NULL);
+
+	/* a length past the body, a body too short, bytes in the message */
+	b = stream_body(&d, "0123", 4, &len);
+	b[len - 4] = 1;
+	ck_assert_ptr_null(fio_data_unpack(b, len, &cause));
+	ck_assert_ptr_nonnull(strstr(cause, "malformed"));
+	free(cause);
+	b = malloc(3);
+	ck_assert_ptr_null(fio_data_unpack(b, 3, &cause));
+	free(cause);
+	d.has_data = 1;
+	d.data.data = (uint8_t *)"inside";
+	d.data.len = 6;
+	b = stream_body(&d, "", 0, &len);
+	ck_assert_ptr_null(fio_data_unpack(b, len, &cause));
+	ck_assert_ptr_nonnull(strstr(cause, "malformed"));
+	free(cause);
+}
+END_TEST
+
 void
 check_remote_stream(Suite *s)
 {
@@ -216,5 +286,6 @@ check_remote_stream(Suite *s)
 
 	tcase_add_test(tc, test_stream);
 	tcase_add_test(tc, test_stream_ends);
+	tcase_add_test(tc, test_read_data_unpack);
 	suite_add_tcase(s, tc);
 }
