@@ -63,9 +63,16 @@ sh -c 'echo $$ > "$0"; exec sleep 600' "$S/writer" | "$MOSLAB" exec 1 sh -c \
     > $S/grow.log 2>&1" &
 gjob=$!
 wait_for 10 nprocs 3 || fail "grow is not in mosps"
-gpid=$(pid_of grow)
-pipe=$(lab_exec 1 readlink "/proc/$gpid/fd/7")
-case $pipe in pipe:*) ;; *) fail "grow holds no pipe on 7: $pipe" ;; esac
+# mosps lists the process once its deputy registered it, which may be
+# before the pid is grow's and holds the shell's pipe
+holds_pipe() {
+	gpid=$(pid_of grow)
+	[ -n "$gpid" ] || return 1
+	pipe=$(lab_exec 1 readlink "/proc/$gpid/fd/7")
+	case $pipe in pipe:*) ;; *) return 1 ;; esac
+}
+wait_for 10 holds_pipe || fail "grow holds no pipe on 7: pid '$gpid': \
+    $(lab_exec 1 ls -l "/proc/$gpid/fd" 2>&1)"
 "$MOSLAB" exec 1 sh -c "mosrun -C $S/sk -A 0.01 /bin/sh -c 'sleep 8; \
     echo end' > $S/sh.out 2> $S/sh.err" &
 sjob=$!
