@@ -94,7 +94,7 @@ window_servable(const struct fio_fd *e, uint64_t off, size_t len)
 /*
  * The window of e: the bytes of data at off (taken, not copied: data is
  * left empty), of a file of size bytes; or, if next, the window after it.
- * A copy of each window was an eighth of the guest's time to receive it
+ * A copy of each window was 6 % of the guest's time to receive it
  * (docs/PERFORMANCE.md, "Real programs").
  */
 void
