@@ -255,7 +255,7 @@ int	 held_get(const struct held *h, int fd, uint64_t off, size_t len,
 void	 held_drop(struct held *h, int fd);
 size_t	 held_bytes(const struct held *h);
 
-/* fileio.c */
+/* fileio.c, fiofd.c, fioread.c: R's regular files at home */
 #define FIO_FRESH_NS	1000000000ULL	/* bytes older are read again */
 #define FIO_STREAM_AHEAD 3	/* pieces of a streamed read on their way */
 #define FIO_STREAM_MAX	0x7ffff000UL	/* the most a read takes (Linux's) */
@@ -422,6 +422,7 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+/* fileio.c */
 int	 fio_fd_call(int nr);
 struct remote_pending;
 int	 fio_on_fd(const struct remote_pending *pending, size_t n,
