@@ -242,7 +242,7 @@ def summary(out, bound):
     if slow:
         print("past %.0f ms: %s" % (bound, "; ".join(slow)))
     # Where their time went, and all of it together
-    total = core = 0.0
+    total = core = launcher = 0.0
     for name in sorted(clocks):
         for ms, line in clocks[name]:
             k = steps(line)
@@ -250,10 +250,13 @@ def summary(out, bound):
                 continue
             print(split(name, ms, line))
             total += ms
-            core += k["exit"][2] + float(line.split(" launcher ")[1])
+            core += k["exit"][2]
+            launcher += float(line.split(" launcher ")[1])
     if total:
-        print("of the %.0f ms those took, %.0f%% was waiting for a core "
-              "(the tool's or its launcher's)" % (total, 100 * core / total))
+        # the launcher may wait while the tool runs or waits too
+        print("of the %.0f ms those took, the tools waited %.0f%% for a "
+              "core; their launcher %.0f ms, partly at the same time" % (
+                  total, 100 * core / total, launcher))
     return bad
 
 
