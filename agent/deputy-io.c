@@ -24,6 +24,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -164,7 +165,7 @@ io_shared(pid_t pid, int fd)
 
 /*
  * Is P's descriptor fd (path, st) one whose writes the guest may gather
- * (libremote/stream.c): a pipe, a FIFO or a character device, open for
+ * (libremote/pipes.c): a pipe, a FIFO or a character device, open for
  * writing and blocking (a non-blocking one's EAGAIN is its write's own);
  * a terminal only without TOSTOP (with it, a write of P's from the
  * background would stop it, and a write R was told is done cannot wait
@@ -172,7 +173,7 @@ io_shared(pid_t pid, int fd)
  * is one too, whose reads the guest answers (*zero).
  */
 static int
-io_stream(struct deputy *d, int fd, const struct stat *st, int *zero)
+io_pipe(struct deputy *d, int fd, const struct stat *st, int *zero)
 {
 	struct termios	tio;
 	unsigned int	flags = 0;
@@ -253,11 +254,11 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			m.fs_free = room;
 		}
 	} else if (seq != 0 && !d->o->strict_io && fd >= 0 &&
-	    stat(path, &st) == 0 && ((m.behind = io_stream(d, fd, &st,
+	    stat(path, &st) == 0 && ((m.behind = io_pipe(d, fd, &st,
 	    &zero)) || zero)) {
 		/* writes gathered if behind, reads answered there if zero */
-		m.has_stream = m.has_behind = m.has_zero = 1;
-		m.stream = 1;
+		m.has_pipe = m.has_behind = m.has_zero = 1;
+		m.pipe = 1;
 		m.zero = zero;
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -458,6 +459,36 @@ deputy_io_call(struct deputy *d, const struct home_call *hc, uint8_t *mem,
 	return 1;
 }
 
+/*
+ * SES_READ_DATA's body: the file's bytes, then m without them packed,
+ * then that message's length (u32): sealed from where they lie (no copy
+ * of them into a message first), and decrypted by the guest straight
+ * into the buffer its window keeps (remote_read_data).
+ */
+static int
+deputy_io_send_data(struct deputy *d, Osm__RemoteReadData *m, char **cause)
+{
+	struct iovec	iov[3];
+	uint8_t		msg[64], n[4];
+	size_t		len;
+
+	iov[0].iov_base = m->data.data;
+	iov[0].iov_len = m->data.len;
+	m->has_data = 0;
+	m->data.data = NULL;
+	m->data.len = 0;
+	if ((len = osm__remote_read_data__get_packed_size(m)) > sizeof msg)
+		fatalx("RemoteReadData of %zu bytes", len);
+	osm__remote_read_data__pack(m, msg);
+	frame_put32(n, len);
+	iov[1].iov_base = msg;
+	iov[1].iov_len = len;
+	iov[2].iov_base = n;
+	iov[2].iov_len = sizeof n;
+	return session_sendv(&d->ses, OSM__SES_KIND__SES_READ_DATA, iov, 3,
+	    cause);
+}
+
 /* Bytes of P's file read ahead (SES_READ): answered SES_READ_DATA. */
 int
 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
@@ -502,6 +533,5 @@ deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 		}
 	}
 	osm__remote_read__free_unpacked(r, NULL);
-	return session_send_msg(&d->ses, OSM__SES_KIND__SES_READ_DATA, &m.base,
-	    cause);
+	return deputy_io_send_data(d, &m, cause);
 }

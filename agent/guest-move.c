@@ -465,7 +465,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		goto fail;
 	}
 	if (g->threaded)
-		stream_threaded(g->remote);	/* its pipes written as is */
+		pipes_threaded(g->remote);	/* its pipes written as is */
 	for (i = 0; i < g->ntcpu; i++)
 		remote_thread_cpu(g->remote, mig_thread_here(t,
 		    g->tcpu[i].tid), g->tcpu[i].ns);

@@ -17,7 +17,7 @@
  *   window.c		  a descriptor's bytes read ahead
  *   held.c		  what R wrote of them, for reading back here
  *   room.c		  the room at home for writes behind
- *   stream.c		  writes to pipes and devices gathered behind
+ *   pipes.c		  writes to pipes and devices gathered behind
  *   ident.c		  getpid, getuid and the like answered from the
  *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
@@ -106,7 +106,7 @@ struct remote_stats {
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */
 	uint64_t	 at_once;	/* writes not behind: little room at home */
-	uint64_t	 streamed;	/* writes to pipes, devices gathered */
+	uint64_t	 piped;	/* writes to pipes, devices gathered */
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
@@ -165,7 +165,7 @@ int		 remote_reply_behind(struct remote *g, const uint8_t *msg,
 		    size_t len, char **cause);
 int		 remote_fd_info(struct remote *g, const uint8_t *msg,
 		    size_t len, char **cause);
-int		 remote_read_data(struct remote *g, const uint8_t *msg,
+int		 remote_read_data(struct remote *g, uint8_t *msg,
 		    size_t len, struct remote_event *ev, char **cause);
 void		 remote_settle(struct remote *g);
 int		 remote_batched(const struct remote *g);
@@ -189,8 +189,8 @@ void		 remote_shared(struct remote *g, char **paths, size_t npaths,
 		    remote_opener opener, remote_stater stater, void *arg);
 int		 remote_may_leave(struct remote *g, char **why);
 
-/* stream.c */
-void		 stream_threaded(struct remote *g);
+/* pipes.c */
+void		 pipes_threaded(struct remote *g);
 
 /* home.c */
 struct home_call {

@@ -2,7 +2,7 @@
  * Writes to a pipe, a FIFO or a character device at home gathered behind
  * (docs/REMOTE.md, "Pipes and devices"). The home says what a descriptor
  * is at R's first write on it (fileio.c's question): one open for writing
- * and blocking, a terminal only without TOSTOP, is a stream (FIO_STREAM);
+ * and blocking, a terminal only without TOSTOP, is a pipe (FIO_PIPE);
  * an fcntl F_SETFL or an ioctl on it makes it asked again. R's writes on
  * it are answered at once and gathered, with the writes of regular
  * files, into the one batch of fileio.c: consecutive writes on one
@@ -21,11 +21,11 @@
  * a regular file does, and the descriptor is written as it is from then
  * on, so that each later write has its own answer, and its own SIGPIPE,
  * as at home. What R may be ahead of its reader is bounded: with
- * STREAM_AHEAD bytes written behind and not yet written at home (a pipe
+ * PIPES_AHEAD bytes written behind and not yet written at home (a pipe
  * whose reader is slow holds P in its write), R's next write goes home as
  * it is and waits, as it would have waited at home.
  *
- * A read of /dev/zero (the home says which stream is one: zero) is
+ * A read of /dev/zero (the home says which pipe-like one is: zero) is
  * answered here with its zeros, with no round trip (dd if=/dev/zero).
  *
  * Not gathered: writes of more than FIO_BATCH, a terminal with TOSTOP
@@ -43,12 +43,12 @@
 
 #include "internal.h"
 
-#define STREAM_AHEAD	(1U << 20)	/* behind, not yet written at home */
-#define STREAM_PARTS	(FIO_BATCH / 64)	/* writes in one batch */
+#define PIPES_AHEAD	(1U << 20)	/* behind, not yet written at home */
+#define PIPES_PARTS	(FIO_BATCH / 64)	/* writes in one batch */
 
-/* Bytes of writes to streams sent behind and not yet answered. */
+/* Bytes of writes to pipes sent behind and not yet answered. */
 static uint64_t
-stream_ahead(struct fio *f)
+pipes_ahead(struct fio *f)
 {
 	struct fio_fd	*e;
 	uint64_t	 n = 0;
@@ -57,7 +57,7 @@ stream_ahead(struct fio *f)
 	for (i = 0; i < f->nbehind; i++) {
 		if (f->behind[i].expect > 0 &&
 		    (e = fio_find(f, f->behind[i].fd)) != NULL &&
-		    e->state == FIO_STREAM)
+		    e->state == FIO_PIPE)
 			n += (uint64_t)f->behind[i].expect;
 	}
 	return n;
@@ -68,7 +68,7 @@ stream_ahead(struct fio *f)
  * anywhere: len bytes of 0 (cut as any read is), or EFAULT.
  */
 static int
-stream_zero(pid_t tid, const uint64_t *args, long *rv)
+pipes_zero(pid_t tid, const uint64_t *args, long *rv)
 {
 	static const uint8_t	 zeros[65536];
 	struct iovec		 local[64], remote;
@@ -95,12 +95,12 @@ stream_zero(pid_t tid, const uint64_t *args, long *rv)
 
 /*
  * R's call nr (thread tid) before fileio.c's fio_call: 1 if it is a
- * write to a stream gathered, a read of /dev/zero, or a call on a stream
+ * write to a pipe gathered, a read of /dev/zero, or a call on a pipe
  * whose write behind failed (*rv its answer); 0 for fio_call to decide
  * (which sends what is gathered first, if it must).
  */
 int
-stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
+pipes_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
     uint64_t *seq, long *rv)
 {
 	struct iovec	 local, remote;
@@ -111,7 +111,7 @@ stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 		return 0;
 	/* any other call: fio_call sends those gathered first, if it must */
 	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL ||
-	    e->state != FIO_STREAM)
+	    e->state != FIO_PIPE)
 		return 0;
 	/* O_NONBLOCK may change (F_SETFL, FIONBIO): asked again at a write */
 	if ((nr == SYS_fcntl && (int)args[1] == F_SETFL) || nr == SYS_ioctl) {
@@ -125,20 +125,20 @@ stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 		return 1;
 	}
 	if (nr == SYS_read && e->readable)
-		return stream_zero(tid, args, rv);
+		return pipes_zero(tid, args, rv);
 	if (nr != SYS_write || !e->behind || f->threaded || len == 0 ||
 	    len > FIO_BATCH)	/* cat's 128 KiB: behind, a batch of one */
 		return 0;
 	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != SYS_write ||
 	    f->nparts == 0 || f->blen + len > FIO_BATCH ||
-	    f->nparts == STREAM_PARTS))
+	    f->nparts == PIPES_PARTS))
 		fio_flush(f, seq);
-	if (stream_ahead(f) + f->blen + len > STREAM_AHEAD)
+	if (pipes_ahead(f) + f->blen + len > PIPES_AHEAD)
 		return 0;	/* it waits for the home, as at home */
 	if (f->buf == NULL)
 		f->buf = xmalloc(FIO_BATCH);
 	if (f->parts == NULL)
-		f->parts = xcalloc(STREAM_PARTS, sizeof *f->parts);
+		f->parts = xcalloc(PIPES_PARTS, sizeof *f->parts);
 	local.iov_base = f->buf + f->blen;
 	local.iov_len = len;
 	remote.iov_base = (void *)(uintptr_t)args[1];
@@ -154,17 +154,17 @@ stream_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 	f->bvtid = f->vtid;
 	f->parts[f->nparts++] = (uint32_t)len;
 	f->blen += len;
-	f->stats_streamed++;
+	f->stats_piped++;
 	*rv = (long)len;
 	return 1;
 }
 
 /*
- * R has threads (made here, or brought): its writes to streams go home
+ * R has threads (made here, or brought): its writes to pipes go home
  * as they are from now on.
  */
 void
-stream_threaded(struct remote *g)
+pipes_threaded(struct remote *g)
 {
 	g->fio.threaded = 1;
 }
