@@ -11,10 +11,9 @@
  * ahead, is none; the batch's file is no file), before a dump and R's
  * end, and at most the agent's delay after the first. The batch carries
  * the length of each write (RemoteCall.writes), and P makes each its own
- * write(2) at home, in order (home.c's
- * home_pieces_next): a pipe's reader sees the same writes, PIPE_BUF's
- * atomicity and all, as from a process at home; a writev would not be
- * the same to a pipe others write too.
+ * write(2) at home, in order (home.c's home_pieces_next): a pipe's reader
+ * sees the same writes, PIPE_BUF's atomicity and all, as from a process
+ * at home; a writev would not be the same to a pipe others write too.
  *
  * A write that fails at home (EPIPE, its SIGPIPE P's and so R's; EIO of
  * a device) fails the next call on that descriptor, as a write behind of
