@@ -141,26 +141,30 @@ io_dup(struct deputy *d, int fd)
 	return d->io_fd;
 }
 
-/* Is fd the same open file as another of P's descriptors? */
+/*
+ * The lowest other of P's descriptors that is the same open file as fd
+ * (a dup, 2>&1), -1 if none, or -2 if /proc cannot say.
+ */
 static int
 io_shared(pid_t pid, int fd)
 {
 	char		 path[64];
 	struct dirent	*de;
 	DIR		*dir;
-	int		 other, shared = 0;
+	int		 other, low = -1;
 
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	if ((dir = opendir(path)) == NULL)
-		return 1;
-	while (!shared && (de = readdir(dir)) != NULL) {
+		return -2;
+	while ((de = readdir(dir)) != NULL) {
 		other = atoi(de->d_name);
 		if (de->d_name[0] != '.' && other != fd &&
+		    (low == -1 || other < low) &&
 		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) == 0)
-			shared = 1;
+			low = other;
 	}
 	closedir(dir);
-	return shared;
+	return low;
 }
 
 /*
@@ -209,7 +213,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	uint64_t		 pos = 0;
 	int64_t			 room;
 	ssize_t			 n;
-	int			 zero = 0;
+	int			 zero = 0, same;
 
 	m.seq = seq;
 	m.fd = fd;
@@ -227,7 +231,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
 		m.append = (flags & O_APPEND) != 0;
 		m.has_shared = 1;
-		m.shared = io_shared(d->pid, fd);
+		m.shared = io_shared(d->pid, fd) != -1;
 		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
 		m.has_mtime_ns = m.has_ctime_ns = 1;
 		m.dev = st.st_dev;
@@ -260,6 +264,11 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		m.has_pipe = m.has_behind = m.has_zero = 1;
 		m.pipe = 1;
 		m.zero = zero;
+		/* 2>&1: its writes and the other's gathered together */
+		if ((same = io_shared(d->pid, fd)) >= 0) {
+			m.has_same = 1;
+			m.same = same;
+		}
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
 	    (n = readlink(path, name, sizeof name - 1)) > 0) {

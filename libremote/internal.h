@@ -294,6 +294,8 @@ struct fio_fd {
 	int		 pstream;	/* a pread64 ended at pnext */
 	uint64_t	 pnext;
 	int64_t		 err;		/* a write behind failed */
+	int		 same;		/* a pipe's: 1 + the lowest other
+					   descriptor of its open file, 0 */
 };
 struct fio_msg {
 	int		 kind;		/* enum remote_out */

@@ -63,6 +63,24 @@ pipes_ahead(struct fio *f)
 }
 
 /*
+ * May R's write on e join the batch of writes to f->bfd: the same
+ * descriptor, or one the home said is the same open file (2>&1), each of
+ * the other? Both said so when asked (the descriptor a stale answer
+ * names was replaced since, and asked again, and its answer names
+ * another), so the writes do at home on one what they would on the other.
+ */
+static int
+pipes_same(struct fio *f, const struct fio_fd *e)
+{
+	const struct fio_fd	*b;
+
+	if (e->fd == f->bfd)
+		return 1;
+	return (b = fio_find(f, f->bfd)) != NULL && b->state == FIO_PIPE &&
+	    e->same == b->fd + 1 && b->same == e->fd + 1;
+}
+
+/*
  * R's read of /dev/zero at home (args) answered here, as that file reads
  * anywhere: len bytes of 0 (cut as any read is), or EFAULT.
  */
@@ -128,7 +146,7 @@ pipes_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 	if (nr != SYS_write || !e->behind || f->threaded || len == 0 ||
 	    len > FIO_BATCH)	/* cat's 128 KiB: behind, a batch of one */
 		return 0;
-	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != SYS_write ||
+	if (f->blen > 0 && (!pipes_same(f, e) || f->bnr != SYS_write ||
 	    f->nparts == 0 || f->blen + len > FIO_BATCH ||
 	    f->nparts == PIPES_PARTS))
 		fio_flush(f, seq);

@@ -93,8 +93,11 @@ away=$(lab_exec 1 sh -c "mosrun -L -r 2 $P both 2000 2>&1 | md5sum")
     "mosrun -L -r 2 $P both 2000 2>&1 | head -4")"
 n=$((n + 1)); line=$(ended $n)
 set -- $(calls "$line")
-[ "$2" -ge 3000 ] || fail "both: written as is: $line"
-echo "both: 4000 lines on 1 and 2 in the order of a run at home ($2 behind)"
+# 1 and 2 are one open file: their writes gather together
+[ "$2" -ge 1 ] && [ $(($1 + $2)) -lt 1000 ] ||
+    fail "both: not gathered together: $line"
+echo "both: 4000 lines on 1 and 2 in the order of a run at home" \
+    "($1 calls, $2 behind)"
 
 # --- the reader goes: EPIPE, SIGPIPE, within a moment ---------------------
 out=$(lab_exec 1 sh -c "{ mosrun -L -r 2 $P epipe 2> '$D/epipe.err'; } |
