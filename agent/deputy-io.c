@@ -142,29 +142,32 @@ io_dup(struct deputy *d, int fd)
 }
 
 /*
- * The lowest other of P's descriptors that is the same open file as fd
- * (a dup, 2>&1), -1 if none, or -2 if /proc cannot say.
+ * Is fd the same open file as another of P's descriptors (a dup, 2>&1)?
+ * 1 if it is, or if /proc cannot say; those others below 64 in *mask.
  */
 static int
-io_shared(pid_t pid, int fd)
+io_shared(pid_t pid, int fd, uint64_t *mask)
 {
 	char		 path[64];
 	struct dirent	*de;
 	DIR		*dir;
-	int		 other, low = -1;
+	int		 other, shared = 0;
 
+	*mask = 0;
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	if ((dir = opendir(path)) == NULL)
-		return -2;
+		return 1;
 	while ((de = readdir(dir)) != NULL) {
 		other = atoi(de->d_name);
-		if (de->d_name[0] != '.' && other != fd &&
-		    (low == -1 || other < low) &&
-		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) == 0)
-			low = other;
+		if (de->d_name[0] == '.' || other == fd ||
+		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) != 0)
+			continue;
+		shared = 1;
+		if (other < 64)
+			*mask |= 1ULL << other;
 	}
 	closedir(dir);
-	return low;
+	return shared;
 }
 
 /*
@@ -213,7 +216,8 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	uint64_t		 pos = 0;
 	int64_t			 room;
 	ssize_t			 n;
-	int			 zero = 0, same;
+	uint64_t		 same;
+	int			 zero = 0;
 
 	m.seq = seq;
 	m.fd = fd;
@@ -231,7 +235,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
 		m.append = (flags & O_APPEND) != 0;
 		m.has_shared = 1;
-		m.shared = io_shared(d->pid, fd) != -1;
+		m.shared = io_shared(d->pid, fd, &same);
 		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
 		m.has_mtime_ns = m.has_ctime_ns = 1;
 		m.dev = st.st_dev;
@@ -264,8 +268,8 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		m.has_pipe = m.has_behind = m.has_zero = 1;
 		m.pipe = 1;
 		m.zero = zero;
-		/* 2>&1: its writes and the other's gathered together */
-		if ((same = io_shared(d->pid, fd)) >= 0) {
+		/* 2>&1: its writes and the others' gathered together */
+		if (io_shared(d->pid, fd, &same) && same != 0) {
 			m.has_same = 1;
 			m.same = same;
 		}

@@ -576,7 +576,7 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 	/* its offset moved by another descriptor too: no offset of ours */
 	e->readable = (m->readable && !m->shared) || m->zero;
 	e->behind = m->behind;
-	e->same = m->has_same && m->same >= 0 ? m->same + 1 : 0;
+	e->same = m->has_same ? m->same : 0;
 	if (!m->regular) {
 		e->state = m->pipe ? FIO_PIPE : FIO_OTHER;
 		return;

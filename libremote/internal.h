@@ -294,8 +294,8 @@ struct fio_fd {
 	int		 pstream;	/* a pread64 ended at pnext */
 	uint64_t	 pnext;
 	int64_t		 err;		/* a write behind failed */
-	int		 same;		/* a pipe's: 1 + the lowest other
-					   descriptor of its open file, 0 */
+	uint64_t	 same;		/* a pipe's: the others below 64 of
+					   its open file, a bit each */
 };
 struct fio_msg {
 	int		 kind;		/* enum remote_out */

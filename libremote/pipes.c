@@ -65,9 +65,10 @@ pipes_ahead(struct fio *f)
 /*
  * May R's write on e join the batch of writes to f->bfd: the same
  * descriptor, or one the home said is the same open file (2>&1), each of
- * the other? Both said so when asked (the descriptor a stale answer
- * names was replaced since, and asked again, and its answer names
- * another), so the writes do at home on one what they would on the other.
+ * the other? Each answer held when it was given, and neither descriptor
+ * was replaced since (that forgets it: fio_replaced), so the later of
+ * the two still holds: the writes do at home on one what they would on
+ * the other.
  */
 static int
 pipes_same(struct fio *f, const struct fio_fd *e)
@@ -76,8 +77,9 @@ pipes_same(struct fio *f, const struct fio_fd *e)
 
 	if (e->fd == f->bfd)
 		return 1;
-	return (b = fio_find(f, f->bfd)) != NULL && b->state == FIO_PIPE &&
-	    e->same == b->fd + 1 && b->same == e->fd + 1;
+	return e->fd < 64 && f->bfd >= 0 && f->bfd < 64 &&
+	    (b = fio_find(f, f->bfd)) != NULL && b->state == FIO_PIPE &&
+	    (e->same & 1ULL << b->fd) != 0 && (b->same & 1ULL << e->fd) != 0;
 }
 
 /*

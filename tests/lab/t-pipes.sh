@@ -125,7 +125,10 @@ a[1] &= ~termios.OPOST		# the bytes as written: no CR added
 if sys.argv[1] == 'tostop':
     a[3] |= termios.TOSTOP
 termios.tcsetattr(s, termios.TCSANOW, a)
-p = subprocess.Popen(sys.argv[2:], stdout=s)
+if sys.argv[1] == 'all':	# 0, 1 and 2 the terminal, as from a shell
+    p = subprocess.Popen(sys.argv[2:], stdin=s, stdout=s, stderr=s)
+else:
+    p = subprocess.Popen(sys.argv[2:], stdout=s)
 os.close(s)
 h = hashlib.md5()
 while True:
@@ -145,6 +148,14 @@ n=$((n + 1)); line=$(ended $n)
 set -- $(calls "$line")
 [ $(($1 + $2)) -lt 1000 ] || fail "tty: not gathered: $line"
 echo "tty: 5000 writes to a terminal as at home, $1 calls and $2 behind"
+# 0, 1 and 2 one open file of the terminal: 1's and 2's writes gather
+home=$(lab_exec 1 sh -c "$P both 2000 2>&1 | md5sum | cut -d' ' -f1")
+out=$(lab_exec 1 python3 "$D/term.py" all mosrun -L -r 2 "$P" both 2000)
+[ "$out" = "0 $home" ] || fail "tty, 1 and 2: $out, at home 0 $home"
+n=$((n + 1)); line=$(ended $n)
+set -- $(calls "$line")
+[ $(($1 + $2)) -lt 1000 ] || fail "tty, 1 and 2: not gathered: $line"
+echo "tty: 4000 lines on 1 and 2 as at home, $1 calls and $2 behind"
 # With TOSTOP a write from the background stops its writer: each is P's
 # and R's own, as before.
 out=$(lab_exec 1 python3 "$D/term.py" tostop mosrun -L -r 2 "$P" many 500 100)
