@@ -141,20 +141,48 @@ conn_report(struct conn *c)
 /*
  * A request of the agent's own to mosd on the open connection (a deputy's
  * CTL_CONNECT and CTL_BEST), with a descriptor in the reply if fd is not
- * NULL. A broken connection is made again later.
+ * NULL. A broken connection is made again later. In two halves for an
+ * agent that works while mosd prepares the reply: conn_send, then
+ * conn_reply, with no other request between them.
  */
+int
+conn_send(struct conn *c, Osm__CtlRequest *req, char **cause)
+{
+	if (c->fd == -1) {
+		xasprintf(cause, "mosd is not reachable");
+		return -1;
+	}
+	if (ctl_request_send(c->fd, req, cause) == -1) {
+		conn_closed(c);
+		return -1;
+	}
+	return 0;
+}
+
 Osm__CtlReply *
-conn_request(struct conn *c, Osm__CtlRequest *req, int *fd, char **cause)
+conn_reply(struct conn *c, int *fd, char **cause)
 {
 	Osm__CtlReply	*r;
 
+	if (fd != NULL)
+		*fd = -1;
 	if (c->fd == -1) {
 		xasprintf(cause, "mosd is not reachable");
 		return NULL;
 	}
-	if ((r = ctl_request(c->fd, req, fd, cause)) == NULL)
+	if ((r = ctl_reply_read(c->fd, fd, cause)) == NULL)
 		conn_closed(c);
 	return r;
+}
+
+Osm__CtlReply *
+conn_request(struct conn *c, Osm__CtlRequest *req, int *fd, char **cause)
+{
+	if (fd != NULL)
+		*fd = -1;
+	if (conn_send(c, req, cause) == -1)
+		return NULL;
+	return conn_reply(c, fd, cause);
 }
 
 static void

@@ -73,35 +73,47 @@ deputy_files_list(struct deputy *d, char **cause)
 }
 
 /*
- * Hash the files P maps that the guest may ask about (a node's own copy
- * stands for one only with the same content), while the guest agent
- * starts: its asks then find the hashes made (migrate/fileid.c keeps
- * them for our life). Libraries, not data: up to FILES_PREHASH_ONE
- * bytes a file, FILES_PREHASH in all.
+ * Hash the files P maps that the guest would ask about (a node's own copy
+ * stands for one only with the same content), while mosd opens the
+ * session and the guest agent starts, and put each hash in the list: the
+ * setup then carries them, and the guest asks about none of these.
+ * Libraries, not data: up to FILES_PREHASH_ONE bytes a file,
+ * FILES_PREHASH in all; the guest asks about the others, which are hashed
+ * then (migrate/fileid.c keeps the hashes for our life).
  */
 void
 deputy_files_prehash(struct deputy *d)
 {
 	Osm__ImgFileId	 id;
+	struct mig_file	*f;
 	struct stat	 st;
-	uint8_t		 sha[32];
 	uint64_t	 total = 0;
 	size_t		 i;
 	char		*why = NULL;
 
 	for (i = 0; i < d->nfiles; i++) {
-		if (d->files[i].shared || d->files[i].id.has_sha256 ||
-		    d->files[i].id.size > FILES_PREHASH_ONE ||
-		    total + d->files[i].id.size > FILES_PREHASH ||
-		    stat(d->files[i].path, &st) == -1 ||
-		    (uint64_t)st.st_dev != d->files[i].id.dev ||
-		    (uint64_t)st.st_ino != d->files[i].id.ino)
+		f = &d->files[i];
+		if (f->shared || f->id.has_sha256 ||
+		    f->id.size > FILES_PREHASH_ONE ||
+		    total + f->id.size > FILES_PREHASH ||
+		    stat(f->path, &st) == -1 ||
+		    (uint64_t)st.st_dev != f->id.dev ||
+		    (uint64_t)st.st_ino != f->id.ino)
 			continue;
-		total += d->files[i].id.size;
-		if (mig_file_identify(d->files[i].path, &id, sha, &why) == -1) {
+		total += f->id.size;
+		if (mig_file_identify(f->path, &id, f->sha256, &why) == -1) {
 			log_debug("process %d: %s", (int)d->pid, why);
 			free(why);
 			why = NULL;
+			continue;
+		}
+		/* the hash of the file listed, not of one put in its place */
+		if (id.has_sha256 && id.dev == f->id.dev &&
+		    id.ino == f->id.ino && id.size == f->id.size &&
+		    id.mtime_ns == f->id.mtime_ns) {
+			f->id.has_sha256 = 1;
+			f->id.sha256.data = f->sha256;
+			f->id.sha256.len = sizeof f->sha256;
 		}
 	}
 }

@@ -48,8 +48,6 @@ move_files(struct deputy *d, uint32_t node, int *post, char **cause)
 	size_t		 len;
 	uint16_t	 kind;
 
-	if (post != NULL)
-		deputy_files_prehash(d);	/* while the guest agent starts */
 	for (;;) {
 		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
 			return -1;
@@ -362,7 +360,11 @@ move_husk(struct deputy *d, char **cause)
 	return 0;
 }
 
-/* A session with the guest agent of node, through mosd (CTL_CONNECT). */
+/*
+ * A session with the guest agent of node, through mosd (CTL_CONNECT):
+ * asked for, then the files P maps hashed while mosd opens it and the
+ * target starts its guest agent, then taken.
+ */
 static int
 move_open(struct deputy *d, uint32_t node, char **cause)
 {
@@ -375,7 +377,10 @@ move_open(struct deputy *d, uint32_t node, char **cause)
 	req.has_pid = req.has_node = 1;
 	req.pid = d->pid;
 	req.node = node;
-	if ((r = conn_request(&d->conn, &req, &fd, cause)) == NULL)
+	if (conn_send(&d->conn, &req, cause) == -1)
+		return -1;
+	deputy_files_prehash(d);
+	if ((r = conn_reply(&d->conn, &fd, cause)) == NULL)
 		return -1;
 	if (!r->ok || fd == -1 || !r->has_session_key ||
 	    r->session_key.len != SESSION_KEY_LEN) {
@@ -471,11 +476,13 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 		deputy_hold_resume(d);
 		return -1;
 	}
-	deputy_files_setup(d, &setup);
 	if (post)
 		m.lv.post = mig_post_new();
 	move_live(d, &m, stopped);
-	rc = move_open(d, node, cause) == -1 ||
+	rc = move_open(d, node, cause);
+	/* the files with the hashes move_open made */
+	deputy_files_setup(d, &setup);
+	rc = rc == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
 	    cause) == -1 || move_files(d, node, &post, cause) == -1 ? -1 : 0;
 	if (rc == 0 && !post && m.lv.post != NULL) {

@@ -104,6 +104,9 @@ void		 conn_start(struct conn *c, struct ev_loop *loop);
 void		 conn_report(struct conn *c);
 Osm__CtlReply	*conn_request(struct conn *c, Osm__CtlRequest *req, int *fd,
 		    char **cause);
+int		 conn_send(struct conn *c, Osm__CtlRequest *req,
+		    char **cause);
+Osm__CtlReply	*conn_reply(struct conn *c, int *fd, char **cause);
 void		 conn_close(struct conn *c);
 
 /* image.c: an image through the session, either way; a SesError's reason */
