@@ -380,6 +380,7 @@ move_open(struct deputy *d, uint32_t node, char **cause)
 	if (conn_send(&d->conn, &req, cause) == -1)
 		return -1;
 	deputy_files_prehash(d);
+	crypto_aead_prepare();
 	if ((r = conn_reply(&d->conn, &fd, cause)) == NULL)
 		return -1;
 	if (!r->ok || fd == -1 || !r->has_session_key ||

@@ -141,6 +141,7 @@ void	 crypto_hkdf(const uint8_t *salt, size_t saltlen, const uint8_t *ikm,
 struct crypto_aead *crypto_aead_new(const uint8_t key[CRYPTO_KEY_LEN],
 	    int encrypt);
 void	 crypto_aead_free(struct crypto_aead *a);
+void	 crypto_aead_prepare(void);
 void	 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
 	    const void *aad, size_t aadlen, const void *in, size_t len,
 	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);

@@ -224,6 +224,7 @@ int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	    pid_t *pid, uid_t *uid, char **why);
 int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
+void	 guests_spare(struct mosd *m);
 
 /* looptime.c: the network process's loop iterations, timed */
 #define LOOPTIME_SLOW_MS	25	/* an iteration's callbacks: slow */
@@ -411,6 +412,8 @@ struct mosd {
 	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
 	pid_t			*guest_pids;	/* parent: agent per guest uid */
+	pid_t			 guest_spare;	/* parent: one started ahead */
+	int			 guest_spare_sock; /* its start comes on it */
 	size_t			 nagent_slots;
 
 	int			 priv_fd;	/* to the privileged parent */

@@ -90,6 +90,9 @@ parent_guest(struct parent *pp, const struct privmsg *msg)
 		parent_answer(pp, msg->hdr.id, 1, pid, uid, NULL);
 	explicit_bzero(&g, sizeof g);
 	free(why);
+	/* the next offer's agent, once this one is answered */
+	if (!pp->stopping)
+		guests_spare(pp->m);
 }
 
 /*
