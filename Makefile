@@ -112,6 +112,7 @@ check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
 		   $(OBJ)/tests/unit/check_mosd-quota.o \
 		   $(OBJ)/tests/unit/check_mosd-privmsg.o \
 		   $(OBJ)/tests/unit/check_mosd-guard.o \
+		   $(OBJ)/tests/unit/check_mosd-hashes.o \
 		   $(OBJ)/tests/unit/check_mosd-probe-thread.o
 check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap -lev
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)

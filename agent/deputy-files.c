@@ -72,6 +72,58 @@ deputy_files_list(struct deputy *d, char **cause)
 	return 0;
 }
 
+/* Would the guest ask about the hash of f, listed? (st: the path's) */
+static int
+files_hashable(const struct mig_file *f, struct stat *st)
+{
+	return !f->shared && !f->id.has_sha256 &&
+	    f->id.size <= FILES_PREHASH_ONE && stat(f->path, st) == 0 &&
+	    (uint64_t)st->st_dev == f->id.dev &&
+	    (uint64_t)st->st_ino == f->id.ino &&
+	    (uint64_t)st->st_size == f->id.size &&
+	    (uint64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec ==
+	    f->id.mtime_ns;
+}
+
+/*
+ * The hashes mosd knows of the files P maps (conn_hashes), in the list:
+ * before the session is asked for, on the connection it then waits on.
+ */
+void
+deputy_files_known(struct deputy *d)
+{
+	const char	**paths;
+	struct stat	 *st;
+	uint8_t		(*sha)[CRYPTO_HASH_LEN];
+	size_t		 *at, i, n = 0;
+	int		 *known;
+
+	paths = xcalloc(d->nfiles + 1, sizeof *paths);
+	st = xcalloc(d->nfiles + 1, sizeof *st);
+	sha = xcalloc(d->nfiles + 1, sizeof *sha);
+	at = xcalloc(d->nfiles + 1, sizeof *at);
+	known = xcalloc(d->nfiles + 1, sizeof *known);
+	for (i = 0; i < d->nfiles; i++)
+		if (files_hashable(&d->files[i], &st[n])) {
+			paths[n] = d->files[i].path;
+			at[n++] = i;
+		}
+	if (conn_hashes(&d->conn, paths, st, n, sha, known) > 0)
+		for (i = 0; i < n; i++) {
+			if (!known[i])
+				continue;
+			memcpy(d->files[at[i]].sha256, sha[i], CRYPTO_HASH_LEN);
+			d->files[at[i]].id.has_sha256 = 1;
+			d->files[at[i]].id.sha256.data = d->files[at[i]].sha256;
+			d->files[at[i]].id.sha256.len = CRYPTO_HASH_LEN;
+		}
+	free(known);
+	free(at);
+	free(sha);
+	free(st);
+	free(paths);
+}
+
 /*
  * Hash the files P maps that the guest would ask about (a node's own copy
  * stands for one only with the same content), while mosd opens the
@@ -93,12 +145,8 @@ deputy_files_prehash(struct deputy *d)
 
 	for (i = 0; i < d->nfiles; i++) {
 		f = &d->files[i];
-		if (f->shared || f->id.has_sha256 ||
-		    f->id.size > FILES_PREHASH_ONE ||
-		    total + f->id.size > FILES_PREHASH ||
-		    stat(f->path, &st) == -1 ||
-		    (uint64_t)st.st_dev != f->id.dev ||
-		    (uint64_t)st.st_ino != f->id.ino)
+		if (total + f->id.size > FILES_PREHASH ||
+		    !files_hashable(f, &st))
 			continue;
 		total += f->id.size;
 		if (mig_file_identify(f->path, &id, f->sha256, &why) == -1) {

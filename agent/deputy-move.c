@@ -363,7 +363,8 @@ move_husk(struct deputy *d, char **cause)
 /*
  * A session with the guest agent of node, through mosd (CTL_CONNECT):
  * asked for, then the files P maps hashed while mosd opens it and the
- * target starts its guest agent, then taken.
+ * target starts its guest agent (those mosd does not know already),
+ * then taken.
  */
 static int
 move_open(struct deputy *d, uint32_t node, char **cause)
@@ -377,6 +378,7 @@ move_open(struct deputy *d, uint32_t node, char **cause)
 	req.has_pid = req.has_node = 1;
 	req.pid = d->pid;
 	req.node = node;
+	deputy_files_known(d);
 	if (conn_send(&d->conn, &req, cause) == -1)
 		return -1;
 	deputy_files_prehash(d);
