@@ -110,7 +110,6 @@ guests_init(struct mosd *m)
 	m->guest_pids = xcalloc(m->nagent_slots, sizeof *m->guest_pids);
 	m->guest_spare = 0;
 	m->guest_spare_sock = -1;
-	guests_spare(m);
 }
 
 /*

@@ -361,6 +361,7 @@ parent_run(struct mosd *m, pid_t net, int fd)
 	/* The cluster key is the network process's: none here. */
 	explicit_bzero(&m->key, sizeof m->key);
 	guests_init(m);
+	guests_spare(m);
 	pp.loop = ev_default_loop(EVFLAG_AUTO);
 	ev_io_init(&pp.io, parent_read_cb, fd, EV_READ);
 	ev_child_init(&pp.child, parent_child_cb, 0, 0);
