@@ -190,13 +190,14 @@ conn_request(struct conn *c, Osm__CtlRequest *req, int *fd, char **cause)
 /*
  * What mosd knows of the content of n files (CTL_FILE_HASH: mosd keeps
  * the SHA-256 of the files of its node that agents ask about, which no
- * agent can write into; mosd/hashes.c): paths[i] with st[i], from the
- * caller's own open descriptor of it. The hash of each file known goes
- * to sha[i], with known[i] set; the others are the caller's to hash.
- * The number known: 0 also when mosd cannot say (not reachable, older).
+ * agent can write into; mosd/hashes.c), asked on fd, a connection to
+ * mosd with no request pending: paths[i] with st[i], from the caller's
+ * own open descriptor of it. The hash of each file known goes to sha[i],
+ * with known[i] set; the others are the caller's to hash. The number
+ * known: 0 also when mosd cannot say (not reachable, older).
  */
 size_t
-conn_hashes(struct conn *c, const char *const *paths, const struct stat *st,
+conn_hashes(int fd, const char *const *paths, const struct stat *st,
     size_t n, uint8_t (*sha)[CRYPTO_HASH_LEN], int *known)
 {
 	Osm__CtlRequest	  req = OSM__CTL_REQUEST__INIT;
@@ -207,7 +208,7 @@ conn_hashes(struct conn *c, const char *const *paths, const struct stat *st,
 	size_t		  i, nknown = 0;
 
 	memset(known, 0, n * sizeof *known);
-	if (n == 0 || c->fd == -1)
+	if (n == 0 || fd == -1)
 		return 0;
 	q = xcalloc(n, sizeof *q);
 	qs = xcalloc(n, sizeof *qs);
@@ -226,8 +227,8 @@ conn_hashes(struct conn *c, const char *const *paths, const struct stat *st,
 	req.type = OSM__CTL_TYPE__CTL_FILE_HASH;
 	req.files = qs;
 	req.n_files = n;
-	if ((r = conn_request(c, &req, NULL, &cause)) == NULL) {
-		log_debug("%s: file hashes: %s", c->who, cause);
+	if ((r = ctl_request(fd, &req, NULL, &cause)) == NULL) {
+		log_debug("file hashes: %s", cause);
 		free(cause);
 	} else if (r->ok && r->n_files == n) {
 		for (i = 0; i < n; i++) {

@@ -86,8 +86,9 @@ files_hashable(const struct mig_file *f, struct stat *st)
 }
 
 /*
- * The hashes mosd knows of the files P maps (conn_hashes), in the list:
- * before the session is asked for, on the connection it then waits on.
+ * The hashes mosd knows of the files P maps (conn_hashes), in the list,
+ * asked on a connection of their own: the deputy's own waits for the
+ * session meanwhile.
  */
 void
 deputy_files_known(struct deputy *d)
@@ -96,7 +97,8 @@ deputy_files_known(struct deputy *d)
 	struct stat	 *st;
 	uint8_t		(*sha)[CRYPTO_HASH_LEN];
 	size_t		 *at, i, n = 0;
-	int		 *known;
+	int		 *known, fd = -1;
+	char		 *cause = NULL;
 
 	paths = xcalloc(d->nfiles + 1, sizeof *paths);
 	st = xcalloc(d->nfiles + 1, sizeof *st);
@@ -108,7 +110,11 @@ deputy_files_known(struct deputy *d)
 			paths[n] = d->files[i].path;
 			at[n++] = i;
 		}
-	if (conn_hashes(&d->conn, paths, st, n, sha, known) > 0)
+	if (n > 0 && (fd = ctl_connect(d->o->sock, CTL_TIMEOUT_SEC,
+	    &cause)) == -1) {
+		log_debug("process %d: file hashes: %s", (int)d->pid, cause);
+		free(cause);
+	} else if (n > 0 && conn_hashes(fd, paths, st, n, sha, known) > 0)
 		for (i = 0; i < n; i++) {
 			if (!known[i])
 				continue;
@@ -117,6 +123,8 @@ deputy_files_known(struct deputy *d)
 			d->files[at[i]].id.sha256.data = d->files[at[i]].sha256;
 			d->files[at[i]].id.sha256.len = CRYPTO_HASH_LEN;
 		}
+	if (n > 0 && fd != -1)
+		close(fd);
 	free(known);
 	free(at);
 	free(sha);

@@ -69,7 +69,7 @@ files_local(struct guest *g, const char *path, const Osm__ImgFileId *id)
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size != id->size)
 		goto fail;
-	if (conn_hashes(&g->conn, &path, &st, 1, sha, &known) == 0 &&
+	if (conn_hashes(g->conn.fd, &path, &st, 1, sha, &known) == 0 &&
 	    (mig_file_identify(link, &here, sha[0], &cause) == -1 ||
 	    !here.has_sha256))
 		goto fail;

@@ -108,7 +108,7 @@ int		 conn_send(struct conn *c, Osm__CtlRequest *req,
 		    char **cause);
 Osm__CtlReply	*conn_reply(struct conn *c, int *fd, char **cause);
 struct stat;
-size_t		 conn_hashes(struct conn *c, const char *const *paths,
+size_t		 conn_hashes(int fd, const char *const *paths,
 		    const struct stat *st, size_t n,
 		    uint8_t (*sha)[CRYPTO_HASH_LEN], int *known);
 void		 conn_close(struct conn *c);
