@@ -8,7 +8,7 @@
  * then serves the session. One agent is kept started ahead, waiting on
  * its fd 4 (the spare): an offer takes it, so that its exec, its
  * libraries and its cipher are not part of a move's start, and the next
- * is started once the offer is answered. mosd itself holds no process
+ * is started a moment after (parent.c). mosd itself holds no process
  * and forwards no call.
  */
 #include <sys/resource.h>
