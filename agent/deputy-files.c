@@ -200,6 +200,9 @@ deputy_files_send(struct deputy *d, uint16_t kind, char **cause)
 	}
 	if (kind == OSM__SES_KIND__SES_COME_HOME && d->post_home)
 		r.has_post_copy = r.post_copy = 1;
+	else if (kind == OSM__SES_KIND__SES_COME_HOME &&
+	    d->move == OSM__MOVE_MODE__MOVE_STOP)
+		r.has_stop_copy = r.stop_copy = 1;
 	rc = session_send_msg(&d->ses, kind, &r.base, cause);
 	free(r.paths);
 	return rc;

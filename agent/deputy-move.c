@@ -139,7 +139,9 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 		return -1;
 	if (m->lv.track == NULL)
 		m->lv.t = d->task;
-	if (image_send(&d->ses, &m->lv, MIG_CONTEXT, &m->st, cause) == -1)
+	/* P's pending signals stay in P: its husk passes them on */
+	if (image_send(&d->ses, &m->lv, MIG_CONTEXT | MIG_PENDING_STAY,
+	    &m->st, cause) == -1)
 		return -1;
 	/* P is frozen now: what it used while the rounds went counts too. */
 	deputy_clock_cpu(d, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);

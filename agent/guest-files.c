@@ -400,19 +400,23 @@ guest_files_stand_in(struct guest *g, struct mig_task *t)
 /*
  * The files at home the deputy says were replaced since R mapped them
  * (SesReplaced, with SES_COME_HOME or SES_CHECKPOINT): their bytes are
- * only here now, and dumps of R carry them.
+ * only here now, and dumps of R carry them. Returns how the way home is
+ * to go, GUEST_HOME_*, as SES_COME_HOME's order says.
  */
 int
 guest_files_replaced(struct guest *g, const uint8_t *body, size_t len)
 {
 	Osm__SesReplaced	*r;
 	size_t			 i, j;
-	int			 post;
+	int			 how = GUEST_HOME_LIVE;
 
 	if (len == 0 || (r = osm__ses_replaced__unpack(NULL, len, body)) ==
 	    NULL)
-		return 0;
-	post = r->has_post_copy && r->post_copy;
+		return how;
+	if (r->has_post_copy && r->post_copy)
+		how = GUEST_HOME_POST;
+	else if (r->has_stop_copy && r->stop_copy)
+		how = GUEST_HOME_STOP;
 	for (i = 0; i < r->n_paths; i++) {
 		for (j = 0; j < g->nfiles; j++) {
 			if (strcmp(g->files[j]->path, r->paths[i]) != 0)
@@ -423,5 +427,5 @@ guest_files_replaced(struct guest *g, const uint8_t *body, size_t len)
 		}
 	}
 	osm__ses_replaced__free_unpacked(r, NULL);
-	return post;
+	return how;
 }

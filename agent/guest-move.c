@@ -542,13 +542,15 @@ guest_move_home(struct guest *g, const char *why)
 	/*
 	 * Sent home by the memory guard, R is frozen at once: live, it would
 	 * go on growing through the rounds, into the OOM killer (which, if
-	 * it still comes, ends R here, and its end goes home as such).
+	 * it still comes, ends R here, and its end goes home as such). So
+	 * it is when the order said post-copy or stop and copy.
 	 */
-	if (g->uffd != -1 && (g->short_of_memory || g->post_home)) {
+	if (g->uffd != -1 && (g->short_of_memory ||
+	    g->home_how != GUEST_HOME_LIVE)) {
 		close(g->uffd);
 		g->uffd = -1;
 	}
-	if (g->post_home)
+	if (g->home_how == GUEST_HOME_POST)
 		m.lv.post = mig_post_new();
 	if (g->uffd != -1) {
 		/* Live: R runs on while its memory goes, in rounds. */

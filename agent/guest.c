@@ -149,7 +149,7 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			guest_move_may_leave(g);
 			break;
 		case OSM__SES_KIND__SES_COME_HOME:
-			g->post_home = guest_files_replaced(g, body, len);
+			g->home_how = guest_files_replaced(g, body, len);
 			guest_move_home(g, g->homeward ? "it must" :
 			    "called home");
 			break;

@@ -480,7 +480,7 @@ struct guest {
 	int			 stop_copy;	/* its moves stop and copy */
 	int			 devfd;		/* /dev/userfaultfd, or -1 */
 	int			 post;		/* this arrival is post-copy */
-	int			 post_home;	/* its way home is post-copy */
+	int			 home_how;	/* GUEST_HOME_*: its way home */
 	struct guest_file	**files;	/* R maps */
 	size_t			 nfiles;
 	struct mig_stand_in	*stand_ins;	/* for dumps of R */
@@ -564,6 +564,7 @@ void	 guest_move_may_leave(struct guest *g);
 void	 guest_move_want_home(struct guest *g, const char *why);
 
 /* guest-files.c, continued */
+enum { GUEST_HOME_LIVE, GUEST_HOME_POST, GUEST_HOME_STOP };
 int	 guest_files_replaced(struct guest *g, const uint8_t *body,
 	    size_t len);
 

@@ -109,6 +109,16 @@ clone_new(struct mig_task *t, pid_t vtid, struct mig_thread **out,
 	    task_options(t, th, 0, cause) == -1 ||
 	    task_getregs(th, &th->regs, cause) == -1)
 		return -1;
+	/*
+	 * Born inside our call, which blocks every signal (task_mask): its
+	 * mask is the lead's own, as a clone of the lead's would have.
+	 */
+	if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof t->lead->mask,
+	    &t->lead->mask) == -1) {
+		xasprintf(cause, "PTRACE_SETSIGMASK %d: %s", th->tid,
+		    strerror(errno));
+		return -1;
+	}
 	*out = th;
 	return 0;
 }

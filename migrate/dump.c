@@ -167,7 +167,7 @@ dump_image(struct mig_task *t, struct img *img, int flags,
 	if (core_dump(t, &hdr, &task, flags, cause) == -1 ||
 	    sig_dump(t, &sig, flags, cause) == -1 ||
 	    files_dump(t, &files, flags, cause) == -1 ||
-	    threads_dump(t, &th, &nth, cause) == -1)
+	    threads_dump(t, flags, &th, &nth, cause) == -1)
 		goto out;
 	if (task_unscratch(t, cause) == -1)
 		goto out;

@@ -32,6 +32,8 @@ struct mig_thread {
 	int		 dead;
 	siginfo_t	*stolen;	/* signals dequeued by our stops */
 	size_t		 nstolen;
+	uint64_t	 mask;		/* its own signal mask, kept while */
+	int		 masked;	/* it runs a call of ours: task_mask */
 	uint64_t	 rseq_area;	/* its rseq area, while dumping */
 	uint64_t	 rseq_cs;	/* the word kept there meanwhile */
 	cpu_set_t	 affinity;	/* to come back to after mig_pin */
@@ -83,6 +85,8 @@ int	 task_options(struct mig_task *t, struct mig_thread *th, int extra,
 int	 task_wait(struct mig_task *t, struct mig_thread *th, int *status,
 	    char **cause);
 int	 task_steal(struct mig_task *t, struct mig_thread *th, char **cause);
+int	 task_mask(struct mig_thread *th, char **cause);
+int	 task_unmask(struct mig_thread *th, char **cause);
 int	 task_getregs(struct mig_thread *th, struct user_regs_struct *r,
 	    char **cause);
 int	 task_setregs(struct mig_thread *th, const struct user_regs_struct *r,
@@ -407,8 +411,8 @@ int	 sig_restore(struct mig_task *t, const Osm__ImgSignals *s, int flags,
 
 /* threads.c */
 int	 threads_refuse(struct mig_task *t, char **cause);
-int	 threads_dump(struct mig_task *t, Osm__ImgThread ***out, size_t *n,
-	    char **cause);
+int	 threads_dump(struct mig_task *t, int flags, Osm__ImgThread ***out,
+	    size_t *n, char **cause);
 void	 threads_free(Osm__ImgThread **v, size_t n);
 int	 threads_check(const Osm__ImgHeader *h, Osm__ImgThread **v, size_t n,
 	    char **cause);

@@ -135,6 +135,14 @@ struct mig_fd_override {
  * again, and what it opened since the image is closed.
  */
 #define MIG_KEEP_FDS		0x04
+/*
+ * A dump whose process lives on as the one its signals are sent to (a
+ * deputy's P, its husk once its copy runs away): the signals pending in
+ * it stay there, out of the image, and reach the copy as every signal
+ * sent to it while away does. In the image too, the copy would have each
+ * twice.
+ */
+#define MIG_PENDING_STAY	0x08
 
 /*
  * A file area's stand-in, for a restore whose caller holds the file's

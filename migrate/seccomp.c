@@ -45,7 +45,7 @@
  * task, is answered with "let it run".
  */
 static int
-seccomp_close(struct mig_task *t, int listener, long rfd, char **cause)
+seccomp_close_call(struct mig_task *t, int listener, long rfd, char **cause)
 {
 	struct seccomp_notif		req;
 	struct seccomp_notif_resp	resp;
@@ -98,6 +98,23 @@ seccomp_close(struct mig_task *t, int listener, long rfd, char **cause)
 		return -1;
 	}
 	return 0;
+}
+
+/* The same, every signal blocked meanwhile, as in any call of ours. */
+static int
+seccomp_close(struct mig_task *t, int listener, long rfd, char **cause)
+{
+	char	*ignored = NULL;
+	int	 rc;
+
+	if (task_mask(t->lead, cause) == -1)
+		return -1;
+	rc = seccomp_close_call(t, listener, rfd, cause);
+	if (task_unmask(t->lead, rc == -1 ? &ignored : cause) == -1 &&
+	    rc == 0)
+		rc = -1;
+	free(ignored);
+	return rc;
 }
 
 /*

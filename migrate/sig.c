@@ -161,6 +161,8 @@ sig_dump(struct mig_task *t, Osm__ImgSignals *s, int flags, char **cause)
 		s->itimers[s->n_itimers++] = ti;
 	}
 
+	if (flags & MIG_PENDING_STAY)
+		return 0;
 	if (sig_peek(t->lead, 1, &s->pending_shared, &s->n_pending_shared,
 	    cause) == -1)
 		return -1;

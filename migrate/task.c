@@ -280,6 +280,50 @@ task_steal(struct mig_task *t, struct mig_thread *th, char **cause)
 	return 0;
 }
 
+/*
+ * Block every signal in the stopped thread for the time it runs a call of
+ * ours, its own mask kept in th->mask (task_syscall, seccomp.c). Our
+ * injected calls then never take a signal: one taken had to be put back,
+ * and a signal put back was taken again by the next call and, once no
+ * call came to give it back, lost. Signals sent meanwhile wait in the
+ * kernel's queues, in their order and with their siginfo. Between our
+ * calls the thread has its own mask (task_unmask): what a dump reads and
+ * a restore sets, and what it goes on with should we die.
+ */
+int
+task_mask(struct mig_thread *th, char **cause)
+{
+	uint64_t	all = ~0ULL;
+
+	if (th->masked)
+		return 0;
+	if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof th->mask,
+	    &th->mask) == -1 || ptrace(PTRACE_SETSIGMASK, th->tid,
+	    sizeof all, &all) == -1) {
+		xasprintf(cause, "signal mask of %d: %s", th->tid,
+		    strerror(errno));
+		return -1;
+	}
+	th->masked = 1;
+	return 0;
+}
+
+/* The thread's own mask back, our call over. */
+int
+task_unmask(struct mig_thread *th, char **cause)
+{
+	if (!th->masked)
+		return 0;
+	if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof th->mask,
+	    &th->mask) == -1) {
+		xasprintf(cause, "signal mask of %d: %s", th->tid,
+		    strerror(errno));
+		return -1;
+	}
+	th->masked = 0;
+	return 0;
+}
+
 static int
 task_cont(struct mig_thread *th, char **cause)
 {
@@ -385,7 +429,9 @@ task_syscall(struct mig_task *t, struct mig_thread *th, long *rv, long nr,
 {
 	struct user_regs_struct	 r;
 	struct __ptrace_syscall_info info;
-	char			*cause = NULL;
+	char			*cause = NULL, *ignored = NULL;
+	/* a call that sets the mask itself is not undone after it */
+	int			 mask = nr != SYS_rt_sigprocmask;
 
 	if (th->running) {
 		xasprintf(&cause, "thread %d of process %d is running, not "
@@ -397,7 +443,8 @@ task_syscall(struct mig_task *t, struct mig_thread *th, long *rv, long nr,
 		    th->vtid, t->vtgid);
 		goto fail;
 	}
-	if (task_aim(t, th, nr, a, &cause) == -1)
+	if ((mask && task_mask(th, &cause) == -1) ||
+	    task_aim(t, th, nr, a, &cause) == -1)
 		goto fail;
 	for (;;) {
 		if (task_step(t, th, &cause) == -1)
@@ -411,12 +458,15 @@ task_syscall(struct mig_task *t, struct mig_thread *th, long *rv, long nr,
 		if (info.op == PTRACE_SYSCALL_INFO_EXIT)
 			break;
 	}
-	if (task_getregs(th, &r, &cause) == -1)
+	if (task_getregs(th, &r, &cause) == -1 ||
+	    task_unmask(th, &cause) == -1)
 		goto fail;
 	*rv = (long)r.rax;
 	return 0;
 
 fail:
+	if (!th->dead && task_unmask(th, &ignored) == -1)
+		free(ignored);
 	free(t->cause);
 	t->cause = cause;
 	return -1;
@@ -670,16 +720,14 @@ inject:
 
 /*
  * Give every thread back the signals our stops took from it, as it had
- * them; the scratch area must be mapped. Each thread blocks every signal
- * meanwhile (PTRACE_SETSIGMASK): otherwise the signal just queued is taken
- * again as the next queueing call starts, and stolen again, and under a
- * flood of signals this never ends.
+ * them; the scratch area must be mapped. Each call of ours blocks every
+ * signal (task_mask): what is queued stays queued through those that
+ * follow.
  */
 int
 task_requeue_stolen(struct mig_task *t, char **cause)
 {
 	struct mig_thread	*th;
-	uint64_t		 mask, all = ~0ULL;
 	size_t			 i, j;
 	int			 rc = 0;
 
@@ -687,22 +735,9 @@ task_requeue_stolen(struct mig_task *t, char **cause)
 		th = t->th[i];
 		if (th->nstolen == 0)
 			continue;
-		if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof mask,
-		    &mask) == -1 || ptrace(PTRACE_SETSIGMASK, th->tid,
-		    sizeof all, &all) == -1) {
-			xasprintf(cause, "signal mask of %d: %s", th->tid,
-			    strerror(errno));
-			return -1;
-		}
 		for (j = 0; j < th->nstolen && rc == 0; j++)
 			rc = task_requeue(t, th, &th->stolen[j], 0, cause);
 		th->nstolen = 0;
-		if (ptrace(PTRACE_SETSIGMASK, th->tid, sizeof mask,
-		    &mask) == -1 && rc == 0) {
-			xasprintf(cause, "signal mask of %d: %s", th->tid,
-			    strerror(errno));
-			rc = -1;
-		}
 	}
 	return rc;
 }

@@ -240,7 +240,7 @@ threads_cpu(struct mig_task *t, struct mig_thread *th, uint64_t *ns,
 
 static int
 threads_dump_one(struct mig_task *t, struct mig_thread *th,
-    Osm__ImgThread *it, char **cause)
+    Osm__ImgThread *it, int flags, char **cause)
 {
 	struct kstack	 ks;
 	long		 head;
@@ -261,7 +261,8 @@ threads_dump_one(struct mig_task *t, struct mig_thread *th,
 		    strerror(errno));
 		return -1;
 	}
-	if (threads_pending(th, it, cause) == -1 ||
+	if ((!(flags & MIG_PENDING_STAY) &&
+	    threads_pending(th, it, cause) == -1) ||
 	    rseq_dump(th, it, cause) == -1)
 		return -1;
 	if (threads_altstack(t, th, 0, t->scratch) == -1)
@@ -292,8 +293,8 @@ inject:
 
 /* Every thread's record, main first; the scratch area is mapped. */
 int
-threads_dump(struct mig_task *t, Osm__ImgThread ***out, size_t *n,
-    char **cause)
+threads_dump(struct mig_task *t, int flags, Osm__ImgThread ***out,
+    size_t *n, char **cause)
 {
 	Osm__ImgThread	*it;
 	size_t		 i;
@@ -304,7 +305,7 @@ threads_dump(struct mig_task *t, Osm__ImgThread ***out, size_t *n,
 		it = xmalloc(sizeof *it);
 		osm__img_thread__init(it);
 		(*out)[(*n)++] = it;
-		if (threads_dump_one(t, t->th[i], it, cause) == -1)
+		if (threads_dump_one(t, t->th[i], it, flags, cause) == -1)
 			return -1;
 	}
 	return 0;

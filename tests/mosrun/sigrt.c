@@ -1,18 +1,26 @@
 /*
- * A test program for signals through moves (tests/lab/sigflood.sh).
+ * A test program for signals through moves (tests/lab/t-sigflood.sh).
  *
- *	sigrt take N	counts the SIGRTMIN values 1..N queued to it (sigqueue),
- *			working meanwhile; on SIGUSR1 prints how many values
- *			came once, twice or more, and which never came, then
+ *	sigrt take N	counts the SIGRTMIN values 1..N queued to it (sigqueue)
+ *			and the SIGUSR2s sent to it, working meanwhile; on
+ *			SIGUSR1 prints how many values came once, twice or
+ *			more, and which never came or came again, then
  *			exits
  *	sigrt send PID N [USEC]
  *			queues SIGRTMIN with values 1..N to PID, in a tight
- *			loop, USEC (50) between two (a move refuses a process
- *			with too many signals pending; a full queue: tried
- *			again); prints "sent N"
+ *			loop, USEC (50) between two (a full queue: tried
+ *			again), and a SIGUSR2 after every 50th; prints
+ *			"sent N usr2 M"
+ *
+ * With SIGRT_TIMES=PREFIX, the sender writes PREFIX.send, the time it
+ * queued each value ("V US", CLOCK_REALTIME in microseconds), and the
+ * taker PREFIX.take, for each value how often it came and when it came
+ * first and second ("V COUNT US US", 0: never): a test can tell which move
+ * a lost or doubled value fell in.
  *
  * Realtime signals are queued, each one delivered: at home, every value
- * comes exactly once.
+ * comes exactly once. A standard signal is pending at most once: SIGUSR2
+ * may come fewer times than it was sent, never more.
  */
 #include <errno.h>
 #include <signal.h>
@@ -24,8 +32,18 @@
 
 static volatile sig_atomic_t	 report;
 static unsigned char		*seen;
+static unsigned long long	*first, *second;
 static int			 n;
-static volatile unsigned long	 bad;
+static volatile unsigned long	 bad, usr2;
+
+static unsigned long long
+sigrt_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
 
 static void
 sigrt_rt(int sig, siginfo_t *si, void *uc)
@@ -34,9 +52,15 @@ sigrt_rt(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)uc;
-	if (si->si_code != SI_QUEUE || v < 1 || v > n)
+	if (si->si_code != SI_QUEUE || v < 1 || v > n) {
 		bad++;
-	else if (seen[v] < 255)
+		return;
+	}
+	if (seen[v] == 0)
+		first[v] = sigrt_us();
+	else if (seen[v] == 1)
+		second[v] = sigrt_us();
+	if (seen[v] < 255)
 		seen[v]++;
 }
 
@@ -47,14 +71,38 @@ sigrt_usr1(int sig)
 	report = 1;
 }
 
+static void
+sigrt_usr2(int sig)
+{
+	(void)sig;
+	usr2++;
+}
+
+/* PREFIX.what for SIGRT_TIMES, or NULL. */
+static FILE *
+sigrt_times(const char *what)
+{
+	const char	*prefix = getenv("SIGRT_TIMES");
+	char		 path[1024];
+
+	if (prefix == NULL || snprintf(path, sizeof path, "%s.%s", prefix,
+	    what) >= (int)sizeof path)
+		return NULL;
+	return fopen(path, "w");
+}
+
 static int
 sigrt_take(void)
 {
 	struct sigaction	 sa;
 	volatile unsigned long	 work = 0;
+	FILE			*f;
 	int			 i, once = 0, more = 0, none = 0, shown = 0;
 
-	if ((seen = calloc(n + 1, 1)) == NULL)
+	seen = calloc(n + 1, 1);
+	first = calloc(n + 1, sizeof *first);
+	second = calloc(n + 1, sizeof *second);
+	if (seen == NULL || first == NULL || second == NULL)
 		return 1;
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
@@ -64,6 +112,8 @@ sigrt_take(void)
 	sa.sa_flags = SA_RESTART;
 	sa.sa_handler = sigrt_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = sigrt_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
 	printf("ready\n");
 	fflush(stdout);
 	while (!report) {
@@ -76,14 +126,23 @@ sigrt_take(void)
 	for (i = 1; i <= n; i++) {
 		if (seen[i] == 1)
 			once++;
-		else if (seen[i] > 1)
+		else if (seen[i] > 1) {
 			more++;
-		else {
+			if (shown++ < 10)
+				printf("twice %d\n", i);
+		} else {
 			none++;
 			if (shown++ < 10)
 				printf("missing %d\n", i);
 		}
 	}
+	if ((f = sigrt_times("take")) != NULL) {
+		for (i = 1; i <= n; i++)
+			fprintf(f, "%d %d %llu %llu\n", i, seen[i], first[i],
+			    second[i]);
+		fclose(f);
+	}
+	printf("usr2 %lu\n", usr2);
 	printf("once %d twice-or-more %d missing %d bad %lu\n", once, more,
 	    none, bad);
 	return 0;
@@ -92,10 +151,14 @@ sigrt_take(void)
 static int
 sigrt_send(pid_t pid, long usec)
 {
-	struct timespec	 gap = { 0, usec * 1000 }, nap = { 0, 100000 };
-	union sigval	 v;
-	int		 i;
+	struct timespec		 gap = { 0, usec * 1000 }, nap = { 0, 100000 };
+	union sigval		 v;
+	unsigned long long	*at;
+	FILE			*f;
+	int			 i, usr2s = 0;
 
+	if ((at = calloc(n + 1, sizeof *at)) == NULL)
+		return 1;
 	for (i = 1; i <= n; i++) {
 		v.sival_int = i;
 		while (sigqueue(pid, SIGRTMIN, v) == -1) {
@@ -105,10 +168,23 @@ sigrt_send(pid_t pid, long usec)
 			}
 			nanosleep(&nap, NULL);
 		}
+		at[i] = sigrt_us();
+		if (i % 50 == 0) {
+			if (kill(pid, SIGUSR2) == -1) {
+				perror("kill");
+				return 1;
+			}
+			usr2s++;
+		}
 		if (usec > 0)
 			nanosleep(&gap, NULL);
 	}
-	printf("sent %d\n", n);
+	if ((f = sigrt_times("send")) != NULL) {
+		for (i = 1; i <= n; i++)
+			fprintf(f, "%d %llu\n", i, at[i]);
+		fclose(f);
+	}
+	printf("sent %d usr2 %d\n", n, usr2s);
 	return 0;
 }
 
