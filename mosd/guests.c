@@ -5,11 +5,11 @@
  * GuestStart comes and, with it, the session socket; under a guest uid
  * of the configured range that this file chooses, one a running agent.
  * The agent drops to that uid before it reads a byte from the network,
- * then serves the session. One agent is kept started ahead, waiting on
- * its fd 4 (the spare): an offer takes it, so that its exec, its
- * libraries and its cipher are not part of a move's start, and the next
- * is started a moment after (parent.c). mosd itself holds no process
- * and forwards no call.
+ * then serves the session. GUESTS_SPARES agents are kept started
+ * ahead, waiting on their fd 4 (the spares): an offer takes one, so that
+ * its exec, its libraries and its cipher are not part of a move's start,
+ * and the next is started a moment after (parent.c). mosd itself holds
+ * no process and forwards no call.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -49,13 +49,15 @@ guests_reaped(struct mosd *m, pid_t pid, int status)
 {
 	size_t	i;
 
-	if (pid == m->guest_spare) {
+	for (i = 0; i < GUESTS_SPARES; i++) {
+		if (pid != m->guest_spare[i])
+			continue;
 		/* never given a process: the next offer starts one */
 		log_limited_warnx(&guests_log, 0, "the spare guest agent %d "
 		    "ended before it was needed", pid);
-		close(m->guest_spare_sock);
-		m->guest_spare = 0;
-		m->guest_spare_sock = -1;
+		close(m->guest_spare_sock[i]);
+		m->guest_spare[i] = 0;
+		m->guest_spare_sock[i] = -1;
 		return 1;
 	}
 	for (i = 0; i < m->nagent_slots; i++) {
@@ -105,11 +107,15 @@ guests_find(struct mosd *m, char **cause)
 void
 guests_init(struct mosd *m)
 {
+	size_t	i;
+
 	m->nagent_slots = (size_t)(m->conf->guest_uid_last -
 	    m->conf->guest_uid_first) + 1;
 	m->guest_pids = xcalloc(m->nagent_slots, sizeof *m->guest_pids);
-	m->guest_spare = 0;
-	m->guest_spare_sock = -1;
+	for (i = 0; i < GUESTS_SPARES; i++) {
+		m->guest_spare[i] = 0;
+		m->guest_spare_sock[i] = -1;
+	}
 }
 
 /*
@@ -154,24 +160,27 @@ guests_exec(struct mosd *m, int *sock, char **why)
 	return pid;
 }
 
-/* Have a spare guest agent started, if there is none. */
+/* Have the spare guest agents started that are not. */
 void
 guests_spare(struct mosd *m)
 {
 	char	*why = NULL;
+	size_t	 i;
 	pid_t	 pid;
 	int	 sock;
 
-	if (m->guest_spare != 0)
-		return;
-	if ((pid = guests_exec(m, &sock, &why)) == -1) {
-		log_limited_warnx(&guests_log, 0, "no spare guest agent: %s",
-		    why);
-		free(why);
-		return;
+	for (i = 0; i < GUESTS_SPARES; i++) {
+		if (m->guest_spare[i] != 0)
+			continue;
+		if ((pid = guests_exec(m, &sock, &why)) == -1) {
+			log_limited_warnx(&guests_log, 0, "no spare guest "
+			    "agent: %s", why);
+			free(why);
+			return;
+		}
+		m->guest_spare[i] = pid;
+		m->guest_spare_sock[i] = sock;
 	}
-	m->guest_spare = pid;
-	m->guest_spare_sock = sock;
 }
 
 /* The start message, packed, to the agent on sock, the session fd with it. */
@@ -197,7 +206,7 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	Osm__GuestStart	 gs = OSM__GUEST_START__INIT;
 	uint8_t		 buf[OSM_GUEST_START_MAX];
 	ssize_t		 slot;
-	size_t		 len;
+	size_t		 len, i;
 	pid_t		 pid;
 	int		 sock;
 
@@ -228,11 +237,13 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	}
 	osm__guest_start__pack(&gs, buf);
 
-	/* the spare if there is one, else one started now */
-	pid = m->guest_spare;
-	sock = m->guest_spare_sock;
-	m->guest_spare = 0;
-	m->guest_spare_sock = -1;
+	/* a spare if there is one, else one started now */
+	for (i = 0, pid = 0, sock = -1; i < GUESTS_SPARES && pid == 0; i++) {
+		pid = m->guest_spare[i];
+		sock = m->guest_spare_sock[i];
+		m->guest_spare[i] = 0;
+		m->guest_spare_sock[i] = -1;
+	}
 	if (pid != 0 && guests_give(sock, buf, len, fd) == -1) {
 		log_limited_warnx(&guests_log, 0, "the spare guest agent %d: "
 		    "%s; starting another", pid, strerror(errno));

@@ -445,8 +445,9 @@ struct mosd {
 	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
 	pid_t			*guest_pids;	/* parent: agent per guest uid */
-	pid_t			 guest_spare;	/* parent: one started ahead */
-	int			 guest_spare_sock; /* its start comes on it */
+#define GUESTS_SPARES	2	/* guest agents started ahead */
+	pid_t			 guest_spare[GUESTS_SPARES]; /* parent's */
+	int			 guest_spare_sock[GUESTS_SPARES]; /* start */
 	size_t			 nagent_slots;
 
 	int			 priv_fd;	/* to the privileged parent */

@@ -4,7 +4,8 @@
  * channel. The parent's own code is included here, so that its static
  * reader (parent_read) runs as in mosd, on one end of a SOCK_SEQPACKET
  * socketpair; guests_spawn and guests_spare are wrapped (-Wl,--wrap) to
- * start no agent, and the first checks what it is given is what the parent's checks promise.
+ * start no agent, and the first checks that what it is given is what
+ * the parent's checks promise.
  *
  * Input: records, each sent as one datagram and read by the parent
  * before the next. A record's op says what goes with it: bits 0-1 how

@@ -1,9 +1,9 @@
 #!/bin/sh
 # A start away (docs/PERFORMANCE.md, "Starting and ending away"): each
-# node's parent keeps a guest agent started ahead, root's until an offer
-# takes it, and a move takes it (and another is started); the files a
-# move maps are hashed once a node, by its mosd (mosd/hashes.c), and
-# answered from there to the deputy and the guest agent of the next one
+# node's parent keeps two guest agents started ahead, root's until a move
+# takes one (and another is started in its place); the files a move maps
+# are hashed once a node, by its mosd (mosd/hashes.c), and answered from
+# there to the deputy and the guest agent of the next one
 # (file_hashes_known, file_hashes_made), each file by its identity: a
 # file changed less than two seconds ago is not kept, and a file touched
 # is hashed again. Every run checked to have ended on node 2.
@@ -16,8 +16,8 @@ mkdir -p "$D" && chmod 755 "$(lab_dir)" "$D" || fail "mkdir $D"
 L2=$(lab_dir)/node2/mosd.log
 U="setpriv --reuid 4242 --regid 4242 --clear-groups"
 
-# spare NODE: the pid of the parent's spare guest agent there, root's
-spare() {
+# spares NODE: the pids of the parent's spare guest agents there, root's
+spares() {
 	_p=$(cat "$(lab_dir)/node$1/mosd.pid")
 	for _c in $(cat /proc/$_p/task/$_p/children); do
 		[ "$(cat /proc/$_c/comm 2>/dev/null)" = mosd-guest ] &&
@@ -43,19 +43,25 @@ more() {
 # made_more A N: mosd has made N more hashes than A says, on both nodes
 made_more() { more "$1" "$(made)" "$2"; }
 
-# --- the spare ------------------------------------------------------------
-s1=$(spare 2)
-[ -n "$s1" ] || fail "node 2's parent has no spare guest agent"
-# (the log names it by its pid in node 2's namespace)
-n1=$(awk '/^NSpid:/ { print $NF }' "/proc/$s1/status")
+# --- the spares ------------------------------------------------------------
+before=$(spares 2)
+[ "$(echo "$before" | grep -c .)" = 2 ] ||
+    fail "node 2's parent has not two spare guest agents: $before"
+# (the log names them by their pids in node 2's namespace)
+ns=
+for s in $before; do
+	ns="$ns $(awk '/^NSpid:/ { print $NF }' "/proc/$s/status")"
+done
 away_run /bin/true
-grep -q "guest agent $n1 (uid [0-9]*) started for" "$L2" ||
-    fail "the spare $s1 did not serve the move"
-s2=
-_spare2() { s2=$(spare 2); [ -n "$s2" ] && [ "$s2" != "$s1" ]; }
-wait_for 10 _spare2 || fail "no new spare after the move"
-s2=$(spare 2)
-echo "spare: $s1 served the move, $s2 is the next"
+served=
+for n in $ns; do
+	grep -q "guest agent $n (uid [0-9]*) started for" "$L2" && served=$n
+done
+[ -n "$served" ] || fail "no spare ($ns) served the move"
+_spares2() { [ "$(spares 2 | grep -c .)" = 2 ] &&
+    [ "$(spares 2)" != "$before" ]; }
+wait_for 10 _spares2 || fail "the spares not made two again: $(spares 2)"
+echo "spares: $served (in node 2) served the move; then $(spares 2 | xargs)"
 
 # --- files' hashes ----------------------------------------------------------
 # /bin/true's three files (itself, libc, ld.so) were hashed by each mosd
