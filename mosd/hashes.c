@@ -28,7 +28,8 @@
 
 #include "mosd.h"
 
-#define HASHES_MAX_BYTES	(32ULL << 20)	/* larger files: not hashed */
+/* larger files are not hashed: the loop waits while it hashes */
+#define HASHES_MAX_BYTES	(8ULL << 20)
 #define HASHES_SETTLED_NS	2000000000ULL	/* unchanged that long */
 
 void

@@ -81,7 +81,7 @@ START_TEST(test_hashes_settled)
 	ck_assert_int_eq(hashes_settled(&id, 100 * s + 2 * s), 1);
 	/* a change time ahead of the clock says nothing */
 	ck_assert_int_eq(hashes_settled(&id, 99 * s), 0);
-	id.size = 64ULL << 20;
+	id.size = 16ULL << 20;
 	ck_assert_int_eq(hashes_settled(&id, 200 * s), 0);
 }
 END_TEST
