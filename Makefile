@@ -125,7 +125,8 @@ check_migrate_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-fileio.o \
-		    $(OBJ)/tests/unit/check_remote-ahead.o
+		    $(OBJ)/tests/unit/check_remote-ahead.o \
+		    $(OBJ)/tests/unit/check_remote-stream.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)

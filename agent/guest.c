@@ -108,6 +108,7 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct guest	*g = w->data;
 	const uint8_t	*body;
+	uint8_t		*own;
 	size_t		 len;
 	uint16_t	 kind;
 	char		*cause = NULL;
@@ -117,7 +118,9 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (!(revents & EV_CUSTOM) && session_fill(&g->ses, &cause) == -1)
 		guest_ses_fail(g, cause != NULL ? cause :
 		    "the home closed the session");
-	while ((rc = session_next(&g->ses, &kind, &body, &len, &cause)) == 1) {
+	/* bytes read ahead are decrypted where their window keeps them */
+	while ((rc = session_take(&g->ses, OSM__SES_KIND__SES_READ_DATA,
+	    &kind, &own, &body, &len, &cause)) == 1) {
 		switch (kind) {
 		case OSM__SES_KIND__SES_REPLY:
 			guest_serve_reply(g, body, len);
@@ -143,7 +146,7 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			guest_serve_fd_info(g, body, len);
 			break;
 		case OSM__SES_KIND__SES_READ_DATA:
-			guest_serve_read_data(g, body, len);
+			guest_serve_read_data(g, own, len);
 			break;
 		case OSM__SES_KIND__SES_MAY_LEAVE:
 			guest_move_may_leave(g);

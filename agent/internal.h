@@ -583,7 +583,7 @@ void	 guest_serve_identity(struct guest *g, const uint8_t *body,
 	    size_t len);
 void	 guest_serve_fd_info(struct guest *g, const uint8_t *body,
 	    size_t len);
-void	 guest_serve_read_data(struct guest *g, const uint8_t *body,
+void	 guest_serve_read_data(struct guest *g, uint8_t *body,
 	    size_t len);
 
 #endif

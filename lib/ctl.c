@@ -201,6 +201,7 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 	while ((r = recvmsg(fd, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC)) == -1 &&
 	    errno == EINTR)
 		;
+	toolclock_mark("first");
 	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			if (rfd != NULL && *rfd == -1)
@@ -246,6 +247,7 @@ ctl_request_send(int fd, Osm__CtlRequest *req, char **cause)
 	wrote = ctl_write_record(fd, buf, len);
 	werr = errno;
 	free(buf);
+	toolclock_mark("written");
 	/* Refused, mosd may have hung up first: its answer says why. */
 	if (wrote == -1 && werr != EPIPE && werr != ECONNRESET) {
 		xasprintf(cause, "sending the request to mosd: %s",
@@ -271,6 +273,7 @@ ctl_reply_read(int fd, int *rfd, char **cause)
 		*rfd = -1;
 	if (ctl_read_record(fd, &buf, &len, rfd, cause) == -1)
 		goto fail;
+	toolclock_mark("read");
 	reply = osm__ctl_reply__unpack(NULL, len, buf);
 	free(buf);
 	if (reply == NULL) {
@@ -305,13 +308,16 @@ ctl_call(const char *path, Osm__CtlRequest *req, char **cause)
 	char		*why;
 	int		 fd;
 
+	toolclock_mark("call");
 	if ((fd = ctl_connect(path, CTL_TIMEOUT_SEC, cause)) == -1)
 		return NULL;
+	toolclock_mark("connected");
 	if ((reply = ctl_request(fd, req, NULL, &why)) == NULL) {
 		xasprintf(cause, "%s: %s", path, why);
 		free(why);
 	}
 	close(fd);
+	toolclock_mark("unpacked");
 	return reply;
 }
 

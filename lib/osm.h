@@ -78,6 +78,9 @@ int	 xasprintf(char **ret, const char *fmt, ...)
 int	 xvasprintf(char **ret, const char *fmt, va_list ap)
 	    __attribute__((format(printf, 2, 0)));
 
+/* toolclock.c */
+void	 toolclock_mark(const char *what);
+
 /* util.c */
 uint64_t now_ms(void);
 uint64_t now_us(void);
@@ -206,7 +209,9 @@ const char *frame_strerror(enum frame_error e);
  * with AES-256-GCM, the tag. SESSION_KEY_LEN bytes of keys per end, from
  * session_derive: its sending key and IV prefix, then its receiving ones.
  */
-#define SESSION_VERSION		2	/* 1: HMAC-SHA256, bodies in clear */
+#define SESSION_VERSION		3	/* 2: SES_READ_DATA's bytes in its
+					   message; 1: HMAC-SHA256, bodies
+					   in clear */
 #define SESSION_HDR		FRAME_HDR
 #define SESSION_OVERHEAD	(SESSION_HDR + CRYPTO_TAG_LEN)
 #define SESSION_NONCE_LEN	16
@@ -247,6 +252,8 @@ int	 session_send_msg(struct session *s, uint16_t kind,
 int	 session_fill(struct session *s, char **cause);
 int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
+int	 session_take(struct session *s, uint16_t take, uint16_t *kind,
+	    uint8_t **own, const uint8_t **body, size_t *len, char **cause);
 int	 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
 int	 session_ready(const struct session *s);

@@ -854,12 +854,13 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
 }
 
 /*
- * Bytes read ahead (RemoteReadData) for R's read waiting: ev says
- * REMOTE_ANSWERED, REMOTE_NONE (R left it, or they are for none), or
- * REMOTE_FORWARD (the home could not: R's read goes home as it is).
+ * Bytes read ahead (SES_READ_DATA, msg taken: fio_data_unpack) for R's
+ * read waiting: ev says REMOTE_ANSWERED, REMOTE_NONE (R left it, or they
+ * are for none), or REMOTE_FORWARD (the home could not: R's read goes
+ * home as it is).
  */
 int
-remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
+remote_read_data(struct remote *g, uint8_t *msg, size_t len,
     struct remote_event *ev, char **cause)
 {
 	Osm__RemoteReadData	*m;
@@ -870,16 +871,8 @@ remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
 	int			 valid, rc = 0;
 
 	memset(ev, 0, sizeof *ev);
-	if (len > RMT_MSG_MAX ||
-	    (m = osm__remote_read_data__unpack(NULL, len, msg)) == NULL) {
-		xasprintf(cause, "malformed read-ahead data");
+	if ((m = fio_data_unpack(msg, len, cause)) == NULL)
 		return -1;
-	}
-	if (m->data.len > FIO_WIN_MAX_BYTES) {
-		xasprintf(cause, "read-ahead data of %zu bytes", m->data.len);
-		osm__remote_read_data__free_unpacked(m, NULL);
-		return -1;
-	}
 	valid = g->fio.waiting && ioctl(g->listener,
 	    SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 	g->fio.vtid = valid && (rc = remote_vtid(g, tid)) > 0 ? rc : 0;
@@ -898,7 +891,7 @@ remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
 		    cause);
 		break;
 	}
-	osm__remote_read_data__free_unpacked(m, NULL);
+	osm__remote_read_data__free_unpacked(m, NULL);	/* msg, if left */
 	return rc;
 }
 

@@ -163,7 +163,7 @@ int		 remote_reply_behind(struct remote *g, const uint8_t *msg,
 		    size_t len, char **cause);
 int		 remote_fd_info(struct remote *g, const uint8_t *msg,
 		    size_t len, char **cause);
-int		 remote_read_data(struct remote *g, const uint8_t *msg,
+int		 remote_read_data(struct remote *g, uint8_t *msg,
 		    size_t len, struct remote_event *ev, char **cause);
 void		 remote_settle(struct remote *g);
 int		 remote_batched(const struct remote *g);
