@@ -112,6 +112,7 @@ check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
 		   $(OBJ)/tests/unit/check_mosd-quota.o \
 		   $(OBJ)/tests/unit/check_mosd-privmsg.o \
 		   $(OBJ)/tests/unit/check_mosd-guard.o \
+		   $(OBJ)/tests/unit/check_mosd-hashes.o \
 		   $(OBJ)/tests/unit/check_mosd-probe-thread.o
 check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap -lev
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
@@ -428,7 +429,7 @@ FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
 fuzz_broker_LDFLAGS = -Wl,--wrap=privsep_ask -Wl,--wrap=privsep_cancel
 fuzz_control_LDFLAGS = -Wl,--wrap=connect
 # The privileged parent's decoder, which would start guest agents.
-fuzz_priv_LDFLAGS = -Wl,--wrap=guests_spawn
+fuzz_priv_LDFLAGS = -Wl,--wrap=guests_spawn -Wl,--wrap=guests_spare
 # The image target's seeds are check_migrate's image, with more in it.
 fuzz_image_OBJS	 = $(FUZZ_OBJ)/tests/common/image-build.o
 

@@ -232,20 +232,14 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 	return 0;
 }
 
-/*
- * One request on an open connection. If rfd is not NULL, a descriptor sent
- * with the reply lands there (-1 if none).
- */
-Osm__CtlReply *
-ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
+/* Send one request on an open connection; its reply is ctl_reply_read's. */
+int
+ctl_request_send(int fd, Osm__CtlRequest *req, char **cause)
 {
-	Osm__CtlReply	*reply = NULL;
-	uint8_t		*buf;
-	size_t		 len;
-	int		 wrote, werr;
+	uint8_t	*buf;
+	size_t	 len;
+	int	 wrote, werr;
 
-	if (rfd != NULL)
-		*rfd = -1;
 	req->version = CTL_VERSION;
 	len = osm__ctl_request__get_packed_size(req);
 	buf = xmalloc(len);
@@ -259,8 +253,24 @@ ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
 		xasprintf(cause, "sending the request to mosd: %s",
 		    werr == EAGAIN ? "timed out (mosd may be overloaded)" :
 		    strerror(werr));
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The reply to the request sent on fd. If rfd is not NULL, a descriptor
+ * sent with it lands there (-1 if none).
+ */
+Osm__CtlReply *
+ctl_reply_read(int fd, int *rfd, char **cause)
+{
+	Osm__CtlReply	*reply;
+	uint8_t		*buf;
+	size_t		 len;
+
+	if (rfd != NULL)
+		*rfd = -1;
 	if (ctl_read_record(fd, &buf, &len, rfd, cause) == -1)
 		goto fail;
 	toolclock_mark("read");
@@ -277,6 +287,17 @@ fail:
 		*rfd = -1;
 	}
 	return NULL;
+}
+
+/* One request on an open connection and its reply (ctl_reply_read). */
+Osm__CtlReply *
+ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
+{
+	if (rfd != NULL)
+		*rfd = -1;
+	if (ctl_request_send(fd, req, cause) == -1)
+		return NULL;
+	return ctl_reply_read(fd, rfd, cause);
 }
 
 /* Connect, send one request and wait for its reply; NULL with *cause. */

@@ -144,6 +144,7 @@ void	 crypto_hkdf(const uint8_t *salt, size_t saltlen, const uint8_t *ikm,
 struct crypto_aead *crypto_aead_new(const uint8_t key[CRYPTO_KEY_LEN],
 	    int encrypt);
 void	 crypto_aead_free(struct crypto_aead *a);
+void	 crypto_aead_prepare(void);
 void	 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
 	    const void *aad, size_t aadlen, const void *in, size_t len,
 	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);
@@ -459,6 +460,9 @@ int	 ctl_sockaddr(const char *path, struct sockaddr_un *sun,
 int	 ctl_connect(const char *path, int timeout, char **cause);
 int	 ctl_peercred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
 ssize_t	 ctl_send_fd(int s, const void *buf, size_t len, int fd);
+int	 ctl_request_send(int fd, struct Osm__CtlRequest *req,
+	    char **cause);
+struct Osm__CtlReply *ctl_reply_read(int fd, int *rfd, char **cause);
 struct Osm__CtlReply *ctl_request(int fd, struct Osm__CtlRequest *req, int *rfd,
 	    char **cause);
 struct Osm__CtlReply *ctl_call(const char *path, struct Osm__CtlRequest *req,
