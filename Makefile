@@ -112,6 +112,7 @@ check_mosd_OBJS	 = $(OBJ)/tests/unit/check_mosd-probe.o \
 		   $(OBJ)/tests/unit/check_mosd-quota.o \
 		   $(OBJ)/tests/unit/check_mosd-privmsg.o \
 		   $(OBJ)/tests/unit/check_mosd-guard.o \
+		   $(OBJ)/tests/unit/check_mosd-hashes.o \
 		   $(OBJ)/tests/unit/check_mosd-probe-thread.o
 check_mosd_LDLIBS = $(CRYPTO_LIBS) $(SECCOMP_LIBS) -lcap -lev
 check_mon_LIBS	 = $(LIBMON) $(LIBOSM)
@@ -125,6 +126,8 @@ check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-fileio.o \
 		    $(OBJ)/tests/unit/check_remote-ahead.o \
+		    $(OBJ)/tests/unit/check_remote-stream.o \
+		    $(OBJ)/tests/unit/check_remote-pipes.o \
 		    $(OBJ)/tests/unit/check_remote-rstub.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
@@ -315,7 +318,7 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
 		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow \
 		   $(OBJ)/tests/mosrun/threads $(OBJ)/tests/mosrun/sigrt \
-		   $(OBJ)/tests/mosrun/reader
+		   $(OBJ)/tests/mosrun/pipew $(OBJ)/tests/mosrun/reader
 
 # Threads, OpenMP's among them (tests/lab/t-threads.sh).
 $(OBJ)/tests/mosrun/threads: tests/mosrun/threads.c
@@ -427,7 +430,7 @@ FUZZ_BINS	 = $(FUZZ_TARGETS:%=$(FUZZ_OBJ)/%)
 fuzz_broker_LDFLAGS = -Wl,--wrap=privsep_ask -Wl,--wrap=privsep_cancel
 fuzz_control_LDFLAGS = -Wl,--wrap=connect
 # The privileged parent's decoder, which would start guest agents.
-fuzz_priv_LDFLAGS = -Wl,--wrap=guests_spawn
+fuzz_priv_LDFLAGS = -Wl,--wrap=guests_spawn -Wl,--wrap=guests_spare
 # The image target's seeds are check_migrate's image, with more in it.
 fuzz_image_OBJS	 = $(FUZZ_OBJ)/tests/common/image-build.o
 

@@ -10,6 +10,8 @@
  * from mosd as a client of a socket of the agent's own, one connection
  * each; the agent's order callback answers them (ctl_order_answer).
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,20 +143,112 @@ conn_report(struct conn *c)
 /*
  * A request of the agent's own to mosd on the open connection (a deputy's
  * CTL_CONNECT and CTL_BEST), with a descriptor in the reply if fd is not
- * NULL. A broken connection is made again later.
+ * NULL. A broken connection is made again later. In two halves for an
+ * agent that works while mosd prepares the reply: conn_send, then
+ * conn_reply, with no other request between them.
  */
+int
+conn_send(struct conn *c, Osm__CtlRequest *req, char **cause)
+{
+	if (c->fd == -1) {
+		xasprintf(cause, "mosd is not reachable");
+		return -1;
+	}
+	if (ctl_request_send(c->fd, req, cause) == -1) {
+		conn_closed(c);
+		return -1;
+	}
+	return 0;
+}
+
 Osm__CtlReply *
-conn_request(struct conn *c, Osm__CtlRequest *req, int *fd, char **cause)
+conn_reply(struct conn *c, int *fd, char **cause)
 {
 	Osm__CtlReply	*r;
 
+	if (fd != NULL)
+		*fd = -1;
 	if (c->fd == -1) {
 		xasprintf(cause, "mosd is not reachable");
 		return NULL;
 	}
-	if ((r = ctl_request(c->fd, req, fd, cause)) == NULL)
+	if ((r = ctl_reply_read(c->fd, fd, cause)) == NULL)
 		conn_closed(c);
 	return r;
+}
+
+Osm__CtlReply *
+conn_request(struct conn *c, Osm__CtlRequest *req, int *fd, char **cause)
+{
+	if (fd != NULL)
+		*fd = -1;
+	if (conn_send(c, req, cause) == -1)
+		return NULL;
+	return conn_reply(c, fd, cause);
+}
+
+/*
+ * What mosd knows of the content of n files (CTL_FILE_HASH: mosd keeps
+ * the SHA-256 of the files of its node that agents ask about, which no
+ * agent can write into; mosd/hashes.c), asked on fd, a connection to
+ * mosd with no request pending: paths[i] with st[i], from the caller's
+ * own open descriptor of it. The hash of each file known goes to sha[i],
+ * with known[i] set; the others are the caller's to hash. The number
+ * known: 0 also when mosd cannot say (not reachable, older).
+ */
+size_t
+conn_hashes(int fd, const char *const *paths, const struct stat *st,
+    size_t n, uint8_t (*sha)[CRYPTO_HASH_LEN], int *known)
+{
+	Osm__CtlRequest	  req = OSM__CTL_REQUEST__INIT;
+	Osm__CtlFile	 *q, **qs;
+	Osm__CtlReply	 *r;
+	const Osm__CtlFile *a;
+	char		 *cause = NULL;
+	size_t		  i, nknown = 0;
+
+	memset(known, 0, n * sizeof *known);
+	if (n == 0 || fd == -1)
+		return 0;
+	q = xcalloc(n, sizeof *q);
+	qs = xcalloc(n, sizeof *qs);
+	for (i = 0; i < n; i++) {
+		osm__ctl_file__init(&q[i]);
+		q[i].path = (char *)paths[i];
+		q[i].dev = st[i].st_dev;
+		q[i].ino = st[i].st_ino;
+		q[i].size = st[i].st_size;
+		q[i].mtime_ns = (uint64_t)st[i].st_mtim.tv_sec * 1000000000 +
+		    st[i].st_mtim.tv_nsec;
+		q[i].ctime_ns = (uint64_t)st[i].st_ctim.tv_sec * 1000000000 +
+		    st[i].st_ctim.tv_nsec;
+		qs[i] = &q[i];
+	}
+	req.type = OSM__CTL_TYPE__CTL_FILE_HASH;
+	req.files = qs;
+	req.n_files = n;
+	if ((r = ctl_request(fd, &req, NULL, &cause)) == NULL) {
+		log_debug("file hashes: %s", cause);
+		free(cause);
+	} else if (r->ok && r->n_files == n) {
+		for (i = 0; i < n; i++) {
+			a = r->files[i];
+			/* the answer about the file asked about */
+			if (!a->has_sha256 || a->sha256.len != CRYPTO_HASH_LEN ||
+			    a->dev != q[i].dev || a->ino != q[i].ino ||
+			    a->size != q[i].size ||
+			    a->mtime_ns != q[i].mtime_ns ||
+			    a->ctime_ns != q[i].ctime_ns)
+				continue;
+			memcpy(sha[i], a->sha256.data, CRYPTO_HASH_LEN);
+			known[i] = 1;
+			nknown++;
+		}
+	}
+	ctl_reply_free(r);
+	free(qs);
+	free(q);
+	return nknown;
 }
 
 static void

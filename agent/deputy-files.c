@@ -72,36 +72,104 @@ deputy_files_list(struct deputy *d, char **cause)
 	return 0;
 }
 
+/* Would the guest ask about the hash of f, listed? (st: the path's) */
+static int
+files_hashable(const struct mig_file *f, struct stat *st)
+{
+	return !f->shared && !f->id.has_sha256 &&
+	    f->id.size <= FILES_PREHASH_ONE && stat(f->path, st) == 0 &&
+	    (uint64_t)st->st_dev == f->id.dev &&
+	    (uint64_t)st->st_ino == f->id.ino &&
+	    (uint64_t)st->st_size == f->id.size &&
+	    (uint64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec ==
+	    f->id.mtime_ns;
+}
+
 /*
- * Hash the files P maps that the guest may ask about (a node's own copy
- * stands for one only with the same content), while the guest agent
- * starts: its asks then find the hashes made (migrate/fileid.c keeps
- * them for our life). Libraries, not data: up to FILES_PREHASH_ONE
- * bytes a file, FILES_PREHASH in all.
+ * The hashes mosd knows of the files P maps (conn_hashes), in the list,
+ * asked on a connection of their own: the deputy's own waits for the
+ * session meanwhile.
+ */
+void
+deputy_files_known(struct deputy *d)
+{
+	const char	**paths;
+	struct stat	 *st;
+	uint8_t		(*sha)[CRYPTO_HASH_LEN];
+	size_t		 *at, i, n = 0;
+	int		 *known, fd = -1;
+	char		 *cause = NULL;
+
+	paths = xcalloc(d->nfiles + 1, sizeof *paths);
+	st = xcalloc(d->nfiles + 1, sizeof *st);
+	sha = xcalloc(d->nfiles + 1, sizeof *sha);
+	at = xcalloc(d->nfiles + 1, sizeof *at);
+	known = xcalloc(d->nfiles + 1, sizeof *known);
+	for (i = 0; i < d->nfiles; i++)
+		if (files_hashable(&d->files[i], &st[n])) {
+			paths[n] = d->files[i].path;
+			at[n++] = i;
+		}
+	if (n > 0 && (fd = ctl_connect(d->o->sock, CTL_TIMEOUT_SEC,
+	    &cause)) == -1) {
+		log_debug("process %d: file hashes: %s", (int)d->pid, cause);
+		free(cause);
+	} else if (n > 0 && conn_hashes(fd, paths, st, n, sha, known) > 0)
+		for (i = 0; i < n; i++) {
+			if (!known[i])
+				continue;
+			memcpy(d->files[at[i]].sha256, sha[i], CRYPTO_HASH_LEN);
+			d->files[at[i]].id.has_sha256 = 1;
+			d->files[at[i]].id.sha256.data = d->files[at[i]].sha256;
+			d->files[at[i]].id.sha256.len = CRYPTO_HASH_LEN;
+		}
+	if (n > 0 && fd != -1)
+		close(fd);
+	free(known);
+	free(at);
+	free(sha);
+	free(st);
+	free(paths);
+}
+
+/*
+ * Hash the files P maps that the guest would ask about (a node's own copy
+ * stands for one only with the same content), while mosd opens the
+ * session and the guest agent starts, and put each hash in the list: the
+ * setup then carries them, and the guest asks about none of these.
+ * Libraries, not data: up to FILES_PREHASH_ONE bytes a file,
+ * FILES_PREHASH in all; the guest asks about the others, which are hashed
+ * then (migrate/fileid.c keeps the hashes for our life).
  */
 void
 deputy_files_prehash(struct deputy *d)
 {
 	Osm__ImgFileId	 id;
+	struct mig_file	*f;
 	struct stat	 st;
-	uint8_t		 sha[32];
 	uint64_t	 total = 0;
 	size_t		 i;
 	char		*why = NULL;
 
 	for (i = 0; i < d->nfiles; i++) {
-		if (d->files[i].shared || d->files[i].id.has_sha256 ||
-		    d->files[i].id.size > FILES_PREHASH_ONE ||
-		    total + d->files[i].id.size > FILES_PREHASH ||
-		    stat(d->files[i].path, &st) == -1 ||
-		    (uint64_t)st.st_dev != d->files[i].id.dev ||
-		    (uint64_t)st.st_ino != d->files[i].id.ino)
+		f = &d->files[i];
+		if (total + f->id.size > FILES_PREHASH ||
+		    !files_hashable(f, &st))
 			continue;
-		total += d->files[i].id.size;
-		if (mig_file_identify(d->files[i].path, &id, sha, &why) == -1) {
+		total += f->id.size;
+		if (mig_file_identify(f->path, &id, f->sha256, &why) == -1) {
 			log_debug("process %d: %s", (int)d->pid, why);
 			free(why);
 			why = NULL;
+			continue;
+		}
+		/* the hash of the file listed, not of one put in its place */
+		if (id.has_sha256 && id.dev == f->id.dev &&
+		    id.ino == f->id.ino && id.size == f->id.size &&
+		    id.mtime_ns == f->id.mtime_ns) {
+			f->id.has_sha256 = 1;
+			f->id.sha256.data = f->sha256;
+			f->id.sha256.len = sizeof f->sha256;
 		}
 	}
 }

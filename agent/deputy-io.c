@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -138,26 +141,67 @@ io_dup(struct deputy *d, int fd)
 	return d->io_fd;
 }
 
-/* Is fd the same open file as another of P's descriptors? */
+/*
+ * Is fd the same open file as another of P's descriptors (a dup, 2>&1)?
+ * 1 if it is, or if /proc cannot say; those others below 64 in *mask.
+ */
 static int
-io_shared(pid_t pid, int fd)
+io_shared(pid_t pid, int fd, uint64_t *mask)
 {
 	char		 path[64];
 	struct dirent	*de;
 	DIR		*dir;
 	int		 other, shared = 0;
 
+	*mask = 0;
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	if ((dir = opendir(path)) == NULL)
 		return 1;
-	while (!shared && (de = readdir(dir)) != NULL) {
+	while ((de = readdir(dir)) != NULL) {
 		other = atoi(de->d_name);
-		if (de->d_name[0] != '.' && other != fd &&
-		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) == 0)
-			shared = 1;
+		if (de->d_name[0] == '.' || other == fd ||
+		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, other) != 0)
+			continue;
+		shared = 1;
+		if (other < 64)
+			*mask |= 1ULL << other;
 	}
 	closedir(dir);
 	return shared;
+}
+
+/*
+ * Is P's descriptor fd (path, st) one whose writes the guest may gather
+ * (libremote/pipes.c): a pipe, a FIFO or a character device, open for
+ * writing and blocking (a non-blocking one's EAGAIN is its write's own);
+ * a terminal only without TOSTOP (with it, a write of P's from the
+ * background would stop it, and a write R was told is done cannot wait
+ * for the stop: its writes go as they are). /dev/zero open for reading
+ * is one too, whose reads the guest answers (*zero).
+ */
+static int
+io_pipe(struct deputy *d, int fd, const struct stat *st, int *zero)
+{
+	struct termios	tio;
+	unsigned int	flags = 0;
+	uint64_t	pos;
+	int		ours;
+
+	*zero = 0;
+	if ((!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode)) ||
+	    deputy_io_fdinfo(d->pid, fd, &pos, &flags) == -1 ||
+	    (flags & O_PATH) != 0)
+		return 0;
+	*zero = S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 5) &&
+	    (flags & O_ACCMODE) != O_WRONLY;
+	if ((flags & O_ACCMODE) == O_RDONLY || (flags & O_NONBLOCK) != 0)
+		return 0;
+	if (S_ISFIFO(st->st_mode))
+		return 1;
+	if ((ours = io_dup(d, fd)) == -1)
+		return 0;
+	return !isatty(ours) || (tcgetattr(ours, &tio) == 0 &&
+	    (tio.c_lflag & TOSTOP) == 0);
 }
 
 /* What P's descriptor fd is now, for question seq (0: an open's). */
@@ -172,6 +216,8 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 	uint64_t		 pos = 0;
 	int64_t			 room;
 	ssize_t			 n;
+	uint64_t		 same;
+	int			 zero = 0;
 
 	m.seq = seq;
 	m.fd = fd;
@@ -189,7 +235,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
 		m.append = (flags & O_APPEND) != 0;
 		m.has_shared = 1;
-		m.shared = io_shared(d->pid, fd);
+		m.shared = io_shared(d->pid, fd, &same);
 		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
 		m.has_mtime_ns = m.has_ctime_ns = 1;
 		m.dev = st.st_dev;
@@ -214,6 +260,18 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		if ((room = io_room(path, -1)) >= 0) {
 			m.has_fs_free = 1;
 			m.fs_free = room;
+		}
+	} else if (seq != 0 && !d->o->strict_io && fd >= 0 &&
+	    stat(path, &st) == 0 && ((m.behind = io_pipe(d, fd, &st,
+	    &zero)) || zero)) {
+		/* writes gathered if behind, reads answered there if zero */
+		m.has_pipe = m.has_behind = m.has_zero = 1;
+		m.pipe = 1;
+		m.zero = zero;
+		/* 2>&1: its writes and the others' gathered together */
+		if (io_shared(d->pid, fd, &same) && same != 0) {
+			m.has_same = 1;
+			m.same = same;
 		}
 	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -286,8 +344,10 @@ deputy_io_self(struct deputy *d, const Osm__RemoteCall *c, int *fd)
 {
 	struct rlimit	fsize;
 
-	if (!c->behind || c->n_args != 6 || (c->nr != SYS_lseek &&
-	    (c->n_regions != 1 || !c->regions[0]->has_data)) ||
+	/* a batch of writes (a pipe's): P makes each, in its lane */
+	if (!c->behind || c->n_args != 6 || c->n_writes > 0 ||
+	    (c->nr != SYS_lseek && (c->n_regions != 1 ||
+	    !c->regions[0]->has_data)) ||
 	    (c->nr != SYS_write && c->nr != SYS_pwrite64 &&
 	    c->nr != SYS_lseek) || c->args[3] > INT64_MAX ||
 	    c->args[0] > INT32_MAX)
@@ -412,6 +472,36 @@ deputy_io_call(struct deputy *d, const struct home_call *hc, uint8_t *mem,
 	return 1;
 }
 
+/*
+ * SES_READ_DATA's body: the file's bytes, then m without them packed,
+ * then that message's length (u32): sealed from where they lie (no copy
+ * of them into a message first), and decrypted by the guest straight
+ * into the buffer its window keeps (remote_read_data).
+ */
+static int
+deputy_io_send_data(struct deputy *d, Osm__RemoteReadData *m, char **cause)
+{
+	struct iovec	iov[3];
+	uint8_t		msg[64], n[4];
+	size_t		len;
+
+	iov[0].iov_base = m->data.data;
+	iov[0].iov_len = m->data.len;
+	m->has_data = 0;
+	m->data.data = NULL;
+	m->data.len = 0;
+	if ((len = osm__remote_read_data__get_packed_size(m)) > sizeof msg)
+		fatalx("RemoteReadData of %zu bytes", len);
+	osm__remote_read_data__pack(m, msg);
+	frame_put32(n, len);
+	iov[1].iov_base = msg;
+	iov[1].iov_len = len;
+	iov[2].iov_base = n;
+	iov[2].iov_len = sizeof n;
+	return session_sendv(&d->ses, OSM__SES_KIND__SES_READ_DATA, iov, 3,
+	    cause);
+}
+
 /* Bytes of P's file read ahead (SES_READ): answered SES_READ_DATA. */
 int
 deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
@@ -456,6 +546,5 @@ deputy_io_read(struct deputy *d, const uint8_t *body, size_t len,
 		}
 	}
 	osm__remote_read__free_unpacked(r, NULL);
-	return session_send_msg(&d->ses, OSM__SES_KIND__SES_READ_DATA, &m.base,
-	    cause);
+	return deputy_io_send_data(d, &m, cause);
 }

@@ -48,8 +48,6 @@ move_files(struct deputy *d, uint32_t node, int *post, char **cause)
 	size_t		 len;
 	uint16_t	 kind;
 
-	if (post != NULL)
-		deputy_files_prehash(d);	/* while the guest agent starts */
 	for (;;) {
 		if (session_recv(&d->ses, &kind, &body, &len, cause) == -1)
 			return -1;
@@ -364,20 +362,32 @@ move_husk(struct deputy *d, char **cause)
 	return 0;
 }
 
-/* A session with the guest agent of node, through mosd (CTL_CONNECT). */
+/*
+ * A session with the guest agent of node, through mosd (CTL_CONNECT):
+ * asked for first (move_ask), so that mosd opens it and the target
+ * starts its guest agent while P's files are listed and hashed, then
+ * taken (move_open).
+ */
 static int
-move_open(struct deputy *d, uint32_t node, char **cause)
+move_ask(struct deputy *d, uint32_t node, char **cause)
 {
 	Osm__CtlRequest	 req = OSM__CTL_REQUEST__INIT;
-	Osm__CtlReply	*r;
-	struct timeval	 tv = { .tv_sec = MOVE_TIMEOUT };
-	int		 fd;
 
 	req.type = OSM__CTL_TYPE__CTL_CONNECT;
 	req.has_pid = req.has_node = 1;
 	req.pid = d->pid;
 	req.node = node;
-	if ((r = conn_request(&d->conn, &req, &fd, cause)) == NULL)
+	return conn_send(&d->conn, &req, cause);
+}
+
+static int
+move_open(struct deputy *d, uint32_t node, char **cause)
+{
+	Osm__CtlReply	*r;
+	struct timeval	 tv = { .tv_sec = MOVE_TIMEOUT };
+	int		 fd;
+
+	if ((r = conn_reply(&d->conn, &fd, cause)) == NULL)
 		return -1;
 	if (!r->ok || fd == -1 || !r->has_session_key ||
 	    r->session_key.len != SESSION_KEY_LEN) {
@@ -453,6 +463,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 {
 	Osm__SesSetup	 setup = OSM__SES_SETUP__INIT;
 	struct move_out	 m;
+	char		*why = NULL;
 	int		 rc, post, pending = 0;
 
 	memset(&m, 0, sizeof m);
@@ -469,15 +480,28 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.command = d->command;
 	setup.has_stop_copy = setup.stop_copy =
 	    d->o->move_mode == DEPUTY_MOVE_STOP;
-	if (deputy_files_list(d, cause) == -1) {
+	if (move_ask(d, node, cause) == -1) {
 		deputy_hold_resume(d);
 		return -1;
 	}
-	deputy_files_setup(d, &setup);
+	if (deputy_files_list(d, cause) == -1) {
+		/* the session asked for, if it came, goes unused */
+		if (move_open(d, node, &why) == 0)
+			deputy_move_close(d);
+		free(why);
+		deputy_hold_resume(d);
+		return -1;
+	}
 	if (post)
 		m.lv.post = mig_post_new();
 	move_live(d, &m, stopped);
-	rc = move_open(d, node, cause) == -1 ||
+	/* hashed while mosd opens the session: the setup carries them */
+	deputy_files_known(d);
+	deputy_files_prehash(d);
+	crypto_aead_prepare();
+	rc = move_open(d, node, cause);
+	deputy_files_setup(d, &setup);
+	rc = rc == -1 ||
 	    session_send_msg(&d->ses, OSM__SES_KIND__SES_SETUP, &setup.base,
 	    cause) == -1 || move_files(d, node, &post, cause) == -1 ? -1 : 0;
 	if (rc == 0 && !post && m.lv.post != NULL) {

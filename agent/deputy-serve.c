@@ -302,8 +302,15 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, int waiting,
 
 	log_debug("process %d, thread %d: %s = %ld%s", (int)d->pid,
 	    (int)l->tid, l->call->name, rv, l->call->behind ? " (behind)" : "");
-	/* R has had its answer: the call must happen, whatever broke it off */
-	while (l->call->behind && rv <= -SERVE_ERESTARTSYS && rv >= -516) {
+	/*
+	 * R has had its answer: the call must happen, whatever broke it off;
+	 * a batch of writes (a pipe's) goes on with the next of them.
+	 */
+	for (;;) {
+		if (!l->call->behind || rv > -SERVE_ERESTARTSYS || rv < -516) {
+			if (!home_pieces_next(l->call, &rv))
+				break;
+		}
 		if (!waiting && husk_run_lane(&d->husk, l, cause) == -1)
 			return -1;
 		if ((waiting = husk_call(l, l->call->nr, l->call->args, 1,
@@ -400,6 +407,7 @@ deputy_serve_call(struct deputy *d, const uint8_t *body, size_t len,
 	if (home_layout(hc, base, room, cause) == -1)
 		return -1;
 	memcpy(mem, hc->image, hc->image_len);
+	home_pieces_start(hc);		/* a batch: its first write */
 	cancel = d->cancel_seq == hc->seq;
 	if (cancel)
 		d->cancel_seq = 0;

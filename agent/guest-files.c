@@ -50,30 +50,36 @@ guest_files_find(struct guest *g, const Osm__ImgFileId *id, int copy)
 
 /*
  * The node's own copy of the file at path, if it is provably the file of
- * identity id at home: the same size and content hash. A descriptor, or -1.
+ * identity id at home: the same size and content hash, its hash mosd's if
+ * mosd knows it (conn_hashes), else made here. A descriptor, or -1.
  */
 static int
-files_local(const char *path, const Osm__ImgFileId *id)
+files_local(struct guest *g, const char *path, const Osm__ImgFileId *id)
 {
 	Osm__ImgFileId	 here;
-	uint8_t		 sha[32];
+	uint8_t		 sha[1][CRYPTO_HASH_LEN];
 	char		 link[64], *cause = NULL;
 	struct stat	 st;
-	int		 fd;
+	int		 fd, known;
 
-	if (!id->has_sha256 || id->sha256.len != sizeof sha ||
+	if (!id->has_sha256 || id->sha256.len != CRYPTO_HASH_LEN ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
 		return -1;
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != id->size ||
-	    mig_file_identify(link, &here, sha, &cause) == -1 ||
-	    !here.has_sha256 || memcmp(sha, id->sha256.data, sizeof sha) != 0) {
-		free(cause);
-		close(fd);
-		return -1;
-	}
+	    (uint64_t)st.st_size != id->size)
+		goto fail;
+	if (conn_hashes(g->conn.fd, &path, &st, 1, sha, &known) == 0 &&
+	    (mig_file_identify(link, &here, sha[0], &cause) == -1 ||
+	    !here.has_sha256))
+		goto fail;
+	if (memcmp(sha[0], id->sha256.data, CRYPTO_HASH_LEN) != 0)
+		goto fail;
 	return fd;
+fail:
+	free(cause);
+	close(fd);
+	return -1;
 }
 
 /*
@@ -112,7 +118,7 @@ guest_files_add(struct guest *g, const char *path, const Osm__ImgFileId *id,
 	else
 		f->id.has_sha256 = 0;
 	f->memfd = -1;
-	if (copy || (f->fd = files_local(path, id)) == -1) {
+	if (copy || (f->fd = files_local(g, path, id)) == -1) {
 		/* Read-only for R: a shared mapping of it cannot turn writable. */
 		if ((f->memfd = memfd_create("osmosis-file", MFD_CLOEXEC)) ==
 		    -1 || ftruncate(f->memfd, id->size) == -1) {

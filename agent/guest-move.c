@@ -466,6 +466,8 @@ guest_move_arrive(struct guest *g, char **cause)
 		close(listener);
 		goto fail;
 	}
+	if (g->threaded)
+		pipes_threaded(g->remote);	/* its pipes written as is */
 	for (i = 0; i < g->ntcpu; i++)
 		remote_thread_cpu(g->remote, mig_thread_here(t,
 		    g->tcpu[i].tid), g->tcpu[i].ns);

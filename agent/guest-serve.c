@@ -276,9 +276,9 @@ guest_serve_fd_info(struct guest *g, const uint8_t *body, size_t len)
 		guest_ses_fail(g, cause);
 }
 
-/* Bytes read ahead for R's read (SES_READ_DATA). */
+/* Bytes read ahead for R's read (SES_READ_DATA), body taken. */
 void
-guest_serve_read_data(struct guest *g, const uint8_t *body, size_t len)
+guest_serve_read_data(struct guest *g, uint8_t *body, size_t len)
 {
 	struct remote_event	 ev;
 	char			*cause = NULL;

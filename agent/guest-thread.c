@@ -99,6 +99,7 @@ guest_thread_call(struct guest *g, const struct remote_event *ev)
 		return;
 	}
 	g->threaded = 1;
+	pipes_threaded(g->remote);
 	g->clones = xreallocarray(g->clones, g->nclones + 1,
 	    sizeof *g->clones);
 	g->clones[g->nclones].id = ev->id;

@@ -108,6 +108,7 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct guest	*g = w->data;
 	const uint8_t	*body;
+	uint8_t		*own;
 	size_t		 len;
 	uint16_t	 kind;
 	char		*cause = NULL;
@@ -117,7 +118,9 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (!(revents & EV_CUSTOM) && session_fill(&g->ses, &cause) == -1)
 		guest_ses_fail(g, cause != NULL ? cause :
 		    "the home closed the session");
-	while ((rc = session_next(&g->ses, &kind, &body, &len, &cause)) == 1) {
+	/* bytes read ahead are decrypted where their window keeps them */
+	while ((rc = session_take(&g->ses, OSM__SES_KIND__SES_READ_DATA,
+	    &kind, &own, &body, &len, &cause)) == 1) {
 		switch (kind) {
 		case OSM__SES_KIND__SES_REPLY:
 			guest_serve_reply(g, body, len);
@@ -143,7 +146,7 @@ guest_session_cb(struct ev_loop *loop, ev_io *w, int revents)
 			guest_serve_fd_info(g, body, len);
 			break;
 		case OSM__SES_KIND__SES_READ_DATA:
-			guest_serve_read_data(g, body, len);
+			guest_serve_read_data(g, own, len);
 			break;
 		case OSM__SES_KIND__SES_MAY_LEAVE:
 			guest_move_may_leave(g);
@@ -259,7 +262,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
 			    "not), %llu calls on them here, %llu writes not "
-			    "behind for room at home",
+			    "behind for room at home, %llu writes to pipes "
+			    "and devices gathered",
 			    g->conn.who, e.signaled ? "signal" : "status",
 			    e.status,
 			    (unsigned long long)st->forwarded,
@@ -274,7 +278,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
 			    (unsigned long long)st->local,
-			    (unsigned long long)st->at_once);
+			    (unsigned long long)st->at_once,
+			    (unsigned long long)st->piped);
 		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
@@ -425,10 +430,58 @@ usage(void)
 {
 	fprintf(stderr, "usage: mosd-guest [-d] [-v]\n"
 	    "The guest agent of one process that another node moved here.\n"
-	    "mosd starts it, with the session on descriptor 3 and its start\n"
-	    "message on descriptor 4; it is not for running by hand\n"
+	    "mosd starts it with a socket on descriptor 4, where its start\n"
+	    "message and the session come; it is not for running by hand\n"
 	    "(mosd(8)).\n");
 	exit(2);
+}
+
+/*
+ * The start message on fd (a u32 length, then GuestStart), the session's
+ * socket sent with its first bytes, made our descriptor 3. 0 at the end
+ * of the stream: mosd ended before it needed us (we were its spare).
+ */
+static int
+guest_start_read(int fd, uint8_t **buf, size_t *len)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+	uint32_t	 n;
+	ssize_t		 r;
+	int		 ses = -1;
+
+	memset(&msg, 0, sizeof msg);
+	iov.iov_base = &n;
+	iov.iov_len = sizeof n;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsg.buf;
+	msg.msg_controllen = sizeof cmsg.buf;
+	while ((r = recvmsg(fd, &msg, MSG_WAITALL)) == -1 && errno == EINTR)
+		;
+	if (r == 0)
+		return 0;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c != NULL && c->cmsg_level == SOL_SOCKET &&
+	    c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof ses))
+		memcpy(&ses, CMSG_DATA(c), sizeof ses);
+	if (r != sizeof n || ses == -1 || (msg.msg_flags & MSG_CTRUNC))
+		fatalx("start message: %s", r == -1 ? strerror(errno) :
+		    "without the session");
+	if (ses != 3 && (dup2(ses, 3) == -1 || close(ses) == -1))
+		fatal("start message: the session");
+	if ((n = ntohl(n)) > OSM_GUEST_START_MAX)
+		fatalx("start message: %u bytes", n);
+	*buf = xmalloc(n);
+	if (read_all(fd, *buf, n) == -1)
+		fatalx("start message: cut short");
+	*len = n;
+	return 1;
 }
 
 /*
@@ -467,18 +520,20 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "-q") != 0)
 			usage();
 	}
-	if (fcntl(3, F_GETFD) == -1 || fcntl(4, F_GETFD) == -1)
+	if (fcntl(4, F_GETFD) == -1)
 		usage();
 	log_init(debug, "mosd-guest");
-	if (stream_read(4, &buf, &len, OSM_GUEST_START_MAX, &cause) == -1)
-		fatalx("start message: %s", cause != NULL ? cause : "none");
+	/* What a spare can do before it is needed, as root. */
+	guest_oom_first();
+	crypto_aead_prepare();
+	if (guest_start_read(4, &buf, &len) == 0)
+		return 0;
 	close(4);
 	gs = osm__guest_start__unpack(NULL, len, buf);
 	explicit_bzero(buf, len);
 	free(buf);
 	if (gs == NULL || gs->session_key.len != SESSION_KEY_LEN)
 		fatalx("malformed start message");
-	guest_oom_first();
 	/* the owner's opener of shared files, forked while we are root */
 	if ((opener = guest_open_start(gs, &cause)) == -1 && cause != NULL) {
 		log_info("guest %u@%u: no files opened here: %s", gs->pid,

@@ -104,6 +104,13 @@ void		 conn_start(struct conn *c, struct ev_loop *loop);
 void		 conn_report(struct conn *c);
 Osm__CtlReply	*conn_request(struct conn *c, Osm__CtlRequest *req, int *fd,
 		    char **cause);
+int		 conn_send(struct conn *c, Osm__CtlRequest *req,
+		    char **cause);
+Osm__CtlReply	*conn_reply(struct conn *c, int *fd, char **cause);
+struct stat;
+size_t		 conn_hashes(int fd, const char *const *paths,
+		    const struct stat *st, size_t n,
+		    uint8_t (*sha)[CRYPTO_HASH_LEN], int *known);
 void		 conn_close(struct conn *c);
 
 /* image.c: an image through the session, either way; a SesError's reason */
@@ -325,6 +332,7 @@ int	 deputy_signal_stopped(struct deputy *d, const uint8_t *body,
 
 /* deputy-files.c */
 int	 deputy_files_list(struct deputy *d, char **cause);
+void	 deputy_files_known(struct deputy *d);
 void	 deputy_files_prehash(struct deputy *d);
 void	 deputy_files_clear(struct deputy *d);
 void	 deputy_files_setup(struct deputy *d, Osm__SesSetup *setup);
@@ -610,7 +618,7 @@ void	 guest_serve_identity(struct guest *g, const uint8_t *body,
 	    size_t len);
 void	 guest_serve_fd_info(struct guest *g, const uint8_t *body,
 	    size_t len);
-void	 guest_serve_read_data(struct guest *g, const uint8_t *body,
+void	 guest_serve_read_data(struct guest *g, uint8_t *body,
 	    size_t len);
 
 #endif

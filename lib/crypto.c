@@ -211,6 +211,17 @@ crypto_aead_new(const uint8_t key[CRYPTO_KEY_LEN], int encrypt)
 	return a;
 }
 
+/*
+ * Fetch AES-256-GCM now, for a session to come: an agent that waits
+ * (a spare guest agent, a deputy while mosd opens its session) has it
+ * fetched when the session starts.
+ */
+void
+crypto_aead_prepare(void)
+{
+	pthread_once(&crypto_gcm_once, crypto_gcm_init);
+}
+
 void
 crypto_aead_free(struct crypto_aead *a)
 {

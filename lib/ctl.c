@@ -201,6 +201,7 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 	while ((r = recvmsg(fd, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC)) == -1 &&
 	    errno == EINTR)
 		;
+	toolclock_mark("first");
 	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			if (rfd != NULL && *rfd == -1)
@@ -231,20 +232,14 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 	return 0;
 }
 
-/*
- * One request on an open connection. If rfd is not NULL, a descriptor sent
- * with the reply lands there (-1 if none).
- */
-Osm__CtlReply *
-ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
+/* Send one request on an open connection; its reply is ctl_reply_read's. */
+int
+ctl_request_send(int fd, Osm__CtlRequest *req, char **cause)
 {
-	Osm__CtlReply	*reply = NULL;
-	uint8_t		*buf;
-	size_t		 len;
-	int		 wrote, werr;
+	uint8_t	*buf;
+	size_t	 len;
+	int	 wrote, werr;
 
-	if (rfd != NULL)
-		*rfd = -1;
 	req->version = CTL_VERSION;
 	len = osm__ctl_request__get_packed_size(req);
 	buf = xmalloc(len);
@@ -252,15 +247,33 @@ ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
 	wrote = ctl_write_record(fd, buf, len);
 	werr = errno;
 	free(buf);
+	toolclock_mark("written");
 	/* Refused, mosd may have hung up first: its answer says why. */
 	if (wrote == -1 && werr != EPIPE && werr != ECONNRESET) {
 		xasprintf(cause, "sending the request to mosd: %s",
 		    werr == EAGAIN ? "timed out (mosd may be overloaded)" :
 		    strerror(werr));
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The reply to the request sent on fd. If rfd is not NULL, a descriptor
+ * sent with it lands there (-1 if none).
+ */
+Osm__CtlReply *
+ctl_reply_read(int fd, int *rfd, char **cause)
+{
+	Osm__CtlReply	*reply;
+	uint8_t		*buf;
+	size_t		 len;
+
+	if (rfd != NULL)
+		*rfd = -1;
 	if (ctl_read_record(fd, &buf, &len, rfd, cause) == -1)
 		goto fail;
+	toolclock_mark("read");
 	reply = osm__ctl_reply__unpack(NULL, len, buf);
 	free(buf);
 	if (reply == NULL) {
@@ -276,6 +289,17 @@ fail:
 	return NULL;
 }
 
+/* One request on an open connection and its reply (ctl_reply_read). */
+Osm__CtlReply *
+ctl_request(int fd, Osm__CtlRequest *req, int *rfd, char **cause)
+{
+	if (rfd != NULL)
+		*rfd = -1;
+	if (ctl_request_send(fd, req, cause) == -1)
+		return NULL;
+	return ctl_reply_read(fd, rfd, cause);
+}
+
 /* Connect, send one request and wait for its reply; NULL with *cause. */
 Osm__CtlReply *
 ctl_call(const char *path, Osm__CtlRequest *req, char **cause)
@@ -284,13 +308,16 @@ ctl_call(const char *path, Osm__CtlRequest *req, char **cause)
 	char		*why;
 	int		 fd;
 
+	toolclock_mark("call");
 	if ((fd = ctl_connect(path, CTL_TIMEOUT_SEC, cause)) == -1)
 		return NULL;
+	toolclock_mark("connected");
 	if ((reply = ctl_request(fd, req, NULL, &why)) == NULL) {
 		xasprintf(cause, "%s: %s", path, why);
 		free(why);
 	}
 	close(fd);
+	toolclock_mark("unpacked");
 	return reply;
 }
 

@@ -78,6 +78,9 @@ int	 xasprintf(char **ret, const char *fmt, ...)
 int	 xvasprintf(char **ret, const char *fmt, va_list ap)
 	    __attribute__((format(printf, 2, 0)));
 
+/* toolclock.c */
+void	 toolclock_mark(const char *what);
+
 /* util.c */
 uint64_t now_ms(void);
 uint64_t now_us(void);
@@ -141,6 +144,7 @@ void	 crypto_hkdf(const uint8_t *salt, size_t saltlen, const uint8_t *ikm,
 struct crypto_aead *crypto_aead_new(const uint8_t key[CRYPTO_KEY_LEN],
 	    int encrypt);
 void	 crypto_aead_free(struct crypto_aead *a);
+void	 crypto_aead_prepare(void);
 void	 crypto_seal(struct crypto_aead *a, const uint8_t iv[CRYPTO_IV_LEN],
 	    const void *aad, size_t aadlen, const void *in, size_t len,
 	    uint8_t *out, uint8_t tag[CRYPTO_TAG_LEN]);
@@ -205,7 +209,9 @@ const char *frame_strerror(enum frame_error e);
  * with AES-256-GCM, the tag. SESSION_KEY_LEN bytes of keys per end, from
  * session_derive: its sending key and IV prefix, then its receiving ones.
  */
-#define SESSION_VERSION		2	/* 1: HMAC-SHA256, bodies in clear */
+#define SESSION_VERSION		3	/* 2: SES_READ_DATA's bytes in its
+					   message; 1: HMAC-SHA256, bodies
+					   in clear */
 #define SESSION_HDR		FRAME_HDR
 #define SESSION_OVERHEAD	(SESSION_HDR + CRYPTO_TAG_LEN)
 #define SESSION_NONCE_LEN	16
@@ -246,6 +252,8 @@ int	 session_send_msg(struct session *s, uint16_t kind,
 int	 session_fill(struct session *s, char **cause);
 int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
+int	 session_take(struct session *s, uint16_t take, uint16_t *kind,
+	    uint8_t **own, const uint8_t **body, size_t *len, char **cause);
 int	 session_recv(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);
 int	 session_ready(const struct session *s);
@@ -452,6 +460,9 @@ int	 ctl_sockaddr(const char *path, struct sockaddr_un *sun,
 int	 ctl_connect(const char *path, int timeout, char **cause);
 int	 ctl_peercred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
 ssize_t	 ctl_send_fd(int s, const void *buf, size_t len, int fd);
+int	 ctl_request_send(int fd, struct Osm__CtlRequest *req,
+	    char **cause);
+struct Osm__CtlReply *ctl_reply_read(int fd, int *rfd, char **cause);
 struct Osm__CtlReply *ctl_request(int fd, struct Osm__CtlRequest *req, int *rfd,
 	    char **cause);
 struct Osm__CtlReply *ctl_call(const char *path, struct Osm__CtlRequest *req,

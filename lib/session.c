@@ -261,7 +261,22 @@ int
 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
     size_t *len, char **cause)
 {
-	uint8_t		iv[CRYPTO_IV_LEN];
+	uint8_t	*own;
+
+	return session_take(s, 0, kind, &own, body, len, cause);
+}
+
+/*
+ * session_next, but a message of kind take (0: none) is decrypted into a
+ * buffer of its own, *own, which the caller frees (NULL for any other):
+ * what the caller keeps of it needs no copy of its own, the decryption
+ * being one already.
+ */
+int
+session_take(struct session *s, uint16_t take, uint16_t *kind, uint8_t **own,
+    const uint8_t **body, size_t *len, char **cause)
+{
+	uint8_t		iv[CRYPTO_IV_LEN], *out;
 	uint64_t	seq = s->rx_seq + 1;
 	size_t		n, blen;
 
@@ -289,10 +304,17 @@ session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	}
 	blen = n - SESSION_OVERHEAD;
 	session_iv(s->rx_dir, seq, iv);
-	/* Decrypted where it lies: refused, it is never handed out. */
+	*kind = s->in[6] << 8 | s->in[7];
+	/* Decrypted where it lies, or where it is taken: refused, never
+	   handed out. */
+	*own = NULL;
+	out = s->in + SESSION_HDR;
+	if (take != 0 && *kind == take)
+		out = *own = xmalloc(blen > 0 ? blen : 1);
 	if (seq == 0 || crypto_open(s->rx, iv, s->in, SESSION_HDR,
-	    s->in + SESSION_HDR, blen, s->in + SESSION_HDR,
-	    s->in + SESSION_HDR + blen) == -1) {
+	    s->in + SESSION_HDR, blen, out, s->in + SESSION_HDR + blen) == -1) {
+		free(*own);
+		*own = NULL;
 		xasprintf(cause, "session message %llu refused: it fails "
 		    "authentication (altered, replayed, reordered or under "
 		    "another key)", (unsigned long long)seq);
@@ -301,8 +323,7 @@ session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	}
 	s->rx_seq = seq;
 	s->consumed = n;
-	*kind = s->in[6] << 8 | s->in[7];
-	*body = s->in + SESSION_HDR;
+	*body = out;
 	*len = blen;
 	return 1;
 }

@@ -31,6 +31,7 @@
  * descriptor's own gathered writes, or any call that may change files
  * (open with O_TRUNC, truncate, rename...). A writable shared mapping
  * of a file brings R home (request.c): none writes to a file here.
+ * Writes to pipes and devices share the gathering (pipes.c).
  *
  * Messages to send go out in order through remote_out (the agent sends
  * them around the call it sends, if any). The state is keyed by
@@ -56,284 +57,10 @@
 #include "proto/remote.pb-c.h"
 
 #define FIO_WIN_MAX	FIO_WIN_MAX_BYTES
-#define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
-#define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
 #define FIO_HELD_ONE	(64U << 10)	/* the largest read served from held */
 
 static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
 		    int64_t);
-
-static struct fio_fd *
-fio_find(struct fio *f, int fd)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nfds; i++) {
-		if (f->fds[i].fd == fd)
-			return &f->fds[i];
-	}
-	return NULL;
-}
-
-static struct fio_fd *
-fio_add(struct fio *f, int fd)
-{
-	struct fio_fd	*e;
-
-	f->fds = xreallocarray(f->fds, f->nfds + 1, sizeof *f->fds);
-	e = &f->fds[f->nfds++];
-	memset(e, 0, sizeof *e);
-	e->fd = fd;
-	e->gen = window_gen();
-	return e;
-}
-
-static void
-fio_forget(struct fio *f, struct fio_fd *e)
-{
-	/* another thread's read waits on it: home, where it is closed now */
-	if (f->waiting && f->wait_fd == e->fd)
-		f->wait_home = 1;
-	window_drop(e);
-	held_drop(&f->held, e->fd);
-	*e = f->fds[--f->nfds];
-}
-
-/*
- * Every window of file (dev, ino), and what R wrote of it but through
- * descriptor keep (-1: none); every window and all R wrote if all.
- */
-static void
-fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino, int keep)
-{
-	struct fio_fd	*e;
-	size_t		 i;
-
-	if (all)
-		held_drop(&f->held, -1);
-	/* a window on its way may hold the bytes from before: once only */
-	if (f->waiting && (e = fio_find(f, f->wait_fd)) != NULL &&
-	    (all || (e->dev == dev && e->ino == ino)))
-		f->wait_stale = 1;
-	for (i = 0; i < f->nfds; i++) {
-		if (!all && (f->fds[i].dev != dev || f->fds[i].ino != ino))
-			continue;
-		window_drop(&f->fds[i]);
-		if (!all && f->fds[i].fd != keep)
-			held_drop(&f->held, f->fds[i].fd);
-	}
-}
-
-void
-fio_free(struct fio *f)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nfds; i++)
-		window_drop(&f->fds[i]);
-	held_drop(&f->held, -1);
-	free(f->fds);
-	for (i = 0; i < f->nout; i++)
-		free(f->out[i].msg);
-	free(f->out);
-	free(f->behind);
-	free(f->fs);
-	free(f->buf);
-	memset(f, 0, sizeof *f);
-}
-
-void
-fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
-{
-	f->out = xreallocarray(f->out, f->nout + 1, sizeof *f->out);
-	f->out[f->nout].kind = kind;
-	f->out[f->nout].post = post;
-	f->out[f->nout].msg = msg;
-	f->out[f->nout].len = len;
-	f->nout++;
-}
-
-/*
- * The next message to send: those before the call the agent sends now
- * (post 0), or after it (post 1). The caller frees *msg.
- */
-int
-fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nout; i++) {
-		if (f->out[i].post > post)
-			continue;
-		*kind = f->out[i].kind;
-		*msg = f->out[i].msg;
-		*len = f->out[i].len;
-		memmove(&f->out[i], &f->out[i + 1],
-		    (f->nout - i - 1) * sizeof *f->out);
-		f->nout--;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * A call written behind: its reply says only whether it failed. A write
- * charges what it may take (charge) to its file system (dev) until then.
- */
-static void
-fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
-    uint64_t dev, uint64_t charge)
-{
-	struct fio_fs	*fs;
-
-	f->behind = xreallocarray(f->behind, f->nbehind + 1,
-	    sizeof *f->behind);
-	f->behind[f->nbehind].seq = seq;
-	f->behind[f->nbehind].fd = fd;
-	f->behind[f->nbehind].expect = expect;
-	f->behind[f->nbehind].dev = dev;
-	f->behind[f->nbehind].charge = 0;
-	if (charge > 0 && (fs = room_fs(f, dev, 0)) != NULL) {
-		fs->ahead += charge;
-		f->behind[f->nbehind].charge = charge;
-	}
-	f->nbehind++;
-}
-
-/* An lseek of fd (to off, by whence) written behind, before the call. */
-void
-fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
-    uint64_t *seq)
-{
-	struct rmt_call	 c;
-	uint8_t		*msg;
-	size_t		 len;
-
-	memset(&c, 0, sizeof c);
-	c.seq = ++*seq;
-	c.nr = SYS_lseek;
-	c.name = "lseek";
-	c.vtid = f->vtid;
-	c.args[0] = fd;
-	c.args[1] = (uint64_t)off;
-	c.args[2] = whence;
-	c.trim_unit = 1;
-	c.behind = 1;
-	marshal_pack(&c, &msg, &len);
-	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, fd, -1, 0, 0);
-	f->stats_behind++;
-}
-
-/*
- * A close of fd written behind (one opened where R runs, whose home
- * descriptor had no writes to fail): its failure is nobody's.
- */
-void
-fio_close_behind(struct fio *f, int fd, uint64_t *seq)
-{
-	struct rmt_call	 c;
-	uint8_t		*msg;
-	size_t		 len;
-
-	memset(&c, 0, sizeof c);
-	c.seq = ++*seq;
-	c.nr = SYS_close;
-	c.name = "close";
-	c.vtid = f->vtid;
-	c.args[0] = fd;
-	c.trim_unit = 1;
-	c.behind = 1;
-	marshal_pack(&c, &msg, &len);
-	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, -1, -1, 0, 0);
-	f->stats_behind++;
-}
-
-/* The home's offset of e moves by what R took from windows. */
-static void
-fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
-{
-	if (e->seek == 0)
-		return;
-	fio_lseek_behind(f, e->fd, (int64_t)e->seek, SEEK_CUR, seq);
-	e->seek = 0;
-}
-
-/* Forget fd: R's calls on it are no longer ours (shared.c has it). */
-void
-fio_drop_fd(struct fio *f, int fd)
-{
-	struct fio_fd	*e;
-
-	if ((e = fio_find(f, fd)) != NULL)
-		fio_forget(f, e);
-}
-
-/*
- * A file written some other way (through a descriptor opened where R
- * runs): its windows are stale.
- */
-void
-fio_changed(struct fio *f, uint64_t dev, uint64_t ino)
-{
-	fio_drop_file(f, 0, dev, ino, -1);
-}
-
-/*
- * The writes gathered go home, as one write or pwrite64 behind: before
- * any call but the next of them and a read served from another file's
- * window, before a dump of R and its end, and a moment after the last
- * (the agent's timer), so that the home has them promptly.
- */
-void
-fio_flush(struct fio *f, uint64_t *seq)
-{
-	struct rmt_region	 reg;
-	struct rmt_reloc	 rel;
-	struct rmt_call		 c;
-	uint8_t			*msg;
-	size_t			 len;
-
-	if (f->blen == 0)
-		return;
-	memset(&c, 0, sizeof c);
-	memset(&reg, 0, sizeof reg);
-	memset(&rel, 0, sizeof rel);
-	reg.size = f->blen;
-	reg.dir = RMT_IN;
-	reg.data = f->buf;
-	rel.target = 0;
-	rel.arg = 1;
-	c.seq = ++*seq;
-	c.nr = f->bnr;
-	c.name = f->bnr == SYS_write ? "write" : "pwrite64";
-	c.vtid = f->bvtid;	/* its lane, if P must make it */
-	c.args[0] = f->bfd;
-	c.args[2] = f->blen;
-	c.args[3] = f->boff;
-	c.regions = &reg;
-	c.nregions = 1;
-	c.relocs = &rel;
-	c.nrelocs = 1;
-	c.total = f->blen;
-	c.trim_unit = 1;
-	c.behind = 1;
-	marshal_pack(&c, &msg, &len);	/* which frees the region's bytes */
-	f->buf = NULL;
-	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, f->bfd, f->blen, f->bdev,
-	    f->blen + FIO_SLACK);
-	f->stats_behind++;
-	f->blen = 0;
-}
-
-/* Are writes gathered, for the agent's timer? */
-int
-fio_batched(const struct fio *f)
-{
-	return f->blen > 0;
-}
 
 /*
  * R's write (or pwrite64) of len bytes at buf, on e, gathered with those
@@ -384,17 +111,6 @@ fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
 	return 1;
 }
 
-/* Every offset owed goes home: before a call that may show them. */
-void
-fio_settle(struct fio *f, uint64_t *seq)
-{
-	size_t	i;
-
-	fio_flush(f, seq);
-	for (i = 0; i < f->nfds; i++)
-		fio_settle_seek(f, &f->fds[i], seq);
-}
-
 static void
 fio_ask(struct fio *f, struct fio_fd *e, uint64_t *seq)
 {
@@ -408,33 +124,6 @@ fio_ask(struct fio *f, struct fio_fd *e, uint64_t *seq)
 	fio_push(f, REMOTE_OUT_FD_ASK, 0, msg,
 	    osm__remote_fd_ask__pack(&a, msg));
 	e->state = FIO_ASKED;
-}
-
-/* Ask home for len bytes of e at off (R waits, or fio_ahead): its seq. */
-static uint64_t
-fio_fetch(struct fio *f, struct fio_fd *e, uint64_t off, size_t len,
-    uint64_t *seq)
-{
-	uint8_t	*msg;
-	size_t	 n;
-
-	msg = window_ask(e, ++*seq, off, len, &n);
-	fio_push(f, REMOTE_OUT_READ, 0, msg, n);
-	f->stats_fetches++;
-	return *seq;
-}
-
-/* The window after e's, asked for while R takes this one: one at a time. */
-static void
-fio_ahead(struct fio *f, struct fio_fd *e, uint64_t *seq)
-{
-	if (f->pre_busy || !window_next_due(e, FIO_WIN_MAX, &f->pre_off,
-	    &f->pre_len))
-		return;
-	f->pre_busy = 1;
-	f->pre_fd = e->fd;
-	f->pre_gen = e->gen;
-	f->pre_seq = fio_fetch(f, e, f->pre_off, f->pre_len, seq);
 }
 
 int
@@ -614,52 +303,6 @@ fio_serve_held(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
 }
 
 /*
- * R's read or pread64 of e waits for a window at off, which grows with a
- * stream and starts small after a jump.
- */
-static enum fio_verdict
-fio_wait(struct fio *f, struct fio_fd *e, pid_t tid, uint64_t id, int nr,
-    const uint64_t *args, uint64_t off, uint64_t *seq)
-{
-	size_t	len = (size_t)args[2];
-	/* the window after, on its way, is this read's if it holds it */
-	int	adopt = f->pre_busy && f->pre_fd == e->fd &&
-	    f->pre_gen == e->gen && off == f->pre_off && len <= f->pre_len;
-
-	/* another thread's read waits for its window: this one goes home */
-	if (f->waiting) {
-		fio_settle_seek(f, e, seq);
-		return FIO_PASS;
-	}
-
-	if (adopt)
-		e->grow = f->pre_len;
-	else if (e->win.buf != NULL && off >= e->win.off &&
-	    off <= e->win.off + e->win.len)
-		e->grow = e->grow * 2 > FIO_WIN_MAX ? FIO_WIN_MAX :
-		    e->grow * 2;
-	else
-		e->grow = FIO_WIN_MIN;
-	f->waiting = 1;
-	memcpy(f->wait_args, args, sizeof f->wait_args);
-	f->wait_nr = nr;
-	f->wait_off = off;
-	f->wait_id = id;
-	f->wait_tid = tid;
-	f->wait_fd = e->fd;
-	f->wait_buf = args[1];
-	f->wait_len = len;
-	f->wait_home = f->wait_stale = 0;
-	if (adopt) {
-		f->pre_busy = 0;
-		f->wait_seq = f->pre_seq;
-	} else
-		f->wait_seq = fio_fetch(f, e, off, len > e->grow ? len :
-		    e->grow, seq);
-	return FIO_WAIT;
-}
-
-/*
  * R's forwarded call nr (tid, notification id) before it is sent home:
  *
  *   FIO_PASS    send it home as it is (args may have changed: an lseek
@@ -718,8 +361,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	 * drops that file's below; a pipe's, a socket's, a terminal's change
 	 * no file).
 	 */
-	if ((e == NULL || (e->state != FIO_KNOWN && e->state != FIO_OTHER)) &&
-	    !fdcall_harmless(nr, args))
+	if ((e == NULL || e->state == FIO_ASKED) && !fdcall_harmless(nr, args))
 		fio_drop_file(f, 1, 0, 0, -1);
 	if (e == NULL || e->state != FIO_KNOWN) {
 		/* another call may show an offset owed: pay them first */
@@ -756,12 +398,18 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		}
 		return FIO_ANSWER;
 	}
-	/* a large read is as good going home as it is */
+	/* larger than a window: streamed in pieces, asked ahead */
 	if (nr == SYS_read && busy == 0 && e->readable && e->pos_known &&
-	    len > 0 && len <= FIO_WIN_MAX)
+	    len > FIO_WIN_MAX)
+		return fio_stream(f, e, tid, id, nr, args, e->pos, seq);
+	if (nr == SYS_read && busy == 0 && e->readable && e->pos_known &&
+	    len > 0)
 		return fio_wait(f, e, tid, id, nr, args, e->pos, seq);
+	if (nr == SYS_pread64 && busy == 0 && e->readable &&
+	    len > FIO_WIN_MAX && (int64_t)args[3] >= 0)
+		return fio_stream(f, e, tid, id, nr, args, args[3], seq);
 	if (nr == SYS_pread64 && busy == 0 && e->readable && len > 0 &&
-	    len <= FIO_WIN_MAX && (int64_t)args[3] >= 0) {
+	    (int64_t)args[3] >= 0) {
 		/* one on from where the last ended is a stream: read ahead */
 		if (e->pstream && args[3] == e->pnext)
 			return fio_wait(f, e, tid, id, nr, args, args[3], seq);
@@ -925,14 +573,15 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 
 	if (e == NULL || e->state != FIO_ASKED)
 		return;		/* closed meanwhile */
+	/* its offset moved by another descriptor too: no offset of ours */
+	e->readable = (m->readable && !m->shared) || m->zero;
+	e->behind = m->behind;
+	e->same = m->has_same ? m->same : 0;
 	if (!m->regular) {
-		e->state = FIO_OTHER;
+		e->state = m->pipe ? FIO_PIPE : FIO_OTHER;
 		return;
 	}
 	e->state = FIO_KNOWN;
-	/* its offset moved by another descriptor too: no offset of ours */
-	e->readable = m->readable && !m->shared;
-	e->behind = m->behind;
 	e->append = m->append;
 	e->dev = m->dev;
 	e->ino = m->ino;
@@ -941,60 +590,4 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 	if (m->has_fs_free)
 		room_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
 		    (int64_t)m->fs_free);
-}
-
-/*
- * Bytes read ahead for R's waiting read (m), still waiting if valid, or
- * the window after one. *rv is R's answer when 1; 0: R left its read,
- * the data is for none, or the window after; -1: R's read (f->wait_*)
- * goes home as it is, after what is owed: the home could not read ahead
- * (its descriptor is read ahead no more), or another thread's call came.
- */
-int
-fio_data(struct fio *f, const Osm__RemoteReadData *m, int valid,
-    uint64_t *seq, long *rv)
-{
-	struct fio_fd	*e;
-	int		 stale = f->wait_stale;
-
-	if (f->pre_busy && m->seq == f->pre_seq) {
-		f->pre_busy = 0;
-		e = fio_find(f, f->pre_fd);
-		if (e != NULL && e->gen == f->pre_gen && m->error == 0 &&
-		    m->data.len > 0)
-			window_fill(e, f->pre_off, m->data.data, m->data.len,
-			    m->size, 1);
-		return 0;
-	}
-	if (!f->waiting || m->seq != f->wait_seq)
-		return 0;
-	f->waiting = 0;
-	e = fio_find(f, f->wait_fd);
-	if (e == NULL || m->error != 0 || f->wait_home) {
-		if (e != NULL && m->error != 0)
-			e->readable = 0;
-		if (!valid)
-			return 0;
-		fio_flush(f, seq);
-		if (e != NULL)
-			fio_settle_seek(f, e, seq);
-		return -1;
-	}
-	window_fill(e, f->wait_off, m->data.data, m->data.len, m->size, 0);
-	if (!valid) {
-		if (stale)
-			window_drop(e);
-		return 0;	/* it reads again, from the window */
-	}
-	*rv = window_serve(e, f->wait_tid, f->wait_buf, f->wait_off, f->wait_len,
-	    f->wait_nr == SYS_read);
-	if (f->wait_nr == SYS_pread64 && *rv >= 0)
-		e->pnext = f->wait_off + *rv;
-	/* bytes maybe older than a change of the file made since: R's only */
-	if (stale)
-		window_drop(e);
-	else
-		fio_ahead(f, e, seq);
-	f->stats_served++;
-	return 1;
 }

@@ -130,6 +130,36 @@ home_check_regions(struct home_call *hc, char **cause)
 }
 
 /*
+ * A batch of writes (RemoteCall.writes): a write behind of one region,
+ * its bytes the writes' lengths added up, none of them empty.
+ */
+static int
+home_check_writes(struct home_call *hc, char **cause)
+{
+	Osm__RemoteCall	*c = hc->call;
+	uint64_t	 total = 0;
+	size_t		 i;
+
+	if (c->n_writes == 0)
+		return 0;
+	if (c->nr != SYS_write || !c->behind || c->n_regions != 1 ||
+	    !c->regions[0]->has_data)
+		return home_fail(hc, cause, "a batch of writes that is not "
+		    "one write behind of one region");
+	for (i = 0; i < c->n_writes; i++) {
+		if (c->writes[i] == 0)
+			return home_fail(hc, cause, "write %zu of a batch is "
+			    "empty", i);
+		total += c->writes[i];
+	}
+	if (total != c->regions[0]->size || total != c->args[2])
+		return home_fail(hc, cause, "a batch of writes of %llu bytes "
+		    "for %llu", (unsigned long long)total,
+		    (unsigned long long)c->regions[0]->size);
+	return 0;
+}
+
+/*
  * Every region is pointed at exactly once; every pointer is an argument
  * the table calls a pointer, or an aligned 8-byte slot inside an in or
  * in-out region, and no slot or argument holds two pointers.
@@ -301,6 +331,7 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 		goto fail;
 	}
 	if (home_check_regions(hc, cause) != 0 ||
+	    home_check_writes(hc, cause) != 0 ||
 	    home_check_relocs(hc, table_pointers(&tc), cause) != 0)
 		goto fail;
 	home_offsets(hc);
@@ -502,4 +533,56 @@ int
 home_want_fd(const struct home_call *hc)
 {
 	return hc->call->want_fd;
+}
+
+/*
+ * A batch of writes (a pipe's or a device's, RemoteCall.writes) runs as
+ * R made them: each its own write(2), in order, so that a reader sees
+ * the same writes (PIPE_BUF's atomicity, a terminal's or a device's
+ * boundaries) as from a process at home. After home_layout: the first
+ * one in the registers.
+ */
+void
+home_pieces_start(struct home_call *hc)
+{
+	if (hc->call->n_writes == 0)
+		return;
+	hc->piece = 0;
+	hc->piece_done = hc->done = 0;
+	hc->piece_base = hc->args[1];
+	hc->args[2] = hc->call->writes[0];
+}
+
+/*
+ * The write of a batch that ran returned *rv: 1 with the registers set
+ * for what comes next (the rest of a short one, or the next one); 0 when
+ * the batch is over (or hc is no batch), *rv its answer: all its bytes,
+ * or the error that stopped it.
+ */
+int
+home_pieces_next(struct home_call *hc, long *rv)
+{
+	const Osm__RemoteCall	*c = hc->call;
+
+	if (c->n_writes == 0 || hc->piece >= c->n_writes)
+		return 0;
+	if (*rv <= 0) {
+		if (*rv == 0)
+			*rv = -EIO;	/* a device that takes nothing */
+		hc->piece = c->n_writes;
+		return 0;
+	}
+	hc->piece_done += (uint64_t)*rv;
+	if (hc->piece_done >= c->writes[hc->piece]) {
+		hc->done += c->writes[hc->piece];
+		hc->piece_done = 0;
+		if (++hc->piece == c->n_writes) {
+			*rv = (long)hc->done;
+			return 0;
+		}
+	}
+	/* a short write is written on, as a write behind of a file is */
+	hc->args[1] = hc->piece_base + hc->done + hc->piece_done;
+	hc->args[2] = c->writes[hc->piece] - hc->piece_done;
+	return 1;
 }

@@ -6,6 +6,8 @@
 #ifndef REMOTE_INTERNAL_H
 #define REMOTE_INTERNAL_H
 
+#include <protobuf-c/protobuf-c.h>
+
 #include "remote.h"
 
 struct Osm__RemoteCall;
@@ -202,6 +204,8 @@ struct rmt_call {
 	uint64_t	 mask;		/* which stays here */
 	int		 behind;	/* answered already (fileio.c) */
 	int		 want_fd;	/* an open under a shared path */
+	const uint32_t	*writes;	/* a batch's writes, each its own */
+	size_t		 nwrites;	/* at home (pipes.c) */
 };
 enum marshal_result {
 	MARSHAL_OK,
@@ -253,12 +257,17 @@ int	 held_get(const struct held *h, int fd, uint64_t off, size_t len,
 void	 held_drop(struct held *h, int fd);
 size_t	 held_bytes(const struct held *h);
 
-/* fileio.c */
+/* fileio.c, fiofd.c, fioread.c: R's regular files at home */
 #define FIO_FRESH_NS	1000000000ULL	/* bytes older are read again */
+#define FIO_BATCH	(256U << 10)	/* writes behind gathered into one */
+#define FIO_BATCH_ONE	(64U << 10)	/* larger ones go as they are */
+#define FIO_STREAM_AHEAD 3	/* pieces of a streamed read on their way */
+#define FIO_STREAM_MAX	0x7ffff000UL	/* the most a read takes (Linux's) */
 enum fio_state {
 	FIO_ASKED = 1,		/* what it is asked of the home */
 	FIO_KNOWN,		/* a regular file */
 	FIO_OTHER,		/* anything else: calls go home as they are */
+	FIO_PIPE,		/* a pipe, a device: writes gathered (pipes.c) */
 };
 /* Bytes of a file read ahead: len at off, none if buf is NULL. */
 struct fio_win {
@@ -285,6 +294,8 @@ struct fio_fd {
 	int		 pstream;	/* a pread64 ended at pnext */
 	uint64_t	 pnext;
 	int64_t		 err;		/* a write behind failed */
+	uint64_t	 same;		/* a pipe's: the others below 64 of
+					   its open file, a bit each */
 };
 struct fio_msg {
 	int		 kind;		/* enum remote_out */
@@ -330,6 +341,14 @@ struct fio {
 					   descriptor came: it goes home */
 	int		 wait_stale;	/* its file changed meanwhile: the
 					   window serves it, and goes */
+	/* a read larger than a window, streamed (fio_stream): pieces
+	   asked ahead of it, written into R's buffer as each comes */
+	int		 wait_stream;
+	uint64_t	 wait_pseq[FIO_STREAM_AHEAD];	/* asked, to come */
+	size_t		 wait_plen[FIO_STREAM_AHEAD];
+	int		 wait_np;
+	size_t		 wait_asked;	/* bytes asked for, */
+	size_t		 wait_got;	/* and written into R's buffer */
 	int		 pre_busy;	/* a stream's next window asked for */
 	int		 pre_fd;	/* of this descriptor, */
 	uint64_t	 pre_gen;	/* unless dropped since (its gen) */
@@ -347,6 +366,10 @@ struct fio {
 	uint64_t	 boff;
 	uint8_t		*buf;
 	size_t		 blen;
+	uint32_t	*parts;		/* a pipe's: each write's length */
+	size_t		 nparts;
+	int		 threaded;	/* R has had threads (pipes.c) */
+	uint64_t	 stats_piped;	/* writes to pipes gathered */
 	uint64_t	 stats_behind;
 	uint64_t	 stats_served;
 	uint64_t	 stats_held;	/* reads served from what R wrote */
@@ -371,8 +394,8 @@ void	 window_drop(struct fio_fd *e);
 long	 window_serve(struct fio_fd *e, pid_t tid, uint64_t buf, uint64_t off,
 	    size_t len, int move);
 int	 window_servable(const struct fio_fd *e, uint64_t off, size_t len);
-void	 window_fill(struct fio_fd *e, uint64_t off, const uint8_t *data,
-	    size_t len, uint64_t size, int next);
+void	 window_fill(struct fio_fd *e, uint64_t off,
+	    ProtobufCBinaryData *data, uint64_t size, int next);
 uint64_t window_gen(void);
 int	 window_advance(struct fio_fd *e, uint64_t off);
 int	 window_next_due(const struct fio_fd *e, size_t max, uint64_t *off,
@@ -388,6 +411,15 @@ enum fio_verdict {
 };
 struct Osm__RemoteFdInfo;
 struct Osm__RemoteReadData;
+/* fiofd.c */
+struct fio_fd	*fio_find(struct fio *f, int fd);
+struct fio_fd	*fio_add(struct fio *f, int fd);
+void	 fio_forget(struct fio *f, struct fio_fd *e);
+void	 fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino,
+	    int keep);
+void	 fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
+	    uint64_t dev, uint64_t charge);
+void	 fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq);
 void	 fio_free(struct fio *f);
 void	 fio_push(struct fio *f, int kind, int post, uint8_t *msg,
 	    size_t len);
@@ -401,6 +433,7 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+/* fileio.c */
 int	 fio_fd_call(int nr);
 struct remote_pending;
 int	 fio_on_fd(const struct remote_pending *pending, size_t n,
@@ -415,8 +448,22 @@ void	 fio_result(struct fio *f, int nr, const uint64_t *args,
 	    int64_t *ret, int64_t fs_free, int others);
 void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
 	    int others);
-int	 fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
+/* fioread.c */
+void	 fio_ahead(struct fio *f, struct fio_fd *e, uint64_t *seq);
+enum fio_verdict fio_wait(struct fio *f, struct fio_fd *e, pid_t tid,
+	    uint64_t id, int nr, const uint64_t *args, uint64_t off,
+	    uint64_t *seq);
+enum fio_verdict fio_stream(struct fio *f, struct fio_fd *e, pid_t tid,
+	    uint64_t id, int nr, const uint64_t *args, uint64_t off,
+	    uint64_t *seq);
+int	 fio_data(struct fio *f, struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
+struct Osm__RemoteReadData *fio_data_unpack(uint8_t *msg, size_t len,
+	    char **cause);
+
+/* pipes.c */
+int	 pipes_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
+	    uint64_t *seq, long *rv);
 
 /* ident.c */
 struct ident {

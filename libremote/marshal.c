@@ -563,6 +563,8 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 		msg.has_want_fd = 1;
 		msg.want_fd = 1;
 	}
+	msg.n_writes = c->nwrites;
+	msg.writes = (uint32_t *)c->writes;
 	for (i = 0; i < c->nregions; i++) {
 		osm__remote_region__init(&regs[i]);
 		regs[i].dir = c->regions[i].dir;

@@ -314,8 +314,12 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		g->fio.vtid = 0;
 		return i == -1 ? -1 : 0;
 	}
-	i = fio_call(&g->fio, n->pid, n->id, n->data.nr, args,
-	    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq, &rv);
+	if (pipes_call(&g->fio, n->pid, n->data.nr, args, &g->seq, &rv))
+		i = FIO_ANSWER;		/* a pipe's or a device's (pipes.c) */
+	else
+		i = fio_call(&g->fio, n->pid, n->id, n->data.nr, args,
+		    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq,
+		    &rv);
 	g->fio.vtid = 0;
 	switch (i) {
 	case FIO_PASS:
@@ -731,6 +735,7 @@ remote_stats(struct remote *g)
 	g->stats.fetches = g->fio.stats_fetches;
 	g->stats.behind_errors = g->fio.stats_errors;
 	g->stats.at_once = g->fio.stats_at_once;
+	g->stats.piped = g->fio.stats_piped;
 	g->stats.local = g->shared.stats_local;
 	g->stats.opened = g->shared.stats_opened;
 	g->stats.refused = g->shared.stats_refused;
@@ -859,12 +864,13 @@ remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
 }
 
 /*
- * Bytes read ahead (RemoteReadData) for R's read waiting: ev says
- * REMOTE_ANSWERED, REMOTE_NONE (R left it, or they are for none), or
- * REMOTE_FORWARD (the home could not: R's read goes home as it is).
+ * Bytes read ahead (SES_READ_DATA, msg taken: fio_data_unpack) for R's
+ * read waiting: ev says REMOTE_ANSWERED, REMOTE_NONE (R left it, or they
+ * are for none), or REMOTE_FORWARD (the home could not: R's read goes
+ * home as it is).
  */
 int
-remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
+remote_read_data(struct remote *g, uint8_t *msg, size_t len,
     struct remote_event *ev, char **cause)
 {
 	Osm__RemoteReadData	*m;
@@ -875,16 +881,8 @@ remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
 	int			 valid, rc = 0;
 
 	memset(ev, 0, sizeof *ev);
-	if (len > RMT_MSG_MAX ||
-	    (m = osm__remote_read_data__unpack(NULL, len, msg)) == NULL) {
-		xasprintf(cause, "malformed read-ahead data");
+	if ((m = fio_data_unpack(msg, len, cause)) == NULL)
 		return -1;
-	}
-	if (m->data.len > FIO_WIN_MAX_BYTES) {
-		xasprintf(cause, "read-ahead data of %zu bytes", m->data.len);
-		osm__remote_read_data__free_unpacked(m, NULL);
-		return -1;
-	}
 	valid = g->fio.waiting && ioctl(g->listener,
 	    SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 	g->fio.vtid = valid && (rc = remote_vtid(g, tid)) > 0 ? rc : 0;
@@ -903,7 +901,7 @@ remote_read_data(struct remote *g, const uint8_t *msg, size_t len,
 		    cause);
 		break;
 	}
-	osm__remote_read_data__free_unpacked(m, NULL);
+	osm__remote_read_data__free_unpacked(m, NULL);	/* msg, if left */
 	return rc;
 }
 

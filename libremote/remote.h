@@ -17,6 +17,7 @@
  *   window.c		  a descriptor's bytes read ahead
  *   held.c		  what R wrote of them, for reading back here
  *   room.c		  the room at home for writes behind
+ *   pipes.c		  writes to pipes and devices gathered behind
  *   ident.c		  getpid, getuid and the like answered from the
  *			  identity the home sent
  *   remote.c		  R's side, in the guest agent: notification in,
@@ -139,6 +140,7 @@ struct remote_stats {
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */
 	uint64_t	 at_once;	/* writes not behind: little room at home */
+	uint64_t	 piped;	/* writes to pipes, devices gathered */
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
@@ -197,7 +199,7 @@ int		 remote_reply_behind(struct remote *g, const uint8_t *msg,
 		    size_t len, char **cause);
 int		 remote_fd_info(struct remote *g, const uint8_t *msg,
 		    size_t len, char **cause);
-int		 remote_read_data(struct remote *g, const uint8_t *msg,
+int		 remote_read_data(struct remote *g, uint8_t *msg,
 		    size_t len, struct remote_event *ev, char **cause);
 void		 remote_settle(struct remote *g);
 int		 remote_batched(const struct remote *g);
@@ -221,6 +223,9 @@ void		 remote_shared(struct remote *g, char **paths, size_t npaths,
 		    remote_opener opener, remote_stater stater, void *arg);
 int		 remote_may_leave(struct remote *g, char **why);
 
+/* pipes.c */
+void		 pipes_threaded(struct remote *g);
+
 /* home.c */
 struct home_call {
 	uint64_t	 seq;
@@ -233,6 +238,11 @@ struct home_call {
 	uint8_t		*image;		/* to write at base */
 	size_t		 image_len;
 	int64_t		 fs_free;	/* for the reply; -1: not said */
+	/* a batch of writes (home_pieces_next): the one running, */
+	size_t		 piece;
+	uint64_t	 piece_done;	/* what of it is written, */
+	uint64_t	 done;		/* the bytes of those before, */
+	uint64_t	 piece_base;	/* and where the region is in P */
 	/* inside */
 	struct Osm__RemoteCall *call;
 	uint64_t	*offsets;	/* of each region from base */
@@ -250,5 +260,7 @@ int		 home_timed(const struct home_call *hc);
 int		 home_again(const struct home_call *hc);
 int		 home_want_fd(const struct home_call *hc);
 int		 home_ident(const struct home_call *hc);
+void		 home_pieces_start(struct home_call *hc);
+int		 home_pieces_next(struct home_call *hc, long *rv);
 
 #endif

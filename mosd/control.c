@@ -47,6 +47,7 @@ static const struct ctl_cmd *const control_cmds[] = {
 	&ctl_expel_cmd,
 	&ctl_bring_cmd,
 	&ctl_best_cmd,
+	&ctl_file_hash_cmd,
 };
 
 void
@@ -106,6 +107,9 @@ control_reply_free(Osm__CtlReply *reply)
 	if (reply->n_procs > 0)
 		free(reply->procs[0]);
 	free(reply->procs);
+	if (reply->n_files > 0)
+		free(reply->files[0]);
+	free(reply->files);
 }
 
 static int

@@ -39,6 +39,8 @@ const char *const mosd_counter_names[C_NCOUNTERS] = {
 	[C_LOOP_SLOW_BUSY] = "loop_slow_busy",
 	[C_LOOP_CORE_WAITS] = "loop_core_waits",
 	[C_LOOP_CORE_LONGEST_MS] = "loop_core_wait_longest_ms",
+	[C_FILE_HASHES_KNOWN] = "file_hashes_known",
+	[C_FILE_HASHES_MADE] = "file_hashes_made",
 };
 
 static int

@@ -1,15 +1,21 @@
 /*
  * Guest agents, started by mosd's privileged parent (parent.c) for every
  * process the network process accepted from another node: the mosd-guest
- * program beside mosd (agent/guest.c), with the session socket on fd 3
- * and a pipe carrying GuestStart on fd 4, under a guest uid of the
- * configured range that this file chooses, one a running agent. The
- * agent drops to that uid before it reads a byte from the network, then
- * serves the session. mosd itself holds no process and forwards no call.
+ * program beside mosd (agent/guest.c), with a socket on fd 4 on which
+ * GuestStart comes and, with it, the session socket; under a guest uid
+ * of the configured range that this file chooses, one a running agent.
+ * The agent drops to that uid before it reads a byte from the network,
+ * then serves the session. GUESTS_SPARES agents are kept started
+ * ahead, waiting on their fd 4 (the spares): an offer takes one, so that
+ * its exec, its libraries and its cipher are not part of a move's start,
+ * and the next is started a moment after (parent.c). mosd itself holds
+ * no process and forwards no call.
  */
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -43,6 +49,17 @@ guests_reaped(struct mosd *m, pid_t pid, int status)
 {
 	size_t	i;
 
+	for (i = 0; i < GUESTS_SPARES; i++) {
+		if (pid != m->guest_spare[i])
+			continue;
+		/* never given a process: the next offer starts one */
+		log_limited_warnx(&guests_log, 0, "the spare guest agent %d "
+		    "ended before it was needed", pid);
+		close(m->guest_spare_sock[i]);
+		m->guest_spare[i] = 0;
+		m->guest_spare_sock[i] = -1;
+		return 1;
+	}
 	for (i = 0; i < m->nagent_slots; i++) {
 		if (m->guest_pids[i] != pid)
 			continue;
@@ -90,9 +107,91 @@ guests_find(struct mosd *m, char **cause)
 void
 guests_init(struct mosd *m)
 {
+	size_t	i;
+
 	m->nagent_slots = (size_t)(m->conf->guest_uid_last -
 	    m->conf->guest_uid_first) + 1;
 	m->guest_pids = xcalloc(m->nagent_slots, sizeof *m->guest_pids);
+	for (i = 0; i < GUESTS_SPARES; i++) {
+		m->guest_spare[i] = 0;
+		m->guest_spare_sock[i] = -1;
+	}
+}
+
+/*
+ * Start mosd-guest, to wait for its start message on *sock (its fd 4):
+ * its pid, or -1 and *why.
+ */
+static pid_t
+guests_exec(struct mosd *m, int *sock, char **why)
+{
+	sigset_t	none;
+	pid_t		pid;
+	int		sp[2], null;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
+		xasprintf(why, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	switch (pid = fork()) {
+	case -1:
+		xasprintf(why, "fork: %s", strerror(errno));
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	case 0:
+		/* libev blocks the signals it watches: undo for the agent */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		setpriority(PRIO_PROCESS, 0, 0);	/* not mosd's MOSD_NICE */
+		if ((null = open("/dev/null", O_RDONLY)) != -1)
+			dup2(null, 0);
+		if ((sp[1] != 4 && dup2(sp[1], 4) == -1) ||
+		    fcntl(4, F_SETFD, 0) == -1)
+			_exit(127);
+		close(3);
+		close_range(5, ~0U, 0);
+		execl(m->guest_exe, "mosd-guest", m->debug ? "-d" : "-q",
+		    m->verbose ? "-v" : "-q", (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	*sock = sp[0];
+	return pid;
+}
+
+/* Have the spare guest agents started that are not. */
+void
+guests_spare(struct mosd *m)
+{
+	char	*why = NULL;
+	size_t	 i;
+	pid_t	 pid;
+	int	 sock;
+
+	for (i = 0; i < GUESTS_SPARES; i++) {
+		if (m->guest_spare[i] != 0)
+			continue;
+		if ((pid = guests_exec(m, &sock, &why)) == -1) {
+			log_limited_warnx(&guests_log, 0, "no spare guest "
+			    "agent: %s", why);
+			free(why);
+			return;
+		}
+		m->guest_spare[i] = pid;
+		m->guest_spare_sock[i] = sock;
+	}
+}
+
+/* The start message, packed, to the agent on sock, the session fd with it. */
+static int
+guests_give(int sock, const uint8_t *buf, size_t len, int fd)
+{
+	uint32_t	n = htonl(len);
+
+	if (ctl_send_fd(sock, &n, sizeof n, fd) != sizeof n)
+		return -1;
+	return write_all(sock, buf, len);
 }
 
 /*
@@ -107,10 +206,9 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	Osm__GuestStart	 gs = OSM__GUEST_START__INIT;
 	uint8_t		 buf[OSM_GUEST_START_MAX];
 	ssize_t		 slot;
-	sigset_t	 none;
-	size_t		 len;
+	size_t		 len, i;
 	pid_t		 pid;
-	int		 p[2], null;
+	int		 sock;
 
 	if ((slot = guests_slot(m)) == -1) {
 		*why = xstrdup("this node runs as many guests as it has guest "
@@ -139,36 +237,32 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	}
 	osm__guest_start__pack(&gs, buf);
 
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		xasprintf(why, "pipe: %s", strerror(errno));
+	/* a spare if there is one, else one started now */
+	for (i = 0, pid = 0, sock = -1; i < GUESTS_SPARES && pid == 0; i++) {
+		pid = m->guest_spare[i];
+		sock = m->guest_spare_sock[i];
+		m->guest_spare[i] = 0;
+		m->guest_spare_sock[i] = -1;
+	}
+	if (pid != 0 && guests_give(sock, buf, len, fd) == -1) {
+		log_limited_warnx(&guests_log, 0, "the spare guest agent %d: "
+		    "%s; starting another", pid, strerror(errno));
+		kill(pid, SIGKILL);
+		close(sock);
+		pid = 0;
+	}
+	if (pid == 0 && ((pid = guests_exec(m, &sock, why)) == -1 ||
+	    guests_give(sock, buf, len, fd) == -1)) {
+		if (pid != -1) {
+			xasprintf(why, "the guest agent's start message: %s",
+			    strerror(errno));
+			kill(pid, SIGKILL);
+			close(sock);
+		}
 		explicit_bzero(buf, sizeof buf);
 		return -1;
 	}
-	switch (pid = fork()) {
-	case -1:
-		xasprintf(why, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		explicit_bzero(buf, sizeof buf);
-		return -1;
-	case 0:
-		/* libev blocks the signals it watches: undo for the agent */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setpriority(PRIO_PROCESS, 0, 0);	/* not mosd's MOSD_NICE */
-		if ((null = open("/dev/null", O_RDONLY)) != -1)
-			dup2(null, 0);
-		if (dup2(fd, 3) == -1 || dup2(p[0], 4) == -1)
-			_exit(127);
-		close_range(5, ~0U, 0);
-		execl(m->guest_exe, "mosd-guest", m->debug ? "-d" : "-q",
-		    m->verbose ? "-v" : "-q", (char *)NULL);
-		_exit(127);
-	}
-	close(p[0]);
-	if (stream_write(p[1], buf, len) == -1)
-		log_warn("guest agent %d: start message", pid);
-	close(p[1]);
+	close(sock);
 	explicit_bzero(buf, sizeof buf);
 	m->guest_pids[slot] = pid;
 	log_limited_info(&guests_log_start, g->home, "guest agent %d (uid %u) "

@@ -272,6 +272,7 @@ mosd_net(struct mosd *m)
 	balance_start(m);
 	guests_guard_start(m);
 	probe_thread_start(m);
+	hashes_start(m);
 	ev_timer_init(&m->probe_timer, mosd_probe_cb, 0, PROBE_INTERVAL);
 	m->probe_timer.data = m;
 	ev_timer_start(m->loop, &m->probe_timer);

@@ -102,6 +102,7 @@ extern const struct ctl_cmd ctl_flags_cmd;
 extern const struct ctl_cmd ctl_expel_cmd;
 extern const struct ctl_cmd ctl_bring_cmd;
 extern const struct ctl_cmd ctl_best_cmd;
+extern const struct ctl_cmd ctl_file_hash_cmd;
 void	 control_reply(struct peer *p, struct Osm__CtlReply *reply);
 void	 control_reply_fd(struct peer *p, struct Osm__CtlReply *reply, int fd);
 void	 control_error(struct peer *p, const char *fmt, ...)
@@ -224,6 +225,7 @@ int	 guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	    pid_t *pid, uid_t *uid, char **why);
 int	 guests_reaped(struct mosd *m, pid_t pid, int status);
 void	 guests_init(struct mosd *m);
+void	 guests_spare(struct mosd *m);
 
 /* looptime.c: the network process's loop iterations, timed */
 #define LOOPTIME_SLOW_MS	25	/* an iteration's callbacks: slow */
@@ -240,6 +242,36 @@ void	 looptime_start(struct mosd *m);
 void	 looptime_mark(struct ev_loop *loop, const char *what);
 
 /* probe-thread.c: the load probe's samples, off the loop */
+/* hashes.c: the SHA-256 of this node's files, for agents */
+#define HASHES_KEPT	256
+#define HASHES_WANTED	32
+struct hash_id {
+	uint64_t	dev, ino, size, mtime_ns, ctime_ns;
+};
+struct hashes {
+	struct hash_kept {
+		struct hash_id	id;
+		uint8_t		sha256[CRYPTO_HASH_LEN];
+	}		 kept[HASHES_KEPT];
+	size_t		 n, next;
+	struct hash_want {
+		char		*path;
+		struct hash_id	 id;
+	}		 want[HASHES_WANTED];	/* to hash, in the loop */
+	size_t		 nwant;
+	ev_timer	 timer;
+};
+struct stat;
+void	 hashes_start(struct mosd *m);
+void	 hashes_id(const struct stat *st, struct hash_id *id);
+int	 hashes_find(struct hashes *h, const struct hash_id *id,
+	    uint8_t out[CRYPTO_HASH_LEN]);
+void	 hashes_keep(struct hashes *h, const struct hash_id *id,
+	    const uint8_t sha[CRYPTO_HASH_LEN]);
+int	 hashes_settled(const struct hash_id *id, uint64_t now);
+void	 hashes_want(struct mosd *m, const char *path,
+	    const struct hash_id *id);
+
 struct probe_thread {
 	pthread_t		 thread;
 	int			 running;	/* 0: the loop samples */
@@ -367,6 +399,8 @@ enum mosd_counter {
 	C_LOOP_SLOW_BUSY,	/* slow ones of LOOPTIME_SLOW_MS+ of CPU */
 	C_LOOP_CORE_WAITS,	/* waits of LOOPTIME_SLOW_MS+ for a core */
 	C_LOOP_CORE_LONGEST_MS,	/* the longest, in ms */
+	C_FILE_HASHES_KNOWN,	/* files' hashes answered from hashes.c */
+	C_FILE_HASHES_MADE,	/* and made there */
 	C_NCOUNTERS
 };
 extern const char *const mosd_counter_names[C_NCOUNTERS];
@@ -411,6 +445,9 @@ struct mosd {
 	uint32_t		 handshakes;	/* incoming, under way */
 	char			*guest_exe;	/* mosd-guest, to start agents */
 	pid_t			*guest_pids;	/* parent: agent per guest uid */
+#define GUESTS_SPARES	2	/* guest agents started ahead */
+	pid_t			 guest_spare[GUESTS_SPARES]; /* parent's */
+	int			 guest_spare_sock[GUESTS_SPARES]; /* start */
 	size_t			 nagent_slots;
 
 	int			 priv_fd;	/* to the privileged parent */
@@ -427,6 +464,7 @@ struct mosd {
 	struct web		*web;		/* NULL: the monitor is off */
 	struct looptime		 looptime;
 	struct probe_thread	 probe_thread;
+	struct hashes		 hashes;	/* files' SHA-256 (hashes.c) */
 
 	uint64_t		 counters[C_NCOUNTERS];
 	struct mosd_home {			/* returns home, by reason */

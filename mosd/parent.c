@@ -41,7 +41,18 @@ struct parent {
 	ev_child	 child;
 	ev_signal	 sig_term, sig_int, sig_hup;
 	ev_timer	 kill_timer, log_timer;
+	ev_timer	 spare_timer;	/* the next spare guest agent */
 };
+
+/*
+ * A move takes the spare guest agent; the next starts PARENT_SPARE_AFTER
+ * later, not at once: its exec would take the node's CPU from the move
+ * it follows (the answer to the home, the restore, the program's start),
+ * whose start is what the spare is for. (Lowering its priority instead
+ * would need CAP_SYS_NICE for the agent to take it back.) A move meanwhile
+ * starts an agent of its own, as without a spare.
+ */
+#define PARENT_SPARE_AFTER	0.05	/* seconds */
 
 static struct log_limit parent_log_refused, parent_log_answer;
 
@@ -90,6 +101,10 @@ parent_guest(struct parent *pp, const struct privmsg *msg)
 		parent_answer(pp, msg->hdr.id, 1, pid, uid, NULL);
 	explicit_bzero(&g, sizeof g);
 	free(why);
+	/* the next offer's agent, once this move is under way */
+	if (!pp->stopping && pp->loop != NULL &&
+	    !ev_is_active(&pp->spare_timer))
+		ev_timer_start(pp->loop, &pp->spare_timer);
 }
 
 /*
@@ -260,6 +275,15 @@ parent_kill_cb(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void
+parent_spare_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct parent	*pp = w->data;
+
+	if (!pp->stopping)
+		guests_spare(pp->m);
+}
+
+static void
 parent_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct parent	*pp = w->data;
@@ -358,6 +382,7 @@ parent_run(struct mosd *m, pid_t net, int fd)
 	/* The cluster key is the network process's: none here. */
 	explicit_bzero(&m->key, sizeof m->key);
 	guests_init(m);
+	guests_spare(m);
 	pp.loop = ev_default_loop(EVFLAG_AUTO);
 	ev_io_init(&pp.io, parent_read_cb, fd, EV_READ);
 	ev_child_init(&pp.child, parent_child_cb, 0, 0);
@@ -366,8 +391,9 @@ parent_run(struct mosd *m, pid_t net, int fd)
 	ev_signal_init(&pp.sig_hup, parent_reload_cb, SIGHUP);
 	ev_timer_init(&pp.kill_timer, parent_kill_cb, PARENT_STOP_WAIT, 0);
 	ev_timer_init(&pp.log_timer, parent_log_cb, 1, 1);
+	ev_timer_init(&pp.spare_timer, parent_spare_cb, PARENT_SPARE_AFTER, 0);
 	pp.io.data = pp.child.data = pp.sig_term.data = pp.sig_int.data =
-	    pp.sig_hup.data = pp.kill_timer.data = &pp;
+	    pp.sig_hup.data = pp.kill_timer.data = pp.spare_timer.data = &pp;
 	ev_io_start(pp.loop, &pp.io);
 	ev_child_start(pp.loop, &pp.child);
 	ev_signal_start(pp.loop, &pp.sig_term);

@@ -82,6 +82,8 @@ mosctl_status(const char *sock, int argc, char **argv)
 		}
 		printf("\n");
 	}
+	fflush(stdout);
+	toolclock_mark("printed");
 	ctl_reply_free(r);
 	return 0;
 }

@@ -342,6 +342,8 @@ main(int argc, char **argv)
 			mosps_print_ckpt(p);
 		shown++;
 	}
+	fflush(stdout);
+	toolclock_mark("printed");
 	ctl_reply_free(r);
 out:
 	if (pid != 0 && shown == 0) {

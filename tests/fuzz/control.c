@@ -83,6 +83,7 @@ fuzz_init(void)
 	m.gossip = gossip_new(m.conf->self, ids, m.conf->nnodes, 8, 1, 1);
 	free(ids);
 	broker_init(&m);
+	hashes_start(&m);
 	/* Every node up, but node 3, never heard of. */
 	m.gossip->timeout_ms = UINT64_MAX / 2;
 	for (i = 0; i < m.gossip->n; i++)

@@ -3,8 +3,9 @@
  * a network process taken over by an attacker could send it on their
  * channel. The parent's own code is included here, so that its static
  * reader (parent_read) runs as in mosd, on one end of a SOCK_SEQPACKET
- * socketpair; guests_spawn is wrapped (-Wl,--wrap) to start no agent,
- * and checks what it is given is what the parent's checks promise.
+ * socketpair; guests_spawn and guests_spare are wrapped (-Wl,--wrap) to
+ * start no agent, and the first checks that what it is given is what
+ * the parent's checks promise.
  *
  * Input: records, each sent as one datagram and read by the parent
  * before the next. A record's op says what goes with it: bits 0-1 how
@@ -34,6 +35,13 @@ static int		 spawned;
 
 int	__wrap_guests_spawn(struct mosd *, int, const struct privmsg_guest *,
 	    pid_t *, uid_t *, char **);
+void	__wrap_guests_spare(struct mosd *);
+
+/* No spare agent is started ahead either. */
+void
+__wrap_guests_spare(struct mosd *mosd)
+{
+}
 
 /* The request passed the parent's checks: the agent would start now. */
 int

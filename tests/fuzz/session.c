@@ -115,8 +115,11 @@ decode(uint16_t kind, const uint8_t *body, size_t len)
 		if (remote_fd_info(guest, body, len, &cause) == -1)
 			fuzz_assert(cause != NULL);
 	} else if (kind == OSM__SES_KIND__SES_READ_DATA) {
-		/* no read waits: dropped, or refused */
-		if (remote_read_data(guest, body, len, &ev, &cause) == -1)
+		/* no read waits: dropped, or refused (and the copy freed) */
+		uint8_t	*own = xmalloc(len > 0 ? len : 1);
+
+		memcpy(own, body, len);
+		if (remote_read_data(guest, own, len, &ev, &cause) == -1)
 			fuzz_assert(cause != NULL);
 		else
 			fuzz_assert(ev.kind == REMOTE_NONE);

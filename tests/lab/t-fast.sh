@@ -8,7 +8,8 @@
 # made away from 0 — and none of those calls reach its guest agent or
 # the home; back home, and through checkpoints and a move again, the
 # clocks go on from their totals. Its
-# regular files at home: read ahead (read and pread64 streams), written
+# regular files at home: read ahead (read and pread64 streams, reads
+# larger than a window streamed in pieces), written
 # behind, read back from what it wrote, a descriptor and its duplicate
 # sharing one offset, and a change at home by another process seen as
 # docs/REMOTE.md's rule says, sqlite3's databases included.
@@ -249,6 +250,33 @@ grep -q '^fresh b' "$D/ws.out" || fail "files stale: $(cat "$D/ws.out")"
 wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q ' [1-9][0-9]* reads from'" ||
     fail "files stale: nothing read ahead: $(grep ended "$L2" | tail -1)"
 
+# Reads larger than a window (sort's of its whole input): streamed in
+# pieces asked ahead, every byte checked, the offset after each right;
+# the file rewritten at home by another process, a seek and a read of it
+# all see the new bytes at once (nothing of a streamed read is kept).
+rm -f "$D/big.dat.go"
+n=$(ends)
+lab_exec 1 sh -c 'cd "$1" &&
+    { mosrun -L -r 2 "$2" big big.dat > wb.out 2>&1 & }' sh "$D" "$F" ||
+    fail "files big: not started"
+wait_for 30 grep -q -e '^read$' -e ':' "$D/wb.out" ||
+    fail "files big: $(tr '\n' ' ' < "$D/wb.out")"
+grep -q '^read$' "$D/wb.out" ||
+    fail "files big: $(tr '\n' ' ' < "$D/wb.out")"
+lab_exec 1 "$F" bigwrite "$D/big.dat" 1 || fail "files big: not rewritten"
+touch "$D/big.dat.go"
+wait_for 30 grep -q -e '^fresh' -e ':' "$D/wb.out" || fail "files big: no end"
+grep -q '^fresh$' "$D/wb.out" ||
+    fail "files big: $(tr '\n' ' ' < "$D/wb.out")"
+line=$(end_after "$n") || fail "files big: no end in node 2's log"
+# served on node 2: the four large reads streamed (the first read of a
+# descriptor goes home with the question), where they went home
+gserved=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads from.*/\1/p')
+gahead=$(echo "$line" |
+    sed -n 's/.* reads from \([0-9]*\) read ahead.*/\1/p')
+[ "${gserved:-0}" -ge 4 ] && [ "${gahead:-0}" -ge 8 ] ||
+    fail "files big: $gserved reads from $gahead read ahead: $line"
+
 # pread64s as sqlite makes them: a stream read ahead, a page read back
 # from what the process wrote; the file rewritten at home by another
 # process: after a lock the process reads the new bytes at once (a lock
@@ -404,7 +432,7 @@ grep -v '^mosrun: ' "$D/both.away" | cmp -s "$D/both.home" - ||
     fail "2>&1: the output away differs"
 n=$(grep -c 'write = .* (behind, by the deputy)' "$D/both.log")
 [ "$n" -ge 900 ] || fail "2>&1: $n writes behind made by the deputy"
-echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out")(as at home; $fb behind, $fo at once); stale: $(tail -1 "$D/ws.out")"
+echo "files: $(cat "$D/wa.out"), $home calls home, $behind behind, $served read ahead; full: $(tr '\n' ' ' < "$D/wf.out")(as at home; $fb behind, $fo at once); stale: $(tail -1 "$D/ws.out"); big: $(tail -1 "$D/wb.out"), $gserved reads from $gahead read ahead"
 
 # "files strict" in its owner's policy: every write goes home as it is.
 printf 'default files strict\n' > "$(lab_dir)/policy.conf"

@@ -16,8 +16,11 @@
 # every checkpoint and start of every program, and in a make check
 # other labs too). Node 1 has 2 CPUs (a quota
 # of 1 stops all of its processes together until the next 100 ms
-# period). Prints the figures. OSM_LOAD_FLOOD=0 leaves the flood out;
-# OSM_LOAD_TIMES=FILE keeps every time measured.
+# period). Prints the figures, and for each tool's start past the bound
+# where its time went (lib/toolclock.c: mostly waiting for a core).
+# OSM_LOAD_FLOOD=0 leaves the flood out; OSM_LOAD_TIMES=FILE keeps every
+# time measured; OSM_LOAD_ALT=DIR probes DIR's mosctl and mosps beside
+# bin/'s, not judged (two builds compared in one run).
 . "$(dirname "$0")/lib.sh"
 N=${OSM_LOAD_PROCS:-40}
 M=${OSM_LOAD_MOVES:-30}
@@ -44,7 +47,8 @@ $(lab_exec 1 sh -c 'cat /tmp/load/err.*' | sort | uniq -c | head -3)"
 echo "$N jobs started and registered in $(($(_ms) - t0)) ms"
 
 # Users' tools timed, and the flood, from now on.
-lab_exec 1 sh -c "$LOAD sample /tmp/load/stop /tmp/load/times" &
+lab_exec 1 sh -c "$LOAD sample /tmp/load/stop /tmp/load/times \
+    ${OSM_LOAD_ALT:-}" &
 sampler=$!
 flood=
 busy=

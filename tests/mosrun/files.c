@@ -36,6 +36,16 @@
  *			  back what each wrote, and through one made O_APPEND
  *			  by fcntl after a seek. Every byte read is checked
  *			  against what it must be; prints a line per case.
+ *   files big PATH       reads larger than a window: writes PATH (10 MiB and
+ *			  1000 bytes, each byte a function of its place), reads
+ *			  1000 bytes of it, then the rest in one read of 16
+ *			  MiB, a read at its end, a pread64 of 6 MiB at 3,
+ *			  checking every byte and the offset after each; says
+ *			  "read", waits for PATH.go (PATH rewritten at home
+ *			  by files bigwrite PATH 1 meanwhile), seeks to 0 and
+ *			  reads it all in one read: the new bytes at once.
+ *			  Prints "fresh" or what was stale.
+ *   files bigwrite PATH G  writes PATH as big does, generation G.
  *
  * Exits 0, or 1 with what went wrong.
  */
@@ -616,6 +626,104 @@ do_dup(const char *path)
 	return 0;
 }
 
+#define BIG_SIZE	((10L << 20) + 1000)
+#define BIG_READ	(16L << 20)
+
+static unsigned char
+big_byte(off_t i, int g)
+{
+	return (unsigned char)((i * 131 + i / 4099) ^ (g * 0x5a));
+}
+
+static int
+do_bigwrite(const char *path, int g)
+{
+	unsigned char	b[65536];
+	off_t		off;
+	size_t		i, n;
+	int		fd;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1) {
+		perror(path);
+		return 1;
+	}
+	for (off = 0; off < BIG_SIZE; off += n) {
+		n = (size_t)(BIG_SIZE - off) < sizeof b ?
+		    (size_t)(BIG_SIZE - off) : sizeof b;
+		for (i = 0; i < n; i++)
+			b[i] = big_byte(off + i, g);
+		if (write(fd, b, n) != (ssize_t)n) {
+			perror(path);
+			return 1;
+		}
+	}
+	return close(fd) == 0 ? 0 : 1;
+}
+
+/* Are the n bytes of b, read at off, generation g's? Says where not. */
+static int
+big_check(const char *what, const unsigned char *b, off_t off, ssize_t n,
+    ssize_t want, int g)
+{
+	ssize_t	i;
+
+	if (n != want) {
+		printf("%s: read %zd bytes at %lld, not %zd\n", what, n,
+		    (long long)off, want);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (b[i] != big_byte(off + i, g)) {
+			printf("%s: byte at %lld is not generation %d's\n",
+			    what, (long long)(off + i), g);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int
+do_big(const char *path)
+{
+	unsigned char	*b = malloc(BIG_READ);
+	int		 fd;
+
+	if (b == NULL || do_bigwrite(path, 0) != 0)
+		return 1;
+	printf("start\n");
+	if ((fd = open(path, O_RDONLY)) == -1) {
+		perror(path);
+		return 1;
+	}
+	if (!big_check("first", b, 0, read(fd, b, 1000), 1000, 0) ||
+	    !big_check("rest", b, 1000, read(fd, b, BIG_READ),
+	    BIG_SIZE - 1000, 0) ||
+	    !big_check("end", b, BIG_SIZE, read(fd, b, BIG_READ), 0, 0))
+		return 1;
+	if (lseek(fd, 0, SEEK_CUR) != BIG_SIZE) {
+		printf("offset %lld after the end\n",
+		    (long long)lseek(fd, 0, SEEK_CUR));
+		return 1;
+	}
+	if (!big_check("pread", b, 3, pread(fd, b, 6L << 20, 3), 6L << 20,
+	    0))
+		return 1;
+	if (lseek(fd, 0, SEEK_CUR) != BIG_SIZE) {
+		printf("offset %lld after the pread\n",
+		    (long long)lseek(fd, 0, SEEK_CUR));
+		return 1;
+	}
+	printf("read\n");
+	wait_file(path, ".go");
+	if (lseek(fd, 0, SEEK_SET) != 0 || !big_check("again", b, 0,
+	    read(fd, b, BIG_READ), BIG_SIZE, 1))
+		return 1;
+	close(fd);
+	free(b);
+	printf("fresh\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -628,7 +736,12 @@ main(int argc, char **argv)
 		return do_pstale(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "dup") == 0)
 		return do_dup(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "big") == 0)
+		return do_big(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "bigwrite") == 0)
+		return do_bigwrite(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: files write PATH N | files stale PATH | "
-	    "files pstale PATH | files dup PATH\n");
+	    "files pstale PATH | files dup PATH | files big PATH | "
+	    "files bigwrite PATH G\n");
 	return 2;
 }

@@ -329,14 +329,14 @@ START_TEST(test_session_wire)
 	n = read(p[0], buf, sizeof buf);
 	ck_assert_int_eq(n, SESSION_OVERHEAD + 3);
 	hex(buf, n, out);
-	ck_assert_str_eq(out, "4f534d470002000300000003"	/* header */
+	ck_assert_str_eq(out, "4f534d470003000300000003"	/* header */
 	    "faa589"					/* "one" */
-	    "0efd399630a34925bcdfea7fec372f3a");	/* tag */
+	    "7a67acf58d1ff1b06ce3ebb36174a09b");	/* tag */
 	ck_assert_int_eq(session_send(&a, 4, "", 0, &cause), 0);
 	n = read(p[0], buf, sizeof buf);
 	hex(buf, n, out);
-	ck_assert_str_eq(out, "4f534d470002000400000000"
-	    "2cb1d0e71b2a61f27b0f065fd287c166");
+	ck_assert_str_eq(out, "4f534d470003000400000000"
+	    "c6d99fac2023192520c0f2de9f0ca2f4");
 	session_free(&a);
 	close(p[0]);
 	close(p[1]);
@@ -401,6 +401,75 @@ START_TEST(test_session_roundtrip)
 	session_free(&b);
 	close(sv[1]);
 	free(big);
+}
+END_TEST
+
+/*
+ * session_take: a message of the kind taken comes in a buffer of its own
+ * (the bytes a window keeps, decrypted there), any other where it lies;
+ * one that fails authentication is refused and leaves nothing to free.
+ */
+START_TEST(test_session_take)
+{
+	struct session	 a, b;
+	uint8_t		 h[SESSION_KEY_LEN], r[SESSION_KEY_LEN], *own;
+	uint8_t		 frame[64];
+	const uint8_t	*body;
+	size_t		 len;
+	ssize_t		 n;
+	uint16_t	 kind;
+	char		*cause = NULL;
+	int		 sv[2];
+
+	ses_keys(h, r);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	session_init(&a, sv[0], h, 1024);
+	session_init(&b, sv[1], r, 1024);
+	ck_assert_int_eq(session_send(&a, 3, "one", 3, &cause), 0);
+	ck_assert_int_eq(session_send(&a, 5, "taken", 5, &cause), 0);
+	ck_assert_int_eq(session_send(&a, 5, "", 0, &cause), 0);
+	ck_assert_int_eq(session_send(&a, 3, "two", 3, &cause), 0);
+	ck_assert_int_eq(session_fill(&b, &cause), 1);
+	ck_assert_int_eq(session_take(&b, 5, &kind, &own, &body, &len,
+	    &cause), 1);
+	ck_assert_uint_eq(kind, 3);
+	ck_assert_ptr_null(own);
+	ck_assert(body == b.in + SESSION_HDR);
+	ck_assert_int_eq(memcmp(body, "one", 3), 0);
+	ck_assert_int_eq(session_take(&b, 5, &kind, &own, &body, &len,
+	    &cause), 1);
+	ck_assert_uint_eq(kind, 5);
+	ck_assert_ptr_nonnull(own);
+	ck_assert(body == own);
+	ck_assert_uint_eq(len, 5);
+	ck_assert_int_eq(memcmp(own, "taken", 5), 0);
+	free(own);
+	ck_assert_int_eq(session_take(&b, 5, &kind, &own, &body, &len,
+	    &cause), 1);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_ptr_nonnull(own);
+	free(own);
+	/* session_next takes none */
+	ck_assert_int_eq(session_next(&b, &kind, &body, &len, &cause), 1);
+	ck_assert_uint_eq(kind, 3);
+	ck_assert_int_eq(memcmp(body, "two", 3), 0);
+	/* one altered: refused, nothing handed out */
+	ck_assert_int_eq(session_send(&a, 5, "bad", 3, &cause), 0);
+	n = read(sv[1], frame, sizeof frame);
+	ck_assert_int_eq(n, SESSION_OVERHEAD + 3);
+	frame[SESSION_HDR + 1] ^= 1;
+	ck_assert_int_eq(write(sv[0], frame, n), n);
+	ck_assert_int_eq(session_fill(&b, &cause), 1);
+	own = (uint8_t *)"x";
+	ck_assert_int_eq(session_take(&b, 5, &kind, &own, &body, &len,
+	    &cause), -1);
+	ck_assert_ptr_null(own);
+	ck_assert_ptr_nonnull(strstr(cause, "authentication"));
+	free(cause);
+	session_free(&a);
+	session_free(&b);
+	close(sv[0]);
+	close(sv[1]);
 }
 END_TEST
 
@@ -673,7 +742,7 @@ START_TEST(test_session_hostile)
 	/* a frame of the older format (HMAC, in clear): named as such */
 	memcpy(bad, buf, len);
 	bad[5] = 1;
-	refused(bad, len, r, 0, "version 1, where this osmosis speaks 2");
+	refused(bad, len, r, 0, "version 1, where this osmosis speaks 3");
 	memcpy(bad, buf, len);
 	bad[0] ^= 1;
 	refused(bad, len, r, 0, "bad magic");
@@ -701,6 +770,7 @@ check_lib_crypto(Suite *s)
 	tcase_add_test(tc, test_session_derive);
 	tcase_add_test(tc, test_session_wire);
 	tcase_add_test(tc, test_session_roundtrip);
+	tcase_add_test(tc, test_session_take);
 	tcase_add_test(tc, test_session_image);
 	tcase_add_test(tc, test_session_image_aside);
 	tcase_add_test(tc, test_session_hostile);

@@ -33,6 +33,7 @@ void	 check_mosd_quota(Suite *s);
 void	 check_mosd_privmsg(Suite *s);
 /* check_mosd-guard.c: its test case, added to s */
 void	 check_mosd_guard(Suite *s);
+void	 check_mosd_hashes(Suite *s);
 /* check_mosd-probe-thread.c: the probe's samples, off the loop */
 void	 check_mosd_probe_thread(Suite *s);
 
@@ -934,6 +935,7 @@ mosd_suite(void)
 	check_mosd_quota(s);
 	check_mosd_privmsg(s);
 	check_mosd_guard(s);
+	check_mosd_hashes(s);
 	check_mosd_probe_thread(s);
 	return s;
 }

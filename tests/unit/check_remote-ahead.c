@@ -63,7 +63,7 @@ ahead_answer(struct fio *f, const Osm__RemoteRead *r, int valid, int expect,
 	d.data.len = r->offset + r->length > AHEAD_FILE ?
 	    AHEAD_FILE - r->offset : r->length;
 	d.size = AHEAD_FILE;
-	ck_assert_int_eq(fio_data(f, &d, valid, seq, rv), expect);
+	ck_assert_int_eq(check_fio_data(f, &d, valid, seq, rv), expect);
 }
 
 /* R reads AHEAD_READ bytes of fd 5 (notification id): fio's verdict. */

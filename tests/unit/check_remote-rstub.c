@@ -99,7 +99,7 @@ START_TEST(test_rstub)
 	d.data.data = rs_file + r.offset;
 	d.data.len = r.length;
 	d.size = RS_FILE;
-	ck_assert_int_eq(fio_data(f, &d, 1, &seq, &rv), 1);
+	ck_assert_int_eq(check_fio_data(f, &d, 1, &seq, &rv), 1);
 	ck_assert_int_eq(rv, RS_READ);
 	e = rs_fd(f, 5);
 	ck_assert_ptr_nonnull(e);

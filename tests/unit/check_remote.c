@@ -793,8 +793,10 @@ remote_suite(void)
 	suite_add_tcase(s, tc);
 
 	check_remote_hostile(s);
+	check_remote_pipes(s);
 	check_remote_fileio(s);
 	check_remote_ahead(s);
+	check_remote_stream(s);
 	check_remote_rstub(s);
 	return s;
 }

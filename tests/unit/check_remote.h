@@ -3,13 +3,22 @@
 #define CHECK_REMOTE_H
 
 #include <check.h>
+#include <stdint.h>
 
 /* check_remote-hostile.c: its test case, added to s */
 void	 check_remote_hostile(Suite *s);
 /* check_remote-fileio.c: libremote/fileio.c's */
 void	 check_remote_fileio(Suite *s);
+struct fio;
+struct Osm__RemoteReadData;
+int	 check_fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
+	    int valid, uint64_t *seq, long *rv);
 /* check_remote-ahead.c: the window after one (libremote/window.c) */
 void	 check_remote_ahead(Suite *s);
+/* check_remote-stream.c: a read larger than a window (fioread.c) */
+void	 check_remote_stream(Suite *s);
+/* check_remote-pipes.c: a batch of writes to a pipe (libremote/pipes.c) */
+void	 check_remote_pipes(Suite *s);
 /* check_remote-rstub.c: the guest's side of the read stub */
 void	 check_remote_rstub(Suite *s);
 

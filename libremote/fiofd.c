@@ -1,0 +1,301 @@
+/*
+ * The guest's table of R's descriptors of regular files (fileio.c) and
+ * what it owes the home: the messages to send in order (fio_push,
+ * fio_out), the calls written behind and their replies to come
+ * (fio_behind_add), the offsets R's reads from windows moved
+ * (fio_settle_seek) and the writes gathered (fio_flush).
+ */
+#include <sys/syscall.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct fio_fd *
+fio_find(struct fio *f, int fd)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++) {
+		if (f->fds[i].fd == fd)
+			return &f->fds[i];
+	}
+	return NULL;
+}
+
+struct fio_fd *
+fio_add(struct fio *f, int fd)
+{
+	struct fio_fd	*e;
+
+	f->fds = xreallocarray(f->fds, f->nfds + 1, sizeof *f->fds);
+	e = &f->fds[f->nfds++];
+	memset(e, 0, sizeof *e);
+	e->fd = fd;
+	e->gen = window_gen();
+	return e;
+}
+
+void
+fio_forget(struct fio *f, struct fio_fd *e)
+{
+	/* another thread's read waits on it: home, where it is closed now */
+	if (f->waiting && f->wait_fd == e->fd)
+		f->wait_home = 1;
+	window_drop(e);
+	held_drop(&f->held, e->fd);
+	*e = f->fds[--f->nfds];
+}
+
+/*
+ * Every window of file (dev, ino), and what R wrote of it but through
+ * descriptor keep (-1: none); every window and all R wrote if all.
+ */
+void
+fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino, int keep)
+{
+	struct fio_fd	*e;
+	size_t		 i;
+
+	if (all)
+		held_drop(&f->held, -1);
+	/* a window on its way may hold the bytes from before: once only */
+	if (f->waiting && (e = fio_find(f, f->wait_fd)) != NULL &&
+	    (all || (e->dev == dev && e->ino == ino)))
+		f->wait_stale = 1;
+	for (i = 0; i < f->nfds; i++) {
+		if (!all && (f->fds[i].dev != dev || f->fds[i].ino != ino))
+			continue;
+		window_drop(&f->fds[i]);
+		if (!all && f->fds[i].fd != keep)
+			held_drop(&f->held, f->fds[i].fd);
+	}
+}
+
+void
+fio_free(struct fio *f)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nfds; i++)
+		window_drop(&f->fds[i]);
+	held_drop(&f->held, -1);
+	free(f->fds);
+	for (i = 0; i < f->nout; i++)
+		free(f->out[i].msg);
+	free(f->out);
+	free(f->behind);
+	free(f->fs);
+	free(f->buf);
+	free(f->parts);
+	memset(f, 0, sizeof *f);
+}
+
+void
+fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
+{
+	f->out = xreallocarray(f->out, f->nout + 1, sizeof *f->out);
+	f->out[f->nout].kind = kind;
+	f->out[f->nout].post = post;
+	f->out[f->nout].msg = msg;
+	f->out[f->nout].len = len;
+	f->nout++;
+}
+
+/*
+ * The next message to send: those before the call the agent sends now
+ * (post 0), or after it (post 1). The caller frees *msg.
+ */
+int
+fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
+{
+	size_t	i;
+
+	for (i = 0; i < f->nout; i++) {
+		if (f->out[i].post > post)
+			continue;
+		*kind = f->out[i].kind;
+		*msg = f->out[i].msg;
+		*len = f->out[i].len;
+		memmove(&f->out[i], &f->out[i + 1],
+		    (f->nout - i - 1) * sizeof *f->out);
+		f->nout--;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A call written behind: its reply says only whether it failed. A write
+ * charges what it may take (charge) to its file system (dev) until then.
+ */
+void
+fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
+    uint64_t dev, uint64_t charge)
+{
+	struct fio_fs	*fs;
+
+	f->behind = xreallocarray(f->behind, f->nbehind + 1,
+	    sizeof *f->behind);
+	f->behind[f->nbehind].seq = seq;
+	f->behind[f->nbehind].fd = fd;
+	f->behind[f->nbehind].expect = expect;
+	f->behind[f->nbehind].dev = dev;
+	f->behind[f->nbehind].charge = 0;
+	if (charge > 0 && (fs = room_fs(f, dev, 0)) != NULL) {
+		fs->ahead += charge;
+		f->behind[f->nbehind].charge = charge;
+	}
+	f->nbehind++;
+}
+
+/* An lseek of fd (to off, by whence) written behind, before the call. */
+void
+fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
+    uint64_t *seq)
+{
+	struct rmt_call	 c;
+	uint8_t		*msg;
+	size_t		 len;
+
+	memset(&c, 0, sizeof c);
+	c.seq = ++*seq;
+	c.nr = SYS_lseek;
+	c.name = "lseek";
+	c.vtid = f->vtid;
+	c.args[0] = fd;
+	c.args[1] = (uint64_t)off;
+	c.args[2] = whence;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, fd, -1, 0, 0);
+	f->stats_behind++;
+}
+
+/*
+ * A close of fd written behind (one opened where R runs, whose home
+ * descriptor had no writes to fail): its failure is nobody's.
+ */
+void
+fio_close_behind(struct fio *f, int fd, uint64_t *seq)
+{
+	struct rmt_call	 c;
+	uint8_t		*msg;
+	size_t		 len;
+
+	memset(&c, 0, sizeof c);
+	c.seq = ++*seq;
+	c.nr = SYS_close;
+	c.name = "close";
+	c.vtid = f->vtid;
+	c.args[0] = fd;
+	c.trim_unit = 1;
+	c.behind = 1;
+	marshal_pack(&c, &msg, &len);
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, -1, -1, 0, 0);
+	f->stats_behind++;
+}
+
+/* The home's offset of e moves by what R took from windows. */
+void
+fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq)
+{
+	if (e->seek == 0)
+		return;
+	fio_lseek_behind(f, e->fd, (int64_t)e->seek, SEEK_CUR, seq);
+	e->seek = 0;
+}
+
+/* Forget fd: R's calls on it are no longer ours (shared.c has it). */
+void
+fio_drop_fd(struct fio *f, int fd)
+{
+	struct fio_fd	*e;
+
+	if ((e = fio_find(f, fd)) != NULL)
+		fio_forget(f, e);
+}
+
+/*
+ * A file written some other way (through a descriptor opened where R
+ * runs): its windows are stale.
+ */
+void
+fio_changed(struct fio *f, uint64_t dev, uint64_t ino)
+{
+	fio_drop_file(f, 0, dev, ino, -1);
+}
+
+/*
+ * The writes gathered go home, as one write or pwrite64 behind: before
+ * any call but the next of them and a read served from another file's
+ * window, before a dump of R and its end, and a moment after the last
+ * (the agent's timer), so that the home has them promptly.
+ */
+void
+fio_flush(struct fio *f, uint64_t *seq)
+{
+	struct rmt_region	 reg;
+	struct rmt_reloc	 rel;
+	struct rmt_call		 c;
+	uint8_t			*msg;
+	size_t			 len;
+
+	if (f->blen == 0)
+		return;
+	memset(&c, 0, sizeof c);
+	memset(&reg, 0, sizeof reg);
+	memset(&rel, 0, sizeof rel);
+	reg.size = f->blen;
+	reg.dir = RMT_IN;
+	reg.data = f->buf;
+	rel.target = 0;
+	rel.arg = 1;
+	c.seq = ++*seq;
+	c.nr = f->bnr;
+	c.name = f->bnr == SYS_write ? "write" : "pwrite64";
+	c.vtid = f->bvtid;	/* its lane, if P must make it */
+	c.args[0] = f->bfd;
+	c.args[2] = f->blen;
+	c.args[3] = f->boff;
+	c.regions = &reg;
+	c.nregions = 1;
+	c.relocs = &rel;
+	c.nrelocs = 1;
+	c.total = f->blen;
+	c.trim_unit = 1;
+	c.behind = 1;
+	c.writes = f->parts;	/* a pipe's: each write R made (pipes.c) */
+	c.nwrites = f->nparts;
+	marshal_pack(&c, &msg, &len);	/* which frees the region's bytes */
+	f->buf = NULL;
+	f->nparts = 0;
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c.seq, f->bfd, f->blen, f->bdev,
+	    f->blen + FIO_SLACK);
+	f->stats_behind++;
+	f->blen = 0;
+}
+
+/* Are writes gathered, for the agent's timer? */
+int
+fio_batched(const struct fio *f)
+{
+	return f->blen > 0;
+}
+
+/* Every offset owed goes home: before a call that may show them. */
+void
+fio_settle(struct fio *f, uint64_t *seq)
+{
+	size_t	i;
+
+	fio_flush(f, seq);
+	for (i = 0; i < f->nfds; i++)
+		fio_settle_seek(f, &f->fds[i], seq);
+}
