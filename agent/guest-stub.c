@@ -144,22 +144,26 @@ guest_stub_pc(pid_t pid, uint64_t *pc)
  * the home's offsets must be sent before the home is told (it takes no
  * call after). So the stub serves no more, and once R is seen outside it
  * (no read of it half done: it would move an offset after we took them
- * in), what it served is taken in, for guest_files_stand_in to send.
+ * in), or on a CPU three times 50 us apart (a read begun takes a few
+ * microseconds there), what it served is taken in, for
+ * guest_files_stand_in to send.
  */
 void
 guest_stub_reads_off(struct guest *g)
 {
 	uint64_t	pc, code = g->rstub.start;
-	int		i;
+	int		i, running = 0;
 
-	if (code == 0 || g->remote == NULL)
-		return;
-	rstub_stop(g->remote);
+	if (code == 0 || g->remote == NULL || !rstub_stop(g->remote))
+		return;		/* none, or off already (threads) */
 	for (i = 0; i < 20000; i++) {
-		if (guest_stub_pc(g->pid, &pc) == 0 &&
-		    (pc < code || pc >= code + 4096))
-			break;
 		usleep(50);
+		if (guest_stub_pc(g->pid, &pc) == 0) {
+			if (pc < code || pc >= code + 4096)
+				break;
+			running = 0;	/* stopped in it: it goes on later */
+		} else if (++running == 3)
+			break;	/* on a CPU since: a read begun is done */
 	}
 	if (i == 20000)
 		log_warnx("%s: never seen outside the read stub: an offset may "

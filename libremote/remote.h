@@ -120,7 +120,7 @@ struct rstub_shm {
 struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
 void	 rstub_threaded(struct remote *g);
-void	 rstub_stop(struct remote *g);
+int	 rstub_stop(struct remote *g);
 
 /* remote.c */
 /* What became of R's notified calls. */

@@ -115,14 +115,14 @@ rstub_threaded(struct remote *g)
 /*
  * R runs and the stub is to serve no more (the way home, live): from now
  * on a read R begins goes to libc. One begun before may still end in the
- * stub: rstub_threaded once R is seen outside it.
+ * stub: rstub_threaded once R is seen outside it. 1 if it was serving.
  */
-void
+int
 rstub_stop(struct remote *g)
 {
 	if (g->rstub == NULL)
-		return;
-	__atomic_store_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
+		return 0;
+	return __atomic_exchange_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
 }
 
 static struct fio_fd *
