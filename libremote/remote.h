@@ -91,9 +91,10 @@ struct remote_ident {
 /*
  * rstub.c: R's reads and pread64s of a window answered in R
  * (agent/rstub.c puts the stub in). The memory R and the guest share, a
- * memfd: this control page, then RSTUB_SLOTS windows of RSTUB_BYTES, one a descriptor. The guest
- * writes a slot only while R's one thread is stopped (in a notification,
- * or held); the stub reads it and moves pos by what it serves.
+ * memfd: this control page, then RSTUB_SLOTS windows of RSTUB_BYTES, one
+ * a descriptor. The guest writes a slot only while R's one thread is
+ * stopped (in a notification, or held); the stub reads it and moves pos
+ * by what it serves.
  */
 #define RSTUB_SLOTS	4
 #define RSTUB_BYTES	(4U << 20)	/* a window, at most */
