@@ -25,11 +25,7 @@
  * read. The shared memory is the guest's mapping of a memfd: it outlives
  * R, so the offsets R leaves at its end are read after it.
  */
-#include <sys/syscall.h>
-
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
