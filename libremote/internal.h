@@ -564,7 +564,7 @@ int		 remote_apply(pid_t tid, const struct rmt_call *c,
 
 /* rstub.c */
 void		 rstub_sync(struct remote *g);
-void		 rstub_publish(struct remote *g);
+void		 rstub_publish(struct remote *g, uint64_t id);
 
 /* home.c */
 uint64_t	 home_budget(int64_t ret, uint32_t unit);

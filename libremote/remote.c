@@ -107,7 +107,7 @@ remote_answer(struct remote *g, uint64_t id, int64_t val, char **cause)
 {
 	struct seccomp_notif_resp	*resp = g->resp;
 
-	rstub_publish(g);
+	rstub_publish(g, id);
 	memset(resp, 0, g->resp_size);
 	resp->id = id;
 	resp->val = val;
@@ -955,7 +955,7 @@ remote_continue(struct remote *g, uint64_t id, char **cause)
 {
 	struct seccomp_notif_resp	*resp = g->resp;
 
-	rstub_publish(g);
+	rstub_publish(g, id);
 	memset(resp, 0, g->resp_size);
 	resp->id = id;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

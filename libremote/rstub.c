@@ -25,6 +25,9 @@
  * read. The shared memory is the guest's mapping of a memfd: it outlives
  * R, so the offsets R leaves at its end are read after it.
  */
+#include <sys/ioctl.h>
+
+#include <linux/seccomp.h>
 #include <string.h>
 
 #include "internal.h"
@@ -33,6 +36,7 @@ struct rstub_view {
 	struct rstub_shm *shm;		/* our mapping of it */
 	uint64_t	 at;		/* the same in R */
 	int		 off;		/* R has threads: nothing served */
+	int		 paused;	/* switched off: R left a call */
 	struct rstub_mirror {		/* a slot as we last wrote it */
 		int		 fd;	/* -1: free */
 		uint64_t	 pos;
@@ -118,6 +122,7 @@ rstub_stop(struct remote *g)
 {
 	if (g->rstub == NULL)
 		return 0;
+	g->rstub->paused = 0;
 	return __atomic_exchange_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -237,21 +242,14 @@ rstub_clear(struct rstub_view *rs, size_t i)
 	rs->m[i].fd = -1;
 }
 
-/*
- * R goes on from a notification: the stub serves what fileio.c would
- * serve of a read now, and nothing else. After rstub_sync (the
- * notification's start), so no offset the stub moved is lost.
- */
-void
-rstub_publish(struct remote *g)
+/* The slots as fileio.c would serve R's reads now. */
+static void
+rstub_fill(struct remote *g, struct rstub_view *rs)
 {
-	struct rstub_view	*rs = g->rstub;
 	struct fio_fd	*e;
 	uint64_t	 now;
 	size_t		 i, j;
 
-	if (rs == NULL || rs->off)
-		return;
 	now = window_now();
 	for (i = 0; i < RSTUB_SLOTS; i++) {
 		if (rs->m[i].fd == -1)
@@ -276,4 +274,37 @@ rstub_publish(struct remote *g)
 			return;
 		rstub_set(rs, i, e, now);
 	}
+}
+
+/*
+ * R goes on from notification id: the stub serves what fileio.c would
+ * serve of a read now, and nothing else. After rstub_sync (the
+ * notification's start), so no offset the stub moved is lost.
+ *
+ * The slots are written while R waits in the call, so not in the stub
+ * (it has one thread). R may have left the call, though (a signal while
+ * it waited: the answer is for nobody), and run: so the stub is switched
+ * off first, then the call looked at. Still waiting: R cannot have begun
+ * a read in the stub since it was switched off, and it serves again once
+ * the slots are whole. Gone: nothing is written, and it stays off until
+ * a call of R's is answered so (what it served meanwhile is rstub_sync's
+ * at the next notification). Stopped for the way home: stays so.
+ */
+void
+rstub_publish(struct remote *g, uint64_t id)
+{
+	struct rstub_view	*rs = g->rstub;
+
+	if (rs == NULL || rs->off)
+		return;
+	if (!__atomic_exchange_n(&rs->shm->on, 0, __ATOMIC_SEQ_CST) &&
+	    !rs->paused)
+		return;
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
+		rs->paused = 1;
+		return;
+	}
+	rs->paused = 0;
+	rstub_fill(g, rs);
+	__atomic_store_n(&rs->shm->on, 1, __ATOMIC_RELEASE);
 }

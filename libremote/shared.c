@@ -375,7 +375,7 @@ shared_answer(struct remote *g, uint64_t id, int64_t val, int cont,
 {
 	struct seccomp_notif_resp	*resp = g->resp;
 
-	rstub_publish(g);
+	rstub_publish(g, id);
 	memset(resp, 0, g->resp_size);
 	resp->id = id;
 	resp->val = val;

@@ -3,11 +3,20 @@
  * (libremote/rstub.c): what it lets the stub serve is what fileio.c
  * would serve of a read then, and what the stub served moves the
  * guest's offset, owed home; an lseek leaves it pread64s only, a write
- * of the file nothing, threads nothing for good.
+ * of the file nothing, threads nothing for good; and nothing is written
+ * for a call R left (it may be running in the stub).
  */
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <check.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +68,60 @@ rs_fd(struct fio *f, int fd)
 	return NULL;
 }
 
+/*
+ * A child waiting in a notified getppid: g's listener, the child's pid,
+ * the notification's id in *id.
+ */
+static pid_t
+rs_waiter(struct remote *g, uint64_t *id)
+{
+	struct sock_filter	 prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog	 fp = { 4, prog };
+	struct seccomp_notif	 n;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+	char			 c;
+	int			 sv[2], fd;
+	pid_t			 pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	if ((pid = fork()) == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+		    (fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp)) == -1 ||
+		    ctl_send_fd(sv[1], "l", 1, fd) != 1)
+			_exit(1);
+		syscall(SYS_getppid);
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	memset(&msg, 0, sizeof msg);
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsg.buf;
+	msg.msg_controllen = sizeof cmsg.buf;
+	ck_assert_int_eq(recvmsg(sv[0], &msg, 0), 1);
+	memcpy(&g->listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	close(sv[0]);
+	close(sv[1]);
+	memset(&n, 0, sizeof n);
+	ck_assert_int_eq(ioctl(g->listener, SECCOMP_IOCTL_NOTIF_RECV, &n), 0);
+	*id = n.id;
+	return pid;
+}
+
 START_TEST(test_rstub)
 {
 	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
@@ -73,7 +136,11 @@ START_TEST(test_rstub)
 	int64_t			 ret;
 	long			 rv;
 	size_t			 i;
+	uint64_t		 id;
+	pid_t			 child;
+	int			 status;
 
+	child = rs_waiter(g, &id);
 	for (i = 0; i < RS_FILE; i++)
 		rs_file[i] = (uint8_t)(i * 13 + i / 4096);
 
@@ -108,7 +175,7 @@ START_TEST(test_rstub)
 	/* R goes on: the stub may serve fd 5 from that window */
 	rstub_attach(g, shm, RS_AT);
 	ck_assert_uint_eq(shm->on, 1);
-	rstub_publish(g);
+	rstub_publish(g, id);
 	ck_assert_int_eq(sl->fd, 5);
 	ck_assert_uint_eq(sl->rok, 1);
 	ck_assert_uint_eq(sl->pos, 2 * RS_READ);
@@ -142,7 +209,7 @@ START_TEST(test_rstub)
 	    &rv), FIO_PASS);
 	ck_assert_uint_eq(e->seek, 0);
 	ck_assert_uint_eq(rs_drain(f, &r), 1);
-	rstub_publish(g);
+	rstub_publish(g, id);
 	ck_assert_int_eq(sl->fd, 5);
 	ck_assert_uint_eq(sl->rok, 0);
 	ck_assert_uint_eq(sl->wlen, r.length);
@@ -160,9 +227,31 @@ START_TEST(test_rstub)
 	memcpy(args, w1, sizeof args);
 	ck_assert_int_eq(fio_call(f, getpid(), 4, SYS_write, args, 0, &seq,
 	    &rv), FIO_ANSWER);
-	rstub_publish(g);
+	rstub_publish(g, id);
 	ck_assert_int_eq(sl->fd, -1);
 	ck_assert_uint_eq(sl->wlen, 0);
+	ck_assert_uint_eq(shm->on, 1);
+
+	/*
+	 * R left its call (here: ended) and may run in the stub: switched
+	 * off, no slot written, until a call of R's is answered so
+	 */
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	sl->fd = 7;
+	rstub_publish(g, id);
+	ck_assert_uint_eq(shm->on, 0);
+	ck_assert_int_eq(sl->fd, 7);
+	rstub_publish(g, id);
+	ck_assert_uint_eq(shm->on, 0);
+	ck_assert_int_eq(sl->fd, 7);
+	close(g->listener);
+	child = rs_waiter(g, &id);
+	rstub_publish(g, id);
+	ck_assert_uint_eq(shm->on, 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(g->listener);
 
 	/* a thread: nothing ever again */
 	rstub_threaded(g);
