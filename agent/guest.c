@@ -444,43 +444,19 @@ usage(void)
 static int
 guest_start_read(int fd, uint8_t **buf, size_t *len)
 {
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cmsg;
-	uint32_t	 n;
-	ssize_t		 r;
-	int		 ses = -1;
+	int	ses = -1, r;
 
-	memset(&msg, 0, sizeof msg);
-	iov.iov_base = &n;
-	iov.iov_len = sizeof n;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cmsg.buf;
-	msg.msg_controllen = sizeof cmsg.buf;
-	while ((r = recvmsg(fd, &msg, MSG_WAITALL)) == -1 && errno == EINTR)
-		;
-	if (r == 0)
+	if ((r = ctl_recv_record(fd, OSM_GUEST_START_MAX, buf, len,
+	    &ses)) == 0)
 		return 0;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c != NULL && c->cmsg_level == SOL_SOCKET &&
-	    c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof ses))
-		memcpy(&ses, CMSG_DATA(c), sizeof ses);
-	if (r != sizeof n || ses == -1 || (msg.msg_flags & MSG_CTRUNC))
-		fatalx("start message: %s", r == -1 ? strerror(errno) :
-		    "without the session");
-	if (ses != 3 && (dup2(ses, 3) == -1 || close(ses) == -1))
+	if (r == -1)
+		fatal("start message");
+	if (ses == -1)
+		fatalx("start message: without the session");
+	/* received close-on-exec; dup2 clears it, fcntl where it is 3 */
+	if (ses != 3 ? dup2(ses, 3) == -1 || close(ses) == -1 :
+	    fcntl(ses, F_SETFD, 0) == -1)
 		fatal("start message: the session");
-	if ((n = ntohl(n)) > OSM_GUEST_START_MAX)
-		fatalx("start message: %u bytes", n);
-	*buf = xmalloc(n);
-	if (read_all(fd, *buf, n) == -1)
-		fatalx("start message: cut short");
-	*len = n;
 	return 1;
 }
 

@@ -176,9 +176,14 @@ ctl_read_error(char **cause, ssize_t r, int err)
 		xasprintf(cause, "mosd's answer was cut short");
 }
 
-/* Read one record, and the descriptor sent with it if any. */
-static int
-ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
+/*
+ * Read one record of at most max bytes (a u32 length, then its bytes) and
+ * the descriptor sent with its first bytes, if any and rfd is not NULL
+ * (any other is closed). 1: read; 0: the end of the stream before it
+ * began; -1 with errno (EMSGSIZE: over max; EPROTO: cut short).
+ */
+int
+ctl_recv_record(int fd, size_t max, uint8_t **buf, size_t *len, int *rfd)
 {
 	struct msghdr	 msg;
 	struct iovec	 iov;
@@ -213,23 +218,42 @@ ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
 				close(stray);
 			}
 		}
+	if (r <= 0)
+		return r;
 	if (r != sizeof n) {
-		ctl_read_error(cause, r, errno);
+		errno = EPROTO;
 		return -1;
 	}
-	n = ntohl(n);
-	if (n > CTL_RECORD_MAX) {
-		xasprintf(cause, "reply of %u bytes is over the limit", n);
+	if ((n = ntohl(n)) > max) {
+		errno = EMSGSIZE;
 		return -1;
 	}
 	*buf = xmalloc(n);
 	if (read_all(fd, *buf, n) == -1) {
-		ctl_read_error(cause, errno == 0 ? 1 : -1, errno);
+		if (errno == 0)
+			errno = EPROTO;
 		free(*buf);
 		return -1;
 	}
 	*len = n;
-	return 0;
+	return 1;
+}
+
+/* Read one of mosd's records, and the descriptor sent with it if any. */
+static int
+ctl_read_record(int fd, uint8_t **buf, size_t *len, int *rfd, char **cause)
+{
+	int	r;
+
+	if ((r = ctl_recv_record(fd, CTL_RECORD_MAX, buf, len, rfd)) == 1)
+		return 0;
+	if (r == -1 && errno == EMSGSIZE)
+		xasprintf(cause, "reply over the limit of %u bytes",
+		    CTL_RECORD_MAX);
+	else
+		ctl_read_error(cause, r == -1 && errno == EPROTO ? 1 : r,
+		    errno);
+	return -1;
 }
 
 /* Send one request on an open connection; its reply is ctl_reply_read's. */

@@ -460,6 +460,8 @@ int	 ctl_sockaddr(const char *path, struct sockaddr_un *sun,
 int	 ctl_connect(const char *path, int timeout, char **cause);
 int	 ctl_peercred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
 ssize_t	 ctl_send_fd(int s, const void *buf, size_t len, int fd);
+int	 ctl_recv_record(int fd, size_t max, uint8_t **buf, size_t *len,
+	    int *rfd);
 int	 ctl_request_send(int fd, struct Osm__CtlRequest *req,
 	    char **cause);
 struct Osm__CtlReply *ctl_reply_read(int fd, int *rfd, char **cause);
