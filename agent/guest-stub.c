@@ -121,17 +121,10 @@ static int
 guest_stub_pc(pid_t pid, uint64_t *pc)
 {
 	char	 path[64], buf[512], *p;
-	ssize_t	 n;
-	int	 fd;
 
 	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (read_file_str(path, buf, sizeof buf) == -1)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	if (strncmp(buf, "running", 7) == 0 ||
 	    (p = strrchr(buf, ' ')) == NULL)
 		return -1;

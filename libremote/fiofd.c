@@ -151,29 +151,40 @@ fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
 	f->nbehind++;
 }
 
+/*
+ * Call c (its number, name and arguments set) written behind, its failure
+ * charged to fd (-1: nobody's).
+ */
+static void
+fio_call_behind(struct fio *f, struct rmt_call *c, int fd, uint64_t *seq)
+{
+	uint8_t	*msg;
+	size_t	 len;
+
+	c->seq = ++*seq;
+	c->vtid = f->vtid;
+	c->trim_unit = 1;
+	c->behind = 1;
+	marshal_pack(c, &msg, &len);
+	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_behind_add(f, c->seq, fd, -1, 0, 0);
+	f->stats_behind++;
+}
+
 /* An lseek of fd (to off, by whence) written behind, before the call. */
 void
 fio_lseek_behind(struct fio *f, int fd, int64_t off, int whence,
     uint64_t *seq)
 {
 	struct rmt_call	 c;
-	uint8_t		*msg;
-	size_t		 len;
 
 	memset(&c, 0, sizeof c);
-	c.seq = ++*seq;
 	c.nr = SYS_lseek;
 	c.name = "lseek";
-	c.vtid = f->vtid;
 	c.args[0] = fd;
 	c.args[1] = (uint64_t)off;
 	c.args[2] = whence;
-	c.trim_unit = 1;
-	c.behind = 1;
-	marshal_pack(&c, &msg, &len);
-	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, fd, -1, 0, 0);
-	f->stats_behind++;
+	fio_call_behind(f, &c, fd, seq);
 }
 
 /*
@@ -184,21 +195,12 @@ void
 fio_close_behind(struct fio *f, int fd, uint64_t *seq)
 {
 	struct rmt_call	 c;
-	uint8_t		*msg;
-	size_t		 len;
 
 	memset(&c, 0, sizeof c);
-	c.seq = ++*seq;
 	c.nr = SYS_close;
 	c.name = "close";
-	c.vtid = f->vtid;
 	c.args[0] = fd;
-	c.trim_unit = 1;
-	c.behind = 1;
-	marshal_pack(&c, &msg, &len);
-	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
-	fio_behind_add(f, c.seq, -1, -1, 0, 0);
-	f->stats_behind++;
+	fio_call_behind(f, &c, -1, seq);
 }
 
 /* The home's offset of e moves by what R took from windows. */

@@ -126,18 +126,6 @@ rstub_stop(struct remote *g)
 	return __atomic_exchange_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
 }
 
-static struct fio_fd *
-rstub_fd(struct fio *f, int fd)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nfds; i++) {
-		if (f->fds[i].fd == fd)
-			return &f->fds[i];
-	}
-	return NULL;
-}
-
 /*
  * What the stub served since we last looked: R's offsets moved by it,
  * owed to the home's as a window's reads are (fio_call's FIO_WINDOW).
@@ -161,7 +149,7 @@ rstub_sync(struct remote *g)
 		pos = __atomic_load_n(&rs->shm->slot[i].pos, __ATOMIC_ACQUIRE);
 		pnext = rs->shm->slot[i].pnext;
 		hits = rs->shm->slot[i].hits;
-		e = rstub_fd(&g->fio, m->fd);
+		e = fio_find(&g->fio, m->fd);
 		if (pos != m->pos && e != NULL) {
 			e->pos += pos - m->pos;
 			e->seek += pos - m->pos;
@@ -254,7 +242,7 @@ rstub_fill(struct remote *g, struct rstub_view *rs)
 	for (i = 0; i < RSTUB_SLOTS; i++) {
 		if (rs->m[i].fd == -1)
 			continue;
-		e = rstub_fd(&g->fio, rs->m[i].fd);
+		e = fio_find(&g->fio, rs->m[i].fd);
 		if (e != NULL && rstub_servable(g, e, now))
 			rstub_set(rs, i, e, now);
 		else

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -166,7 +167,9 @@ hashes_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /*
  * The file at path, of identity id, was asked about and not known: hash
- * it soon, if it may be kept, and if not too many wait already.
+ * it soon, if it may be kept, and if not too many wait already (each
+ * path at most PATH_MAX: what a local user can make mosd hold is
+ * bounded).
  */
 void
 hashes_want(struct mosd *m, const char *path, const struct hash_id *id)
@@ -175,7 +178,7 @@ hashes_want(struct mosd *m, const char *path, const struct hash_id *id)
 	size_t		 i;
 
 	if (h->nwant == HASHES_WANTED || path[0] != '/' ||
-	    !hashes_settled(id, hashes_now()))
+	    strlen(path) >= PATH_MAX || !hashes_settled(id, hashes_now()))
 		return;
 	for (i = 0; i < h->nwant; i++)
 		if (hashes_same(&h->want[i].id, id))

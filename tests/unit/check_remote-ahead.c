@@ -26,8 +26,8 @@ static uint8_t	ahead_buf[AHEAD_READ];
  * What fio has to send: how many messages, the last RemoteRead's seq,
  * offset and length in *r (seq 0: none).
  */
-static size_t
-ahead_drain(struct fio *f, Osm__RemoteRead *r)
+size_t
+check_fio_drain(struct fio *f, Osm__RemoteRead *r)
 {
 	Osm__RemoteRead	*m;
 	uint8_t		*msg;
@@ -86,7 +86,7 @@ ahead_take(struct fio *f, uint64_t off, uint64_t end, uint64_t *seq)
 		ck_assert_int_eq(ahead_read(f, off, seq, &rv), FIO_ANSWER);
 		ck_assert_int_eq(rv, AHEAD_READ);
 		ck_assert(memcmp(ahead_buf, ahead_file + off, AHEAD_READ) == 0);
-		ck_assert_uint_eq(ahead_drain(f, &r), 0);
+		ck_assert_uint_eq(check_fio_drain(f, &r), 0);
 	}
 	return off;
 }
@@ -107,7 +107,7 @@ START_TEST(test_ahead)
 
 	/* the first read goes home with the question; the home answers */
 	ck_assert_int_eq(ahead_read(&f, 1, &seq, &rv), FIO_PASS);
-	ck_assert_uint_eq(ahead_drain(&f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &r), 1);
 	info.fd = 5;
 	info.regular = info.readable = info.behind = 1;
 	info.dev = 1;
@@ -120,20 +120,20 @@ START_TEST(test_ahead)
 
 	/* the first window (128 KiB): nothing asked for after it */
 	ck_assert_int_eq(ahead_read(&f, 2, &seq, &rv), FIO_WAIT);
-	ck_assert_uint_eq(ahead_drain(&f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &r), 1);
 	ck_assert_uint_eq(r.offset, off);
 	ck_assert_uint_eq(r.length, 128 << 10);
 	ahead_answer(&f, &r, 1, 1, &seq, &rv);
-	ck_assert_uint_eq(ahead_drain(&f, &pre), 0);
+	ck_assert_uint_eq(check_fio_drain(&f, &pre), 0);
 	off = ahead_take(&f, off + AHEAD_READ, r.offset + r.length, &seq);
 
 	/* the second (256 KiB): the third asked for as soon as it is in */
 	ck_assert_int_eq(ahead_read(&f, 3, &seq, &rv), FIO_WAIT);
-	ck_assert_uint_eq(ahead_drain(&f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &r), 1);
 	ck_assert_uint_eq(r.offset, off);
 	ck_assert_uint_eq(r.length, 256 << 10);
 	ahead_answer(&f, &r, 1, 1, &seq, &rv);
-	ck_assert_uint_eq(ahead_drain(&f, &pre), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &pre), 1);
 	ck_assert_uint_eq(pre.offset, r.offset + r.length);
 	ck_assert_uint_eq(pre.length, 512 << 10);
 	/* it comes while R takes the second, for no read of R's */
@@ -144,20 +144,20 @@ START_TEST(test_ahead)
 	ck_assert_int_eq(ahead_read(&f, 4, &seq, &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, AHEAD_READ);
 	ck_assert(memcmp(ahead_buf, ahead_file + off, AHEAD_READ) == 0);
-	ck_assert_uint_eq(ahead_drain(&f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &r), 1);
 	ck_assert_uint_eq(r.offset, pre.offset + pre.length);
 	ck_assert_uint_eq(r.length, 1024 << 10);
 	off = ahead_take(&f, off + AHEAD_READ, r.offset, &seq);
 
 	/* R is there before it: it waits for that one, asks no other */
 	ck_assert_int_eq(ahead_read(&f, 5, &seq, &rv), FIO_WAIT);
-	ck_assert_uint_eq(ahead_drain(&f, &pre), 0);
+	ck_assert_uint_eq(check_fio_drain(&f, &pre), 0);
 	ck_assert_uint_eq(f.wait_seq, r.seq);
 	ahead_answer(&f, &r, 1, 1, &seq, &rv);
 	ck_assert_int_eq(rv, AHEAD_READ);
 	ck_assert(memcmp(ahead_buf, ahead_file + off, AHEAD_READ) == 0);
 	/* (the fifth asked for meanwhile) */
-	ck_assert_uint_eq(ahead_drain(&f, &pre), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &pre), 1);
 	ck_assert_uint_eq(pre.offset, r.offset + r.length);
 	off = ahead_take(&f, off + AHEAD_READ, pre.offset, &seq);
 
@@ -167,11 +167,11 @@ START_TEST(test_ahead)
 	ck_assert_int_eq(fio_call(&f, getpid(), 6, SYS_write, w, 0, &seq,
 	    &rv), FIO_ANSWER);
 	fio_flush(&f, &seq);
-	ahead_drain(&f, &r);
+	check_fio_drain(&f, &r);
 	ahead_answer(&f, &pre, 0, 0, &seq, &rv);
 	/* R's next read, in its range, is fetched afresh from home */
 	ck_assert_int_eq(ahead_read(&f, 7, &seq, &rv), FIO_WAIT);
-	ck_assert_uint_eq(ahead_drain(&f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(&f, &r), 1);
 	ck_assert_uint_eq(r.offset, off + 100);
 	ck_assert_uint_ne(r.seq, pre.seq);
 	ck_assert_uint_eq(r.length, 128 << 10);

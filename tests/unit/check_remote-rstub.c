@@ -32,42 +32,6 @@
 static uint8_t	rs_file[RS_FILE];
 static uint8_t	rs_buf[RS_READ];
 
-/* The last RemoteRead fio has to send, in *r; how many messages. */
-static size_t
-rs_drain(struct fio *f, Osm__RemoteRead *r)
-{
-	Osm__RemoteRead	*m;
-	uint8_t		*msg;
-	size_t		 len, n = 0;
-	int		 kind;
-
-	while (fio_out(f, 1, &kind, &msg, &len)) {
-		if (kind == REMOTE_OUT_READ) {
-			m = osm__remote_read__unpack(NULL, len, msg);
-			ck_assert_ptr_nonnull(m);
-			r->seq = m->seq;
-			r->offset = m->offset;
-			r->length = m->length;
-			osm__remote_read__free_unpacked(m, NULL);
-		}
-		free(msg);
-		n++;
-	}
-	return n;
-}
-
-static struct fio_fd *
-rs_fd(struct fio *f, int fd)
-{
-	size_t	i;
-
-	for (i = 0; i < f->nfds; i++) {
-		if (f->fds[i].fd == fd)
-			return &f->fds[i];
-	}
-	return NULL;
-}
-
 /*
  * A child waiting in a notified getppid: g's listener, the child's pid,
  * the notification's id in *id.
@@ -149,7 +113,7 @@ START_TEST(test_rstub)
 	memcpy(args, a1, sizeof args);
 	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_read, args, 0, &seq,
 	    &rv), FIO_PASS);
-	rs_drain(f, &r);
+	check_fio_drain(f, &r);
 	info.fd = 5;
 	info.regular = info.readable = info.behind = 1;
 	info.dev = 1;
@@ -160,7 +124,7 @@ START_TEST(test_rstub)
 	memcpy(args, a1, sizeof args);
 	ck_assert_int_eq(fio_call(f, getpid(), 2, SYS_read, args, 0, &seq,
 	    &rv), FIO_WAIT);
-	ck_assert_uint_eq(rs_drain(f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(f, &r), 1);
 	d.seq = r.seq;
 	d.has_data = d.has_size = 1;
 	d.data.data = rs_file + r.offset;
@@ -168,7 +132,7 @@ START_TEST(test_rstub)
 	d.size = RS_FILE;
 	ck_assert_int_eq(check_fio_data(f, &d, 1, &seq, &rv), 1);
 	ck_assert_int_eq(rv, RS_READ);
-	e = rs_fd(f, 5);
+	e = fio_find(f, 5);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->pos, 2 * RS_READ);
 
@@ -208,7 +172,7 @@ START_TEST(test_rstub)
 	ck_assert_int_eq(fio_call(f, getpid(), 3, SYS_lseek, args, 0, &seq,
 	    &rv), FIO_PASS);
 	ck_assert_uint_eq(e->seek, 0);
-	ck_assert_uint_eq(rs_drain(f, &r), 1);
+	ck_assert_uint_eq(check_fio_drain(f, &r), 1);
 	rstub_publish(g, id);
 	ck_assert_int_eq(sl->fd, 5);
 	ck_assert_uint_eq(sl->rok, 0);

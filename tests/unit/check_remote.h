@@ -15,6 +15,8 @@ int	 check_fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
 /* check_remote-ahead.c: the window after one (libremote/window.c) */
 void	 check_remote_ahead(Suite *s);
+struct Osm__RemoteRead;
+size_t	 check_fio_drain(struct fio *f, struct Osm__RemoteRead *r);
 /* check_remote-stream.c: a read larger than a window (fioread.c) */
 void	 check_remote_stream(Suite *s);
 /* check_remote-pipes.c: a batch of writes to a pipe (libremote/pipes.c) */
