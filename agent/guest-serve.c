@@ -169,7 +169,13 @@ guest_serve_file(struct guest *g, const uint8_t *body, size_t len)
 
 /* --- notifications and replies ---------------------------------------- */
 
-/* Writes behind gathered, and no call of R's since: they go home now. */
+static void	serve_flush_later(struct guest *);
+
+/*
+ * Writes behind gathered, and no call of R's since: they go home now.
+ * Those the stub in R gathers meanwhile, while it may, are taken in at
+ * the next tick (rstub.c).
+ */
 static void
 serve_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -177,13 +183,18 @@ serve_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	remote_flush(g->remote);
 	guest_ses_out(g, 1);
+	serve_flush_later(g);
 }
 
-/* Writes gathered wait a moment for the next (SERVE_FLUSH seconds). */
+/*
+ * Writes gathered wait a moment for the next (SERVE_FLUSH seconds), as
+ * do those the stub in R may gather from R's going on.
+ */
 static void
 serve_flush_later(struct guest *g)
 {
-	if (!remote_batched(g->remote) || ev_is_active(&g->flush))
+	if (g->remote == NULL || !remote_batched(g->remote) ||
+	    ev_is_active(&g->flush))
 		return;
 	ev_timer_init(&g->flush, serve_flush_cb, SERVE_FLUSH, 0);
 	g->flush.data = g;
@@ -235,6 +246,7 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 			ev_io_stop(loop, w);
 		break;
 	}
+	serve_flush_later(g);
 }
 
 /*
@@ -289,6 +301,7 @@ guest_serve_read_data(struct guest *g, uint8_t *body, size_t len)
 	if (ev.kind == REMOTE_FORWARD)
 		serve_call(g, &ev);
 	guest_ses_out(g, 1);
+	serve_flush_later(g);
 }
 
 /* Is this reply a call broken off at home (a restart code)? */
@@ -334,6 +347,7 @@ serve_apply(struct guest *g, uint64_t seq, const uint8_t *body, size_t len,
 		guest_ses_out(g, 1);
 		guest_signal_deliver_unblocked(g, keep);
 	}
+	serve_flush_later(g);
 }
 
 /*

@@ -169,7 +169,8 @@ int		 stub_move_threads(struct mig_task *t, uint64_t fn,
 
 /*
  * rstub.c: the read stub in R, its reads of a window answered inside it
- * (libremote/rstub.c keeps what it serves)
+ * and its writes of a descriptor gathered there (libremote/rstub.c keeps
+ * what it serves)
  */
 struct rstub_patch {			/* one function of libc's, patched */
 	pid_t		 pid;		/* the process */
@@ -184,7 +185,7 @@ struct rstub_patch {			/* one function of libc's, patched */
 struct rstub {
 	uint64_t	 start;		/* its pages: code, then shared; 0 none */
 	size_t		 len;
-	struct rstub_patch read, pread;
+	struct rstub_patch read, pread, write, pwrite;
 	struct rstub_shm *shm;		/* our mapping of the shared part */
 	uint64_t	 shared;	/* R's */
 };

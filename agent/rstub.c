@@ -46,12 +46,16 @@
  */
 extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
     rstub_tramp[], rstub_pcode[], rstub_psaved[], rstub_pret[],
-    rstub_ptramp[], rstub_end[];
+    rstub_ptramp[], wstub_code[], wstub_saved[], wstub_ret[],
+    wstub_tramp[], wstub_pcode[], wstub_psaved[], wstub_pret[],
+    wstub_ptramp[], rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
 "	.globl rstub_code, rstub_saved, rstub_ret, rstub_tramp\n"
 "	.globl rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp, rstub_end\n"
+"	.globl wstub_code, wstub_saved, wstub_ret, wstub_tramp\n"
+"	.globl wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp\n"
 "rstub_code:\n"
 ".Lr_start:\n"
 "	movq	%rdi, %r9\n"
@@ -160,6 +164,94 @@ __asm__(
 "	movq	-8(%rsp), %rcx\n"
 "rstub_ptramp:\n"
 "	.fill 32, 1, 0xcc\n"
+/* write(fd, buf, count): into the ring of the write slot, head the commit */
+"wstub_code:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"wstub_saved:\n"
+"	cmpl	$0, .Lr_start+4096(%rip)\n"	/* on */
+"	je	.Lw_miss\n"
+"	leaq	.Lr_start+4096+576(%rip), %r8\n"	/* the write slot */
+"	cmpl	%edi, (%r8)\n"			/* fd */
+"	jne	.Lw_miss\n"
+"	cmpl	$1, 4(%r8)\n"			/* SYS_write's */
+"	jne	.Lw_miss\n"
+"	testq	%rdx, %rdx\n"
+"	jz	.Lw_miss\n"
+"	movq	16(%r8), %rcx\n"		/* room */
+"	subq	8(%r8), %rcx\n"			/* - head */
+"	jb	.Lw_miss\n"
+"	cmpq	%rdx, %rcx\n"
+"	jb	.Lw_miss\n"
+"	rdtsc\n"
+"	shlq	$32, %rdx\n"
+"	orq	%rdx, %rax\n"
+"	cmpq	24(%r8), %rax\n"		/* deadline */
+"	jae	.Lw_miss\n"
+"	movq	8(%r8), %rdi\n"
+"	addq	32(%r8), %rdi\n"		/* ring + head */
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rcx\n"
+"	rep movsb\n"
+"	incq	40(%r8)\n"			/* hits */
+"	movq	%r11, %rax\n"
+"	addq	%r11, 8(%r8)\n"			/* the commit */
+"wstub_ret:\n"
+"	ret\n"
+".Lw_miss:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"wstub_tramp:\n"
+"	.fill 32, 1, 0xcc\n"
+/* pwrite64(fd, buf, count, offset %rcx): where the ring's bytes end */
+"wstub_pcode:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"	movq	%rcx, -8(%rsp)\n"
+"wstub_psaved:\n"
+"	cmpl	$0, .Lr_start+4096(%rip)\n"	/* on */
+"	je	.Lq_miss\n"
+"	leaq	.Lr_start+4096+576(%rip), %r8\n"	/* the write slot */
+"	cmpl	%edi, (%r8)\n"			/* fd */
+"	jne	.Lq_miss\n"
+"	cmpl	$18, 4(%r8)\n"			/* SYS_pwrite64's */
+"	jne	.Lq_miss\n"
+"	testq	%rdx, %rdx\n"
+"	jz	.Lq_miss\n"
+"	movq	48(%r8), %rax\n"		/* base */
+"	addq	8(%r8), %rax\n"			/* + head */
+"	cmpq	%rcx, %rax\n"
+"	jne	.Lq_miss\n"
+"	movq	16(%r8), %rcx\n"		/* room */
+"	subq	8(%r8), %rcx\n"			/* - head */
+"	jb	.Lq_miss\n"
+"	cmpq	%rdx, %rcx\n"
+"	jb	.Lq_miss\n"
+"	rdtsc\n"
+"	shlq	$32, %rdx\n"
+"	orq	%rdx, %rax\n"
+"	cmpq	24(%r8), %rax\n"		/* deadline */
+"	jae	.Lq_miss\n"
+"	movq	8(%r8), %rdi\n"
+"	addq	32(%r8), %rdi\n"		/* ring + head */
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rcx\n"
+"	rep movsb\n"
+"	incq	40(%r8)\n"			/* hits */
+"	movq	%r11, %rax\n"
+"	addq	%r11, 8(%r8)\n"			/* the commit */
+"wstub_pret:\n"
+"	ret\n"
+".Lq_miss:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"	movq	-8(%rsp), %rcx\n"
+"wstub_ptramp:\n"
+"	.fill 32, 1, 0xcc\n"
 "rstub_end:\n"
 "	.popsection\n");
 
@@ -175,6 +267,16 @@ _Static_assert(sizeof(struct rstub_slot) == 128 &&
     offsetof(struct rstub_slot, pnext) == 56 &&
     offsetof(struct rstub_slot, rok) == 64 &&
     offsetof(struct rstub_shm, slot) == 64, "the stub's slots");
+_Static_assert(sizeof(struct rstub_wslot) == 64 &&
+    offsetof(struct rstub_wslot, nr) == 4 &&
+    offsetof(struct rstub_wslot, head) == 8 &&
+    offsetof(struct rstub_wslot, room) == 16 &&
+    offsetof(struct rstub_wslot, deadline) == 24 &&
+    offsetof(struct rstub_wslot, ring) == 32 &&
+    offsetof(struct rstub_wslot, hits) == 40 &&
+    offsetof(struct rstub_wslot, base) == 48 &&
+    offsetof(struct rstub_shm, w) == 576 &&
+    SYS_write == 1 && SYS_pwrite64 == 18, "the stub's write slot");
 
 /* 8 bytes of process pid at addr into *v; -1 if it cannot be read. */
 static int
@@ -275,22 +377,28 @@ rstub_sym(const uint8_t *m, size_t len, const char *name,
 		memcpy(sym->start, m + sym->off, sizeof sym->start);
 }
 
-/* read and pread64 in the libc file at path. */
+/* The functions the stub takes over, in that order. */
+enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_NFN };
+static const char *const rstub_names[RSTUB_NFN] = {
+	"read", "pread64", "write", "pwrite64"
+};
+
+/* Each of rstub_names in the libc file at path. */
 static void
-rstub_symbols(const char *path, struct rstub_sym *read,
-    struct rstub_sym *pread)
+rstub_symbols(const char *path, struct rstub_sym *syms)
 {
 	struct stat	 sb;
 	void		*m;
-	int		 fd;
+	int		 fd, i;
 
-	read->off = pread->off = 0;
+	for (i = 0; i < RSTUB_NFN; i++)
+		syms[i].off = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return;
 	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
 	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		rstub_sym(m, sb.st_size, "read", read);
-		rstub_sym(m, sb.st_size, "pread64", pread);
+		for (i = 0; i < RSTUB_NFN; i++)
+			rstub_sym(m, sb.st_size, rstub_names[i], &syms[i]);
 		munmap(m, sb.st_size);
 	}
 	close(fd);
@@ -411,54 +519,71 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 	return 0;
 }
 
+/* Each function's stub: its start, its commit's end, its trampoline. */
+static const struct rstub_code {
+	const uint8_t	*code, *saved, *ret, *tramp;
+	int		 offset_kept;	/* in the red zone: pread64's */
+} rstub_codes[RSTUB_NFN] = {
+	{ rstub_code, rstub_saved, rstub_ret, rstub_tramp, 0 },
+	{ rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp, 1 },
+	{ wstub_code, wstub_saved, wstub_ret, wstub_tramp, 0 },
+	{ wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp, 1 },
+};
+
 /*
  * Put the read stub into process pid (R), held in t before its filter
  * (its memfd is mapped by calls the filter would send home), of one
- * thread: libc's read, and its pread64 if that starts as we know. 0, or
- * -1 with *cause: no stub.
+ * thread: libc's read, and its pread64, write and pwrite64 that start as
+ * we know. 0, or -1 with *cause: no stub.
  */
 int
 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 {
-	struct rstub_sym rs, ps;
+	struct rstub_sym syms[RSTUB_NFN];
+	struct rstub_patch *p[RSTUB_NFN] = { &s->read, &s->pread, &s->write,
+			    &s->pwrite };
+	const struct rstub_code *c;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;
-	uint64_t	 base, off, poff, at;
+	uint64_t	 base, at;
 	size_t		 len = RSTUB_PAGE + RSTUB_LEN;
 	void		*shm = MAP_FAILED;
 	long		 rfd = -1, rv;
-	int		 fd = -1;
+	int		 fd = -1, i, j;
 
 	memset(s, 0, sizeof *s);
 	if (rstub_libc(pid, &base, path, sizeof path) == -1) {
 		xasprintf(cause, "no libc.so.6");
 		return -1;
 	}
-	rstub_symbols(path, &rs, &ps);
-	if ((off = rs.off) == 0) {
+	rstub_symbols(path, syms);
+	if (syms[RSTUB_READ].off == 0) {
 		xasprintf(cause, "no read in %s", path);
 		return -1;
 	}
-	poff = ps.off;
-	if ((at = stub_map(t, base, base + off, len)) == 0 ||
-	    (poff != 0 && base + poff - at >= RSTUB_NEAR)) {
-		if (at != 0)
-			stub_unmap(t, at, len);
+	if ((at = stub_map(t, base, base + syms[RSTUB_READ].off, len)) == 0) {
 		xasprintf(cause, "no room near libc");
 		return -1;
 	}
 	memset(page, 0xcc, sizeof page);
 	memcpy(page, rstub_code, rstub_end - rstub_code);
-	if (rstub_prepare(&s->read, pid, &rs, base + off, at, page,
-	    rstub_code, rstub_saved, rstub_ret, rstub_tramp) == -1) {
-		xasprintf(cause, "libc's read is not %s's, or starts with "
-		    "instructions that cannot move", path);
-		goto unmap;
+	for (i = 0; i < RSTUB_NFN; i++) {
+		c = &rstub_codes[i];
+		/* read's is the stub; the others' where they can be */
+		if (syms[i].off == 0 ||
+		    base + syms[i].off - at >= RSTUB_NEAR ||
+		    rstub_prepare(p[i], pid, &syms[i], base + syms[i].off,
+		    at, page, c->code, c->saved, c->ret, c->tramp) == -1) {
+			memset(p[i], 0, sizeof *p[i]);
+			if (i == RSTUB_READ) {
+				xasprintf(cause, "libc's read is not %s's, "
+				    "or starts with instructions that cannot "
+				    "move", path);
+				goto unmap;
+			}
+		}
+		p[i]->offset_kept = c->offset_kept;
 	}
-	if (poff == 0 || rstub_prepare(&s->pread, pid, &ps, base + poff, at,
-	    page, rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp) == -1)
-		memset(&s->pread, 0, sizeof s->pread);
-	s->pread.offset_kept = 1;
 
 	/* the memfd's name, in the page that will be the code */
 	if (mig_write(t, at, "osmosis-rstub", 14, cause) == -1 ||
@@ -476,14 +601,19 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		goto unmap;
 	if (mig_write(t, at, page, sizeof page, cause) == -1 ||
 	    mig_call_ok(t, "mprotect the read stub", &rv, SYS_mprotect,
-	    (sysargs){ at, RSTUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1 ||
-	    rstub_patch(&s->read, t, cause) == -1)
+	    (sysargs){ at, RSTUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1)
 		goto unmap;
-	if (s->pread.fn != 0 && rstub_patch(&s->pread, t, cause) == -1) {
-		/* read's is in: take it out again */
-		if (stub_poke(pid, s->read.fn, s->read.orig,
-		    s->read.displaced, &ignored) == -1)
-			free(ignored);
+	for (i = 0; i < RSTUB_NFN; i++) {
+		if (p[i]->fn == 0 || rstub_patch(p[i], t, cause) == 0)
+			continue;
+		/* those in before: take them out again */
+		for (j = 0; j < i; j++) {
+			if (p[j]->fn != 0 && stub_poke(pid, p[j]->fn,
+			    p[j]->orig, p[j]->displaced, &ignored) == -1) {
+				free(ignored);
+				ignored = NULL;
+			}
+		}
 		goto unmap;
 	}
 
@@ -497,8 +627,15 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	s->shared = at + RSTUB_PAGE;
 	s->read.hidden.start = at;
 	s->read.hidden.end = at + len;
-	if (s->pread.fn != 0)
-		s->read.hidden.next = &s->pread.hidden;
+	/* one chain for dumps: read's, then each other patched */
+	for (i = RSTUB_NFN - 1, j = -1; i > RSTUB_READ; i--) {
+		if (p[i]->fn == 0)
+			continue;
+		p[i]->hidden.next = j == -1 ? NULL : &p[j]->hidden;
+		j = i;
+	}
+	if (j != -1)
+		s->read.hidden.next = &p[j]->hidden;
 	return 0;
 
 unmap:

@@ -63,9 +63,57 @@ static void	fio_sent_behind_pos(struct fio *, struct fio_fd *, int,
 		    int64_t);
 
 /*
+ * Room at the batch's end for R's write (nr) of len bytes on e, at off
+ * for a pwrite64: those gathered before that cannot go with it go home
+ * first.
+ */
+static uint8_t *
+fio_batch_room(struct fio *f, const struct fio_fd *e, int nr, uint64_t off,
+    size_t len, uint64_t *seq)
+{
+	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != nr ||
+	    (nr == SYS_pwrite64 && off != f->boff + f->blen) ||
+	    f->blen + len > FIO_BATCH))
+		fio_flush(f, seq);
+	if (f->buf == NULL)
+		f->buf = xmalloc(FIO_BATCH);
+	return f->buf + f->blen;
+}
+
+/*
+ * The len bytes at the batch's end are R's write (nr) on e, at off for a
+ * pwrite64: gathered. Where it lands is not sure while another call on e
+ * is at home (busy).
+ */
+static void
+fio_batch_add(struct fio *f, struct fio_fd *e, int nr, uint64_t off,
+    size_t len, int busy)
+{
+	if (f->blen == 0) {
+		f->bnr = nr;
+		f->bfd = e->fd;
+		f->bdev = e->dev;
+		f->bino = e->ino;
+		f->boff = off;
+	}
+	/* where it lands, for R to read it back from here (not O_APPEND) */
+	f->bvtid = f->vtid;
+	if (!e->append && (nr == SYS_pwrite64 || (e->pos_known && !busy)))
+		held_put(&f->held, e->fd, nr == SYS_pwrite64 ? off :
+		    e->pos, f->buf + f->blen, len, window_now(), FIO_FRESH_NS);
+	else
+		held_drop(&f->held, e->fd);
+	f->blen += len;
+	/* the stub in R may gather the next (fio_wstub) */
+	f->wlive = 1;
+	f->wfd = e->fd;
+	f->wnr = nr;
+	f->wnext = off + len;
+}
+
+/*
  * R's write (or pwrite64) of len bytes at buf, on e, gathered with those
- * before it: 1 (its answer *rv), or 0 if it goes as it is. Where a write
- * lands is not sure while another call on e is at home (busy).
+ * before it: 1 (its answer *rv), or 0 if it goes as it is.
  */
 static int
 fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
@@ -78,13 +126,7 @@ fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
 		fio_flush(f, seq);	/* it goes after those before it */
 		return 0;
 	}
-	if (f->blen > 0 && (f->bfd != e->fd || f->bnr != nr ||
-	    (nr == SYS_pwrite64 && args[3] != f->boff + f->blen) ||
-	    f->blen + len > FIO_BATCH))
-		fio_flush(f, seq);
-	if (f->buf == NULL)
-		f->buf = xmalloc(FIO_BATCH);
-	local.iov_base = f->buf + f->blen;
+	local.iov_base = fio_batch_room(f, e, nr, args[3], len, seq);
 	local.iov_len = len;
 	remote.iov_base = (void *)(uintptr_t)args[1];
 	remote.iov_len = len;
@@ -92,23 +134,65 @@ fio_gather(struct fio *f, struct fio_fd *e, pid_t tid, int nr,
 		fio_flush(f, seq);	/* home says EFAULT, or what it says */
 		return 0;
 	}
-	if (f->blen == 0) {
-		f->bnr = nr;
-		f->bfd = e->fd;
-		f->bdev = e->dev;
-		f->bino = e->ino;
-		f->boff = args[3];
-	}
-	/* where it lands, for R to read it back from here (not O_APPEND) */
-	f->bvtid = f->vtid;
-	if (!e->append && (nr == SYS_pwrite64 || (e->pos_known && !busy)))
-		held_put(&f->held, e->fd, nr == SYS_pwrite64 ? args[3] :
-		    e->pos, f->buf + f->blen, len, window_now(), FIO_FRESH_NS);
-	else
-		held_drop(&f->held, e->fd);
-	f->blen += len;
+	fio_batch_add(f, e, nr, args[3], len, busy);
 	*rv = len;
 	return 1;
+}
+
+/*
+ * The descriptor whose next write (*nr: or pwrite64, at *off) the stub in
+ * R may gather now (rstub.c), ring bytes of them at most: one that R's
+ * last write gathered was on, which fio_call would gather again (known,
+ * written behind, no error to tell, no offset owed, room at home for all
+ * of them). NULL if none.
+ */
+struct fio_fd *
+fio_wstub(struct fio *f, size_t ring, int *nr, uint64_t *off)
+{
+	struct fio_fd	*e;
+
+	if (f->off || !f->wlive || (e = fio_find(f, f->wfd)) == NULL ||
+	    e->state != FIO_KNOWN || !e->behind || e->err != 0 ||
+	    e->seek != 0 || (f->waiting && f->wait_fd == e->fd) ||
+	    !room_for(f, e, ring + (ring / FIO_BATCH + 2) * FIO_SLACK))
+		return NULL;
+	*nr = f->wnr;
+	*off = f->wnext;
+	return e;
+}
+
+/*
+ * R's writes (nr) on fd that the stub in R gathered (rstub.c), len bytes
+ * at bytes, the first at off for a pwrite64: taken in as fio_call takes
+ * in each write it gathers, in R's order after those before them. R was
+ * told they were written: they go home whatever became of fd here.
+ */
+void
+fio_written(struct fio *f, int fd, int nr, uint64_t off,
+    const uint8_t *bytes, size_t len, uint64_t *seq)
+{
+	struct fio_fd	*e = fio_find(f, fd), none;
+	size_t		 n;
+
+	if (e == NULL || e->state != FIO_KNOWN) {
+		memset(&none, 0, sizeof none);
+		none.fd = fd;
+		none.append = 1;	/* nothing held */
+		e = &none;
+	} else
+		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
+	while (len > 0) {
+		n = len < FIO_BATCH_ONE ? len : FIO_BATCH_ONE;
+		memcpy(fio_batch_room(f, e, nr, off, n, seq), bytes, n);
+		fio_batch_add(f, e, nr, off, n, 0);
+		if (e != &none)
+			fio_sent_behind_pos(f, e, nr, n);
+		bytes += n;
+		off += n;
+		len -= n;
+	}
+	if (e == &none)
+		f->wlive = 0;
 }
 
 static void

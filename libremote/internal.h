@@ -366,6 +366,10 @@ struct fio {
 	uint64_t	 boff;
 	uint8_t		*buf;
 	size_t		 blen;
+	int		 wlive;		/* a write gathered since R came: */
+	int		 wfd;		/* the last one's descriptor, */
+	int		 wnr;		/* call, and where a pwrite64 */
+	uint64_t	 wnext;		/* on from it lands */
 	uint32_t	*parts;		/* a pipe's: each write's length */
 	size_t		 nparts;
 	int		 threaded;	/* R has had threads (pipes.c) */
@@ -435,6 +439,9 @@ void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
 /* fileio.c */
 int	 fio_fd_call(int nr);
+struct fio_fd	*fio_wstub(struct fio *f, size_t ring, int *nr, uint64_t *off);
+void	 fio_written(struct fio *f, int fd, int nr, uint64_t off,
+	    const uint8_t *bytes, size_t len, uint64_t *seq);
 struct remote_pending;
 int	 fio_on_fd(const struct remote_pending *pending, size_t n,
 	    uint64_t fd, uint64_t skip);
@@ -565,6 +572,9 @@ int		 remote_apply(pid_t tid, const struct rmt_call *c,
 /* rstub.c */
 void		 rstub_sync(struct remote *g);
 void		 rstub_publish(struct remote *g, uint64_t id);
+int		 rstub_batched(const struct remote *g);
+void		 rstub_flush(struct remote *g);
+void		 rstub_failed(struct remote *g);
 
 /* home.c */
 uint64_t	 home_budget(int64_t ret, uint32_t unit);

@@ -774,13 +774,14 @@ remote_settle(struct remote *g)
 int
 remote_batched(const struct remote *g)
 {
-	return fio_batched(&g->fio);
+	return fio_batched(&g->fio) || rstub_batched(g);
 }
 
-/* Writes gathered go home (remote_out). */
+/* Writes gathered go home (remote_out), those in R's ring with them. */
 void
 remote_flush(struct remote *g)
 {
+	rstub_flush(g);
 	fio_flush(&g->fio, &g->seq);
 }
 
@@ -812,6 +813,7 @@ remote_reply_behind(struct remote *g, const uint8_t *msg, size_t len,
 	}
 	rv = fio_behind_reply(&g->fio, r->seq, r->ret, remote_fs_free(r),
 	    &expect);
+	rstub_failed(g);	/* a write of its slot's may have failed */
 	if (rv == 1 && (r->n_outputs != 0 || r->ret < -4095 ||
 	    (expect >= 0 && r->ret > expect))) {
 		xasprintf(cause, "reply to a call behind out of range");

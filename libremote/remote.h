@@ -89,17 +89,20 @@ struct remote_ident {
 };
 
 /*
- * rstub.c: R's reads and pread64s of a window answered in R
- * (agent/rstub.c puts the stub in). The memory R and the guest share, a
- * memfd: this control page, then RSTUB_SLOTS windows of RSTUB_BYTES, one
- * a descriptor. The guest writes a slot only while R's one thread is
+ * rstub.c: R's reads and pread64s of a window answered in R, and its
+ * writes of one descriptor gathered there (agent/rstub.c puts the stub
+ * in). The memory R and the guest share, a memfd: this control page, then
+ * RSTUB_SLOTS windows of RSTUB_BYTES, one a descriptor, then the ring of
+ * R's writes. The guest writes a slot only while R's one thread is
  * stopped (in a notification, or held); the stub reads it and moves pos
- * by what it serves.
+ * (a write slot's head) by what it serves.
  */
 #define RSTUB_SLOTS	4
 #define RSTUB_BYTES	(4U << 20)	/* a window, at most */
 #define RSTUB_DATA	4096		/* where the windows start */
-#define RSTUB_LEN	(RSTUB_DATA + RSTUB_SLOTS * RSTUB_BYTES)
+#define RSTUB_RING	(RSTUB_DATA + RSTUB_SLOTS * RSTUB_BYTES)
+#define RSTUB_RING_BYTES (1U << 20)	/* R's writes, until the guest's */
+#define RSTUB_LEN	(RSTUB_RING + RSTUB_RING_BYTES)
 struct rstub_slot {			/* as the stub reads it: 128 bytes */
 	int32_t		 fd;		/* 0: R's descriptor; -1 none */
 	uint32_t	 eof;		/* 4: the window ends the file */
@@ -113,10 +116,30 @@ struct rstub_slot {			/* as the stub reads it: 128 bytes */
 	uint32_t	 rok;		/* 64: read too, not pread64 only */
 	uint32_t	 pad[15];
 };
+/*
+ * R's writes of one descriptor, put into the ring by the stub (which
+ * moves head, the commit) while head stays within room and the TSC
+ * before deadline (a pwrite64 only where the ring's bytes end in the
+ * file: at base + head); the guest takes them in (rstub_sync, and its timer
+ * while R runs: bytes below head never change) and empties the ring only
+ * while R is stopped.
+ */
+struct rstub_wslot {			/* as the stub reads it: 64 bytes */
+	int32_t		 fd;		/* 0: R's descriptor; -1 none */
+	uint32_t	 nr;		/* 4: SYS_write's, or SYS_pwrite64's */
+	uint64_t	 head;		/* 8: the ring's bytes R wrote */
+	uint64_t	 room;		/* 16: head may grow up to it */
+	uint64_t	 deadline;	/* 24: nothing more from this TSC on */
+	uint64_t	 ring;		/* 32: the ring in R */
+	uint64_t	 hits;		/* 40: writes the stub served */
+	uint64_t	 base;		/* 48: pwrite64's: the ring's offset */
+	uint64_t	 pad;
+};
 struct rstub_shm {
 	uint32_t	 on;		/* 0: the stub serves nothing */
 	uint32_t	 pad[15];
 	struct rstub_slot slot[RSTUB_SLOTS];	/* at 64 */
+	struct rstub_wslot w;			/* at 576 */
 };
 struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
@@ -137,6 +160,7 @@ struct remote_stats {
 	uint64_t	 behind;	/* calls sent behind (fileio.c) */
 	uint64_t	 served;	/* reads served from windows */
 	uint64_t	 in_r;		/* of them, by the stub in R (rstub.c) */
+	uint64_t	 w_in_r;	/* writes behind by the stub in R */
 	uint64_t	 held;		/* reads served from what R wrote */
 	uint64_t	 fetches;	/* windows read at home */
 	uint64_t	 behind_errors;	/* writes behind that failed */

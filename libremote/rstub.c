@@ -26,11 +26,14 @@
  * R, so the offsets R leaves at its end are read after it.
  */
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include <linux/seccomp.h>
 #include <string.h>
 
 #include "internal.h"
+
+#define RSTUB_WRITE_NS	2000000.0	/* R's writes wait no longer here */
 
 struct rstub_view {
 	struct rstub_shm *shm;		/* our mapping of it */
@@ -46,6 +49,15 @@ struct rstub_view {
 		uint64_t	 off, at;
 		size_t		 len;
 	}		 m[RSTUB_SLOTS];
+	struct rstub_wmirror {		/* the write slot as we wrote it */
+		int		 fd;	/* -1: none */
+		int		 nr;
+		uint64_t	 base;	/* pwrite64's: the ring's offset */
+		uint64_t	 dev, ino;	/* its file */
+		uint64_t	 taken;	/* the ring's bytes taken in */
+		uint64_t	 hits;
+		uint64_t	 deadline;
+	}		 w;
 	double		 tsc_ns;	/* TSC ticks a nanosecond */
 };
 
@@ -93,6 +105,10 @@ rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
 		shm->slot[i].wlen = 0;
 		shm->slot[i].data = at + RSTUB_DATA + i * RSTUB_BYTES;
 	}
+	rs->w.fd = -1;
+	shm->w.fd = -1;
+	shm->w.room = shm->w.head = 0;
+	shm->w.ring = at + RSTUB_RING;
 	shm->on = 1;
 	g->rstub = rs;
 }
@@ -127,9 +143,39 @@ rstub_stop(struct remote *g)
 }
 
 /*
+ * R's writes the stub put into the ring since we last looked, gathered
+ * as fio_call gathers a write (fio_written): R is stopped, gone, or
+ * running (the agent's timer): the stub only ever adds bytes after head,
+ * and moves head once they are in.
+ */
+static void
+rstub_wtake(struct remote *g)
+{
+	struct rstub_view	*rs = g->rstub;
+	struct rstub_wmirror	*w = &rs->w;
+	uint64_t		 head, hits;
+
+	if (w->fd == -1)
+		return;
+	head = __atomic_load_n(&rs->shm->w.head, __ATOMIC_ACQUIRE);
+	hits = __atomic_load_n(&rs->shm->w.hits, __ATOMIC_RELAXED);
+	/* R's memory says it: never more than the room it was given */
+	if (head > RSTUB_RING_BYTES)
+		head = RSTUB_RING_BYTES;
+	if (head > w->taken) {
+		fio_written(&g->fio, w->fd, w->nr, w->base + w->taken,
+		    (const uint8_t *)rs->shm + RSTUB_RING + w->taken,
+		    head - w->taken, &g->seq);
+		w->taken = head;
+	}
+	g->stats.w_in_r += hits - w->hits;
+	w->hits = hits;
+}
+
+/*
  * What the stub served since we last looked: R's offsets moved by it,
- * owed to the home's as a window's reads are (fio_call's FIO_WINDOW).
- * R is stopped, or gone.
+ * owed to the home's as a window's reads are (fio_call's FIO_WINDOW),
+ * and the writes it gathered. R is stopped, or gone.
  */
 void
 rstub_sync(struct remote *g)
@@ -142,6 +188,7 @@ rstub_sync(struct remote *g)
 
 	if (rs == NULL)
 		return;
+	rstub_wtake(g);
 	for (i = 0; i < RSTUB_SLOTS; i++) {
 		m = &rs->m[i];
 		if (m->fd == -1)
@@ -175,7 +222,11 @@ static int
 rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
 {
 	const struct fio	*f = &g->fio;
+	const struct rstub_wmirror *w = &g->rstub->w;
 
+	/* R reads what it wrote: not from the stub while it writes there */
+	if (w->fd != -1 && e->dev == w->dev && e->ino == w->ino)
+		return 0;
 	return !f->off && e->state == FIO_KNOWN && e->readable &&
 	    e->err == 0 && e->win.buf != NULL &&
 	    e->win.len > 0 && e->win.len <= RSTUB_BYTES &&
@@ -230,7 +281,46 @@ rstub_clear(struct rstub_view *rs, size_t i)
 	rs->m[i].fd = -1;
 }
 
-/* The slots as fileio.c would serve R's reads now. */
+/*
+ * The write slot: the descriptor whose writes fileio.c would gather now
+ * (fio_wstub), for at most RSTUB_WRITE_NS (the gather's bound: the
+ * agent's timer takes them in then) and the ring's bytes. R is stopped
+ * and all it wrote there is taken in: the ring starts again.
+ */
+static void
+rstub_wfill(struct remote *g, struct rstub_view *rs)
+{
+	struct rstub_wslot	*ws = &rs->shm->w;
+	struct rstub_wmirror	*w = &rs->w;
+	struct fio_fd		*e;
+	uint64_t		 off = 0;
+	int			 nr = 0;
+
+	rstub_wtake(g);		/* nothing is left in it, but be sure */
+	e = fio_wstub(&g->fio, RSTUB_RING_BYTES, &nr, &off);
+	if (e != NULL && (fio_on_fd(g->pending, g->npending, e->fd, 0) != 0 ||
+	    off > INT64_MAX))
+		e = NULL;
+	ws->fd = -1;
+	ws->room = ws->head = ws->hits = 0;
+	w->taken = w->hits = 0;
+	w->fd = -1;
+	if (e == NULL)
+		return;
+	w->fd = e->fd;
+	w->nr = nr;
+	w->base = nr == SYS_pwrite64 ? off : 0;
+	w->dev = e->dev;
+	w->ino = e->ino;
+	w->deadline = rstub_tsc() + (uint64_t)(RSTUB_WRITE_NS * rs->tsc_ns);
+	ws->nr = nr;
+	ws->base = w->base;
+	ws->deadline = w->deadline;
+	ws->room = RSTUB_RING_BYTES;
+	ws->fd = e->fd;
+}
+
+/* The slots as fileio.c would serve R's reads and writes now. */
 static void
 rstub_fill(struct remote *g, struct rstub_view *rs)
 {
@@ -238,6 +328,7 @@ rstub_fill(struct remote *g, struct rstub_view *rs)
 	uint64_t	 now;
 	size_t		 i, j;
 
+	rstub_wfill(g, rs);
 	now = window_now();
 	for (i = 0; i < RSTUB_SLOTS; i++) {
 		if (rs->m[i].fd == -1)
@@ -295,4 +386,43 @@ rstub_publish(struct remote *g, uint64_t id)
 	rs->paused = 0;
 	rstub_fill(g, rs);
 	__atomic_store_n(&rs->shm->on, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Writes in the ring, or that the stub may still put there: the agent
+ * takes them in a moment later (rstub_flush) if no call of R's comes.
+ */
+int
+rstub_batched(const struct remote *g)
+{
+	const struct rstub_view	*rs = g->rstub;
+
+	if (rs == NULL || rs->w.fd == -1)
+		return 0;
+	return __atomic_load_n(&rs->shm->w.head, __ATOMIC_ACQUIRE) >
+	    rs->w.taken || (rs->shm->on && rstub_tsc() < rs->w.deadline);
+}
+
+/* R's writes in the ring, taken in while R may run (remote_flush). */
+void
+rstub_flush(struct remote *g)
+{
+	if (g->rstub != NULL)
+		rstub_wtake(g);
+}
+
+/*
+ * A reply to a call behind came: if a write of the write slot's failed,
+ * the stub gathers no more of it, so that R's next write tells the
+ * failure (one the stub has begun may still go behind, after it).
+ */
+void
+rstub_failed(struct remote *g)
+{
+	struct rstub_view	*rs = g->rstub;
+	struct fio_fd		*e;
+
+	if (rs != NULL && rs->w.fd != -1 &&
+	    (e = fio_find(&g->fio, rs->w.fd)) != NULL && e->err != 0)
+		__atomic_store_n(&rs->shm->w.deadline, 0, __ATOMIC_RELEASE);
 }

@@ -4,7 +4,11 @@
  * would serve of a read then, and what the stub served moves the
  * guest's offset, owed home; an lseek leaves it pread64s only, a write
  * of the file nothing, threads nothing for good; and nothing is written
- * for a call R left (it may be running in the stub).
+ * for a call R left (it may be running in the stub). And its writes: the
+ * descriptor whose writes fileio.c gathers may be written in R while
+ * the home has room and no failure is to be told; what R wrote there is
+ * gathered, in order, read back, sent home; no read of that file is
+ * served in R meanwhile.
  */
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -14,6 +18,7 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -227,11 +232,243 @@ START_TEST(test_rstub)
 }
 END_TEST
 
+/* The home's answer about fd 6 (and others of dev 1, inode 3). */
+static void
+ws_info(struct fio *f, int fd, uint64_t fs_free)
+{
+	Osm__RemoteFdInfo	info = OSM__REMOTE_FD_INFO__INIT;
+
+	info.fd = fd;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = 3;
+	info.has_fs_free = 1;
+	info.fs_free = fs_free;
+	fio_info(f, &info, 0);
+}
+
+/* The stub in R writes len bytes of rs_file at from into the ring. */
+static void
+ws_write(struct rstub_shm *shm, size_t from, size_t len)
+{
+	ck_assert_uint_le(shm->w.head + len, shm->w.room);
+	memcpy((uint8_t *)shm + RSTUB_RING + shm->w.head, rs_file + from,
+	    len);
+	shm->w.head += len;
+	shm->w.hits++;
+}
+
+/* The next message for home is a write behind (nr) of rs_file at from. */
+static void
+ws_sent(struct fio *f, int nr, size_t from, size_t len, uint64_t off)
+{
+	Osm__RemoteCall	*c;
+	uint8_t		*msg;
+	size_t		 n;
+	int		 kind;
+
+	ck_assert(fio_out(f, 1, &kind, &msg, &n));
+	ck_assert_int_eq(kind, REMOTE_OUT_CALL);
+	c = osm__remote_call__unpack(NULL, n, msg);
+	ck_assert_ptr_nonnull(c);
+	ck_assert(c->behind);
+	ck_assert_int_eq(c->nr, nr);
+	ck_assert_uint_eq(c->args[0], 6);
+	ck_assert_uint_eq(c->args[2], len);
+	if (nr == SYS_pwrite64)
+		ck_assert_uint_eq(c->args[3], off);
+	ck_assert_uint_eq(c->n_regions, 1);
+	ck_assert_uint_eq(c->regions[0]->data.len, len);
+	ck_assert(memcmp(c->regions[0]->data.data, rs_file + from, len) == 0);
+	osm__remote_call__free_unpacked(c, NULL);
+	free(msg);
+}
+
+START_TEST(test_wstub)
+{
+	Osm__RemoteReadData	 d = OSM__REMOTE_READ_DATA__INIT;
+	Osm__RemoteRead		 r = { 0 };
+	struct remote		*g = xcalloc(1, sizeof *g);
+	struct rstub_shm	*shm = xcalloc(1, RSTUB_LEN);
+	struct fio		*f = &g->fio;
+	struct fio_fd		*e;
+	uint64_t		 seq = 0, args[6], id;
+	int64_t			 ret, expect;
+	long			 rv;
+	size_t			 i;
+	pid_t			 child;
+	int			 status;
+
+	child = rs_waiter(g, &id);
+	for (i = 0; i < RS_FILE; i++)
+		rs_file[i] = (uint8_t)(i * 13 + i / 4096);
+	rstub_attach(g, shm, RS_AT);
+	ck_assert_int_eq(shm->w.fd, -1);
+	ck_assert_uint_eq(shm->w.ring, RS_AT + RSTUB_RING);
+
+	/* fd 6's first write goes home with the question: no write slot */
+	uint64_t w1[6] = { 6, (uint64_t)rs_file, 4096 };
+	memcpy(args, w1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_write, args, 0, &seq,
+	    &rv), FIO_PASS);
+	check_fio_drain(f, &r);
+	ws_info(f, 6, 1ULL << 30);
+	ret = 4096;
+	fio_result(f, SYS_write, w1, &ret, 1LL << 30, 0);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, -1);
+
+	/* its second is gathered: R may write on in the stub */
+	uint64_t w2[6] = { 6, (uint64_t)rs_file + 4096, 4096 };
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 2, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 4096);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+	ck_assert_uint_eq(shm->w.nr, SYS_write);
+	ck_assert_uint_eq(shm->w.head, 0);
+	ck_assert_uint_eq(shm->w.room, RSTUB_RING_BYTES);
+	ck_assert_uint_ne(shm->w.deadline, 0);
+	ck_assert(rstub_batched(g));
+
+	/* three writes in R; R's next call takes them in, in order */
+	ws_write(shm, 8192, 4096);
+	ws_write(shm, 12288, 4096);
+	ws_write(shm, 16384, 4096);
+	rstub_sync(g);
+	e = fio_find(f, 6);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->pos, 20480);
+	ck_assert_uint_eq(f->blen, 16384);
+	ck_assert_uint_eq(g->stats.w_in_r, 3);
+	rstub_sync(g);		/* nothing more */
+	ck_assert_uint_eq(f->blen, 16384);
+	ck_assert_uint_eq(g->stats.w_in_r, 3);
+	/* read back from what R wrote, the writes still gathered */
+	uint64_t p1[6] = { 6, (uint64_t)rs_buf, 4096, 12288 };
+	memcpy(args, p1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 3, SYS_pread64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert(memcmp(rs_buf, rs_file + 12288, 4096) == 0);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_write, 4096, 16384, 0);
+	ck_assert_uint_eq(check_fio_drain(f, &r), 0);
+
+	/*
+	 * another descriptor of the file, read at home and read ahead: not
+	 * read in R while its writes are (they would not be seen)
+	 */
+	uint64_t r1[6] = { 5, (uint64_t)rs_buf, 4096 };
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 4, SYS_read, args, 0, &seq,
+	    &rv), FIO_PASS);
+	check_fio_drain(f, &r);
+	ws_info(f, 5, 1ULL << 30);
+	ret = 4096;
+	fio_result(f, SYS_read, r1, &ret, -1, 0);
+	memcpy(args, r1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 5, SYS_read, args, 0, &seq,
+	    &rv), FIO_WAIT);
+	ck_assert_uint_eq(check_fio_drain(f, &r), 1);
+	d.seq = r.seq;
+	d.has_data = d.has_size = 1;
+	d.data.data = rs_file + r.offset;
+	d.data.len = r.length;
+	d.size = RS_FILE;
+	ck_assert_int_eq(check_fio_data(f, &d, 1, &seq, &rv), 1);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+	for (i = 0; i < RSTUB_SLOTS; i++)
+		ck_assert_int_eq(shm->slot[i].fd, -1);
+
+	/* little room at home: no write in R, till there is again */
+	room_told(f, 1, 4U << 20);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, -1);
+	room_told(f, 1, 1LL << 30);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+
+	/* a pwrite64 gathered: the next where it ended */
+	uint64_t q1[6] = { 6, (uint64_t)rs_file + 65536, 4096, 65536 };
+	memcpy(args, q1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 6, SYS_pwrite64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+	ck_assert_uint_eq(shm->w.nr, SYS_pwrite64);
+	ck_assert_uint_eq(shm->w.base, 65536 + 4096);
+	ws_write(shm, 69632, 8192);
+	rstub_sync(g);
+	ck_assert_uint_eq(e->pos, 20480);	/* pwrite64s move none */
+	uint64_t p2[6] = { 6, (uint64_t)rs_buf, 4096, 73728 };
+	memcpy(args, p2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 7, SYS_pread64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert(memcmp(rs_buf, rs_file + 73728, 4096) == 0);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_pwrite64, 65536, 12288, 65536);
+
+	/*
+	 * it fails at home: the stub writes no more at once (R runs), nor
+	 * from R's next call on, which tells the failure
+	 */
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+	ck_assert_uint_eq(f->nbehind, 2);
+	ck_assert_int_eq(fio_behind_reply(f, f->behind[1].seq, -ENOSPC, -1,
+	    &expect), 1);
+	rstub_failed(g);
+	ck_assert_uint_eq(shm->w.deadline, 0);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, -1);
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 8, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOSPC);
+
+	/* while R runs, the agent's timer takes in what it wrote */
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 9, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_write, 4096, 4096, 0);
+	ws_write(shm, 0, 4096);
+	ck_assert(rstub_batched(g));
+	remote_flush(g);
+	ws_sent(f, SYS_write, 0, 4096, 0);
+	ws_write(shm, 4096, 100);
+	remote_flush(g);
+	ws_sent(f, SYS_write, 4096, 100, 0);
+
+	/* a thread: what R wrote is taken in, and nothing more in R */
+	ws_write(shm, 8192, 300);
+	rstub_threaded(g);
+	ck_assert_uint_eq(shm->on, 0);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_write, 8192, 300, 0);
+	ck_assert_uint_eq(g->stats.w_in_r, 7);
+
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(g->listener);
+	fio_free(f);
+	free(g->rstub);
+	free(g);
+	free(shm);
+}
+END_TEST
+
 void
 check_remote_rstub(Suite *s)
 {
 	TCase	*tc = tcase_create("rstub");
 
 	tcase_add_test(tc, test_rstub);
+	tcase_add_test(tc, test_wstub);
 	suite_add_tcase(s, tc);
 }
