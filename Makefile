@@ -318,7 +318,8 @@ MOSRUN_PROGS	 = $(OBJ)/tests/mosrun/walker $(OBJ)/tests/mosrun/walker-static \
 		   $(OBJ)/tests/mosrun/ident $(OBJ)/tests/mosrun/clock \
 		   $(OBJ)/tests/mosrun/files $(OBJ)/tests/mosrun/grow \
 		   $(OBJ)/tests/mosrun/threads $(OBJ)/tests/mosrun/sigrt \
-		   $(OBJ)/tests/mosrun/pipew $(OBJ)/tests/mosrun/reader
+		   $(OBJ)/tests/mosrun/pipew $(OBJ)/tests/mosrun/reader \
+		   $(OBJ)/tests/mosrun/writer
 
 # Threads, OpenMP's among them (tests/lab/t-threads.sh).
 $(OBJ)/tests/mosrun/threads: tests/mosrun/threads.c

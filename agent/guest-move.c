@@ -216,6 +216,10 @@ move_home_log(struct guest *g, const struct move_home *m)
 	size_t			 off = 0;
 	uint32_t		 i;
 
+	if (g->remote != NULL)
+		log_info("%s: goes home after %llu writes behind in R",
+		    g->conn.who,
+		    (unsigned long long)remote_stats(g->remote)->w_in_r);
 	if (lv->post != NULL) {
 		log_info("%s: home post-copy, frozen %.1f ms for %llu pages; "
 		    "then %llu pages asked for by %llu faults, %llu pushed, "

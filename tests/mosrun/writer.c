@@ -1,0 +1,129 @@
+/*
+ * A test program for the write stub (docs/REMOTE.md, "The write stub"):
+ * it writes a file of N blocks of 4 KiB, each holding its number and a
+ * pattern of it, in bursts of 32 with 10 ms between (so that it can be
+ * moved midway, and the stub's deadline and the agent's timer both come
+ * into play), then reads the file back and checks every block: none lost,
+ * none twice, none out of place.
+ *
+ *	writer PATH N [pwrite|thread]
+ *
+ * "pwrite" writes with pwrite64 at each block's offset instead of write;
+ * "thread" starts a thread at half way, which writes the second half
+ * while the first waits for it. It prints "ready" after its first burst,
+ * "half" at half way, and "ok N blocks" or what is wrong at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BLOCK	4096
+#define BURST	32
+
+static const char	*mode = "write";
+static long		 nblocks;
+static int		 wfd;
+
+static void
+block(unsigned char *b, long i)
+{
+	long	j;
+
+	for (j = 0; j < BLOCK; j++)
+		b[j] = (unsigned char)(i * 131 + j * 7 + j / 256);
+	memcpy(b, &i, sizeof i);
+}
+
+/* Blocks from to to: -1 if one could not be written. */
+static int
+put(long from, long to)
+{
+	unsigned char		b[BLOCK];
+	struct timespec		ts = { 0, 10 * 1000 * 1000 };
+	ssize_t			n;
+	long			i;
+
+	for (i = from; i < to; i++) {
+		block(b, i);
+		if (strcmp(mode, "pwrite") == 0)
+			n = pwrite(wfd, b, BLOCK, (off_t)i * BLOCK);
+		else
+			n = write(wfd, b, BLOCK);
+		if (n != BLOCK) {
+			printf("error on write %ld: %s\n", i,
+			    n < 0 ? strerror(errno) : "short");
+			return -1;
+		}
+		if ((i + 1) % BURST == 0) {
+			if (i + 1 == BURST)
+				printf("ready\n");
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+static void *
+second_half(void *arg)
+{
+	return (void *)(intptr_t)put(nblocks / 2, nblocks);
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned char	b[BLOCK], r[BLOCK];
+	pthread_t	t;
+	void		*rv;
+	long		m;
+	int		fd;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 3 || argc > 4 || (nblocks = atol(argv[2])) < 2 ||
+	    (argc == 4 && strcmp(argv[3], "pwrite") != 0 &&
+	    strcmp(argv[3], "thread") != 0)) {
+		fprintf(stderr, "usage: writer PATH N [pwrite|thread]\n");
+		return 2;
+	}
+	if (argc == 4)
+		mode = argv[3];
+	if ((wfd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1) {
+		perror(argv[1]);
+		return 1;
+	}
+	if (put(0, nblocks / 2) == -1)
+		return 1;
+	printf("half\n");
+	if (strcmp(mode, "thread") == 0) {
+		if (pthread_create(&t, NULL, second_half, NULL) != 0 ||
+		    pthread_join(t, &rv) != 0 || rv != NULL)
+			return 1;
+	} else if (put(nblocks / 2, nblocks) == -1)
+		return 1;
+	if (fsync(wfd) != 0 || close(wfd) != 0) {
+		printf("error on fsync or close: %s\n", strerror(errno));
+		return 1;
+	}
+	if ((fd = open(argv[1], O_RDONLY)) == -1) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (m = 0; read(fd, r, BLOCK) == BLOCK; m++) {
+		block(b, m);
+		if (memcmp(b, r, BLOCK) != 0) {
+			memcpy(&nblocks, r, sizeof nblocks);
+			printf("block %ld is not itself (it says %ld)\n", m,
+			    nblocks);
+			return 1;
+		}
+	}
+	close(fd);
+	printf("ok %ld blocks\n", m);
+	return 0;
+}
