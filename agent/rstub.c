@@ -179,26 +179,36 @@ __asm__(
 "	jne	.Lw_miss\n"
 "	testq	%rdx, %rdx\n"
 "	jz	.Lw_miss\n"
+"	btsq	$63, 8(%r8)\n"			/* busy: ours, or a */
+"	jc	.Lw_miss\n"			/* handler's inside ours */
+"	movq	8(%r8), %rax\n"
+"	btrq	$63, %rax\n"			/* head */
 "	movq	16(%r8), %rcx\n"		/* room */
-"	subq	8(%r8), %rcx\n"			/* - head */
-"	jb	.Lw_miss\n"
+"	subq	%rax, %rcx\n"			/* - head */
+"	jb	.Lw_free\n"
 "	cmpq	%rdx, %rcx\n"
-"	jb	.Lw_miss\n"
+"	jb	.Lw_free\n"
 "	rdtsc\n"
 "	shlq	$32, %rdx\n"
 "	orq	%rdx, %rax\n"
 "	cmpq	24(%r8), %rax\n"		/* deadline */
-"	jae	.Lw_miss\n"
+"	jae	.Lw_free\n"
 "	movq	8(%r8), %rdi\n"
+"	btrq	$63, %rdi\n"
 "	addq	32(%r8), %rdi\n"		/* ring + head */
 "	movq	%r10, %rsi\n"
 "	movq	%r11, %rcx\n"
 "	rep movsb\n"
 "	incq	40(%r8)\n"			/* hits */
+"	movq	8(%r8), %rcx\n"
+"	btrq	$63, %rcx\n"
+"	addq	%r11, %rcx\n"
 "	movq	%r11, %rax\n"
-"	addq	%r11, 8(%r8)\n"			/* the commit */
+"	movq	%rcx, 8(%r8)\n"			/* the commit, not busy */
 "wstub_ret:\n"
 "	ret\n"
+".Lw_free:\n"
+"	btrq	$63, 8(%r8)\n"			/* not busy */
 ".Lw_miss:\n"
 "	movq	%r9, %rdi\n"
 "	movq	%r10, %rsi\n"
@@ -221,30 +231,40 @@ __asm__(
 "	jne	.Lq_miss\n"
 "	testq	%rdx, %rdx\n"
 "	jz	.Lq_miss\n"
-"	movq	48(%r8), %rax\n"		/* base */
-"	addq	8(%r8), %rax\n"			/* + head */
+"	btsq	$63, 8(%r8)\n"			/* busy: ours, or a */
+"	jc	.Lq_miss\n"			/* handler's inside ours */
+"	movq	8(%r8), %rax\n"
+"	btrq	$63, %rax\n"			/* head */
+"	addq	48(%r8), %rax\n"		/* + base */
 "	cmpq	%rcx, %rax\n"
-"	jne	.Lq_miss\n"
+"	jne	.Lq_free\n"
+"	subq	48(%r8), %rax\n"
 "	movq	16(%r8), %rcx\n"		/* room */
-"	subq	8(%r8), %rcx\n"			/* - head */
-"	jb	.Lq_miss\n"
+"	subq	%rax, %rcx\n"			/* - head */
+"	jb	.Lq_free\n"
 "	cmpq	%rdx, %rcx\n"
-"	jb	.Lq_miss\n"
+"	jb	.Lq_free\n"
 "	rdtsc\n"
 "	shlq	$32, %rdx\n"
 "	orq	%rdx, %rax\n"
 "	cmpq	24(%r8), %rax\n"		/* deadline */
-"	jae	.Lq_miss\n"
+"	jae	.Lq_free\n"
 "	movq	8(%r8), %rdi\n"
+"	btrq	$63, %rdi\n"
 "	addq	32(%r8), %rdi\n"		/* ring + head */
 "	movq	%r10, %rsi\n"
 "	movq	%r11, %rcx\n"
 "	rep movsb\n"
 "	incq	40(%r8)\n"			/* hits */
+"	movq	8(%r8), %rcx\n"
+"	btrq	$63, %rcx\n"
+"	addq	%r11, %rcx\n"
 "	movq	%r11, %rax\n"
-"	addq	%r11, 8(%r8)\n"			/* the commit */
+"	movq	%rcx, 8(%r8)\n"			/* the commit, not busy */
 "wstub_pret:\n"
 "	ret\n"
+".Lq_free:\n"
+"	btrq	$63, 8(%r8)\n"			/* not busy */
 ".Lq_miss:\n"
 "	movq	%r9, %rdi\n"
 "	movq	%r10, %rsi\n"

@@ -120,10 +120,13 @@ struct rstub_slot {			/* as the stub reads it: 128 bytes */
  * R's writes of one descriptor, put into the ring by the stub (which
  * moves head, the commit) while head stays within room and the TSC
  * before deadline (a pwrite64 only where the ring's bytes end in the
- * file: at base + head); the guest takes them in (rstub_sync, and its timer
- * while R runs: bytes below head never change) and empties the ring only
- * while R is stopped.
+ * file: at base + head); the guest takes them in (rstub_sync, and its
+ * timer while R runs: bytes below head never change) and empties the
+ * ring only while R is stopped. The stub marks head busy (RSTUB_WBUSY) while it
+ * copies: a signal handler's write inside it goes to libc, and the
+ * guest leaves the ring alone until the copy is in.
  */
+#define RSTUB_WBUSY	(1ULL << 63)	/* in head: a write half way in */
 struct rstub_wslot {			/* as the stub reads it: 64 bytes */
 	int32_t		 fd;		/* 0: R's descriptor; -1 none */
 	uint32_t	 nr;		/* 4: SYS_write's, or SYS_pwrite64's */

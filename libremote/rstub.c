@@ -157,7 +157,8 @@ rstub_wtake(struct remote *g)
 
 	if (w->fd == -1)
 		return;
-	head = __atomic_load_n(&rs->shm->w.head, __ATOMIC_ACQUIRE);
+	head = __atomic_load_n(&rs->shm->w.head, __ATOMIC_ACQUIRE) &
+	    ~RSTUB_WBUSY;
 	hits = __atomic_load_n(&rs->shm->w.hits, __ATOMIC_RELAXED);
 	/* R's memory says it: never more than the room it was given */
 	if (head > RSTUB_RING_BYTES)
@@ -297,6 +298,15 @@ rstub_wfill(struct remote *g, struct rstub_view *rs)
 	int			 nr = 0;
 
 	rstub_wtake(g);		/* nothing is left in it, but be sure */
+	/*
+	 * A write of R's is half way in the stub, a signal's handler called
+	 * meanwhile waits in this call: it writes there once the handler
+	 * returns, at the head it saw. Nothing more, and nothing moved.
+	 */
+	if (ws->head & RSTUB_WBUSY) {
+		ws->deadline = w->deadline = 0;
+		return;
+	}
 	e = fio_wstub(&g->fio, RSTUB_RING_BYTES, &nr, &off);
 	if (e != NULL && (fio_on_fd(g->pending, g->npending, e->fd, 0) != 0 ||
 	    off > INT64_MAX))
@@ -399,8 +409,9 @@ rstub_batched(const struct remote *g)
 
 	if (rs == NULL || rs->w.fd == -1)
 		return 0;
-	return __atomic_load_n(&rs->shm->w.head, __ATOMIC_ACQUIRE) >
-	    rs->w.taken || (rs->shm->on && rstub_tsc() < rs->w.deadline);
+	return (__atomic_load_n(&rs->shm->w.head, __ATOMIC_ACQUIRE) &
+	    ~RSTUB_WBUSY) > rs->w.taken ||
+	    (rs->shm->on && rstub_tsc() < rs->w.deadline);
 }
 
 /* R's writes in the ring, taken in while R may run (remote_flush). */

@@ -445,13 +445,37 @@ START_TEST(test_wstub)
 	remote_flush(g);
 	ws_sent(f, SYS_write, 4096, 100, 0);
 
+	/*
+	 * R stopped in a call of a signal handler's, called while a write
+	 * was half way in the stub: the ring stays as it is, for that
+	 * write to land where it saw head; nothing more is written there
+	 */
+	rstub_publish(g, id);
+	ck_assert_uint_eq(shm->w.head, 0);
+	ws_write(shm, 0, 200);
+	shm->w.head |= RSTUB_WBUSY;
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->w.fd, 6);
+	ck_assert_uint_eq(shm->w.head, RSTUB_WBUSY | 200);
+	ck_assert_uint_eq(shm->w.deadline, 0);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_write, 0, 200, 0);
+	memcpy((uint8_t *)shm + RSTUB_RING + 200, rs_file + 500, 50);
+	shm->w.head = 250;	/* its commit */
+	rstub_sync(g);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_write, 500, 50, 0);
+	rstub_publish(g, id);
+	ck_assert_uint_eq(shm->w.head, 0);
+	ck_assert_uint_ne(shm->w.deadline, 0);
+
 	/* a thread: what R wrote is taken in, and nothing more in R */
 	ws_write(shm, 8192, 300);
 	rstub_threaded(g);
 	ck_assert_uint_eq(shm->on, 0);
 	fio_flush(f, &seq);
 	ws_sent(f, SYS_write, 8192, 300, 0);
-	ck_assert_uint_eq(g->stats.w_in_r, 7);
+	ck_assert_uint_eq(g->stats.w_in_r, 8);
 
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
