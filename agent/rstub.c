@@ -88,7 +88,19 @@ __asm__(
 "	je	.Lr_miss\n"
 "	jmp	4f\n"
 "3:	movq	%rdx, %rcx\n"
-"4:	movq	%rax, %rsi\n"
+"4:	cmpl	$0, 68(%r8)\n"				/* wsame: the ring's file */
+"	je	5f\n"
+"	movq	8(%r8), %rdx\n"
+"	addq	%r11, %rdx\n"				/* its end, as asked */
+"	jc	.Lr_miss\n"
+"	cmpq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* <= the ring's start */
+"	jbe	5f\n"
+"	movq	.Lr_start+4096+576+8(%rip), %rdx\n"	/* head */
+"	btrq	$63, %rdx\n"
+"	addq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* the ring's end */
+"	cmpq	8(%r8), %rdx\n"
+"	ja	.Lr_miss\n"				/* R wrote some of it */
+"5:	movq	%rax, %rsi\n"
 "	rdtsc\n"
 "	shlq	$32, %rdx\n"
 "	orq	%rdx, %rax\n"
@@ -141,7 +153,19 @@ __asm__(
 "	je	.Lp_miss\n"
 "	jmp	4f\n"
 "3:	movq	%rdx, %rcx\n"
-"4:	movq	%rax, %rsi\n"
+"4:	cmpl	$0, 68(%r8)\n"				/* wsame: the ring's file */
+"	je	5f\n"
+"	movq	-8(%rsp), %rdx\n"
+"	addq	%r11, %rdx\n"				/* its end, as asked */
+"	jc	.Lp_miss\n"
+"	cmpq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* <= the ring's start */
+"	jbe	5f\n"
+"	movq	.Lr_start+4096+576+8(%rip), %rdx\n"	/* head */
+"	btrq	$63, %rdx\n"
+"	addq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* the ring's end */
+"	cmpq	-8(%rsp), %rdx\n"
+"	ja	.Lp_miss\n"				/* R wrote some of it */
+"5:	movq	%rax, %rsi\n"
 "	rdtsc\n"
 "	shlq	$32, %rdx\n"
 "	orq	%rdx, %rax\n"
@@ -286,6 +310,7 @@ _Static_assert(sizeof(struct rstub_slot) == 128 &&
     offsetof(struct rstub_slot, hits) == 48 &&
     offsetof(struct rstub_slot, pnext) == 56 &&
     offsetof(struct rstub_slot, rok) == 64 &&
+    offsetof(struct rstub_slot, wsame) == 68 &&
     offsetof(struct rstub_shm, slot) == 64, "the stub's slots");
 _Static_assert(sizeof(struct rstub_wslot) == 64 &&
     offsetof(struct rstub_wslot, nr) == 4 &&

@@ -164,8 +164,10 @@ fio_wstub(struct fio *f, size_t ring, int *nr, uint64_t *off)
 /*
  * R's writes (nr) on fd that the stub in R gathered (rstub.c), len bytes
  * at bytes, the first at off for a pwrite64: taken in as fio_call takes
- * in each write it gathers, in R's order after those before them. R was
- * told they were written: they go home whatever became of fd here.
+ * in each write it gathers, in R's order after those before them, but
+ * that they drop only the windows of the file that hold any of their
+ * bytes (the stub served no read of them: wsame). R was told they were
+ * written: they go home whatever became of fd here.
  */
 void
 fio_written(struct fio *f, int fd, int nr, uint64_t off,
@@ -179,7 +181,11 @@ fio_written(struct fio *f, int fd, int nr, uint64_t off,
 		none.fd = fd;
 		none.append = 1;	/* nothing held */
 		e = &none;
-	} else
+		fio_drop_file(f, 1, 0, 0, -1);
+	} else if (nr == SYS_pwrite64 || (e->pos_known && !e->append))
+		fio_drop_range(f, e->dev, e->ino, e->fd, nr == SYS_pwrite64 ?
+		    off : e->pos, len);
+	else
 		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
 	while (len > 0) {
 		n = len < FIO_BATCH_ONE ? len : FIO_BATCH_ONE;

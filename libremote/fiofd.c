@@ -74,6 +74,43 @@ fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino, int keep)
 	}
 }
 
+/* Does window w hold any of len bytes at off (after its end, if eof)? */
+static int
+fio_win_holds(const struct fio_win *w, uint64_t off, uint64_t len)
+{
+	return w->buf != NULL && w->off < off + len &&
+	    (w->eof || off < w->off + w->len);
+}
+
+/*
+ * R wrote len bytes of file (dev, ino) at off through descriptor keep:
+ * the windows of the file that hold any of them go (and those on their
+ * way to it: from before), and what R wrote through its other
+ * descriptors. Windows of other parts of the file are still its bytes.
+ */
+void
+fio_drop_range(struct fio *f, uint64_t dev, uint64_t ino, int keep,
+    uint64_t off, uint64_t len)
+{
+	struct fio_fd	*e;
+	size_t		 i;
+
+	if (f->waiting && (e = fio_find(f, f->wait_fd)) != NULL &&
+	    e->dev == dev && e->ino == ino)
+		f->wait_stale = 1;
+	for (i = 0; i < f->nfds; i++) {
+		e = &f->fds[i];
+		if (e->dev != dev || e->ino != ino)
+			continue;
+		if (fio_win_holds(&e->win, off, len) ||
+		    fio_win_holds(&e->next, off, len) ||
+		    (f->pre_busy && f->pre_fd == e->fd))
+			window_drop(e);
+		if (e->fd != keep)
+			held_drop(&f->held, e->fd);
+	}
+}
+
 void
 fio_free(struct fio *f)
 {

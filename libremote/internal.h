@@ -421,6 +421,8 @@ struct fio_fd	*fio_add(struct fio *f, int fd);
 void	 fio_forget(struct fio *f, struct fio_fd *e);
 void	 fio_drop_file(struct fio *f, int all, uint64_t dev, uint64_t ino,
 	    int keep);
+void	 fio_drop_range(struct fio *f, uint64_t dev, uint64_t ino, int keep,
+	    uint64_t off, uint64_t len);
 void	 fio_behind_add(struct fio *f, uint64_t seq, int fd, int64_t expect,
 	    uint64_t dev, uint64_t charge);
 void	 fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq);

@@ -114,7 +114,9 @@ struct rstub_slot {			/* as the stub reads it: 128 bytes */
 	uint64_t	 hits;		/* 48: reads the stub served */
 	uint64_t	 pnext;		/* 56: where its last pread64 ended */
 	uint32_t	 rok;		/* 64: read too, not pread64 only */
-	uint32_t	 pad[15];
+	uint32_t	 wsame;		/* 68: the write slot's file: nothing
+					   its ring holds (rstub_wslot) */
+	uint32_t	 pad[14];
 };
 /*
  * R's writes of one descriptor, put into the ring by the stub (which
@@ -135,7 +137,7 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
 	uint64_t	 deadline;	/* 24: nothing more from this TSC on */
 	uint64_t	 ring;		/* 32: the ring in R */
 	uint64_t	 hits;		/* 40: writes the stub served */
-	uint64_t	 base;		/* 48: pwrite64's: the ring's offset */
+	uint64_t	 base;		/* 48: the ring's offset in the file */
 	uint64_t	 pad;
 };
 struct rstub_shm {

@@ -52,7 +52,8 @@ struct rstub_view {
 	struct rstub_wmirror {		/* the write slot as we wrote it */
 		int		 fd;	/* -1: none */
 		int		 nr;
-		uint64_t	 base;	/* pwrite64's: the ring's offset */
+		uint64_t	 base;	/* the ring's offset in the file, */
+		int		 placed;	/* if known */
 		uint64_t	 dev, ino;	/* its file */
 		uint64_t	 taken;	/* the ring's bytes taken in */
 		uint64_t	 hits;
@@ -225,8 +226,14 @@ rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
 	const struct fio	*f = &g->fio;
 	const struct rstub_wmirror *w = &g->rstub->w;
 
-	/* R reads what it wrote: not from the stub while it writes there */
-	if (w->fd != -1 && e->dev == w->dev && e->ino == w->ino)
+	/*
+	 * R reads what it wrote: not from the stub on the descriptor it
+	 * writes there (one offset, two moving it), nor on another of that
+	 * file unless the stub knows where the ring's bytes go (it then
+	 * serves no read that wants any of them: wsame).
+	 */
+	if (w->fd != -1 && e->dev == w->dev && e->ino == w->ino &&
+	    (e->fd == w->fd || !w->placed))
 		return 0;
 	return !f->off && e->state == FIO_KNOWN && e->readable &&
 	    e->err == 0 && e->win.buf != NULL &&
@@ -270,6 +277,8 @@ rstub_set(struct rstub_view *rs, size_t i, const struct fio_fd *e, uint64_t now)
 		s->hits = m->hits = 0;
 	}
 	s->rok = rstub_rok(e);
+	s->wsame = rs->w.fd != -1 && e->dev == rs->w.dev &&
+	    e->ino == rs->w.ino;
 	s->fd = m->fd = e->fd;
 }
 
@@ -319,7 +328,9 @@ rstub_wfill(struct remote *g, struct rstub_view *rs)
 		return;
 	w->fd = e->fd;
 	w->nr = nr;
-	w->base = nr == SYS_pwrite64 ? off : 0;
+	/* a write's lands at R's offset, if it is known (not O_APPEND) */
+	w->placed = nr == SYS_pwrite64 || (e->pos_known && !e->append);
+	w->base = nr == SYS_pwrite64 ? off : e->pos_known ? e->pos : 0;
 	w->dev = e->dev;
 	w->ino = e->ino;
 	w->deadline = rstub_tsc() + (uint64_t)(RSTUB_WRITE_NS * rs->tsc_ns);

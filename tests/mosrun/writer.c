@@ -6,11 +6,14 @@
  * into play), then reads the file back and checks every block: none lost,
  * none twice, none out of place.
  *
- *	writer PATH N [pwrite|thread]
+ *	writer PATH N [pwrite|thread|readback]
  *
  * "pwrite" writes with pwrite64 at each block's offset instead of write;
  * "thread" starts a thread at half way, which writes the second half
- * while the first waits for it. It prints "ready" after its first burst,
+ * while the first waits for it; "readback" reads the file on a second
+ * descriptor as it goes, a block after each burst, and checks it, and
+ * after the last burst reads the last block written, then writes over the
+ * block it reads next (which it has read ahead of) and reads it there. It prints "ready" after its first burst,
  * "half" at half way, and "ok N blocks" or what is wrong at the end.
  */
 #include <errno.h>
@@ -28,7 +31,8 @@
 
 static const char	*mode = "write";
 static long		 nblocks;
-static int		 wfd;
+static int		 wfd, rfd = -1;
+static long		 rnext;		/* the block rfd reads next */
 
 static void
 block(unsigned char *b, long i)
@@ -38,6 +42,30 @@ block(unsigned char *b, long i)
 	for (j = 0; j < BLOCK; j++)
 		b[j] = (unsigned char)(i * 131 + j * 7 + j / 256);
 	memcpy(b, &i, sizeof i);
+}
+
+/*
+ * rfd's next block (or block at, pread), which must be block as written
+ * (-1: its own): -1 if it is not.
+ */
+static int
+readback(long at, long as)
+{
+	unsigned char	b[BLOCK], r[BLOCK];
+	ssize_t		n;
+	long		k = at >= 0 ? at : rnext++;
+
+	if (at >= 0)
+		n = pread(rfd, r, BLOCK, (off_t)at * BLOCK);
+	else
+		n = read(rfd, r, BLOCK);
+	block(b, as >= 0 ? as : k);
+	if (n != BLOCK || memcmp(b, r, BLOCK) != 0) {
+		printf("read back block %ld: %s\n", k, n != BLOCK ? "short" :
+		    "not what was written");
+		return -1;
+	}
+	return 0;
 }
 
 /* Blocks from to to: -1 if one could not be written. */
@@ -63,8 +91,25 @@ put(long from, long to)
 		if ((i + 1) % BURST == 0) {
 			if (i + 1 == BURST)
 				printf("ready\n");
+			if (rfd != -1 && readback(-1, -1) == -1)
+				return -1;
 			nanosleep(&ts, NULL);
 		}
+	}
+	return 0;
+}
+
+/* Block k written over with block as, through wfd. */
+static int
+over(long k, long as)
+{
+	unsigned char	b[BLOCK];
+
+	block(b, as);
+	if (lseek(wfd, (off_t)k * BLOCK, SEEK_SET) == -1 ||
+	    write(wfd, b, BLOCK) != BLOCK) {
+		printf("over block %ld: %s\n", k, strerror(errno));
+		return -1;
 	}
 	return 0;
 }
@@ -87,13 +132,20 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3 || argc > 4 || (nblocks = atol(argv[2])) < 2 ||
 	    (argc == 4 && strcmp(argv[3], "pwrite") != 0 &&
-	    strcmp(argv[3], "thread") != 0)) {
-		fprintf(stderr, "usage: writer PATH N [pwrite|thread]\n");
+	    strcmp(argv[3], "thread") != 0 &&
+	    strcmp(argv[3], "readback") != 0)) {
+		fprintf(stderr, "usage: writer PATH N "
+		    "[pwrite|thread|readback]\n");
 		return 2;
 	}
 	if (argc == 4)
 		mode = argv[3];
 	if ((wfd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1) {
+		perror(argv[1]);
+		return 1;
+	}
+	if (strcmp(mode, "readback") == 0 &&
+	    (rfd = open(argv[1], O_RDONLY)) == -1) {
 		perror(argv[1]);
 		return 1;
 	}
@@ -105,6 +157,18 @@ main(int argc, char **argv)
 		    pthread_join(t, &rv) != 0 || rv != NULL)
 			return 1;
 	} else if (put(nblocks / 2, nblocks) == -1)
+		return 1;
+	/*
+	 * what was written last, through the other descriptor; and the block
+	 * it reads next, written over (and back) through the first just
+	 * before, read there (it has read ahead of it: those bytes are old)
+	 */
+	if (rfd != -1 && (readback(nblocks - 1, -1) == -1 ||
+	    over(rnext, rnext + nblocks) == -1 ||
+	    readback(-1, rnext + nblocks) == -1 ||
+	    over(rnext - 1, rnext - 1) == -1 ||
+	    readback(rnext - 1, -1) == -1 ||
+	    lseek(wfd, 0, SEEK_END) == -1))
 		return 1;
 	if (fsync(wfd) != 0 || close(wfd) != 0) {
 		printf("error on fsync or close: %s\n", strerror(errno));

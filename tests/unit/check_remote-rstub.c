@@ -356,9 +356,21 @@ START_TEST(test_wstub)
 	ws_sent(f, SYS_write, 4096, 16384, 0);
 	ck_assert_uint_eq(check_fio_drain(f, &r), 0);
 
+	/* fd 6 goes on at 1 MiB */
+	uint64_t l1[6] = { 6, 1U << 20, SEEK_SET };
+	memcpy(args, l1, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 40, SYS_lseek, args, 0, &seq,
+	    &rv), FIO_PASS);
+	ret = 1 << 20;
+	fio_result(f, SYS_lseek, l1, &ret, -1, 0);
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 41, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+
 	/*
-	 * another descriptor of the file, read at home and read ahead: not
-	 * read in R while its writes are (they would not be seen)
+	 * another descriptor of the file, read at home and read ahead: read
+	 * in R but for what the ring holds (wsame), and its window kept by
+	 * writes in R elsewhere in the file
 	 */
 	uint64_t r1[6] = { 5, (uint64_t)rs_buf, 4096 };
 	memcpy(args, r1, sizeof args);
@@ -380,8 +392,24 @@ START_TEST(test_wstub)
 	ck_assert_int_eq(check_fio_data(f, &d, 1, &seq, &rv), 1);
 	rstub_publish(g, id);
 	ck_assert_int_eq(shm->w.fd, 6);
-	for (i = 0; i < RSTUB_SLOTS; i++)
-		ck_assert_int_eq(shm->slot[i].fd, -1);
+	ck_assert_uint_eq(shm->w.base, (1U << 20) + 4096);
+	ck_assert_int_eq(shm->slot[0].fd, 5);
+	ck_assert_uint_eq(shm->slot[0].wsame, 1);
+	ck_assert_uint_lt(r.offset + r.length, 1U << 20);
+	ws_write(shm, 0, 4096);
+	rstub_sync(g);
+	e = fio_find(f, 5);
+	ck_assert_ptr_nonnull(e->win.buf);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->slot[0].fd, 5);
+	/* the file's bytes the window holds, written: it goes */
+	fio_drop_range(f, 1, 3, 6, r.offset + r.length - 1, 100);
+	ck_assert_ptr_null(e->win.buf);
+	rstub_publish(g, id);
+	ck_assert_int_eq(shm->slot[0].fd, -1);
+	e = fio_find(f, 6);
+	fio_flush(f, &seq);
+	ck_assert_uint_eq(check_fio_drain(f, &r), 1);
 
 	/* little room at home: no write in R, till there is again */
 	room_told(f, 1, 4U << 20);
@@ -402,7 +430,7 @@ START_TEST(test_wstub)
 	ck_assert_uint_eq(shm->w.base, 65536 + 4096);
 	ws_write(shm, 69632, 8192);
 	rstub_sync(g);
-	ck_assert_uint_eq(e->pos, 20480);	/* pwrite64s move none */
+	ck_assert_uint_eq(e->pos, (1U << 20) + 8192);	/* pwrite64s: none */
 	uint64_t p2[6] = { 6, (uint64_t)rs_buf, 4096, 73728 };
 	memcpy(args, p2, sizeof args);
 	ck_assert_int_eq(fio_call(f, getpid(), 7, SYS_pread64, args, 0, &seq,
@@ -417,7 +445,7 @@ START_TEST(test_wstub)
 	 */
 	rstub_publish(g, id);
 	ck_assert_int_eq(shm->w.fd, 6);
-	ck_assert_uint_eq(f->nbehind, 2);
+	ck_assert_uint_eq(f->nbehind, 4);
 	ck_assert_int_eq(fio_behind_reply(f, f->behind[1].seq, -ENOSPC, -1,
 	    &expect), 1);
 	rstub_failed(g);
@@ -475,7 +503,7 @@ START_TEST(test_wstub)
 	ck_assert_uint_eq(shm->on, 0);
 	fio_flush(f, &seq);
 	ws_sent(f, SYS_write, 8192, 300, 0);
-	ck_assert_uint_eq(g->stats.w_in_r, 8);
+	ck_assert_uint_eq(g->stats.w_in_r, 9);
 
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
