@@ -60,6 +60,8 @@ struct rstub_view {
 		uint64_t	 deadline;
 	}		 w;
 	double		 tsc_ns;	/* TSC ticks a nanosecond */
+	uint64_t	 answered;	/* the call R goes on from (its seq):
+					   done, if still pending */
 };
 
 static uint64_t
@@ -240,7 +242,7 @@ rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
 	    e->win.len > 0 && e->win.len <= RSTUB_BYTES &&
 	    now - e->win.at < FIO_FRESH_NS &&
 	    !(f->waiting && f->wait_fd == e->fd) &&
-	    fio_on_fd(g->pending, g->npending, e->fd, 0) == 0;
+	    fio_on_fd(g->pending, g->npending, e->fd, g->rstub->answered) == 0;
 }
 
 static int
@@ -317,7 +319,8 @@ rstub_wfill(struct remote *g, struct rstub_view *rs)
 		return;
 	}
 	e = fio_wstub(&g->fio, RSTUB_RING_BYTES, &nr, &off);
-	if (e != NULL && (fio_on_fd(g->pending, g->npending, e->fd, 0) != 0 ||
+	if (e != NULL && (fio_on_fd(g->pending, g->npending, e->fd,
+	    rs->answered) != 0 ||
 	    off > INT64_MAX))
 		e = NULL;
 	ws->fd = -1;
@@ -394,6 +397,7 @@ void
 rstub_publish(struct remote *g, uint64_t id)
 {
 	struct rstub_view	*rs = g->rstub;
+	size_t			 i;
 
 	if (rs == NULL || rs->off)
 		return;
@@ -405,6 +409,12 @@ rstub_publish(struct remote *g, uint64_t id)
 		return;
 	}
 	rs->paused = 0;
+	/* the call answered now is done, though still listed */
+	rs->answered = 0;
+	for (i = 0; i < g->npending; i++) {
+		if (g->pending[i].id == id)
+			rs->answered = g->pending[i].call.seq;
+	}
 	rstub_fill(g, rs);
 	__atomic_store_n(&rs->shm->on, 1, __ATOMIC_RELEASE);
 }

@@ -77,7 +77,10 @@ for m in write pwrite thread readback; do
 	cmp -s "$D/w$m.home" "$D/w$m.away" || fail "$m: not as at home"
 	w=$(inr "$line")
 	[ "$w" -ge 500 ] || fail "$m: $w writes in R: $line"
-	echo "$m: $w of 2000 writes in R, every block checked"
+	r=$(echo "$line" | sed -n 's/.*read ahead (\([0-9]*\) in R).*/\1/p')
+	[ $m != readback ] || [ "${r:-0}" -ge 20 ] ||
+	    fail "readback: $r reads in R: $line"
+	echo "$m: $w of 2000 writes in R, every block checked${r:+, $r reads in R}"
 done
 for m in pwrite thread readback; do
 	cmp -s "$D/wwrite.dat" "$D/w$m.dat" || fail "$m: not write's file"
