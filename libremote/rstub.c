@@ -229,13 +229,13 @@ rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
 	const struct rstub_wmirror *w = &g->rstub->w;
 
 	/*
-	 * R reads what it wrote: not from the stub on the descriptor it
-	 * writes there (one offset, two moving it), nor on another of that
-	 * file unless the stub knows where the ring's bytes go (it then
-	 * serves no read that wants any of them: wsame).
+	 * R reads what it wrote: not from the stub on the descriptor whose
+	 * writes (not pwrite64s) it takes (one offset, two moving it), nor
+	 * on any of that file unless the stub knows where the ring's bytes
+	 * go (it then serves no read that wants any of them: wsame).
 	 */
 	if (w->fd != -1 && e->dev == w->dev && e->ino == w->ino &&
-	    (e->fd == w->fd || !w->placed))
+	    ((e->fd == w->fd && w->nr == SYS_write) || !w->placed))
 		return 0;
 	return !f->off && e->state == FIO_KNOWN && e->readable &&
 	    e->err == 0 && e->win.buf != NULL &&
