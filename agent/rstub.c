@@ -56,6 +56,55 @@ __asm__(
 "	.globl rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp, rstub_end\n"
 "	.globl wstub_code, wstub_saved, wstub_ret, wstub_tramp\n"
 "	.globl wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp\n"
+/*
+ * rstub_wsame: a read (at off, count in %r11) of the write slot's file
+ * that wants a byte its ring holds goes to libc (miss). wstub_put: the
+ * write stub's copy into the ring and its commit, head in %rax; ret its
+ * return, free where a write it cannot take un-marks the ring.
+ */
+"	.macro	rstub_wsame off, miss\n"
+"	cmpl	$0, 68(%r8)\n"				/* wsame */
+"	je	5f\n"
+"	movq	\\off, %rdx\n"
+"	addq	%r11, %rdx\n"				/* its end, as asked */
+"	jc	\\miss\n"
+"	cmpq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* the ring's start */
+"	jbe	5f\n"
+"	movq	.Lr_start+4096+576+8(%rip), %rdx\n"	/* head */
+"	btrq	$63, %rdx\n"
+"	addq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* the ring's end */
+"	cmpq	\\off, %rdx\n"
+"	ja	\\miss\n"				/* R wrote some of it */
+"5:\n"
+"	.endm\n"
+"	.macro	wstub_put free, ret\n"
+"	movq	16(%r8), %rcx\n"			/* room */
+"	subq	%rax, %rcx\n"				/* - head */
+"	jb	\\free\n"
+"	cmpq	%rdx, %rcx\n"
+"	jb	\\free\n"
+"	rdtsc\n"
+"	shlq	$32, %rdx\n"
+"	orq	%rdx, %rax\n"
+"	cmpq	24(%r8), %rax\n"			/* deadline */
+"	jae	\\free\n"
+"	movq	8(%r8), %rdi\n"
+"	btrq	$63, %rdi\n"
+"	addq	32(%r8), %rdi\n"			/* ring + head */
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rcx\n"
+"	rep movsb\n"
+"	incq	40(%r8)\n"				/* hits */
+"	movq	8(%r8), %rcx\n"
+"	btrq	$63, %rcx\n"
+"	addq	%r11, %rcx\n"
+"	movq	%r11, %rax\n"
+"	movq	%rcx, 8(%r8)\n"			/* the commit, not busy */
+"\\ret:\n"
+"	ret\n"
+"\\free:\n"
+"	btrq	$63, 8(%r8)\n"				/* not busy */
+"	.endm\n"
 "rstub_code:\n"
 ".Lr_start:\n"
 "	movq	%rdi, %r9\n"
@@ -88,19 +137,8 @@ __asm__(
 "	je	.Lr_miss\n"
 "	jmp	4f\n"
 "3:	movq	%rdx, %rcx\n"
-"4:	cmpl	$0, 68(%r8)\n"				/* wsame: the ring's file */
-"	je	5f\n"
-"	movq	8(%r8), %rdx\n"
-"	addq	%r11, %rdx\n"				/* its end, as asked */
-"	jc	.Lr_miss\n"
-"	cmpq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* <= the ring's start */
-"	jbe	5f\n"
-"	movq	.Lr_start+4096+576+8(%rip), %rdx\n"	/* head */
-"	btrq	$63, %rdx\n"
-"	addq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* the ring's end */
-"	cmpq	8(%r8), %rdx\n"
-"	ja	.Lr_miss\n"				/* R wrote some of it */
-"5:	movq	%rax, %rsi\n"
+"4:	rstub_wsame 8(%r8), .Lr_miss\n"
+"	movq	%rax, %rsi\n"
 "	rdtsc\n"
 "	shlq	$32, %rdx\n"
 "	orq	%rdx, %rax\n"
@@ -153,19 +191,8 @@ __asm__(
 "	je	.Lp_miss\n"
 "	jmp	4f\n"
 "3:	movq	%rdx, %rcx\n"
-"4:	cmpl	$0, 68(%r8)\n"				/* wsame: the ring's file */
-"	je	5f\n"
-"	movq	-8(%rsp), %rdx\n"
-"	addq	%r11, %rdx\n"				/* its end, as asked */
-"	jc	.Lp_miss\n"
-"	cmpq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* <= the ring's start */
-"	jbe	5f\n"
-"	movq	.Lr_start+4096+576+8(%rip), %rdx\n"	/* head */
-"	btrq	$63, %rdx\n"
-"	addq	.Lr_start+4096+576+48(%rip), %rdx\n"	/* the ring's end */
-"	cmpq	-8(%rsp), %rdx\n"
-"	ja	.Lp_miss\n"				/* R wrote some of it */
-"5:	movq	%rax, %rsi\n"
+"4:	rstub_wsame -8(%rsp), .Lp_miss\n"
+"	movq	%rax, %rsi\n"
 "	rdtsc\n"
 "	shlq	$32, %rdx\n"
 "	orq	%rdx, %rax\n"
@@ -207,32 +234,7 @@ __asm__(
 "	jc	.Lw_miss\n"			/* handler's inside ours */
 "	movq	8(%r8), %rax\n"
 "	btrq	$63, %rax\n"			/* head */
-"	movq	16(%r8), %rcx\n"		/* room */
-"	subq	%rax, %rcx\n"			/* - head */
-"	jb	.Lw_free\n"
-"	cmpq	%rdx, %rcx\n"
-"	jb	.Lw_free\n"
-"	rdtsc\n"
-"	shlq	$32, %rdx\n"
-"	orq	%rdx, %rax\n"
-"	cmpq	24(%r8), %rax\n"		/* deadline */
-"	jae	.Lw_free\n"
-"	movq	8(%r8), %rdi\n"
-"	btrq	$63, %rdi\n"
-"	addq	32(%r8), %rdi\n"		/* ring + head */
-"	movq	%r10, %rsi\n"
-"	movq	%r11, %rcx\n"
-"	rep movsb\n"
-"	incq	40(%r8)\n"			/* hits */
-"	movq	8(%r8), %rcx\n"
-"	btrq	$63, %rcx\n"
-"	addq	%r11, %rcx\n"
-"	movq	%r11, %rax\n"
-"	movq	%rcx, 8(%r8)\n"			/* the commit, not busy */
-"wstub_ret:\n"
-"	ret\n"
-".Lw_free:\n"
-"	btrq	$63, 8(%r8)\n"			/* not busy */
+"	wstub_put .Lw_free, wstub_ret\n"
 ".Lw_miss:\n"
 "	movq	%r9, %rdi\n"
 "	movq	%r10, %rsi\n"
@@ -263,32 +265,7 @@ __asm__(
 "	cmpq	%rcx, %rax\n"
 "	jne	.Lq_free\n"
 "	subq	48(%r8), %rax\n"
-"	movq	16(%r8), %rcx\n"		/* room */
-"	subq	%rax, %rcx\n"			/* - head */
-"	jb	.Lq_free\n"
-"	cmpq	%rdx, %rcx\n"
-"	jb	.Lq_free\n"
-"	rdtsc\n"
-"	shlq	$32, %rdx\n"
-"	orq	%rdx, %rax\n"
-"	cmpq	24(%r8), %rax\n"		/* deadline */
-"	jae	.Lq_free\n"
-"	movq	8(%r8), %rdi\n"
-"	btrq	$63, %rdi\n"
-"	addq	32(%r8), %rdi\n"		/* ring + head */
-"	movq	%r10, %rsi\n"
-"	movq	%r11, %rcx\n"
-"	rep movsb\n"
-"	incq	40(%r8)\n"			/* hits */
-"	movq	8(%r8), %rcx\n"
-"	btrq	$63, %rcx\n"
-"	addq	%r11, %rcx\n"
-"	movq	%r11, %rax\n"
-"	movq	%rcx, 8(%r8)\n"			/* the commit, not busy */
-"wstub_pret:\n"
-"	ret\n"
-".Lq_free:\n"
-"	btrq	$63, 8(%r8)\n"			/* not busy */
+"	wstub_put .Lq_free, wstub_pret\n"
 ".Lq_miss:\n"
 "	movq	%r9, %rdi\n"
 "	movq	%r10, %rsi\n"

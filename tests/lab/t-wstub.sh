@@ -38,7 +38,8 @@ away() {
 	name=$1
 	shift
 	lab_exec 1 sh -c 'cd "$1" && shift && "$@"' sh "$D" "$@" \
-	    > "$D/$name.home" 2>&1 || fail "$name at home: $(cat "$D/$name.home")"
+	    > "$D/$name.home" 2>&1 ||
+	    fail "$name at home: $(cat "$D/$name.home")"
 	n=$(ends)
 	lab_exec 1 sh -c 'cd "$1" && shift && mosrun -L -r 2 "$@"' sh "$D" \
 	    "$@" > "$D/$name.away" 2>&1 ||
@@ -80,7 +81,8 @@ for m in write pwrite thread readback; do
 	r=$(echo "$line" | sed -n 's/.*read ahead (\([0-9]*\) in R).*/\1/p')
 	[ $m != readback ] || [ "${r:-0}" -ge 20 ] ||
 	    fail "readback: $r reads in R: $line"
-	echo "$m: $w of 2000 writes in R, every block checked${r:+, $r reads in R}"
+	echo "$m: $w of 2000 writes in R, every block checked" \
+	    "${r:+($r reads in R)}"
 done
 for m in pwrite thread readback; do
 	cmp -s "$D/wwrite.dat" "$D/w$m.dat" || fail "$m: not write's file"
@@ -104,8 +106,8 @@ m=$(sed -n 's/^wrote \([0-9]*\) of 4000$/\1/p' "$D/wfh.out")
 [ -n "$m" ] && [ "$m" -gt 0 ] &&
     grep -qx "error on write $m: No space left on device" "$D/wfh.out" ||
     fail "full at home: $(cat "$D/wfh.out")"
-cmp -s "$D/wfh.out" "$D/wf.out" ||
-    fail "full: not as at home ($(tr '\n' ' ' < "$D/wfh.out")): $(cat "$D/wf.out")"
+cmp -s "$D/wfh.out" "$D/wf.out" || fail "full: not as at home" \
+    "($(tr '\n' ' ' < "$D/wfh.out")): $(cat "$D/wf.out")"
 line=$(end_after "$n") || fail "full: no end on node 2"
 w=$(inr "$line")
 [ "${w:-0}" -ge 200 ] || fail "full: $w writes in R: $line"

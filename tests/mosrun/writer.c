@@ -13,8 +13,9 @@
  * while the first waits for it; "readback" reads the file on a second
  * descriptor as it goes, a block after each burst, and checks it, and
  * after the last burst reads the last block written, then writes over the
- * block it reads next (which it has read ahead of) and reads it there. It prints "ready" after its first burst,
- * "half" at half way, and "ok N blocks" or what is wrong at the end.
+ * block it reads next (which it has read ahead of) and reads it there.
+ * It prints "ready" after its first burst, "half" at half way, and "ok N
+ * blocks" or what is wrong at the end.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -91,10 +91,55 @@ rs_waiter(struct remote *g, uint64_t *id)
 	return pid;
 }
 
+/* The home's answer about fd: a regular file of dev 1, inode ino. */
+static void
+rs_info(struct fio *f, int fd, uint64_t ino)
+{
+	Osm__RemoteFdInfo	info = OSM__REMOTE_FD_INFO__INIT;
+
+	info.fd = fd;
+	info.regular = info.readable = info.behind = 1;
+	info.dev = 1;
+	info.ino = ino;
+	info.has_fs_free = 1;
+	info.fs_free = 1ULL << 30;
+	fio_info(f, &info, 0);
+}
+
+/*
+ * fd known (inode ino): a first read of len at home, a second from a
+ * window, which the home sends (*r: what was asked).
+ */
+static void
+rs_window(struct fio *f, int fd, uint64_t ino, size_t len, uint64_t *seq,
+    Osm__RemoteRead *r)
+{
+	Osm__RemoteReadData	d = OSM__REMOTE_READ_DATA__INIT;
+	uint64_t		a[6] = { fd, (uint64_t)rs_buf, len }, args[6];
+	int64_t			ret = len;
+	long			rv;
+
+	memcpy(args, a, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_read, args, 0, seq,
+	    &rv), FIO_PASS);
+	check_fio_drain(f, r);
+	rs_info(f, fd, ino);
+	fio_result(f, SYS_read, a, &ret, -1, 0);
+	memcpy(args, a, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 2, SYS_read, args, 0, seq,
+	    &rv), FIO_WAIT);
+	ck_assert_uint_eq(check_fio_drain(f, r), 1);
+	d.seq = r->seq;
+	d.has_data = d.has_size = 1;
+	d.data.data = rs_file + r->offset;
+	d.data.len = r->length;
+	d.size = RS_FILE;
+	ck_assert_int_eq(check_fio_data(f, &d, 1, seq, &rv), 1);
+	ck_assert_int_eq(rv, len);
+}
+
 START_TEST(test_rstub)
 {
-	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
-	Osm__RemoteReadData	 d = OSM__REMOTE_READ_DATA__INIT;
 	Osm__RemoteRead		 r = { 0 };
 	struct remote		*g = xcalloc(1, sizeof *g);
 	struct rstub_shm	*shm = xcalloc(1, RSTUB_LEN);
@@ -102,7 +147,6 @@ START_TEST(test_rstub)
 	struct fio		*f = &g->fio;
 	struct fio_fd		*e;
 	uint64_t		 seq = 0, seek, args[6];
-	int64_t			 ret;
 	long			 rv;
 	size_t			 i;
 	uint64_t		 id;
@@ -114,29 +158,7 @@ START_TEST(test_rstub)
 		rs_file[i] = (uint8_t)(i * 13 + i / 4096);
 
 	/* fd 5 known, a first read at home, a second from a window */
-	uint64_t a1[6] = { 5, (uint64_t)rs_buf, RS_READ };
-	memcpy(args, a1, sizeof args);
-	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_read, args, 0, &seq,
-	    &rv), FIO_PASS);
-	check_fio_drain(f, &r);
-	info.fd = 5;
-	info.regular = info.readable = info.behind = 1;
-	info.dev = 1;
-	info.ino = 2;
-	fio_info(f, &info, 0);
-	ret = RS_READ;
-	fio_result(f, SYS_read, a1, &ret, -1, 0);
-	memcpy(args, a1, sizeof args);
-	ck_assert_int_eq(fio_call(f, getpid(), 2, SYS_read, args, 0, &seq,
-	    &rv), FIO_WAIT);
-	ck_assert_uint_eq(check_fio_drain(f, &r), 1);
-	d.seq = r.seq;
-	d.has_data = d.has_size = 1;
-	d.data.data = rs_file + r.offset;
-	d.data.len = r.length;
-	d.size = RS_FILE;
-	ck_assert_int_eq(check_fio_data(f, &d, 1, &seq, &rv), 1);
-	ck_assert_int_eq(rv, RS_READ);
+	rs_window(f, 5, 2, RS_READ, &seq, &r);
 	e = fio_find(f, 5);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->pos, 2 * RS_READ);
@@ -232,21 +254,6 @@ START_TEST(test_rstub)
 }
 END_TEST
 
-/* The home's answer about fd 6 (and others of dev 1, inode 3). */
-static void
-ws_info(struct fio *f, int fd, uint64_t fs_free)
-{
-	Osm__RemoteFdInfo	info = OSM__REMOTE_FD_INFO__INIT;
-
-	info.fd = fd;
-	info.regular = info.readable = info.behind = 1;
-	info.dev = 1;
-	info.ino = 3;
-	info.has_fs_free = 1;
-	info.fs_free = fs_free;
-	fio_info(f, &info, 0);
-}
-
 /* The stub in R writes len bytes of rs_file at from into the ring. */
 static void
 ws_write(struct rstub_shm *shm, size_t from, size_t len)
@@ -286,7 +293,6 @@ ws_sent(struct fio *f, int nr, size_t from, size_t len, uint64_t off)
 
 START_TEST(test_wstub)
 {
-	Osm__RemoteReadData	 d = OSM__REMOTE_READ_DATA__INIT;
 	Osm__RemoteRead		 r = { 0 };
 	struct remote		*g = xcalloc(1, sizeof *g);
 	struct rstub_shm	*shm = xcalloc(1, RSTUB_LEN);
@@ -312,7 +318,7 @@ START_TEST(test_wstub)
 	ck_assert_int_eq(fio_call(f, getpid(), 1, SYS_write, args, 0, &seq,
 	    &rv), FIO_PASS);
 	check_fio_drain(f, &r);
-	ws_info(f, 6, 1ULL << 30);
+	rs_info(f, 6, 3);
 	ret = 4096;
 	fio_result(f, SYS_write, w1, &ret, 1LL << 30, 0);
 	rstub_publish(g, id);
@@ -372,24 +378,7 @@ START_TEST(test_wstub)
 	 * in R but for what the ring holds (wsame), and its window kept by
 	 * writes in R elsewhere in the file
 	 */
-	uint64_t r1[6] = { 5, (uint64_t)rs_buf, 4096 };
-	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(f, getpid(), 4, SYS_read, args, 0, &seq,
-	    &rv), FIO_PASS);
-	check_fio_drain(f, &r);
-	ws_info(f, 5, 1ULL << 30);
-	ret = 4096;
-	fio_result(f, SYS_read, r1, &ret, -1, 0);
-	memcpy(args, r1, sizeof args);
-	ck_assert_int_eq(fio_call(f, getpid(), 5, SYS_read, args, 0, &seq,
-	    &rv), FIO_WAIT);
-	ck_assert_uint_eq(check_fio_drain(f, &r), 1);
-	d.seq = r.seq;
-	d.has_data = d.has_size = 1;
-	d.data.data = rs_file + r.offset;
-	d.data.len = r.length;
-	d.size = RS_FILE;
-	ck_assert_int_eq(check_fio_data(f, &d, 1, &seq, &rv), 1);
+	rs_window(f, 5, 3, 4096, &seq, &r);
 	rstub_publish(g, id);
 	ck_assert_int_eq(shm->w.fd, 6);
 	ck_assert_uint_eq(shm->w.base, (1U << 20) + 4096);
