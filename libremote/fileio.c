@@ -201,6 +201,51 @@ fio_written(struct fio *f, int fd, int nr, uint64_t off,
 		f->wlive = 0;
 }
 
+/* Descriptor fd as it is before R's call (fio_unanswered). */
+void
+fio_mark(struct fio *f, int fd)
+{
+	struct fio_fd	*e = fio_find(f, fd);
+
+	f->mark.fd = e != NULL ? fd : -1;
+	if (e != NULL)
+		f->mark.was = *e;
+	f->mark.blen = f->blen;
+}
+
+/*
+ * R never had the answer fio_call or pipes_call gave its call nr (R left
+ * the call for a signal, and makes it again after its handler): as if it
+ * had not been made. A write gathered leaves the batch (its bytes are the
+ * batch's last), the offset it or a read moved goes back, a failure it
+ * told is told again, what was kept to be read back of the descriptor
+ * goes. Else the write would be made twice, a read would skip bytes.
+ */
+void
+fio_unanswered(struct fio *f, int nr, const uint64_t *args, long rv)
+{
+	struct fio_fd	*e = fio_find(f, (int)args[0]);
+	const struct fio_fd *was = &f->mark.was;
+
+	if (e == NULL || f->mark.fd != e->fd)
+		return;
+	if ((nr == SYS_write || nr == SYS_pwrite64) && rv > 0 &&
+	    f->bfd == e->fd && f->blen >= (size_t)rv) {
+		f->blen -= rv;
+		if (e->state == FIO_PIPE && f->nparts > 0)
+			f->nparts--;
+		held_drop(&f->held, e->fd);
+	}
+	e->pos = was->pos;
+	e->pos_known = was->pos_known;
+	e->seek = was->seek;
+	e->pstream = was->pstream;
+	e->pnext = was->pnext;
+	e->behind = was->behind;
+	if (rv < 0 && e->err == 0)
+		e->err = was->err;
+}
+
 static void
 fio_ask(struct fio *f, struct fio_fd *e, uint64_t *seq)
 {
@@ -416,6 +461,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 
 	if (f->off)
 		return FIO_PASS;
+	fio_mark(f, fd);
 	fio_replaced(f, nr, args, seq);
 	fio_moved(f, nr, args, seq);
 	if (fio_fd_call(nr))

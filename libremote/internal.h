@@ -372,6 +372,11 @@ struct fio {
 	uint64_t	 wnext;		/* on from it lands */
 	uint32_t	*parts;		/* a pipe's: each write's length */
 	size_t		 nparts;
+	struct fio_mark {		/* a descriptor before R's call */
+		int		 fd;	/* (fio_mark): -1 none */
+		struct fio_fd	 was;
+		size_t		 blen;
+	}		 mark;
 	int		 threaded;	/* R has had threads (pipes.c) */
 	uint64_t	 stats_piped;	/* writes to pipes gathered */
 	uint64_t	 stats_behind;
@@ -444,6 +449,8 @@ int	 fio_fd_call(int nr);
 struct fio_fd	*fio_wstub(struct fio *f, size_t ring, int *nr, uint64_t *off);
 void	 fio_written(struct fio *f, int fd, int nr, uint64_t off,
 	    const uint8_t *bytes, size_t len, uint64_t *seq);
+void	 fio_mark(struct fio *f, int fd);
+void	 fio_unanswered(struct fio *f, int nr, const uint64_t *args, long rv);
 struct remote_pending;
 int	 fio_on_fd(const struct remote_pending *pending, size_t n,
 	    uint64_t fd, uint64_t skip);
@@ -577,6 +584,8 @@ void		 rstub_publish(struct remote *g, uint64_t id);
 int		 rstub_batched(const struct remote *g);
 void		 rstub_flush(struct remote *g);
 void		 rstub_failed(struct remote *g);
+void		 rstub_unanswered(struct remote *g, int nr, const uint64_t *args,
+		    long rv);
 
 /* home.c */
 uint64_t	 home_budget(int64_t ret, uint32_t unit);

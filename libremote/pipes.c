@@ -132,6 +132,7 @@ pipes_call(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL ||
 	    e->state != FIO_PIPE)
 		return 0;
+	fio_mark(f, e->fd);
 	/* O_NONBLOCK may change (F_SETFL, FIONBIO): asked again at a write */
 	if ((nr == SYS_fcntl && (int)args[1] == F_SETFL) || nr == SYS_ioctl) {
 		fio_drop_fd(f, e->fd);

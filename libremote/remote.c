@@ -328,10 +328,10 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		return remote_forward(g, n->id, n->pid, &tc, args, 1, ev,
 		    cause);
 	case FIO_ANSWER:
-		if (remote_answer(g, n->id, rv, cause) == -1)
-			return -1;
+		if ((i = remote_answer(g, n->id, rv, cause)) == 1)
+			rstub_unanswered(g, n->data.nr, args, rv);
 		ev->kind = REMOTE_ANSWERED;
-		return 0;
+		return i == -1 ? -1 : 0;
 	case FIO_WAIT:
 		ev->kind = REMOTE_WAITING;
 		return 0;

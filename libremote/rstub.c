@@ -458,3 +458,18 @@ rstub_failed(struct remote *g)
 	    (e = fio_find(&g->fio, rs->w.fd)) != NULL && e->err != 0)
 		__atomic_store_n(&rs->shm->w.deadline, 0, __ATOMIC_RELEASE);
 }
+
+/*
+ * R never had the answer to its call nr, which fileio.c answered (it left
+ * the call for a signal): undone (fio_unanswered), and the stub serves
+ * nothing from slots written for it until a call of R's is answered.
+ */
+void
+rstub_unanswered(struct remote *g, int nr, const uint64_t *args, long rv)
+{
+	fio_unanswered(&g->fio, nr, args, rv);
+	if (g->rstub != NULL && !g->rstub->off) {
+		__atomic_store_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
+		g->rstub->paused = 1;
+	}
+}

@@ -4,7 +4,8 @@
 # inside it, not by its guest agent; the file is byte for byte the one
 # the same run makes at home — dd, sort, a writer with write and with
 # pwrite64, one that starts a thread half way, one that reads the file
-# back on another descriptor as it writes, one that fills a file
+# back on another descriptor as it writes, one whose signal handler
+# writes among its writes, one that fills a file
 # system at home (its ENOSPC told on the same write as at home), and one
 # moved midway (stop-and-copy and live, out and home) with writes in the
 # stub's ring: nothing lost, nothing twice.
@@ -87,6 +88,19 @@ done
 for m in pwrite thread readback; do
 	cmp -s "$D/wwrite.dat" "$D/w$m.dat" || fail "$m: not write's file"
 done
+
+# --- a signal handler's writes among the main flow's ----------------------
+# (every 100 us, on the same descriptor: some land while a write of the
+# main flow is half way in the stub, and must neither overwrite it nor be
+# overwritten; when they land differs from run to run)
+away wsig "$W" wsig.dat 8000 signal
+for o in home away; do
+	grep -qx 'ok 8000 blocks, [1-9][0-9]* by the handler' "$D/wsig.$o" ||
+	    fail "signal ($o): $(cat "$D/wsig.$o")"
+done
+w=$(inr "$line")
+[ "$w" -ge 2000 ] || fail "signal: $w writes in R: $line"
+echo "signal: $(tail -1 "$D/wsig.away"), $w writes in R"
 
 # --- a file system filled at home -----------------------------------------
 # (t-fast's, with the stub: it writes in R while the home has room beyond

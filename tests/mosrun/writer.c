@@ -6,20 +6,27 @@
  * into play), then reads the file back and checks every block: none lost,
  * none twice, none out of place.
  *
- *	writer PATH N [pwrite|thread|readback]
+ *	writer PATH N [pwrite|thread|readback|signal]
  *
  * "pwrite" writes with pwrite64 at each block's offset instead of write;
  * "thread" starts a thread at half way, which writes the second half
  * while the first waits for it; "readback" reads the file on a second
  * descriptor as it goes, a block after each burst, and checks it, and
  * after the last burst reads the last block written, then writes over the
- * block it reads next (which it has read ahead of) and reads it there.
+ * block it reads next (which it has read ahead of) and reads it there;
+ * "signal" writes without the pauses, and a SIGALRM handler writes a
+ * block of its own every 100 us (whatever the main flow is doing: in a
+ * write among them); the check wants both sequences whole, each in its
+ * order.
  * It prints "ready" after its first burst, "half" at half way, and "ok N
  * blocks" or what is wrong at the end.
  */
+#include <sys/time.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +36,13 @@
 
 #define BLOCK	4096
 #define BURST	32
+#define HMARK	1000000000L	/* the handler's blocks: HMARK + its count */
 
 static const char	*mode = "write";
 static long		 nblocks;
 static int		 wfd, rfd = -1;
 static long		 rnext;		/* the block rfd reads next */
+static volatile sig_atomic_t hcount, hfail;	/* the handler's writes */
 
 static void
 block(unsigned char *b, long i)
@@ -94,7 +103,9 @@ put(long from, long to)
 				printf("ready\n");
 			if (rfd != -1 && readback(-1, -1) == -1)
 				return -1;
-			nanosleep(&ts, NULL);
+			/* (the handler's: into the main flow's writes) */
+			if (strcmp(mode, "signal") != 0)
+				nanosleep(&ts, NULL);
 		}
 	}
 	return 0;
@@ -115,6 +126,35 @@ over(long k, long as)
 	return 0;
 }
 
+static void
+on_alarm(int sig)
+{
+	unsigned char	b[BLOCK];
+	int		saved = errno;
+
+	block(b, HMARK + hcount);
+	if (write(wfd, b, BLOCK) == BLOCK)
+		hcount++;
+	else
+		hfail = 1;
+	errno = saved;
+}
+
+/* A SIGALRM every 100 us (on), or none. */
+static int
+alarms(int on)
+{
+	struct sigaction	sa;
+	struct itimerval	it = { { 0, on ? 100 : 0 }, { 0, on ? 100 : 0 } };
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	if (on && sigaction(SIGALRM, &sa, NULL) == -1)
+		return -1;
+	return setitimer(ITIMER_REAL, &it, NULL);
+}
+
 static void *
 second_half(void *arg)
 {
@@ -127,16 +167,17 @@ main(int argc, char **argv)
 	unsigned char	b[BLOCK], r[BLOCK];
 	pthread_t	t;
 	void		*rv;
-	long		m;
+	long		m, h, id, want;
 	int		fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3 || argc > 4 || (nblocks = atol(argv[2])) < 2 ||
 	    (argc == 4 && strcmp(argv[3], "pwrite") != 0 &&
 	    strcmp(argv[3], "thread") != 0 &&
-	    strcmp(argv[3], "readback") != 0)) {
+	    strcmp(argv[3], "readback") != 0 &&
+	    strcmp(argv[3], "signal") != 0)) {
 		fprintf(stderr, "usage: writer PATH N "
-		    "[pwrite|thread|readback]\n");
+		    "[pwrite|thread|readback|signal]\n");
 		return 2;
 	}
 	if (argc == 4)
@@ -148,6 +189,10 @@ main(int argc, char **argv)
 	if (strcmp(mode, "readback") == 0 &&
 	    (rfd = open(argv[1], O_RDONLY)) == -1) {
 		perror(argv[1]);
+		return 1;
+	}
+	if (strcmp(mode, "signal") == 0 && alarms(1) == -1) {
+		perror("setitimer");
 		return 1;
 	}
 	if (put(0, nblocks / 2) == -1)
@@ -171,6 +216,10 @@ main(int argc, char **argv)
 	    readback(rnext - 1, -1) == -1 ||
 	    lseek(wfd, 0, SEEK_END) == -1))
 		return 1;
+	if (strcmp(mode, "signal") == 0 && (alarms(0) == -1 || hfail)) {
+		printf("the handler's write failed\n");
+		return 1;
+	}
 	if (fsync(wfd) != 0 || close(wfd) != 0) {
 		printf("error on fsync or close: %s\n", strerror(errno));
 		return 1;
@@ -179,16 +228,29 @@ main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	for (m = 0; read(fd, r, BLOCK) == BLOCK; m++) {
-		block(b, m);
+	/* the main flow's blocks in order, the handler's in theirs */
+	for (m = h = 0; read(fd, r, BLOCK) == BLOCK; ) {
+		memcpy(&id, r, sizeof id);
+		want = id >= HMARK ? HMARK + h : m;
+		block(b, want);
 		if (memcmp(b, r, BLOCK) != 0) {
-			memcpy(&nblocks, r, sizeof nblocks);
-			printf("block %ld is not itself (it says %ld)\n", m,
-			    nblocks);
+			printf("block %ld is not %ld (it says %ld)\n", m + h,
+			    want, id);
 			return 1;
 		}
+		if (id >= HMARK)
+			h++;
+		else
+			m++;
 	}
 	close(fd);
-	printf("ok %ld blocks\n", m);
+	if (h != hcount) {
+		printf("%ld of the handler's %ld blocks\n", h, (long)hcount);
+		return 1;
+	}
+	if (h > 0)
+		printf("ok %ld blocks, %ld by the handler\n", m, h);
+	else
+		printf("ok %ld blocks\n", m);
 	return 0;
 }

@@ -298,7 +298,7 @@ START_TEST(test_wstub)
 	struct rstub_shm	*shm = xcalloc(1, RSTUB_LEN);
 	struct fio		*f = &g->fio;
 	struct fio_fd		*e;
-	uint64_t		 seq = 0, args[6], id;
+	uint64_t		 seq = 0, args[6], id, pos;
 	int64_t			 ret, expect;
 	long			 rv;
 	size_t			 i;
@@ -445,6 +445,12 @@ START_TEST(test_wstub)
 	ck_assert_int_eq(fio_call(f, getpid(), 8, SYS_write, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, -ENOSPC);
+	/* R left that call for a signal: it is told again when it makes it */
+	rstub_unanswered(g, SYS_write, w2, rv);
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 8, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOSPC);
 
 	/* while R runs, the agent's timer takes in what it wrote */
 	memcpy(args, w2, sizeof args);
@@ -485,6 +491,29 @@ START_TEST(test_wstub)
 	rstub_publish(g, id);
 	ck_assert_uint_eq(shm->w.head, 0);
 	ck_assert_uint_ne(shm->w.deadline, 0);
+
+	/*
+	 * R left a write gathered for a signal (the answer was for nobody):
+	 * undone, the stub off till a call is answered; made again, once
+	 */
+	pos = e->pos;
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 10, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_uint_eq(f->blen, 4096);
+	ck_assert_uint_eq(e->pos, pos + 4096);
+	rstub_unanswered(g, SYS_write, w2, rv);
+	ck_assert_uint_eq(f->blen, 0);
+	ck_assert_uint_eq(e->pos, pos);
+	ck_assert_uint_eq(shm->on, 0);
+	memcpy(args, w2, sizeof args);
+	ck_assert_int_eq(fio_call(f, getpid(), 11, SYS_write, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	rstub_publish(g, id);
+	ck_assert_uint_eq(shm->on, 1);
+	fio_flush(f, &seq);
+	ws_sent(f, SYS_write, 4096, 4096, 0);
+	ck_assert_uint_eq(e->pos, pos + 4096);
 
 	/* a thread: what R wrote is taken in, and nothing more in R */
 	ws_write(shm, 8192, 300);
