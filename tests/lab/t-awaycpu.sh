@@ -37,9 +37,10 @@ ticks() {
 	lab_exec "$1" cat "/proc/$2/stat" | sed 's/.*) //' |
 	    awk '{ print $12 + $13 }'
 }
+# the times PID on node K went to sleep (and was woken): preemptions,
+# which a loaded machine makes, are not its own
 wakeups() {
-	echo $(($(status "$1" "$2" voluntary_ctxt_switches) + \
-	    $(status "$1" "$2" nonvoluntary_ctxt_switches)))
+	status "$1" "$2" voluntary_ctxt_switches
 }
 
 U="setpriv --reuid 4242 --regid 4242 --clear-groups"
@@ -85,9 +86,10 @@ rt=$(($(ticks 2 "$r") - rt))
 echo "in ${WINDOW} s: R $rt ticks of CPU; its guest agent $gw wakeups," \
     "$gt ticks; its deputy $dw wakeups, $dt ticks"
 [ "$rt" -gt 0 ] || fail "R did not compute in ${WINDOW} s"
-# the guest's report every 2 s and the deputy's every 1 s, each with
-# what it sends or hears: a timer of 100 ms would be 15 more
-[ "$gw" -le 8 ] || fail "the guest agent woke $gw times in ${WINDOW} s"
+# the guest's report every 2 s, which the deputy hears and tells mosd
+# (a round trip), and the deputy's timer of 1 s: a timer of 100 ms would
+# be 15 more
+[ "$gw" -le 6 ] || fail "the guest agent woke $gw times in ${WINDOW} s"
 [ "$dw" -le 10 ] || fail "the deputy woke $dw times in ${WINDOW} s"
 [ "$gt" -le 2 ] || fail "the guest agent used $gt ticks in ${WINDOW} s"
 [ "$dt" -le 2 ] || fail "the deputy used $dt ticks in ${WINDOW} s"
