@@ -233,6 +233,7 @@ fio_moved(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
 		fio_flush(f, seq);
 		fio_settle_seek(f, e, seq);
 		e->pos_known = 0;
+		e->wgen++;	/* copy_file_range, sendfile may write it */
 		if (dups) {
 			e->readable = 0;
 			window_drop(e);
@@ -326,6 +327,9 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 
 	if (f->off)
 		return FIO_PASS;
+	/* an fstat right after an open: the open's reply said it */
+	if (fio_open_stat(f, tid, nr, args, rv))
+		return FIO_ANSWER;
 	fio_replaced(f, nr, args, seq);
 	fio_moved(f, nr, args, seq);
 	if (fio_fd_call(nr))
@@ -372,8 +376,16 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 			e = fio_add(f, fd);
 			fio_ask(f, e, seq);
 		}
-		if (e != NULL && nr == SYS_close)
+		if (e != NULL && nr == SYS_close) {
+			/* a directory's: nothing it could fail to write */
+			if (fio_close_clean(f, e, busy)) {
+				fio_close_behind(f, fd, seq);
+				fio_forget(f, e);
+				*rv = 0;
+				return FIO_ANSWER;
+			}
 			fio_forget(f, e);
+		}
 		return FIO_PASS;
 	}
 
@@ -426,8 +438,32 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (nr != SYS_pwrite64)
 		fio_settle_seek(f, e, seq);
 	if (nr == SYS_close) {
-		fio_forget(f, e);
+		/*
+		 * Behind, if nothing of its own is left to fail; and if a
+		 * write behind failed, the close says so and still closes.
+		 */
+		if (e->err != 0 || fio_close_clean(f, e, busy)) {
+			*rv = e->err;
+			fio_close_behind(f, fd, seq);
+			fio_forget(f, e);
+			return FIO_ANSWER;
+		}
+		/*
+		 * Kept until its reply, which says the failure of a write
+		 * behind whose reply comes first (fio_result); nothing is
+		 * served of it meanwhile.
+		 */
+		window_drop(e);
+		held_drop(&f->held, e->fd);
+		e->state = FIO_OTHER;
+		e->dir = 0;
+		e->closing = 1;
 		return FIO_PASS;
+	}
+	/* synced up to its writes so far, if it says so (fio_result) */
+	if ((nr == SYS_fsync || nr == SYS_fdatasync) && busy == 0) {
+		e->sync_at = e->wgen;
+		e->syncing = 1;
 	}
 	/* its writes land at the end from now on, not at its offset */
 	if (nr == SYS_fcntl && (int)args[1] == F_SETFL &&
@@ -443,6 +479,12 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
 	else if (!fdcall_keeps(nr, args))
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
+	/* what its close could have to write (a lock writes nothing) */
+	if (!fdcall_keeps(nr, args) && nr != SYS_fcntl)
+		e->wgen++;
+	/* an unlock: behind, in its turn (what it drops is dropped) */
+	if (nr == SYS_fcntl && busy == 0 && fio_unlock(tid, args))
+		return FIO_BEHIND;
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
 		if (room_for(f, e, len)) {
 			if (fio_gather(f, e, tid, nr, args, busy, seq,
@@ -485,7 +527,8 @@ fio_sent_behind(struct fio *f, uint64_t seq, int nr, const uint64_t *args,
 	struct fio_fd	*e = fio_find(f, (int)args[0]);
 
 	fio_behind_add(f, seq, (int)args[0], expect, e != NULL ? e->dev : 0,
-	    e != NULL && expect >= 0 ? (uint64_t)expect + FIO_SLACK : 0);
+	    e != NULL && expect >= 0 && (nr == SYS_write ||
+	    nr == SYS_pwrite64) ? (uint64_t)expect + FIO_SLACK : 0);
 	f->stats_behind++;
 	fio_sent_behind_pos(f, e, nr, expect);
 }
@@ -541,6 +584,12 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 
 	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
+	if (nr == SYS_close && e->closing) {
+		if (e->err != 0 && *ret >= 0)
+			*ret = e->err;
+		fio_forget(f, e);
+		return;
+	}
 	/* others at home on it meanwhile (threads): in which order, unsure */
 	if (others > 0 && nr != SYS_pread64 && nr != SYS_pwrite64)
 		e->pos_known = 0;
@@ -559,6 +608,11 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 	if (e->err != 0 && *ret >= 0) {
 		*ret = e->err;
 		e->err = 0;
+	}
+	if ((nr == SYS_fsync || nr == SYS_fdatasync) && e->syncing) {
+		if (*ret == 0)
+			e->synced = e->sync_at;
+		e->syncing = 0;
 	}
 }
 

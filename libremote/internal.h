@@ -6,6 +6,8 @@
 #ifndef REMOTE_INTERNAL_H
 #define REMOTE_INTERNAL_H
 
+#include <sys/stat.h>
+
 #include <protobuf-c/protobuf-c.h>
 
 #include "remote.h"
@@ -204,6 +206,7 @@ struct rmt_call {
 	uint64_t	 mask;		/* which stays here */
 	int		 behind;	/* answered already (fileio.c) */
 	int		 want_fd;	/* an open under a shared path */
+	int		 fd_info;	/* an open: what it opened, first */
 	const uint32_t	*writes;	/* a batch's writes, each its own */
 	size_t		 nwrites;	/* at home (pipes.c) */
 };
@@ -296,6 +299,12 @@ struct fio_fd {
 	int64_t		 err;		/* a write behind failed */
 	uint64_t	 same;		/* a pipe's: the others below 64 of
 					   its open file, a bit each */
+	int		 dir;		/* a directory an open returned */
+	int		 closing;	/* R's close of it is at home */
+	uint64_t	 wgen;		/* calls that may have written it, */
+	uint64_t	 synced;	/* of them synced (fiobehind.c), */
+	uint64_t	 sync_at;	/* and as the fsync at home asks */
+	int		 syncing;
 };
 struct fio_msg {
 	int		 kind;		/* enum remote_out */
@@ -376,6 +385,12 @@ struct fio {
 	uint64_t	 stats_fetches;
 	uint64_t	 stats_errors;
 	uint64_t	 stats_at_once;	/* writes not behind, for room */
+	uint64_t	 stats_known;	/* fstats answered from an open's */
+	/* the last open's descriptor's fstat, until R's next call */
+	int		 ostat_ok;
+	int		 ostat_fd;
+	uint64_t	 ostat_at;
+	struct stat	 ostat;
 };
 /* room.c */
 #define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
@@ -387,6 +402,9 @@ int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
 int	 fdcall_harmless(int nr, const uint64_t *args);
 int	 fdcall_keeps(int nr, const uint64_t *args);
 int	 fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups);
+int	 fdcall_is_lock(int cmd);
+struct flock;
+int	 fdcall_unlock(int cmd, const struct flock *fl);
 
 /* window.c */
 uint64_t window_now(void);
@@ -433,6 +451,14 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+/* fiobehind.c */
+int	 fio_opens(int nr, const uint64_t *args);
+void	 fio_opened(struct fio *f, const struct Osm__RemoteFdInfo *m);
+int	 fio_open_stat(struct fio *f, pid_t tid, int nr, const uint64_t *args,
+	    long *rv);
+int	 fio_unlock(pid_t tid, const uint64_t *args);
+int	 fio_close_clean(const struct fio *f, const struct fio_fd *e,
+	    int busy);
 /* fileio.c */
 int	 fio_fd_call(int nr);
 struct remote_pending;

@@ -9,6 +9,8 @@
 void	 check_remote_hostile(Suite *s);
 /* check_remote-fileio.c: libremote/fileio.c's */
 void	 check_remote_fileio(Suite *s);
+/* check_remote-behind.c: calls whose answer is known (fiobehind.c) */
+void	 check_remote_behind(Suite *s);
 struct fio;
 struct Osm__RemoteReadData;
 int	 check_fio_data(struct fio *f, const struct Osm__RemoteReadData *m,

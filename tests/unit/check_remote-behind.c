@@ -1,0 +1,263 @@
+/*
+ * check_remote's part for libremote/fiobehind.c: calls whose answer the
+ * guest knows (docs/REMOTE.md, "Calls behind"), on this process's own
+ * memory (R is us): an open's descriptor known from its reply, the fstat
+ * after it answered here, an unlock and a close sent behind, and the
+ * failures they must still tell.
+ */
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libremote/internal.h"
+#include "check_remote.h"
+#include "proto/remote.pb-c.h"
+
+/* What fio has to send, in order: calls as 100 + nr, into kinds[]. */
+static size_t
+behind_drain(struct fio *f, int *kinds, size_t max)
+{
+	Osm__RemoteCall	*c;
+	uint8_t		*msg;
+	size_t		 len, n = 0;
+	int		 kind;
+
+	while (fio_out(f, 1, &kind, &msg, &len)) {
+		ck_assert_uint_lt(n, max);
+		if (kind == REMOTE_OUT_CALL) {
+			c = osm__remote_call__unpack(NULL, len, msg);
+			ck_assert_ptr_nonnull(c);
+			ck_assert(c->behind);
+			kind = 100 + c->nr;
+			osm__remote_call__free_unpacked(c, NULL);
+		}
+		kinds[n++] = kind;
+		free(msg);
+	}
+	return n;
+}
+
+/* The home's answer about fd, a regular file an open returned. */
+static void
+behind_opened(struct fio *f, int fd, int dir)
+{
+	Osm__RemoteFdInfo	m = OSM__REMOTE_FD_INFO__INIT;
+
+	m.seq = 7;
+	m.fd = fd;
+	m.regular = !dir;
+	m.directory = dir;
+	m.readable = m.behind = !dir;
+	m.dev = 1;
+	m.ino = 20 + fd;
+	m.size = 4096;
+	m.has_mode = 1;
+	m.mode = (dir ? S_IFDIR : S_IFREG) | 0644;
+	m.nlink = 1;
+	m.uid = 4242;
+	m.blksize = 4096;
+	m.blocks = 8;
+	m.mtime_ns = 1700000000123456789ULL;
+	fio_opened(f, &m);
+}
+
+START_TEST(test_behind)
+{
+	struct fio	 f;
+	struct stat	 st;
+	struct flock	 fl;
+	uint64_t	 seq = 0, args[6];
+	int64_t		 ret, expect;
+	int		 kinds[16];
+	long		 rv;
+	size_t		 n;
+	pid_t		 self = getpid();
+	char		 data[512];
+
+	memset(&f, 0, sizeof f);
+	memset(data, 'a', sizeof data);
+	ck_assert(fio_opens(SYS_openat, (uint64_t[6]){ -100, 0, O_RDWR }));
+	ck_assert(!fio_opens(SYS_openat, (uint64_t[6]){ -100, 0, O_PATH }));
+
+	/* the fstat right after the open: answered from the open's reply */
+	behind_opened(&f, 5, 0);
+	memset(&st, 0, sizeof st);
+	uint64_t fs[6] = { 5, (uint64_t)"", (uint64_t)&st, AT_EMPTY_PATH };
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 1, SYS_newfstatat, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 0);
+	ck_assert_uint_eq(st.st_ino, 25);
+	ck_assert_int_eq(st.st_size, 4096);
+	ck_assert_uint_eq(st.st_uid, 4242);
+	ck_assert_int_eq(st.st_mtim.tv_nsec, 123456789);
+	ck_assert(S_ISREG(st.st_mode));
+	/* once: the next one is the file's now */
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_newfstatat, args, 0, &seq,
+	    &rv), FIO_PASS);
+	/* not after any other call of R's */
+	behind_opened(&f, 5, 0);
+	uint64_t gp[6] = { 0 };
+	memcpy(args, gp, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_getppid, args, 0, &seq,
+	    &rv), FIO_PASS);
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_newfstatat, args, 0, &seq,
+	    &rv), FIO_PASS);
+
+	/* known from the open: its first write goes behind */
+	uint64_t pw[6] = { 5, (uint64_t)data, sizeof data, 0 };
+	memcpy(args, pw, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 5, SYS_pwrite64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, sizeof data);
+
+	/* an unlock from the start: behind, after the write gathered */
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = F_UNLCK;
+	fl.l_whence = SEEK_SET;
+	uint64_t ul[6] = { 5, F_SETLK, (uint64_t)&fl };
+	memcpy(args, ul, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 6, SYS_fcntl, args, 0, &seq, &rv),
+	    FIO_BEHIND);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
+	/* as remote_forward sends it: its failure is the descriptor's */
+	fio_sent_behind(&f, ++seq, SYS_fcntl, args, 0);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOLCK, -1, &expect), 1);
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 7, SYS_fstat, args, 0, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOLCK);
+	/* what Linux would refuse, or a lock taken: home, as they are */
+	fl.l_whence = SEEK_CUR;
+	memcpy(args, ul, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 8, SYS_fcntl, args, 0, &seq, &rv),
+	    FIO_PASS);
+	fl.l_whence = SEEK_SET;
+	fl.l_len = -1;
+	memcpy(args, ul, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 9, SYS_fcntl, args, 0, &seq, &rv),
+	    FIO_PASS);
+	fl.l_len = 0;
+	fl.l_pid = 1;
+	uint64_t ou[6] = { 5, F_OFD_SETLK, (uint64_t)&fl };
+	memcpy(args, ou, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 10, SYS_fcntl, args, 0, &seq,
+	    &rv), FIO_PASS);
+	fl.l_pid = 0;
+	fl.l_type = F_WRLCK;
+	memcpy(args, ul, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 11, SYS_fcntl, args, 0, &seq,
+	    &rv), FIO_PASS);
+	behind_drain(&f, kinds, 16);
+
+	/* written since its last fsync: its close waits for its answer */
+	memcpy(args, pw, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 12, SYS_pwrite64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	uint64_t sy[6] = { 5 };
+	memcpy(args, sy, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fdatasync, args, 0, &seq,
+	    &rv), FIO_PASS);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
+	    1);
+	memcpy(args, pw, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 14, SYS_pwrite64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ret = 0;
+	memcpy(args, sy, sizeof args);
+	fio_result(&f, SYS_fdatasync, args, &ret, -1, 0);
+	memcpy(args, sy, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 15, SYS_close, args, 0, &seq,
+	    &rv), FIO_PASS);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
+	/* that write failed, its reply before the close's: the close says */
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, -1, &expect), 1);
+	ret = 0;
+	memcpy(args, sy, sizeof args);
+	fio_result(&f, SYS_close, args, &ret, -1, 0);
+	ck_assert_int_eq(ret, -ENOSPC);
+	ck_assert_ptr_null(fio_find(&f, 5));
+
+	/* synced since its last write: the close goes behind */
+	behind_opened(&f, 6, 0);
+	uint64_t pw6[6] = { 6, (uint64_t)data, sizeof data, 0 };
+	memcpy(args, pw6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 16, SYS_pwrite64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	uint64_t sy6[6] = { 6 };
+	memcpy(args, sy6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 17, SYS_fdatasync, args, 0, &seq,
+	    &rv), FIO_PASS);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
+	    1);
+	ret = 0;
+	fio_result(&f, SYS_fdatasync, args, &ret, -1, 0);
+	memcpy(args, sy6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 18, SYS_close, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 0);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_close);
+	ck_assert_ptr_null(fio_find(&f, 6));
+
+	/* a write behind failed: the close says so, and still closes */
+	behind_opened(&f, 6, 0);
+	memcpy(args, pw6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 19, SYS_pwrite64, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	fio_flush(&f, &seq);
+	behind_drain(&f, kinds, 16);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, -1, &expect), 1);
+	memcpy(args, sy6, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 20, SYS_close, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOSPC);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_close);
+
+	/* a directory's close: behind; another call on it goes home */
+	behind_opened(&f, 7, 1);
+	uint64_t d7[6] = { 7 };
+	memcpy(args, d7, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 21, SYS_fsync, args, 0, &seq,
+	    &rv), FIO_PASS);
+	memcpy(args, d7, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 22, SYS_close, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	n = behind_drain(&f, kinds, 16);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_close);
+
+	/* strict: nothing of it */
+	f.off = 1;
+	behind_opened(&f, 8, 0);
+	ck_assert_ptr_null(fio_find(&f, 8));
+	fio_free(&f);
+}
+END_TEST
+
+void
+check_remote_behind(Suite *s)
+{
+	TCase	*tc = tcase_create("behind");
+
+	tcase_add_test(tc, test_behind);
+	suite_add_tcase(s, tc);
+}
