@@ -330,6 +330,7 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	/* an fstat right after an open: the open's reply said it */
 	if (fio_open_stat(f, tid, nr, args, rv))
 		return FIO_ANSWER;
+	fio_locks_other(f, nr, args);
 	fio_replaced(f, nr, args, seq);
 	fio_moved(f, nr, args, seq);
 	if (fio_fd_call(nr))
@@ -482,9 +483,17 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	/* what its close could have to write (a lock writes nothing) */
 	if (!fdcall_keeps(nr, args) && nr != SYS_fcntl)
 		e->wgen++;
-	/* an unlock: behind, in its turn (what it drops is dropped) */
-	if (nr == SYS_fcntl && busy == 0 && fio_unlock(tid, args))
+	/*
+	 * An unlock, a downgrade: behind, in its turn (what it drops is
+	 * dropped). With another call on it at home, the locks R holds
+	 * on the file may come out in either order: forgotten.
+	 */
+	if (nr == SYS_fcntl && busy == 0 && fio_locks_call(f, e, tid, args))
 		return FIO_BEHIND;
+	if (nr == SYS_fcntl && busy > 0) {
+		fio_locks_forget(f, 0, e->dev, e->ino);
+		e->lk_wait = 0;
+	}
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
 		if (room_for(f, e, len)) {
 			if (fio_gather(f, e, tid, nr, args, busy, seq,
@@ -501,8 +510,17 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	}
 	if (nr == SYS_write || nr == SYS_pwrite64)
 		held_drop(&f->held, e->fd);
+	/*
+	 * A call that may move the offset: unknown after it (an ioctl's
+	 * that failed did nothing: fio_result). fcntl moves none (its dups
+	 * are fio_moved's): a program that sets its flags before it reads
+	 * (xz clears O_NONBLOCK) keeps its reads ahead.
+	 */
+	e->pos_was = e->pos_known;
 	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
-	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
+	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64 &&
+	    nr != SYS_fcntl && nr != SYS_flock && nr != SYS_fadvise64 &&
+	    nr != SYS_fstatfs && nr != SYS_sync_file_range)
 		e->pos_known = 0;
 	return FIO_PASS;
 }
@@ -559,6 +577,8 @@ fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t fs_free,
 		/* a short write is one whose rest the home could not write */
 		e->err = ret < 0 ? ret : -EIO;
 		f->stats_errors++;
+		/* an unlock or a downgrade that failed: locks unknown */
+		fio_locks_forget(f, 0, e->dev, e->ino);
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	}
 	if (f->behind[i].charge > 0 &&
@@ -584,6 +604,10 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 
 	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
+	if (nr == SYS_fcntl)
+		fio_locks_result(f, e, *ret);
+	if (nr == SYS_ioctl && *ret < 0 && others == 0 && e->state == FIO_KNOWN)
+		e->pos_known = e->pos_was;
 	if (nr == SYS_close && e->closing) {
 		if (e->err != 0 && *ret >= 0)
 			*ret = e->err;

@@ -9,9 +9,11 @@
  *     behind, and an fstat R makes right after the open (nothing of R's
  *     between, within FIO_FRESH_NS) is answered from what the home said;
  *   - an unlock (fcntl F_SETLK and its kind with F_UNLCK) of a known
- *     file goes behind: it cannot fail in a way the guest does not see
- *     first (its arguments are checked here), but for ENOLCK, which the
- *     next call on the descriptor tells, as a write behind's failure;
+ *     file goes behind, and so does a downgrade of a write lock R holds
+ *     to a read lock (fiolock.c): they cannot fail in a way the guest
+ *     does not see first (their arguments are checked: fdcall.c), but
+ *     for ENOLCK, which the next call on the descriptor tells, as a
+ *     write behind's failure;
  *   - a close of a directory, and of a regular file with nothing of its
  *     own left to fail (no write since its last fsync or fdatasync that
  *     succeeded, none behind still to answer, no failure owed), goes
@@ -136,24 +138,6 @@ fio_open_stat(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 	*rv = 0;
 	f->stats_known++;
 	return 1;
-}
-
-/* Is R's fcntl (args) of a known file an unlock that may go behind? */
-int
-fio_unlock(pid_t tid, const uint64_t *args)
-{
-	struct iovec	local, remote;
-	struct flock	fl;
-
-	if (!fdcall_is_lock((int)args[1]))
-		return 0;
-	local.iov_base = &fl;
-	local.iov_len = sizeof fl;
-	remote.iov_base = (void *)(uintptr_t)args[2];
-	remote.iov_len = sizeof fl;
-	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != sizeof fl)
-		return 0;	/* the home says EFAULT */
-	return fdcall_unlock((int)args[1], &fl);
 }
 
 /* A write of e's behind whose reply has not come (or an unlock's)? */

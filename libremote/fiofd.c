@@ -87,6 +87,7 @@ fio_free(struct fio *f)
 		free(f->out[i].msg);
 	free(f->out);
 	free(f->behind);
+	free(f->locks);
 	free(f->fs);
 	free(f->buf);
 	free(f->parts);

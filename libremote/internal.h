@@ -288,6 +288,7 @@ struct fio_fd {
 	int		 append;
 	uint64_t	 dev, ino;
 	int		 pos_known;
+	int		 pos_was;	/* before the call at home now */
 	uint64_t	 pos;		/* R's file offset */
 	uint64_t	 seek;		/* taken from windows, owed home */
 	struct fio_win	 win;		/* read ahead */
@@ -301,6 +302,9 @@ struct fio_fd {
 					   its open file, a bit each */
 	int		 dir;		/* a directory an open returned */
 	int		 closing;	/* R's close of it is at home */
+	int		 lk_wait;	/* a lock it takes at home (fiolock.c) */
+	int		 lk_type;
+	uint64_t	 lk_lo, lk_hi;
 	uint64_t	 wgen;		/* calls that may have written it, */
 	uint64_t	 synced;	/* of them synced (fiobehind.c), */
 	uint64_t	 sync_at;	/* and as the fsync at home asks */
@@ -319,6 +323,12 @@ struct fio_behind {
 	uint64_t	 dev;		/* a write's file system, */
 	uint64_t	 charge;	/* and what it may take of it */
 };
+/* A record lock R holds: of bytes lo..hi of file (dev, ino) at home. */
+struct fio_lock {
+	uint64_t	 dev, ino;
+	uint64_t	 lo, hi;
+	int		 type;		/* F_RDLCK, F_WRLCK */
+};
 /* A file system at home, as the home's last answer about it said. */
 struct fio_fs {
 	uint64_t	 dev;
@@ -333,6 +343,8 @@ struct fio {
 	size_t		 nout;
 	struct fio_behind *behind;
 	size_t		 nbehind;
+	struct fio_lock	*locks;		/* R's, as it took them (fiolock.c) */
+	size_t		 nlocks;
 	struct fio_fs	*fs;		/* those the home said the room of */
 	size_t		 nfs;
 	struct held	 held;		/* what R wrote (held.c) */
@@ -456,9 +468,14 @@ int	 fio_opens(int nr, const uint64_t *args);
 void	 fio_opened(struct fio *f, const struct Osm__RemoteFdInfo *m);
 int	 fio_open_stat(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 	    long *rv);
-int	 fio_unlock(pid_t tid, const uint64_t *args);
 int	 fio_close_clean(const struct fio *f, const struct fio_fd *e,
 	    int busy);
+/* fiolock.c */
+void	 fio_locks_forget(struct fio *f, int all, uint64_t dev, uint64_t ino);
+int	 fio_locks_call(struct fio *f, struct fio_fd *e, pid_t tid,
+	    const uint64_t *args);
+void	 fio_locks_result(struct fio *f, struct fio_fd *e, int64_t ret);
+void	 fio_locks_other(struct fio *f, int nr, const uint64_t *args);
 /* fileio.c */
 int	 fio_fd_call(int nr);
 struct remote_pending;

@@ -253,11 +253,120 @@ START_TEST(test_behind)
 }
 END_TEST
 
+/* R's fcntl cmd of fd with a lock of type on bytes start, len. */
+static enum fio_verdict
+behind_lock(struct fio *f, int fd, int cmd, int type, off_t start,
+    off_t len, int64_t ret)
+{
+	enum fio_verdict	v;
+	struct flock		fl;
+	uint64_t		seq = 0;
+	long			rv;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = start;
+	fl.l_len = len;
+	uint64_t a[6] = { fd, cmd, (uint64_t)&fl };
+	v = fio_call(f, getpid(), 1, SYS_fcntl, a, 0, &seq, &rv);
+	if (v == FIO_PASS)
+		fio_result(f, SYS_fcntl, a, &ret, -1, 0);
+	return v;
+}
+
+/*
+ * A downgrade of a write lock R holds to a read lock goes behind; one of
+ * bytes it does not hold write-locked, or after anything that may have
+ * given up its locks unseen, goes home.
+ */
+START_TEST(test_behind_locks)
+{
+	struct fio	f;
+	uint64_t	seq = 0;
+	long		rv;
+
+	memset(&f, 0, sizeof f);
+	behind_opened(&f, 4, 0);
+	behind_opened(&f, 5, 0);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 100, 500, 0),
+	    FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 100, 500, 0),
+	    FIO_BEHIND);
+	/* read-locked now, no more write-locked */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 100, 500, 0),
+	    FIO_PASS);
+	/* a lock refused is not held */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLKW, F_WRLCK, 0, 0,
+	    -EAGAIN), FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 0, 10, 0),
+	    FIO_PASS);
+	/* two write locks side by side cover what a downgrade names */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 1000, 10, 0),
+	    FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 1010, 0, 0),
+	    FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 1005, 100, 0),
+	    FIO_BEHIND);
+	/* the part unlocked in the middle is no more held */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_UNLCK, 2000, 10, 0),
+	    FIO_BEHIND);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 1995, 10, 0),
+	    FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 2010, 10, 0),
+	    FIO_BEHIND);
+	/* fd 5 is another file: its locks its own */
+	ck_assert_int_eq(behind_lock(&f, 5, F_SETLK, F_RDLCK, 3000, 10, 0),
+	    FIO_PASS);
+	/* a directory's close gives up none */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 4000, 10, 0),
+	    FIO_PASS);
+	behind_opened(&f, 9, 1);
+	uint64_t c9[6] = { 9 };
+	ck_assert_int_eq(fio_call(&f, getpid(), 2, SYS_close, c9, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 4000, 10, 0),
+	    FIO_BEHIND);
+	/* a close of a descriptor not known may give up any lock */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 5000, 10, 0),
+	    FIO_PASS);
+	uint64_t cl[6] = { 42 };
+	ck_assert_int_eq(fio_call(&f, getpid(), 2, SYS_close, cl, 0, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 5000, 10, 0),
+	    FIO_PASS);
+	/* and so may a lock through one not known */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 6000, 10, 0),
+	    FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 43, F_SETLK, F_UNLCK, 0, 0, 0),
+	    FIO_PASS);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 6000, 10, 0),
+	    FIO_PASS);
+	/* a close of another of its file's descriptors gives up them all */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 7000, 10, 0),
+	    FIO_PASS);
+	behind_opened(&f, 6, 0);
+	f.fds[f.nfds - 1].ino = 24;	/* fd 4's file */
+	uint64_t c6[6] = { 6 };
+	fio_call(&f, getpid(), 3, SYS_close, c6, 0, &seq, &rv);
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 7000, 10, 0),
+	    FIO_PASS);
+	/* with threads, none kept */
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_WRLCK, 8000, 10, 0),
+	    FIO_PASS);
+	f.threaded = 1;
+	ck_assert_int_eq(behind_lock(&f, 4, F_SETLK, F_RDLCK, 8000, 10, 0),
+	    FIO_PASS);
+	fio_free(&f);
+}
+END_TEST
+
 void
 check_remote_behind(Suite *s)
 {
 	TCase	*tc = tcase_create("behind");
 
 	tcase_add_test(tc, test_behind);
+	tcase_add_test(tc, test_behind_locks);
 	suite_add_tcase(s, tc);
 }
