@@ -463,6 +463,8 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
+	    int others);
 /* fiobehind.c */
 int	 fio_opens(int nr, const uint64_t *args);
 void	 fio_opened(struct fio *f, const struct Osm__RemoteFdInfo *m);
@@ -489,8 +491,6 @@ int	 fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret,
 	    int64_t fs_free, int64_t *expect);
 void	 fio_result(struct fio *f, int nr, const uint64_t *args,
 	    int64_t *ret, int64_t fs_free, int others);
-void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
-	    int others);
 /* fioread.c */
 void	 fio_ahead(struct fio *f, struct fio_fd *e, uint64_t *seq);
 enum fio_verdict fio_wait(struct fio *f, struct fio_fd *e, pid_t tid,

@@ -19,30 +19,6 @@
 #include "check_remote.h"
 #include "proto/remote.pb-c.h"
 
-/* What fio has to send, in order: calls as 100 + nr, into kinds[]. */
-static size_t
-behind_drain(struct fio *f, int *kinds, size_t max)
-{
-	Osm__RemoteCall	*c;
-	uint8_t		*msg;
-	size_t		 len, n = 0;
-	int		 kind;
-
-	while (fio_out(f, 1, &kind, &msg, &len)) {
-		ck_assert_uint_lt(n, max);
-		if (kind == REMOTE_OUT_CALL) {
-			c = osm__remote_call__unpack(NULL, len, msg);
-			ck_assert_ptr_nonnull(c);
-			ck_assert(c->behind);
-			kind = 100 + c->nr;
-			osm__remote_call__free_unpacked(c, NULL);
-		}
-		kinds[n++] = kind;
-		free(msg);
-	}
-	return n;
-}
-
 /* The home's answer about fd, a regular file an open returned. */
 static void
 behind_opened(struct fio *f, int fd, int dir)
@@ -127,7 +103,7 @@ START_TEST(test_behind)
 	memcpy(args, ul, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 6, SYS_fcntl, args, 0, &seq, &rv),
 	    FIO_BEHIND);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
 	/* as remote_forward sends it: its failure is the descriptor's */
@@ -158,7 +134,7 @@ START_TEST(test_behind)
 	memcpy(args, ul, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 11, SYS_fcntl, args, 0, &seq,
 	    &rv), FIO_PASS);
-	behind_drain(&f, kinds, 16);
+	check_fio_kinds(&f, kinds, 16);
 
 	/* written since its last fsync: its close waits for its answer */
 	memcpy(args, pw, sizeof args);
@@ -168,7 +144,7 @@ START_TEST(test_behind)
 	memcpy(args, sy, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fdatasync, args, 0, &seq,
 	    &rv), FIO_PASS);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
 	    1);
@@ -181,7 +157,7 @@ START_TEST(test_behind)
 	memcpy(args, sy, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 15, SYS_close, args, 0, &seq,
 	    &rv), FIO_PASS);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
 	/* that write failed, its reply before the close's: the close says */
@@ -202,7 +178,7 @@ START_TEST(test_behind)
 	memcpy(args, sy6, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 17, SYS_fdatasync, args, 0, &seq,
 	    &rv), FIO_PASS);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
 	    1);
 	ret = 0;
@@ -211,7 +187,7 @@ START_TEST(test_behind)
 	ck_assert_int_eq(fio_call(&f, self, 18, SYS_close, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, 0);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_close);
 	ck_assert_ptr_null(fio_find(&f, 6));
@@ -222,13 +198,13 @@ START_TEST(test_behind)
 	ck_assert_int_eq(fio_call(&f, self, 19, SYS_pwrite64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	fio_flush(&f, &seq);
-	behind_drain(&f, kinds, 16);
+	check_fio_kinds(&f, kinds, 16);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, -1, &expect), 1);
 	memcpy(args, sy6, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 20, SYS_close, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, -ENOSPC);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_close);
 
@@ -241,7 +217,7 @@ START_TEST(test_behind)
 	memcpy(args, d7, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 22, SYS_close, args, 0, &seq,
 	    &rv), FIO_ANSWER);
-	n = behind_drain(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_close);
 

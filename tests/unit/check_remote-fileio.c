@@ -44,6 +44,13 @@ drain(struct fio *f, int *kinds, size_t max, uint64_t *lseek_by)
 	return n;
 }
 
+/* What fio has to send, in order (calls behind as 100 + nr). */
+size_t
+check_fio_kinds(struct fio *f, int *kinds, size_t max)
+{
+	return drain(f, kinds, max, NULL);
+}
+
 /*
  * fio_data on a copy of m whose bytes are on the heap, as the unpacked
  * message's are: a window kept takes them.
