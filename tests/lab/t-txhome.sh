@@ -74,12 +74,14 @@ lab_exec 1 umount "$D/full" || fail "full: umount"
 echo "close after a failed write behind: $(grep close: "$D/full.out")"
 
 # --- away and at home at once, one database ---------------------------------
-awk 'BEGIN { print ".timeout 60000";
-    for (i = 1; i <= 300; i++) printf "insert into t values(%d, %caway%c);\n", i, 39, 39 }' \
-    > "$D/away.sql"
-awk 'BEGIN { print ".timeout 60000";
-    for (i = 1001; i <= 1300; i++) printf "insert into t values(%d, %chome%c);\n", i, 39, 39 }' \
-    > "$D/home.sql"
+# inserts.sql FIRST LAST V: autocommitted inserts of keys FIRST to LAST
+inserts() {
+	awk -v a="$1" -v b="$2" -v v="$3" 'BEGIN { print ".timeout 60000"
+	    for (i = a; i <= b; i++)
+		printf "insert into t values(%d, %c%s%c);\n", i, 39, v, 39 }'
+}
+inserts 1 300 away > "$D/away.sql"
+inserts 1001 1300 home > "$D/home.sql"
 rm -f "$D/two.db" "$D/two.db-journal"
 sqlite3 "$D/two.db" "create table t(k integer primary key, v text)" ||
     fail "two: no database"
@@ -87,9 +89,11 @@ n=$(ends)
 lab_exec 1 sh -c 'cd "$1" || exit 1
     { mosrun -L -r 2 sqlite3 two.db ".read away.sql" > away.out 2>&1
     echo "status $?" >> away.out; } &
-    sqlite3 two.db ".read home.sql" > home.out 2>&1; echo "status $?" >> home.out
+    sqlite3 two.db ".read home.sql" > home.out 2>&1
+    echo "status $?" >> home.out
     wait' sh "$D" || fail "two: not run"
-line=$(end_after "$n") || fail "two: no end in node 2's log: $(cat "$D/away.out")"
+line=$(end_after "$n") ||
+    fail "two: no end in node 2's log: $(cat "$D/away.out")"
 grep -qx "status 0" "$D/away.out" || fail "two: away: $(cat "$D/away.out")"
 grep -qx "status 0" "$D/home.out" || fail "two: at home: $(cat "$D/home.out")"
 check=$(sqlite3 "$D/two.db" "pragma integrity_check;
@@ -101,9 +105,9 @@ waited=$(said "$line" "calls waited for at home")
 echo "two at once: $(echo $check); away $waited calls waited for at home"
 
 # --- calls home per commit, alone --------------------------------------------
-awk 'BEGIN { print "create table t(k integer primary key, v text);";
-    for (i = 1; i <= 200; i++) printf "insert into t values(%d, %c%d%c);\n", i, 39, i * 7, 39;
-    print "select count(*), sum(k) from t;" }' > "$D/tx.sql"
+{ echo "create table t(k integer primary key, v text);"
+    inserts 1 200 x | tail -n +2
+    echo "select count(*), sum(k) from t;"; } > "$D/tx.sql"
 rm -f "$D/tx.db"
 n=$(ends)
 lab_exec 1 sh -c 'cd "$1" && mosrun -L -r 2 sqlite3 tx.db ".read tx.sql" \
@@ -118,5 +122,7 @@ sent=$(said "$line" "sent home")
 # (the start and the table's creation: some 150 calls)
 [ -n "$waited" ] && [ "$waited" -le $((200 * 20 + 150)) ] &&
     [ "$waited" -ge $((200 * 10)) ] && [ "${known:-0}" -ge 200 ] ||
-    fail "alone: ${waited:-?} calls waited for, ${known:-?} fstats answered here: $line"
-echo "alone: 200 commits, $waited calls waited for at home ($sent sent), $known fstats answered on node 2"
+    fail "alone: ${waited:-?} calls waited for," \
+	"${known:-?} fstats answered here: $line"
+echo "alone: 200 commits, $waited calls waited for at home ($sent sent)," \
+    "$known fstats answered on node 2"
