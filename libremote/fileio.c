@@ -604,7 +604,7 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 
 	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
-	if (nr == SYS_fcntl)
+	if (nr == SYS_fcntl && fdcall_is_lock((int)args[1]))
 		fio_locks_result(f, e, *ret);
 	if (nr == SYS_ioctl && *ret < 0 && others == 0 && e->state == FIO_KNOWN)
 		e->pos_known = e->pos_was;
