@@ -125,6 +125,7 @@ check_migrate_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)
 check_remote_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-fileio.o \
+		    $(OBJ)/tests/unit/check_remote-behind.o \
 		    $(OBJ)/tests/unit/check_remote-ahead.o \
 		    $(OBJ)/tests/unit/check_remote-stream.o \
 		    $(OBJ)/tests/unit/check_remote-pipes.o \

@@ -204,9 +204,36 @@ io_pipe(struct deputy *d, int fd, const struct stat *st, int *zero)
 	    (tio.c_lflag & TOSTOP) == 0);
 }
 
-/* What P's descriptor fd is now, for question seq (0: an open's). */
+/*
+ * The rest of an open's fstat (st), for the guest to answer the fstat
+ * that programs make right after an open; none if a time is before 1970
+ * (the message's times are unsigned).
+ */
+static void
+io_stat(Osm__RemoteFdInfo *m, const struct stat *st)
+{
+	if (st->st_atim.tv_sec < 0 || st->st_mtim.tv_sec < 0 ||
+	    st->st_ctim.tv_sec < 0)
+		return;
+	m->has_mode = m->has_nlink = m->has_uid = m->has_gid = 1;
+	m->has_rdev = m->has_blksize = m->has_blocks = m->has_atime_ns = 1;
+	m->mode = st->st_mode;
+	m->nlink = st->st_nlink;
+	m->uid = st->st_uid;
+	m->gid = st->st_gid;
+	m->rdev = st->st_rdev;
+	m->blksize = st->st_blksize;
+	m->blocks = st->st_blocks;
+	m->atime_ns = io_ns(&st->st_atim);
+}
+
+/*
+ * What P's descriptor fd is now, for question seq; opened: the
+ * descriptor an open returned (seq 0: one under a shared path), which
+ * shares its open file with no other.
+ */
 static int
-io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
+io_fd_send(struct deputy *d, uint64_t seq, int fd, int opened, char **cause)
 {
 	Osm__RemoteFdInfo	 m = OSM__REMOTE_FD_INFO__INIT;
 	struct stat		 st;
@@ -235,7 +262,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		    (flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
 		m.append = (flags & O_APPEND) != 0;
 		m.has_shared = 1;
-		m.shared = io_shared(d->pid, fd, &same);
+		m.shared = !opened && io_shared(d->pid, fd, &same);
 		m.has_dev = m.has_ino = m.has_pos = m.has_size = 1;
 		m.has_mtime_ns = m.has_ctime_ns = 1;
 		m.dev = st.st_dev;
@@ -261,7 +288,9 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			m.has_fs_free = 1;
 			m.fs_free = room;
 		}
-	} else if (seq != 0 && !d->o->strict_io && fd >= 0 &&
+		if (opened)
+			io_stat(&m, &st);
+	} else if (!opened && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && ((m.behind = io_pipe(d, fd, &st,
 	    &zero)) || zero)) {
 		/* writes gathered if behind, reads answered there if zero */
@@ -273,7 +302,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 			m.has_same = 1;
 			m.same = same;
 		}
-	} else if (seq == 0 && !d->o->strict_io && fd >= 0 &&
+	} else if (opened && !d->o->strict_io && fd >= 0 &&
 	    stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
 	    (n = readlink(path, name, sizeof name - 1)) > 0) {
 		/* an open's directory (sqlite3's, for an fsync of it) */
@@ -287,6 +316,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, char **cause)
 		m.size = st.st_size;
 		m.mtime_ns = io_ns(&st.st_mtim);
 		m.ctime_ns = io_ns(&st.st_ctim);
+		io_stat(&m, &st);
 	}
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_FD_INFO, &m.base,
 	    cause);
@@ -304,20 +334,21 @@ deputy_io_fd(struct deputy *d, const uint8_t *body, size_t len,
 		xasprintf(cause, "malformed descriptor question");
 		return -1;
 	}
-	rc = io_fd_send(d, a->seq, a->fd, cause);
+	rc = io_fd_send(d, a->seq, a->fd, 0, cause);
 	osm__remote_fd_ask__free_unpacked(a, NULL);
 	return rc;
 }
 
 /*
- * An open under a shared path returned fd in P: the guest hears what it
- * is before the reply, to open the same file where R runs (docs/REMOTE.md,
- * "Shared file systems").
+ * An open returned fd in P: the guest hears what it is before the reply,
+ * for the call seq (RemoteCall.fd_info: to know it from the start,
+ * docs/REMOTE.md, "Calls behind"), or as seq 0 for one under a shared
+ * path, to open the same file where R runs ("Shared file systems").
  */
 int
-deputy_io_opened(struct deputy *d, int fd, char **cause)
+deputy_io_opened(struct deputy *d, uint64_t seq, int fd, char **cause)
 {
-	return io_fd_send(d, 0, fd, cause);
+	return io_fd_send(d, seq, fd, 1, cause);
 }
 
 void

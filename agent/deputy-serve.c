@@ -329,8 +329,9 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, int waiting,
 	if (home_reply(l->call, rv, mem, home_readback(l->call, rv), &l->held,
 	    &l->held_len, cause) == -1)
 		return -1;
-	if (home_want_fd(l->call) && rv >= 0 && rv <= INT32_MAX &&
-	    deputy_io_opened(d, (int)rv, cause) == -1)
+	if ((home_want_fd(l->call) || home_fd_info(l->call)) && rv >= 0 &&
+	    rv <= INT32_MAX && deputy_io_opened(d, home_want_fd(l->call) ? 0 :
+	    l->call->seq, (int)rv, cause) == -1)
 		return -1;
 	if (!waiting) {
 		/* Before P runs on: once it does, it takes its signals. */

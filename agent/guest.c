@@ -290,7 +290,9 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "%llu mappings, %llu files opened here (%llu "
 			    "not), %llu calls on them here, %llu writes not "
 			    "behind for room at home, %llu writes to pipes "
-			    "and devices gathered, %llu writes behind in R",
+			    "and devices gathered, %llu writes behind in R, "
+			    "%llu calls waited for at home, %llu fstats "
+			    "answered from an open's",
 			    g->conn.who, e.signaled ? "signal" : "status",
 			    e.status,
 			    (unsigned long long)st->forwarded,
@@ -307,7 +309,9 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->local,
 			    (unsigned long long)st->at_once,
 			    (unsigned long long)st->piped,
-			    (unsigned long long)st->w_in_r);
+			    (unsigned long long)st->w_in_r,
+			    (unsigned long long)st->waited,
+			    (unsigned long long)st->known);
 		guest_log_rusage(g, &ru);
 		guest_ses_linger(g);
 		g->pid = 0;

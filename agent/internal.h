@@ -346,7 +346,8 @@ void	 deputy_files_forget(struct deputy *d);
 int	 deputy_files_send(struct deputy *d, uint16_t kind, char **cause);
 
 /* deputy-io.c */
-int	 deputy_io_opened(struct deputy *d, int fd, char **cause);
+int	 deputy_io_opened(struct deputy *d, uint64_t seq, int fd,
+	    char **cause);
 int	 deputy_io_fdinfo(pid_t pid, int fd, uint64_t *pos,
 	    unsigned int *flags);
 int64_t	 deputy_io_room(struct deputy *d, const struct home_call *hc);

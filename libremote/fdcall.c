@@ -55,11 +55,30 @@ fdcall_harmless(int nr, const uint64_t *a)
 }
 
 /* Is fcntl's cmd one that takes or gives up a lock? */
-static int
+int
 fdcall_is_lock(int cmd)
 {
 	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
 	    cmd == F_OFD_SETLKW;
+}
+
+/*
+ * Is fcntl cmd with fl (on a regular file R has open) an unlock that
+ * cannot fail as R would see, but for the kernel's ENOLCK? Checked as
+ * Linux checks it (fs/locks.c): from the start of the file, a start and
+ * a length not negative whose end fits, l_pid 0 for an OFD lock. Any
+ * other (SEEK_CUR depends on the offset, SEEK_END on the size at home)
+ * goes home and has its own answer.
+ */
+int
+fdcall_unlock(int cmd, const struct flock *fl)
+{
+	if (!fdcall_is_lock(cmd) || fl->l_type != F_UNLCK ||
+	    fl->l_whence != SEEK_SET || fl->l_start < 0 || fl->l_len < 0)
+		return 0;
+	if (fl->l_len > 0 && fl->l_start > INT64_MAX - (fl->l_len - 1))
+		return 0;
+	return cmd == F_SETLK || cmd == F_SETLKW || fl->l_pid == 0;
 }
 
 /*

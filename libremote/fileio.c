@@ -368,6 +368,7 @@ fio_moved(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
 		fio_flush(f, seq);
 		fio_settle_seek(f, e, seq);
 		e->pos_known = 0;
+		e->wgen++;	/* copy_file_range, sendfile may write it */
 		if (dups) {
 			e->readable = 0;
 			window_drop(e);
@@ -461,7 +462,11 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 
 	if (f->off)
 		return FIO_PASS;
+	/* an fstat right after an open: the open's reply said it */
+	if (fio_open_stat(f, tid, nr, args, rv))
+		return FIO_ANSWER;
 	fio_mark(f, fd);
+	fio_locks_other(f, nr, args);
 	fio_replaced(f, nr, args, seq);
 	fio_moved(f, nr, args, seq);
 	if (fio_fd_call(nr))
@@ -508,8 +513,16 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 			e = fio_add(f, fd);
 			fio_ask(f, e, seq);
 		}
-		if (e != NULL && nr == SYS_close)
+		if (e != NULL && nr == SYS_close) {
+			/* a directory's: nothing it could fail to write */
+			if (fio_close_clean(f, e, busy)) {
+				fio_close_behind(f, fd, seq);
+				fio_forget(f, e);
+				*rv = 0;
+				return FIO_ANSWER;
+			}
 			fio_forget(f, e);
+		}
 		return FIO_PASS;
 	}
 
@@ -562,8 +575,32 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	if (nr != SYS_pwrite64)
 		fio_settle_seek(f, e, seq);
 	if (nr == SYS_close) {
-		fio_forget(f, e);
+		/*
+		 * Behind, if nothing of its own is left to fail; and if a
+		 * write behind failed, the close says so and still closes.
+		 */
+		if (e->err != 0 || fio_close_clean(f, e, busy)) {
+			*rv = e->err;
+			fio_close_behind(f, fd, seq);
+			fio_forget(f, e);
+			return FIO_ANSWER;
+		}
+		/*
+		 * Kept until its reply, which says the failure of a write
+		 * behind whose reply comes first (fio_result); nothing is
+		 * served of it meanwhile.
+		 */
+		window_drop(e);
+		held_drop(&f->held, e->fd);
+		e->state = FIO_OTHER;
+		e->dir = 0;
+		e->closing = 1;
 		return FIO_PASS;
+	}
+	/* synced up to its writes so far, if it says so (fio_result) */
+	if ((nr == SYS_fsync || nr == SYS_fdatasync) && busy == 0) {
+		e->sync_at = e->wgen;
+		e->syncing = 1;
 	}
 	/* its writes land at the end from now on, not at its offset */
 	if (nr == SYS_fcntl && (int)args[1] == F_SETFL &&
@@ -579,6 +616,20 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
 	else if (!fdcall_keeps(nr, args))
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
+	/* what its close could have to write (a lock writes nothing) */
+	if (!fdcall_keeps(nr, args) && nr != SYS_fcntl)
+		e->wgen++;
+	/*
+	 * An unlock, a downgrade: behind, in its turn (what it drops is
+	 * dropped). With another call on it at home, the locks R holds
+	 * on the file may come out in either order: forgotten.
+	 */
+	if (nr == SYS_fcntl && busy == 0 && fio_locks_call(f, e, tid, args))
+		return FIO_BEHIND;
+	if (nr == SYS_fcntl && busy > 0) {
+		fio_locks_forget(f, 0, e->dev, e->ino);
+		e->lk_wait = 0;
+	}
 	if ((nr == SYS_write || nr == SYS_pwrite64) && e->behind) {
 		if (room_for(f, e, len)) {
 			if (fio_gather(f, e, tid, nr, args, busy, seq,
@@ -595,8 +646,17 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 	}
 	if (nr == SYS_write || nr == SYS_pwrite64)
 		held_drop(&f->held, e->fd);
+	/*
+	 * A call that may move the offset: unknown after it (an ioctl's
+	 * that failed did nothing: fio_result). fcntl moves none (its dups
+	 * are fio_moved's): a program that sets its flags before it reads
+	 * (xz clears O_NONBLOCK) keeps its reads ahead.
+	 */
+	e->pos_was = e->pos_known;
 	if (nr != SYS_read && nr != SYS_pread64 && nr != SYS_fstat &&
-	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64)
+	    nr != SYS_fsync && nr != SYS_fdatasync && nr != SYS_pwrite64 &&
+	    nr != SYS_fcntl && nr != SYS_flock && nr != SYS_fadvise64 &&
+	    nr != SYS_fstatfs && nr != SYS_sync_file_range)
 		e->pos_known = 0;
 	return FIO_PASS;
 }
@@ -621,7 +681,8 @@ fio_sent_behind(struct fio *f, uint64_t seq, int nr, const uint64_t *args,
 	struct fio_fd	*e = fio_find(f, (int)args[0]);
 
 	fio_behind_add(f, seq, (int)args[0], expect, e != NULL ? e->dev : 0,
-	    e != NULL && expect >= 0 ? (uint64_t)expect + FIO_SLACK : 0);
+	    e != NULL && expect >= 0 && (nr == SYS_write ||
+	    nr == SYS_pwrite64) ? (uint64_t)expect + FIO_SLACK : 0);
 	f->stats_behind++;
 	fio_sent_behind_pos(f, e, nr, expect);
 }
@@ -652,6 +713,8 @@ fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret, int64_t fs_free,
 		/* a short write is one whose rest the home could not write */
 		e->err = ret < 0 ? ret : -EIO;
 		f->stats_errors++;
+		/* an unlock or a downgrade that failed: locks unknown */
+		fio_locks_forget(f, 0, e->dev, e->ino);
 		fio_drop_file(f, 0, e->dev, e->ino, -1);
 	}
 	if (f->behind[i].charge > 0 &&
@@ -677,6 +740,16 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 
 	if (!fio_fd_call(nr) || (e = fio_find(f, (int)args[0])) == NULL)
 		return;
+	if (nr == SYS_fcntl && fdcall_is_lock((int)args[1]))
+		fio_locks_result(f, e, *ret);
+	if (nr == SYS_ioctl && *ret < 0 && others == 0 && e->state == FIO_KNOWN)
+		e->pos_known = e->pos_was;
+	if (nr == SYS_close && e->closing) {
+		if (e->err != 0 && *ret >= 0)
+			*ret = e->err;
+		fio_forget(f, e);
+		return;
+	}
 	/* others at home on it meanwhile (threads): in which order, unsure */
 	if (others > 0 && nr != SYS_pread64 && nr != SYS_pwrite64)
 		e->pos_known = 0;
@@ -696,34 +769,9 @@ fio_result(struct fio *f, int nr, const uint64_t *args, int64_t *ret,
 		*ret = e->err;
 		e->err = 0;
 	}
-}
-
-/*
- * The home's answer about a descriptor; others: another thread's call on
- * it was at home meanwhile, which may have moved its offset either side.
- */
-void
-fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
-{
-	struct fio_fd	*e = fio_find(f, m->fd);
-
-	if (e == NULL || e->state != FIO_ASKED)
-		return;		/* closed meanwhile */
-	/* its offset moved by another descriptor too: no offset of ours */
-	e->readable = (m->readable && !m->shared) || m->zero;
-	e->behind = m->behind;
-	e->same = m->has_same ? m->same : 0;
-	if (!m->regular) {
-		e->state = m->pipe ? FIO_PIPE : FIO_OTHER;
-		return;
+	if ((nr == SYS_fsync || nr == SYS_fdatasync) && e->syncing) {
+		if (*ret == 0)
+			e->synced = e->sync_at;
+		e->syncing = 0;
 	}
-	e->state = FIO_KNOWN;
-	e->append = m->append;
-	e->dev = m->dev;
-	e->ino = m->ino;
-	e->pos = m->pos;
-	e->pos_known = !m->append && !others;
-	if (m->has_fs_free)
-		room_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
-		    (int64_t)m->fs_free);
 }

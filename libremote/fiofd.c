@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "proto/remote.pb-c.h"
 
 struct fio_fd *
 fio_find(struct fio *f, int fd)
@@ -124,6 +125,7 @@ fio_free(struct fio *f)
 		free(f->out[i].msg);
 	free(f->out);
 	free(f->behind);
+	free(f->locks);
 	free(f->fs);
 	free(f->buf);
 	free(f->parts);
@@ -337,4 +339,34 @@ fio_settle(struct fio *f, uint64_t *seq)
 	fio_flush(f, seq);
 	for (i = 0; i < f->nfds; i++)
 		fio_settle_seek(f, &f->fds[i], seq);
+}
+
+/*
+ * The home's answer about a descriptor; others: another thread's call on
+ * it was at home meanwhile, which may have moved its offset either side.
+ */
+void
+fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
+{
+	struct fio_fd	*e = fio_find(f, m->fd);
+
+	if (e == NULL || e->state != FIO_ASKED)
+		return;		/* closed meanwhile */
+	/* its offset moved by another descriptor too: no offset of ours */
+	e->readable = (m->readable && !m->shared) || m->zero;
+	e->behind = m->behind;
+	e->same = m->has_same ? m->same : 0;
+	if (!m->regular) {
+		e->state = m->pipe ? FIO_PIPE : FIO_OTHER;
+		return;
+	}
+	e->state = FIO_KNOWN;
+	e->append = m->append;
+	e->dev = m->dev;
+	e->ino = m->ino;
+	e->pos = m->pos;
+	e->pos_known = !m->append && !others;
+	if (m->has_fs_free)
+		room_told(f, m->dev, m->fs_free > INT64_MAX ? INT64_MAX :
+		    (int64_t)m->fs_free);
 }

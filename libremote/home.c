@@ -535,6 +535,13 @@ home_want_fd(const struct home_call *hc)
 	return hc->call->want_fd;
 }
 
+/* An open whose descriptor the guest wants to hear of before its reply. */
+int
+home_fd_info(const struct home_call *hc)
+{
+	return hc->call->fd_info;
+}
+
 /*
  * A batch of writes (a pipe's or a device's, RemoteCall.writes) runs as
  * R made them: each its own write(2), in order, so that a reader sees

@@ -6,6 +6,8 @@
 #ifndef REMOTE_INTERNAL_H
 #define REMOTE_INTERNAL_H
 
+#include <sys/stat.h>
+
 #include <protobuf-c/protobuf-c.h>
 
 #include "remote.h"
@@ -204,6 +206,7 @@ struct rmt_call {
 	uint64_t	 mask;		/* which stays here */
 	int		 behind;	/* answered already (fileio.c) */
 	int		 want_fd;	/* an open under a shared path */
+	int		 fd_info;	/* an open: what it opened, first */
 	const uint32_t	*writes;	/* a batch's writes, each its own */
 	size_t		 nwrites;	/* at home (pipes.c) */
 };
@@ -285,6 +288,7 @@ struct fio_fd {
 	int		 append;
 	uint64_t	 dev, ino;
 	int		 pos_known;
+	int		 pos_was;	/* before the call at home now */
 	uint64_t	 pos;		/* R's file offset */
 	uint64_t	 seek;		/* taken from windows, owed home */
 	struct fio_win	 win;		/* read ahead */
@@ -296,6 +300,15 @@ struct fio_fd {
 	int64_t		 err;		/* a write behind failed */
 	uint64_t	 same;		/* a pipe's: the others below 64 of
 					   its open file, a bit each */
+	int		 dir;		/* a directory an open returned */
+	int		 closing;	/* R's close of it is at home */
+	int		 lk_wait;	/* a lock it takes at home (fiolock.c) */
+	int		 lk_type;
+	uint64_t	 lk_lo, lk_hi;
+	uint64_t	 wgen;		/* calls that may have written it, */
+	uint64_t	 synced;	/* of them synced (fiobehind.c), */
+	uint64_t	 sync_at;	/* and as the fsync at home asks */
+	int		 syncing;
 };
 struct fio_msg {
 	int		 kind;		/* enum remote_out */
@@ -309,6 +322,12 @@ struct fio_behind {
 	int64_t		 expect;	/* its full answer; -1 any */
 	uint64_t	 dev;		/* a write's file system, */
 	uint64_t	 charge;	/* and what it may take of it */
+};
+/* A record lock R holds: of bytes lo..hi of file (dev, ino) at home. */
+struct fio_lock {
+	uint64_t	 dev, ino;
+	uint64_t	 lo, hi;
+	int		 type;		/* F_RDLCK, F_WRLCK */
 };
 /* A file system at home, as the home's last answer about it said. */
 struct fio_fs {
@@ -324,6 +343,8 @@ struct fio {
 	size_t		 nout;
 	struct fio_behind *behind;
 	size_t		 nbehind;
+	struct fio_lock	*locks;		/* R's, as it took them (fiolock.c) */
+	size_t		 nlocks;
 	struct fio_fs	*fs;		/* those the home said the room of */
 	size_t		 nfs;
 	struct held	 held;		/* what R wrote (held.c) */
@@ -385,6 +406,12 @@ struct fio {
 	uint64_t	 stats_fetches;
 	uint64_t	 stats_errors;
 	uint64_t	 stats_at_once;	/* writes not behind, for room */
+	uint64_t	 stats_known;	/* fstats answered from an open's */
+	/* the last open's descriptor's fstat, until R's next call */
+	int		 ostat_ok;
+	int		 ostat_fd;
+	uint64_t	 ostat_at;
+	struct stat	 ostat;
 };
 /* room.c */
 #define FIO_SLACK	(8U << 10)	/* a write's partial blocks, each end */
@@ -396,6 +423,9 @@ int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
 int	 fdcall_harmless(int nr, const uint64_t *args);
 int	 fdcall_keeps(int nr, const uint64_t *args);
 int	 fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups);
+int	 fdcall_is_lock(int cmd);
+struct flock;
+int	 fdcall_unlock(int cmd, const struct flock *fl);
 
 /* window.c */
 uint64_t window_now(void);
@@ -444,6 +474,21 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
+	    int others);
+/* fiobehind.c */
+int	 fio_opens(int nr, const uint64_t *args);
+void	 fio_opened(struct fio *f, const struct Osm__RemoteFdInfo *m);
+int	 fio_open_stat(struct fio *f, pid_t tid, int nr, const uint64_t *args,
+	    long *rv);
+int	 fio_close_clean(const struct fio *f, const struct fio_fd *e,
+	    int busy);
+/* fiolock.c */
+void	 fio_locks_forget(struct fio *f, int all, uint64_t dev, uint64_t ino);
+int	 fio_locks_call(struct fio *f, struct fio_fd *e, pid_t tid,
+	    const uint64_t *args);
+void	 fio_locks_result(struct fio *f, struct fio_fd *e, int64_t ret);
+void	 fio_locks_other(struct fio *f, int nr, const uint64_t *args);
 /* fileio.c */
 int	 fio_fd_call(int nr);
 struct fio_fd	*fio_wstub(struct fio *f, size_t ring, int *nr, uint64_t *off);
@@ -462,8 +507,6 @@ int	 fio_behind_reply(struct fio *f, uint64_t seq, int64_t ret,
 	    int64_t fs_free, int64_t *expect);
 void	 fio_result(struct fio *f, int nr, const uint64_t *args,
 	    int64_t *ret, int64_t fs_free, int others);
-void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
-	    int others);
 /* fioread.c */
 void	 fio_ahead(struct fio *f, struct fio_fd *e, uint64_t *seq);
 enum fio_verdict fio_wait(struct fio *f, struct fio_fd *e, pid_t tid,

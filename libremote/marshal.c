@@ -563,6 +563,10 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 		msg.has_want_fd = 1;
 		msg.want_fd = 1;
 	}
+	if (c->fd_info) {
+		msg.has_fd_info = 1;
+		msg.fd_info = 1;
+	}
 	msg.n_writes = c->nwrites;
 	msg.writes = (uint32_t *)c->writes;
 	for (i = 0; i < c->nregions; i++) {

@@ -197,8 +197,10 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	call.seq = ++g->seq;
 	call.vtid = remote_vtid(g, tid);
 	if (behind) {
-		/* write and pwrite64: the count, as cut to what goes home */
-		n = (int64_t)call.args[2];
+		/* write and pwrite64: the count, as cut to what goes home;
+		   an unlock (fiobehind.c): 0 */
+		n = call.nr == SYS_write || call.nr == SYS_pwrite64 ?
+		    (int64_t)call.args[2] : 0;
 		call.behind = 1;
 		marshal_pack(&call, &msg, &len);
 		fio_push(&g->fio, REMOTE_OUT_CALL, 0, msg, len);
@@ -219,7 +221,11 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	p->adopted = 0;
 	p->open = shared_want(g, &call, &p->flags, &p->dup_of) &&
 	    p->dup_of == -1;
+	/* any other open: the home says what it opened, with the reply */
+	if (!call.want_fd && !g->fio.off && fio_opens(call.nr, call.args))
+		call.fd_info = 1;
 	p->call = call;
+	g->stats.waited++;
 	marshal_pack(&p->call, &p->msg, &p->len);
 
 	ev->kind = REMOTE_FORWARD;
@@ -735,6 +741,7 @@ remote_stats(struct remote *g)
 	g->stats.fetches = g->fio.stats_fetches;
 	g->stats.behind_errors = g->fio.stats_errors;
 	g->stats.at_once = g->fio.stats_at_once;
+	g->stats.known = g->fio.stats_known;
 	g->stats.piped = g->fio.stats_piped;
 	g->stats.local = g->shared.stats_local;
 	g->stats.opened = g->shared.stats_opened;
@@ -821,48 +828,6 @@ remote_reply_behind(struct remote *g, const uint8_t *msg, size_t len,
 	}
 	osm__remote_reply__free_unpacked(r, NULL);
 	return rv;
-}
-
-/* The home's answer about one of R's descriptors (RemoteFdInfo). */
-int
-remote_fd_info(struct remote *g, const uint8_t *msg, size_t len,
-    char **cause)
-{
-	Osm__RemoteFdInfo	*m;
-	size_t			 i;
-	int			 nr;
-
-	if ((m = osm__remote_fd_info__unpack(NULL, len, msg)) == NULL) {
-		xasprintf(cause, "malformed descriptor answer");
-		return -1;
-	}
-	/* seq 0: what an open under a shared path gave, before its reply */
-	if (m->seq == 0) {
-		shared_info(&g->shared, m);
-		return 0;
-	}
-	/*
-	 * A file under a shared path, known to R before it came (or opened
-	 * on an earlier node): opened here too, put into R while the call
-	 * that asked waits at home.
-	 */
-	for (i = 0; i < g->npending; i++) {
-		nr = g->pending[i].call.nr;
-		/* the call that asked: one of those fio_call asks for */
-		if ((nr != SYS_read && nr != SYS_write && nr != SYS_pread64 &&
-		    nr != SYS_pwrite64 && nr != SYS_writev) ||
-		    g->pending[i].call.args[0] != (uint64_t)m->fd ||
-		    !shared_adopt(g, m, g->pending[i].id))
-			continue;
-		g->pending[i].adopted = 1;
-		fio_drop_fd(&g->fio, m->fd);
-		osm__remote_fd_info__free_unpacked(m, NULL);
-		return 0;
-	}
-	fio_info(&g->fio, m, fio_on_fd(g->pending, g->npending,
-	    (uint64_t)m->fd, 0) > 1);
-	osm__remote_fd_info__free_unpacked(m, NULL);
-	return 0;
 }
 
 /*

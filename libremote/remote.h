@@ -171,6 +171,8 @@ struct remote_stats {
 	uint64_t	 behind_errors;	/* writes behind that failed */
 	uint64_t	 at_once;	/* writes not behind: little room at home */
 	uint64_t	 piped;	/* writes to pipes, devices gathered */
+	uint64_t	 waited;	/* calls R waited for at home */
+	uint64_t	 known;		/* fstats answered from an open's */
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
@@ -289,6 +291,7 @@ void		 home_free(struct home_call *hc);
 int		 home_timed(const struct home_call *hc);
 int		 home_again(const struct home_call *hc);
 int		 home_want_fd(const struct home_call *hc);
+int		 home_fd_info(const struct home_call *hc);
 int		 home_ident(const struct home_call *hc);
 void		 home_pieces_start(struct home_call *hc);
 int		 home_pieces_next(struct home_call *hc, long *rv);

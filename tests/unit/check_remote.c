@@ -795,6 +795,7 @@ remote_suite(void)
 	check_remote_hostile(s);
 	check_remote_pipes(s);
 	check_remote_fileio(s);
+	check_remote_behind(s);
 	check_remote_ahead(s);
 	check_remote_stream(s);
 	check_remote_rstub(s);

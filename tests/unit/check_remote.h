@@ -9,10 +9,13 @@
 void	 check_remote_hostile(Suite *s);
 /* check_remote-fileio.c: libremote/fileio.c's */
 void	 check_remote_fileio(Suite *s);
+/* check_remote-behind.c: calls whose answer is known (fiobehind.c) */
+void	 check_remote_behind(Suite *s);
 struct fio;
 struct Osm__RemoteReadData;
 int	 check_fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
+size_t	 check_fio_kinds(struct fio *f, int *kinds, size_t max);
 /* check_remote-ahead.c: the window after one (libremote/window.c) */
 void	 check_remote_ahead(Suite *s);
 struct Osm__RemoteRead;
