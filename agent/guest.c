@@ -261,7 +261,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "(%llu in R), "
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
-			    "not), %llu calls on them here, %llu writes not "
+			    "not), %llu calls on them here, %llu unlinks "
+			    "here, %llu writes not "
 			    "behind for room at home, %llu writes to pipes "
 			    "and devices gathered",
 			    g->conn.who, e.signaled ? "signal" : "status",
@@ -278,6 +279,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
 			    (unsigned long long)st->local,
+			    (unsigned long long)st->unlinked,
 			    (unsigned long long)st->at_once,
 			    (unsigned long long)st->piped);
 		guest_ses_linger(g);

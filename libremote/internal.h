@@ -433,6 +433,7 @@ void	 fio_changed(struct fio *f, uint64_t dev, uint64_t ino);
 void	 fio_close_behind(struct fio *f, int fd, uint64_t *seq);
 void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
+int	 fio_writing(const struct fio *f);
 /* fileio.c */
 int	 fio_fd_call(int nr);
 struct remote_pending;
@@ -494,7 +495,11 @@ struct shared {
 	struct shared_root *roots;	/* one for each path */
 	remote_opener	 opener;
 	remote_stater	 stater;
+	remote_unlinker	 unlinker;
 	void		*arg;
+	uint32_t	 uid, gid;	/* the opener's */
+	uint32_t	*groups;
+	size_t		 ngroups;
 	struct shared_fd *fds;		/* R's descriptors opened here */
 	size_t		 nfds;
 	struct Osm__RemoteFdInfo *info;	/* the home's, of an open's fd */
@@ -503,6 +508,7 @@ struct shared {
 	uint64_t	 stats_local;	/* calls made here on them */
 	uint64_t	 stats_opened;
 	uint64_t	 stats_refused;	/* not provably the same file */
+	uint64_t	 stats_unlinked;	/* unlinks made here alone */
 };
 struct remote;
 struct remote_event;
