@@ -13,8 +13,9 @@
  * processes get no opener: root's rights here would be this node's.
  *
  * It serves the guest agent alone, over a socket pair: a request is what
- * to do (4 bytes: open, stat, unlink, or who it is), the flags (4 bytes:
- * open's, or AT_SYMLINK_NOFOLLOW) and the path; the answer 4 bytes of
+ * to do (4 bytes: open, stat, unlink, who it is, or run near the agent),
+ * the flags (4 bytes: open's, AT_SYMLINK_NOFOLLOW, or the agent's CPU)
+ * and the path; the answer (none to "near") 4 bytes of
  * errno, 0 with the descriptor, the struct stat, or (who) its gid and
  * groups, so that the agent can check they are no more than the home
  * process's before it lets the opener act alone (an unlink). It ends
@@ -27,6 +28,7 @@
 #include <sys/syscall.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
@@ -43,6 +45,7 @@
 #define OPEN_STAT	1
 #define OPEN_UNLINK	2
 #define OPEN_WHO	3
+#define OPEN_NEAR	4	/* run on CPU flags: no answer */
 #define OPEN_GROUPS_MAX	256	/* an answer's groups, at most */
 #define OPEN_NOGROUP	65534
 #define OPEN_TIMEOUT	10000	/* ms an open may take (NFS) */
@@ -209,6 +212,23 @@ open_one(char **paths, const int *roots, size_t n, const char *req,
 	return open_beneath(paths, roots, n, path, flags);
 }
 
+/* Run on the CPU the request says, where the agent now runs. */
+static void
+open_near(const char *req, ssize_t len)
+{
+	cpu_set_t	one;
+	int32_t		cpu;
+
+	if (len < 8)
+		return;
+	memcpy(&cpu, req + 4, sizeof cpu);
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof one, &one);
+}
+
 /* Answer who we are: our gid, then our groups (u32s). */
 static void
 open_who(int s)
@@ -250,6 +270,10 @@ open_serve(int s, const Osm__GuestStart *gs)
 			memcpy(&op, req, sizeof op);
 		if (op == OPEN_WHO) {
 			open_who(s);
+			continue;
+		}
+		if (op == OPEN_NEAR) {
+			open_near(req, n);
 			continue;
 		}
 		fd = open_one(gs->shared, roots, gs->n_shared, req, n);
@@ -480,4 +504,24 @@ guest_open_attach(struct guest *g)
 	op.groups = groups;
 	op.ngroups = n;
 	remote_shared(g->remote, g->gs->shared, g->gs->n_shared, &op);
+}
+
+/* Have the opener run on cpu too, where we now run (no answer). */
+void
+guest_open_near(struct guest *g, int cpu)
+{
+	struct msghdr	msg;
+	struct iovec	iov[3];
+	int32_t		op = OPEN_NEAR, c = cpu;
+
+	iov[0].iov_base = &op;
+	iov[0].iov_len = sizeof op;
+	iov[1].iov_base = &c;
+	iov[1].iov_len = sizeof c;
+	iov[2].iov_base = "";
+	iov[2].iov_len = 1;
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 3;
+	sendmsg(g->opener, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 }

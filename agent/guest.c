@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 
 #define GUEST_SETUP_TIMEOUT	60	/* seconds, for the image to arrive */
 #define GUEST_STATS_EVERY	2.0	/* seconds between SesStats */
+#define GUEST_NEAR_EVERY	0.1	/* seconds between looks at R's CPU */
 /*
  * Milliseconds our stats may go unacknowledged before the session counts
  * as broken (TCP_USER_TIMEOUT), and R with it: by then its home, 15 s
@@ -197,6 +199,33 @@ guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /*
+ * Run where R runs: every call of R's we answer wakes us and then R, and
+ * a wakeup across CPUs costs 40 us in this VM against 6 on one (the
+ * ping-pong of DESIGN.md; with the opener, a transaction of sqlite3's is
+ * some forty). So we, and the opener, follow R's CPU, looked at
+ * GUEST_NEAR_EVERY: R itself is never pinned, its own scheduling stays
+ * the kernel's (docs/REMOTE.md, "A forwarded call").
+ */
+static void
+guest_near_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct guest	*g = w->data;
+	cpu_set_t	 one;
+	int		 cpu;
+
+	if (g->pid <= 0 || (cpu = proc_last_cpu(g->pid)) < 0 ||
+	    cpu == g->near_cpu || cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) == -1)
+		return;
+	g->near_cpu = cpu;
+	if (g->opener != -1)
+		guest_open_near(g, cpu);
+}
+
+/*
  * Was R's SIGKILL the out-of-memory killer's? This node's cgroup counts
  * its kills: one more than when R came is R (its home kills R only
  * through us, and we say so; nobody but root here may signal a guest
@@ -328,6 +357,10 @@ guest_watch(struct guest *g, int fd)
 	    GUEST_STATS_EVERY);
 	g->stats.data = g;
 	ev_timer_start(g->loop, &g->stats);
+	g->near_cpu = -1;
+	ev_timer_init(&g->near, guest_near_cb, 0, GUEST_NEAR_EVERY);
+	g->near.data = g;
+	ev_timer_start(g->loop, &g->near);
 	conn_start(&g->conn, g->loop);
 	/* R may have ended before SIGCHLD was watched: look once. */
 	ev_feed_signal_event(g->loop, SIGCHLD);

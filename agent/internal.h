@@ -496,6 +496,8 @@ struct guest {
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
 	ev_timer		 stats;
+	ev_timer		 near;		/* to run where R runs */
+	int			 near_cpu;	/* we run on, or -1 */
 	struct emulate_base	 base;		/* CPU used before it came */
 	struct mig_cpu		*tcpu;		/* each thread's, as R knows */
 	size_t			 ntcpu;		/* it: the stub's table's order */
@@ -554,6 +556,7 @@ int	 guest_open_unlink(void *arg, const char *path);
 int	 guest_open_who(struct guest *g, uint32_t *gid, uint32_t *groups,
 	    size_t max);
 void	 guest_open_attach(struct guest *g);
+void	 guest_open_near(struct guest *g, int cpu);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,
