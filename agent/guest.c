@@ -202,19 +202,24 @@ guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * Run where R runs: every call of R's we answer wakes us and then R, and
  * a wakeup across CPUs costs 40 us in this VM against 6 on one (the
  * ping-pong of DESIGN.md; with the opener, a transaction of sqlite3's is
- * some forty). So we, and the opener, follow R's CPU, looked at
- * GUEST_NEAR_EVERY: R itself is never pinned, its own scheduling stays
- * the kernel's (docs/REMOTE.md, "A forwarded call").
+ * some forty). So while R makes calls we serve, we look at R's CPU at
+ * most every GUEST_NEAR_EVERY and follow it, the opener with us; while R
+ * computes we do not wake for it (t-awaycpu). R itself is never pinned:
+ * its own scheduling stays the kernel's (docs/REMOTE.md, "A forwarded
+ * call").
  */
-static void
-guest_near_cb(struct ev_loop *loop, ev_timer *w, int revents)
+void
+guest_near(struct guest *g)
 {
-	struct guest	*g = w->data;
-	cpu_set_t	 one;
-	int		 cpu;
+	cpu_set_t	one;
+	ev_tstamp	now = ev_now(g->loop);
+	int		cpu;
 
-	if (g->pid <= 0 || (cpu = proc_last_cpu(g->pid)) < 0 ||
-	    cpu == g->near_cpu || cpu >= CPU_SETSIZE)
+	if (g->pid <= 0 || now - g->near_at < GUEST_NEAR_EVERY)
+		return;
+	g->near_at = now;
+	if ((cpu = proc_last_cpu(g->pid)) < 0 || cpu == g->near_cpu ||
+	    cpu >= CPU_SETSIZE)
 		return;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
@@ -386,9 +391,6 @@ guest_watch(struct guest *g, int fd)
 	g->stats.data = g;
 	ev_timer_start(g->loop, &g->stats);
 	g->near_cpu = -1;
-	ev_timer_init(&g->near, guest_near_cb, 0, GUEST_NEAR_EVERY);
-	g->near.data = g;
-	ev_timer_start(g->loop, &g->near);
 	conn_start(&g->conn, g->loop);
 	/* R may have ended before SIGCHLD was watched: look once. */
 	ev_feed_signal_event(g->loop, SIGCHLD);

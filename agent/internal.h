@@ -496,7 +496,7 @@ struct guest {
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
 	ev_timer		 stats;
-	ev_timer		 near;		/* to run where R runs */
+	ev_tstamp		 near_at;	/* R's CPU looked at */
 	int			 near_cpu;	/* we run on, or -1 */
 	struct emulate_base	 base;		/* CPU used before it came */
 	struct mig_cpu		*tcpu;		/* each thread's, as R knows */
@@ -533,6 +533,9 @@ struct guest {
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */
 };
+
+/* guest.c */
+void	 guest_near(struct guest *g);
 
 /* guest-ses.c */
 void	 guest_ses_stop(struct guest *g, int code)
