@@ -20,6 +20,9 @@
  * groups, so that the agent can check they are no more than the home
  * process's before it lets the opener act alone (an unlink). It ends
  * when the agent does.
+ *
+ * Here too the agent follows R's CPU, and has the opener follow it
+ * (guest_open_follow): the wakeups of every call it answers stay on one.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -28,12 +31,12 @@
 #include <sys/syscall.h>
 
 #include <errno.h>
-#include <sched.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +52,7 @@
 #define OPEN_GROUPS_MAX	256	/* an answer's groups, at most */
 #define OPEN_NOGROUP	65534
 #define OPEN_TIMEOUT	10000	/* ms an open may take (NFS) */
+#define OPEN_NEAR_EVERY	0.1	/* seconds between looks at R's CPU */
 #define OPEN_FLAGS	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | \
 			 O_SYNC | O_DIRECT | O_NOATIME | O_LARGEFILE | \
 			 O_NOFOLLOW | O_CLOEXEC)
@@ -507,8 +511,8 @@ guest_open_attach(struct guest *g)
 }
 
 /* Have the opener run on cpu too, where we now run (no answer). */
-void
-guest_open_near(struct guest *g, int cpu)
+static void
+open_near_ask(struct guest *g, int cpu)
 {
 	struct msghdr	msg;
 	struct iovec	iov[3];
@@ -524,4 +528,36 @@ guest_open_near(struct guest *g, int cpu)
 	msg.msg_iov = iov;
 	msg.msg_iovlen = 3;
 	sendmsg(g->opener, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/*
+ * Run where R runs: every call of R's we answer wakes us and then R, and
+ * a wakeup across CPUs costs 40 us in this VM against 6 on one (the
+ * ping-pong of DESIGN.md; with the opener, a transaction of sqlite3's is
+ * some forty). So while R makes calls we serve, we look at R's CPU at
+ * most every OPEN_NEAR_EVERY and follow it, the opener with us; while R
+ * computes we do not wake for it (t-awaycpu). R itself is never pinned:
+ * its own scheduling stays the kernel's (docs/REMOTE.md, "A forwarded
+ * call").
+ */
+void
+guest_open_follow(struct guest *g)
+{
+	cpu_set_t	one;
+	ev_tstamp	now = ev_now(g->loop);
+	int		cpu;
+
+	if (g->pid <= 0 || now - g->near_at < OPEN_NEAR_EVERY)
+		return;
+	g->near_at = now;
+	if ((cpu = proc_last_cpu(g->pid)) < 0 || cpu == g->near_cpu ||
+	    cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) == -1)
+		return;
+	g->near_cpu = cpu;
+	if (g->opener != -1)
+		open_near_ask(g, cpu);
 }

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +34,6 @@
 
 #define GUEST_SETUP_TIMEOUT	60	/* seconds, for the image to arrive */
 #define GUEST_STATS_EVERY	2.0	/* seconds between SesStats */
-#define GUEST_NEAR_EVERY	0.1	/* seconds between looks at R's CPU */
 /*
  * Milliseconds our stats may go unacknowledged before the session counts
  * as broken (TCP_USER_TIMEOUT), and R with it: by then its home, 15 s
@@ -196,38 +194,6 @@ guest_stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	s.stopped = g->state == OSM__PROC_STATE__PROC_STOPPED;
 	if (guest_ses_send(g, OSM__SES_KIND__SES_STATS, &s.base) == -1)
 		guest_ses_fail(g, "the home went away");
-}
-
-/*
- * Run where R runs: every call of R's we answer wakes us and then R, and
- * a wakeup across CPUs costs 40 us in this VM against 6 on one (the
- * ping-pong of DESIGN.md; with the opener, a transaction of sqlite3's is
- * some forty). So while R makes calls we serve, we look at R's CPU at
- * most every GUEST_NEAR_EVERY and follow it, the opener with us; while R
- * computes we do not wake for it (t-awaycpu). R itself is never pinned:
- * its own scheduling stays the kernel's (docs/REMOTE.md, "A forwarded
- * call").
- */
-void
-guest_near(struct guest *g)
-{
-	cpu_set_t	one;
-	ev_tstamp	now = ev_now(g->loop);
-	int		cpu;
-
-	if (g->pid <= 0 || now - g->near_at < GUEST_NEAR_EVERY)
-		return;
-	g->near_at = now;
-	if ((cpu = proc_last_cpu(g->pid)) < 0 || cpu == g->near_cpu ||
-	    cpu >= CPU_SETSIZE)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof one, &one) == -1)
-		return;
-	g->near_cpu = cpu;
-	if (g->opener != -1)
-		guest_open_near(g, cpu);
 }
 
 /*

@@ -534,9 +534,6 @@ struct guest {
 	int			 opener;	/* guest-open.c's socket, or -1 */
 };
 
-/* guest.c */
-void	 guest_near(struct guest *g);
-
 /* guest-ses.c */
 void	 guest_ses_stop(struct guest *g, int code)
 	    __attribute__((noreturn));
@@ -559,7 +556,7 @@ int	 guest_open_unlink(void *arg, const char *path);
 int	 guest_open_who(struct guest *g, uint32_t *gid, uint32_t *groups,
 	    size_t max);
 void	 guest_open_attach(struct guest *g);
-void	 guest_open_near(struct guest *g, int cpu);
+void	 guest_open_follow(struct guest *g);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,
