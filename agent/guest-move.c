@@ -476,8 +476,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		remote_thread_cpu(g->remote, mig_thread_here(t,
 		    g->tcpu[i].tid), g->tcpu[i].ns);
 	if (g->opener != -1)
-		remote_shared(g->remote, g->gs->shared, g->gs->n_shared,
-		    guest_open, guest_open_stat, g);
+		guest_open_attach(g);
 	/* R's CPU clocks answered in R; if not, by us (guest-stub.c) */
 	if (guest_stub_install(g, t, &why) == -1) {
 		log_info("%s: CPU clocks answered by the guest: %s",

@@ -215,6 +215,7 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		remote_strict(g->remote);
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
+	guest_open_follow(g);
 	guest_ses_out(g, 0);
 	switch (ev.kind) {
 	case REMOTE_FORWARD:

@@ -288,7 +288,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "(%llu in R), "
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
-			    "not), %llu calls on them here, %llu writes not "
+			    "not), %llu calls on them here, %llu unlinks "
+			    "here, %llu writes not "
 			    "behind for room at home, %llu writes to pipes "
 			    "and devices gathered, %llu writes behind in R, "
 			    "%llu calls waited for at home, %llu fstats "
@@ -307,6 +308,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
 			    (unsigned long long)st->local,
+			    (unsigned long long)st->unlinked,
 			    (unsigned long long)st->at_once,
 			    (unsigned long long)st->piped,
 			    (unsigned long long)st->w_in_r,
@@ -359,6 +361,7 @@ guest_watch(struct guest *g, int fd)
 	    GUEST_STATS_EVERY);
 	g->stats.data = g;
 	ev_timer_start(g->loop, &g->stats);
+	g->near_cpu = -1;
 	conn_start(&g->conn, g->loop);
 	/* R may have ended before SIGCHLD was watched: look once. */
 	ev_feed_signal_event(g->loop, SIGCHLD);

@@ -498,6 +498,8 @@ struct guest {
 	ev_io			 notif_ev;
 	ev_signal		 sigchld;
 	ev_timer		 stats;
+	ev_tstamp		 near_at;	/* R's CPU looked at */
+	int			 near_cpu;	/* we run on, or -1 */
 	struct emulate_base	 base;		/* CPU used before it came */
 	struct mig_cpu		*tcpu;		/* each thread's, as R knows */
 	size_t			 ntcpu;		/* it: the stub's table's order */
@@ -552,6 +554,11 @@ int	 guest_open_start(const Osm__GuestStart *gs, char **cause);
 int	 guest_open(void *arg, const char *path, int flags, char **cause);
 int	 guest_open_stat(void *arg, const char *path, int nofollow,
 	    struct stat *st);
+int	 guest_open_unlink(void *arg, const char *path);
+int	 guest_open_who(struct guest *g, uint32_t *gid, uint32_t *groups,
+	    size_t max);
+void	 guest_open_attach(struct guest *g);
+void	 guest_open_follow(struct guest *g);
 
 /* guest-stub.c */
 int	 guest_stub_install(struct guest *g, struct mig_task *t,

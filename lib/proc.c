@@ -75,30 +75,57 @@ proc_status_mask(pid_t pid, const char *key, uint64_t *mask)
 }
 
 /*
+ * Field n (from 3, the first after the command's name) of /proc/PID/stat,
+ * read into buf (size): a pointer to it, or NULL.
+ */
+static const char *
+proc_stat_field(pid_t pid, int n, char *buf, size_t size)
+{
+	char	path[64], *p;
+	int	i;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_file_str(path, buf, size) == -1 ||
+	    (p = strrchr(buf, ')')) == NULL)
+		return NULL;
+	/* p is at the end of field 2: the space before field n is the
+	   (n - 2)th after it */
+	for (i = 0; i < n - 2 && p != NULL; i++)
+		p = strchr(p + 1, ' ');
+	return p != NULL ? p + 1 : NULL;
+}
+
+/* The CPU pid ran on last (its stat's "processor"), or -1. */
+int
+proc_last_cpu(pid_t pid)
+{
+	const char	*p;
+	char		 buf[1024];
+	int		 cpu;
+
+	if ((p = proc_stat_field(pid, 39, buf, sizeof buf)) == NULL ||
+	    sscanf(p, "%d", &cpu) != 1)
+		return -1;
+	return cpu;
+}
+
+/*
  * User and system CPU time of pid, in ns: the total its CPU clock's, split
  * as /proc/PID/stat's ticks are.
  */
 int
 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 {
-	char		 path[64], buf[1024], *p;
+	const char	*p;
+	char		 buf[1024];
 	uint64_t	 rt;
 	unsigned long	 ut, st;
 	long		 hz = sysconf(_SC_CLK_TCK);
-	int		 i;
 
 	*user_ns = *sys_ns = 0;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_file_str(path, buf, sizeof buf) == -1 ||
-	    (p = strrchr(buf, ')')) == NULL)
-		return -1;
-	/*
-	 * utime and stime are fields 14 and 15; p is at the end of 2, and
-	 * the twelfth space after it is the one before field 14.
-	 */
-	for (i = 0; i < 12 && p != NULL; i++)
-		p = strchr(p + 1, ' ');
-	if (p == NULL || sscanf(p + 1, "%lu %lu", &ut, &st) != 2)
+	/* utime and stime are fields 14 and 15 */
+	if ((p = proc_stat_field(pid, 14, buf, sizeof buf)) == NULL ||
+	    sscanf(p, "%lu %lu", &ut, &st) != 2)
 		return -1;
 	*user_ns = ut * (1000000000ULL / hz);
 	*sys_ns = st * (1000000000ULL / hz);

@@ -330,6 +330,24 @@ fio_batched(const struct fio *f)
 	return f->blen > 0;
 }
 
+/*
+ * Is something R wrote still on its way home: writes gathered, or a
+ * write behind not answered yet (lseeks and closes behind change no
+ * file)?
+ */
+int
+fio_writing(const struct fio *f)
+{
+	size_t	i;
+
+	if (f->blen > 0)
+		return 1;
+	for (i = 0; i < f->nbehind; i++)
+		if (f->behind[i].expect >= 0)
+			return 1;
+	return 0;
+}
+
 /* Every offset owed goes home: before a call that may show them. */
 void
 fio_settle(struct fio *f, uint64_t *seq)

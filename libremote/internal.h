@@ -476,6 +476,7 @@ void	 fio_drop_fd(struct fio *f, int fd);
 int	 fio_batched(const struct fio *f);
 void	 fio_info(struct fio *f, const struct Osm__RemoteFdInfo *m,
 	    int others);
+int	 fio_writing(const struct fio *f);
 /* fiobehind.c */
 int	 fio_opens(int nr, const uint64_t *args);
 void	 fio_opened(struct fio *f, const struct Osm__RemoteFdInfo *m);
@@ -553,7 +554,11 @@ struct shared {
 	struct shared_root *roots;	/* one for each path */
 	remote_opener	 opener;
 	remote_stater	 stater;
+	remote_unlinker	 unlinker;
 	void		*arg;
+	uint32_t	 uid, gid;	/* the opener's */
+	uint32_t	*groups;
+	size_t		 ngroups;
 	struct shared_fd *fds;		/* R's descriptors opened here */
 	size_t		 nfds;
 	struct Osm__RemoteFdInfo *info;	/* the home's, of an open's fd */
@@ -562,6 +567,7 @@ struct shared {
 	uint64_t	 stats_local;	/* calls made here on them */
 	uint64_t	 stats_opened;
 	uint64_t	 stats_refused;	/* not provably the same file */
+	uint64_t	 stats_unlinked;	/* unlinks made here alone */
 };
 struct remote;
 struct remote_event;

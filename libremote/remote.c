@@ -746,6 +746,7 @@ remote_stats(struct remote *g)
 	g->stats.local = g->shared.stats_local;
 	g->stats.opened = g->shared.stats_opened;
 	g->stats.refused = g->shared.stats_refused;
+	g->stats.unlinked = g->shared.stats_unlinked;
 	return &g->stats;
 }
 

@@ -176,6 +176,7 @@ struct remote_stats {
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
+	uint64_t	 unlinked;	/* unlinks made here (shared) */
 };
 /* Messages for home besides the call of a REMOTE_FORWARD (remote_out). */
 enum remote_out {
@@ -243,16 +244,30 @@ int		 remote_continue(struct remote *g, uint64_t id, char **cause);
 int		 remote_clone_flags(struct remote *g, pid_t tid, int nr,
 		    const uint64_t *args, uint64_t *flags);
 /*
- * The opener of files under shared paths: a descriptor, or -1; and its
- * stat of one: 0, or -errno (-EAGAIN: it could not say).
+ * The opener of files under shared paths: a descriptor, or -1; its stat
+ * of one, its unlink of one: 0, or -errno (-EAGAIN: it could not say).
  */
 struct stat;
 typedef int	(*remote_opener)(void *arg, const char *path, int flags,
 		    char **cause);
 typedef int	(*remote_stater)(void *arg, const char *path, int nofollow,
 		    struct stat *st);
+typedef int	(*remote_unlinker)(void *arg, const char *path);
+/* What the opener can do, and who it is (docs/REMOTE.md, "Shared file
+   systems"): its uid, gid and groups, which the unlinker may act alone
+   with only while the home process has them all. */
+struct remote_opener_of {
+	remote_opener	 open;
+	remote_stater	 stat;
+	remote_unlinker	 unlink;
+	void		*arg;
+	uint32_t	 uid;
+	uint32_t	 gid;
+	const uint32_t	*groups;
+	size_t		 ngroups;
+};
 void		 remote_shared(struct remote *g, char **paths, size_t npaths,
-		    remote_opener opener, remote_stater stater, void *arg);
+		    const struct remote_opener_of *op);
 int		 remote_may_leave(struct remote *g, char **why);
 
 /* pipes.c */

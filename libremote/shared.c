@@ -37,7 +37,7 @@
 
 void
 remote_shared(struct remote *g, char **paths, size_t npaths,
-    remote_opener opener, remote_stater stater, void *arg)
+    const struct remote_opener_of *op)
 {
 	struct shared	*s = &g->shared;
 
@@ -45,9 +45,17 @@ remote_shared(struct remote *g, char **paths, size_t npaths,
 	s->npaths = npaths;
 	free(s->roots);
 	s->roots = xcalloc(npaths > 0 ? npaths : 1, sizeof *s->roots);
-	s->opener = opener;
-	s->stater = stater;
-	s->arg = arg;
+	s->opener = op->open;
+	s->stater = op->stat;
+	s->unlinker = op->unlink;
+	s->arg = op->arg;
+	s->uid = op->uid;
+	s->gid = op->gid;
+	free(s->groups);
+	s->groups = xreallocarray(NULL, op->ngroups + 1, sizeof *s->groups);
+	if (op->ngroups > 0)
+		memcpy(s->groups, op->groups, op->ngroups * sizeof *s->groups);
+	s->ngroups = op->ngroups;
 	if (s->null <= 0)
 		s->null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
@@ -99,6 +107,7 @@ shared_free(struct shared *s)
 		close(s->fds[i].ours);
 	free(s->fds);
 	free(s->roots);
+	free(s->groups);
 	if (s->info != NULL)
 		osm__remote_fd_info__free_unpacked(s->info, NULL);
 	if (s->null > 0)
@@ -206,6 +215,43 @@ shared_empty_path(pid_t tid, uint64_t addr)
 static int	shared_answer(struct remote *, uint64_t, int64_t, int,
 		    char **);
 
+/* Is gid the home process's (its fs group, or one of its groups)? */
+static int
+shared_has_group(const struct remote_ident *id, uint32_t gid)
+{
+	size_t	i;
+
+	if (id->gid[3] == gid)
+		return 1;
+	for (i = 0; i < id->ngroups; i++)
+		if (id->groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+/*
+ * May the opener answer alone, with no check of the home's kernel first
+ * (a stat, an unlink)? Only while its rights are no more than the home
+ * process's, as the home says them now (the identity it sent): its uid
+ * P's fs uid, its group and every one of its groups P's too. Else the
+ * call goes home, whose kernel checks it.
+ */
+static int
+shared_rights(const struct remote *g)
+{
+	const struct shared		*s = &g->shared;
+	const struct remote_ident	*id = &g->ident.id;
+	size_t				 i;
+
+	if (!g->ident.valid || id->uid[3] != s->uid ||
+	    !shared_has_group(id, s->gid))
+		return 0;
+	for (i = 0; i < s->ngroups; i++)
+		if (!shared_has_group(id, s->groups[i]))
+			return 0;
+	return 1;
+}
+
 /* The shared path path is under (the longest), or -1. */
 static int
 shared_root(const struct shared *s, const char *path)
@@ -275,9 +321,9 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 		buf = args[2];
 		nofollow = (args[3] & AT_SYMLINK_NOFOLLOW) != 0;
 	}
-	if (s->stater == NULL || shared_path(tid, addr, path) == -1 ||
-	    path[0] != '/' || (r = shared_root(s, path)) == -1 ||
-	    !s->roots[r].proven)
+	if (s->stater == NULL || !shared_rights(g) ||
+	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
+	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
 		return 0;
 	rv = s->stater(s->arg, path, nofollow, &st);
 	if (rv == 0) {
@@ -296,6 +342,46 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 	s->stats_local++;
 	ev->kind = REMOTE_ANSWERED;
 	return shared_answer(g, id, rv, 0, cause) == -1 ? -1 : 1;
+}
+
+/*
+ * R's unlink, or unlinkat from its directory without flags, of an
+ * absolute path under a shared path that a file opened here proved the
+ * same file system: made here by the opener, as the owner, when its rights
+ * are no more than the home process's (shared_rights) and nothing R wrote
+ * is still on its way home (so that no one sees the name gone before
+ * what R wrote before it). 1 answered (ev), 0 it goes home: also when
+ * the opener refused or failed, so that R has the home's own answer
+ * (EACCES, EPERM, ENOENT, EISDIR...), -1 the listener failed.
+ */
+static int
+shared_unlink(struct remote *g, uint64_t id, pid_t tid, int nr,
+    const uint64_t *args, struct remote_event *ev, char **cause)
+{
+	struct shared	*s = &g->shared;
+	char		 path[PATH_MAX];
+	uint64_t	 addr = args[0];
+	int		 r;
+
+	if (nr == SYS_unlinkat) {
+		if ((int)args[0] != AT_FDCWD || args[2] != 0)
+			return 0;
+		addr = args[1];
+	}
+	if (s->unlinker == NULL || g->fio.off || g->npending > 0 ||
+	    !shared_rights(g) || fio_writing(&g->fio) ||
+	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
+	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
+		return 0;
+	/* the memory we read was R's only if R still waits in this call */
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0 ||
+	    s->unlinker(s->arg, path) != 0)
+		return 0;
+	/* a file changed: what the guest has of any file may be stale */
+	fio_drop_file(&g->fio, 1, 0, 0, -1);
+	s->stats_unlinked++;
+	ev->kind = REMOTE_ANSWERED;
+	return shared_answer(g, id, 0, 0, cause) == -1 ? -1 : 1;
 }
 
 /* Calls that take, give up or ask about a lock. */
@@ -406,6 +492,9 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 	if (!map && (nr == SYS_stat || nr == SYS_lstat ||
 	    (nr == SYS_newfstatat && (int)args[0] == AT_FDCWD)))
 		return shared_stat(g, id, tid, nr, args, ev, cause);
+	if (!map && (nr == SYS_unlink || (nr == SYS_unlinkat &&
+	    (int)args[0] == AT_FDCWD)))
+		return shared_unlink(g, id, tid, nr, args, ev, cause);
 	if (s->nfds == 0)
 		return 0;
 	if (map) {

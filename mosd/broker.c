@@ -455,6 +455,7 @@ broker_guest(struct link *l, const Osm__MigOffer *o, char **why)
 	g->home = o->home;
 	g->pid = o->pid;
 	g->owner_uid = o->uid;
+	g->owner_gid = o->gid;
 	snprintf(g->user, sizeof g->user, "%s", o->user);
 	snprintf(g->command, sizeof g->command, "%s", o->command);
 	/* The policy is ours, not the parent's: what it says goes along. */
@@ -527,7 +528,7 @@ broker_hello(struct link *l, const uint8_t *body, size_t blen)
 	o.nonce.len = sizeof l->nonce;
 	o.pid = mp->pid;
 	o.uid = mp->uid;
-	o.gid = 0;
+	o.gid = mp->gid;
 	o.user = mp->user;
 	o.command = mp->command != NULL ? mp->command : "";
 	if (mp->rss != 0 || mp->mem_need != 0) {

@@ -221,6 +221,8 @@ guests_spawn(struct mosd *m, int fd, const struct privmsg_guest *g,
 	gs.home = g->home;
 	gs.pid = g->pid;
 	gs.owner_uid = g->owner_uid;
+	gs.has_owner_gid = 1;
+	gs.owner_gid = g->owner_gid;
 	gs.user = (char *)g->user;
 	gs.command = (char *)g->command;
 	gs.guest_uid = m->conf->guest_uid_first + slot;

@@ -128,6 +128,7 @@ struct mproc {
 	uint32_t		 pid;		/* at home */
 	uint32_t		 home;
 	uid_t			 uid;		/* owner (a guest: its uid) */
+	gid_t			 gid;		/* a deputy's: its group */
 	char			 user[33];
 	char			**groups;	/* a deputy's owner's, by name */
 	size_t			 ngroups;

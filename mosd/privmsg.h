@@ -48,6 +48,7 @@ struct privmsg_guest {			/* an offer the broker accepted */
 	uint32_t	home;		/* a node of the map, not this one */
 	uint32_t	pid;		/* at home */
 	uint32_t	owner_uid;	/* at home */
+	uint32_t	owner_gid;	/* its group at home (the offer's) */
 	uint8_t		key[SESSION_KEY_LEN];	/* the guest's keys */
 	char		user[PRIVMSG_USER_MAX + 1];	/* NUL-terminated */
 	char		command[PRIVMSG_COMMAND_MAX + 1];

@@ -327,6 +327,7 @@ procs_hello(struct mosd *m, struct peer *peer, const Osm__CtlAgent *a,
 	p->home = a->role == OSM__CTL_ROLE__ROLE_DEPUTY ? m->conf->self :
 	    a->home;
 	p->uid = owner;
+	p->gid = a->role == OSM__CTL_ROLE__ROLE_DEPUTY ? peer->gid : 0;
 	if ((pw = getpwuid(owner)) != NULL) {
 		snprintf(p->user, sizeof p->user, "%s", pw->pw_name);
 		/* For policy, once: the balancer asks every round. */

@@ -70,11 +70,51 @@ here=$(field "calls on them here")
 home=$(echo "$line" | sed -n 's/.*calls \([0-9]*\) sent home.*/\1/p')
 [ "${opened:-0}" -ge 200 ] || fail "sqlite3: $opened files opened on node 2: $line"
 [ "${here:-0}" -ge 2000 ] || fail "sqlite3: $here calls made on node 2: $line"
+# each commit's journal unlinked on node 2, not at home
+unlinked=$(field "unlinks here")
+[ "${unlinked:-0}" -ge 200 ] ||
+    fail "sqlite3: ${unlinked:-no} journals unlinked on node 2: $line"
 check=$(as sqlite3 "$S/t.db" "pragma integrity_check;
     select count(*), count(distinct v) from t where v like 'away %';
     select count(*) from t where v like 'home %';" | tr '\n' ' ')
 [ "$check" = "ok 200|200 200 " ] || fail "sqlite3: the database says: $check"
-echo "sqlite3: $check; away: $opened opened on node 2, $here calls there, $home sent home"
+echo "sqlite3: $check; away: $opened opened on node 2, $here calls there, $unlinked unlinks there, $home sent home"
+
+# --- unlinks made on node 2, and those refused --------------------------
+# An unlink away of the owner's file under the shared path is made on
+# node 2 by the opener, once the home said who the process is (its
+# getuid); one the owner may not make — root's file in the sticky shared
+# directory, a file in a directory of root's — is refused as at home
+# (EPERM, EACCES: the home's own answer), and the file stays.
+cat > "$S/unl.py" <<'EOF'
+import os, sys
+os.getuid()
+for p in sys.argv[1:]:
+    try:
+        os.unlink(p)
+        print(p, 'removed')
+    except OSError as e:
+        print(p, e.strerror)
+EOF
+mkdir -p "$S/rootdir" && echo x > "$S/rootdir/f" && chmod 755 "$S/rootdir" &&
+    chmod 644 "$S/rootdir/f" || fail "unlink: no files of root's"
+as sh -c 'echo mine > "$1/mine.txt"' sh "$S" || fail "unlink: no file"
+no="$S/root.txt $S/rootdir/f"
+home=$(as python3 "$S/unl.py" $no 2>&1)
+got=$(as mosrun -L -r 2 python3 "$S/unl.py" "$S/mine.txt" $no 2>&1 |
+    grep -v '^mosrun: ')
+[ "$got" = "$(printf '%s removed\n%s' "$S/mine.txt" "$home")" ] ||
+    fail "unlink: away said '$got', at home '$home'"
+case $home in
+*"Operation not permitted"*"Permission denied") ;;
+*) fail "unlink: at home: $home" ;;
+esac
+[ -e "$S/root.txt" ] && [ -e "$S/rootdir/f" ] && [ ! -e "$S/mine.txt" ] ||
+    fail "unlink: the files are not as at home: $(ls -l "$S" "$S/rootdir")"
+wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q 'ended: status 0'" ||
+    fail "unlink: not on node 2: $(ended)"
+[ "$(field "unlinks here")" = 1 ] || fail "unlink: not made on node 2: $(ended)"
+echo "unlink: made on node 2, refused as at home: $(echo $home)"
 
 # --- a descriptor opened there comes home at its offset --------------
 cat > "$S/lines.py" <<'EOF'
