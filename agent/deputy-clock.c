@@ -10,8 +10,11 @@
  * time.process_time() and clock_gettime itself); dumps of P (the next
  * move, a checkpoint) leave the stub out and carry the time on, and the
  * next move's setup counts it. times() and getrusage() make the system
- * call, which at home no one could answer without a ptrace stop: they
- * are the kernel's, without the time used away (docs/REMOTE.md).
+ * call themselves, which at home no one could answer without a ptrace
+ * stop: the usage stub (ustub.c) is put into libc's times and getrusage
+ * beside the clock stub, and adds the same bases from the clock stub's
+ * data (a seccomp filter whose notifications we answered would cost a
+ * round trip a call, and P's children would inherit it, exec or not).
  *
  * A thread P makes at home starts at 0 (the stub stops taking the one
  * thread's entry as every thread's, and an entry of a thread that ended
@@ -80,13 +83,20 @@ deputy_clock_restored(struct deputy *d)
 	}
 	free(tids);
 	if (any != 0 && stub_install(&d->stub, d->task, d->pid, d->carry_ns,
-	    d->tcpu, d->ntcpu, &cause) == -1) {
+	    d->carry_user_ns, d->tcpu, d->ntcpu, &cause) == -1) {
 		log_warnx("process %d (%s): its CPU clocks at home leave out "
 		    "the %.3f s it used away: %s", (int)d->pid, d->command,
 		    d->carry_ns / 1e9, cause);
 		free(cause);
 		/* the kernel's from here on, as before, never a jump up */
 		deputy_clock_exec(d);
+	} else if (any != 0 && ustub_install(&d->ustub, &d->stub, d->task,
+	    d->pid, &cause) == -1) {
+		/* its clocks go on; times and getrusage are the kernel's */
+		log_warnx("process %d (%s): its times and getrusage at home "
+		    "leave out the %.3f s it used away: %s", (int)d->pid,
+		    d->command, d->carry_ns / 1e9, cause);
+		free(cause);
 	}
 	deputy_clock_hold(d);
 }
@@ -96,15 +106,20 @@ void
 deputy_clock_hold(struct deputy *d)
 {
 	mig_cpu_carried(d->task, d->carry_ns, d->tcpu, d->ntcpu);
-	if (d->stub.start != 0)
+	if (d->stub.start != 0) {
+		d->stub.hidden.next = ustub_hidden(&d->ustub);
 		mig_hide(d->task, &d->stub.hidden);
+	}
 }
 
 /* What the rounds of a live dump of P leave out; NULL: nothing. */
 const struct mig_hidden *
 deputy_clock_hidden(struct deputy *d)
 {
-	return d->stub.start != 0 ? &d->stub.hidden : NULL;
+	if (d->stub.start == 0)
+		return NULL;
+	d->stub.hidden.next = ustub_hidden(&d->ustub);
+	return &d->stub.hidden;
 }
 
 /* P's CPU time, with what it carried: for a move's setup, and mosps. */
@@ -126,6 +141,11 @@ deputy_clock_leave(struct deputy *d)
 {
 	char	*cause = NULL;
 
+	if (ustub_remove(&d->ustub, d->task, &cause) == -1) {
+		log_warnx("process %d: %s", (int)d->pid, cause);
+		free(cause);
+		cause = NULL;
+	}
 	if (stub_remove(&d->stub, d->task, &cause) == -1) {
 		log_warnx("process %d: %s", (int)d->pid, cause);
 		free(cause);
@@ -179,6 +199,7 @@ void
 deputy_clock_exec(struct deputy *d)
 {
 	memset(&d->stub, 0, sizeof d->stub);
+	memset(&d->ustub, 0, sizeof d->ustub);
 	free(d->tcpu);
 	d->tcpu = NULL;
 	d->ntcpu = 0;

@@ -91,7 +91,7 @@ int
 guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 {
 	return stub_install(&g->stub, t, g->pid, g->base.utime_ns +
-	    g->base.stime_ns, g->tcpu, g->ntcpu, cause);
+	    g->base.stime_ns, g->base.utime_ns, g->tcpu, g->ntcpu, cause);
 }
 
 /*

@@ -225,7 +225,7 @@ rstub_rewind(void *arg, struct user_regs_struct *r)
  * libc in process pid: the start of its first area and where its file
  * is, from /proc/PID/maps. -1 if it has none (a static program).
  */
-static int
+int
 rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 {
 	char			 name[64], *line = NULL, *p;
@@ -257,12 +257,6 @@ rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 	return rc;
 }
 
-/* A function of libc's: where it is in the file, and its first bytes. */
-struct rstub_sym {
-	uint64_t	off;		/* 0: none */
-	uint8_t		start[16];
-};
-
 static void
 rstub_sym(const uint8_t *m, size_t len, const char *name,
     struct rstub_sym *sym)
@@ -275,33 +269,37 @@ rstub_sym(const uint8_t *m, size_t len, const char *name,
 		memcpy(sym->start, m + sym->off, sizeof sym->start);
 }
 
-/* read and pread64 in the libc file at path. */
-static void
-rstub_symbols(const char *path, struct rstub_sym *read,
-    struct rstub_sym *pread)
+/* The n functions names[] in the libc file at path, into syms[]. */
+void
+rstub_symbols(const char *path, const char *const *names,
+    struct rstub_sym *syms, size_t n)
 {
 	struct stat	 sb;
 	void		*m;
+	size_t		 i;
 	int		 fd;
 
-	read->off = pread->off = 0;
+	for (i = 0; i < n; i++)
+		syms[i].off = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return;
 	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
 	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		rstub_sym(m, sb.st_size, "read", read);
-		rstub_sym(m, sb.st_size, "pread64", pread);
+		for (i = 0; i < n; i++)
+			rstub_sym(m, sb.st_size, names[i], &syms[i]);
 		munmap(m, sb.st_size);
 	}
 	close(fd);
 }
 
 /*
- * The instructions at read's start the jump replaces, copied into the
- * trampoline at tramp (buf, its bytes): an endbr64, then the test of
+ * The instructions at a function's start the jump replaces, copied into
+ * the trampoline at tramp (buf, its bytes): an endbr64, then the test of
  * __libc_single_threaded glibc's read begins with (cmpb $imm8, rel32(%rip)),
- * its address made the same from where the copy is. Their length, or 0
- * for any other start.
+ * its address made the same from where the copy is; or instructions that
+ * run the same anywhere (stub_displace: the mov of the call's number
+ * times and getrusage begin with). Their length, or 0 for any other
+ * start.
  */
 static size_t
 rstub_relocate(const uint8_t *p, uint64_t fn, uint64_t tramp, uint8_t *buf)
@@ -312,8 +310,11 @@ rstub_relocate(const uint8_t *p, uint64_t fn, uint64_t tramp, uint8_t *buf)
 
 	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
 		n = 4;					/* endbr64 */
-	if (p[n] != 0x80 || p[n + 1] != 0x3d)
-		return 0;
+	if (p[n] != 0x80 || p[n + 1] != 0x3d) {
+		if ((n = stub_displace(p, 16)) != 0)
+			memcpy(buf, p, n);
+		return n;
+	}
 	memcpy(&d, p + n + 2, 4);
 	rel = (int64_t)(fn + n + 7 + d) - (int64_t)(tramp + n + 7);
 	if (rel != (int32_t)rel)
@@ -353,19 +354,21 @@ rstub_memfd(struct mig_task *t, pid_t pid, uint64_t name, long *rfd,
 
 /*
  * Patch p: libc's function sym in process pid, at fn, whose stub is at
- * code, saved, ret and tramp (offsets in page, the stub's code page,
- * mapped at at): its first instructions read, copied into the trampoline
- * in page and a jump back after them. -1 if they are not the file's (R's
- * libc is another than the file at its path now), or cannot move.
+ * e's code, saved, ret and tramp (in page, the stub's code page, which
+ * starts at e->base and is mapped at at): its first instructions read,
+ * copied into the trampoline in page and a jump back after them. -1 if
+ * they are not the file's (the process's libc is another than the file
+ * at its path now), or cannot move. The stub keeps the function's
+ * arguments in %r9 to %r11 from saved on (rstub_rewind), and returns at
+ * ret once done.
  */
-static int
+int
 rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
-    uint64_t fn, uint64_t at, uint8_t *page, const uint8_t *code,
-    const uint8_t *saved, const uint8_t *ret, const uint8_t *tramp)
+    uint64_t fn, uint64_t at, uint8_t *page, const struct rstub_entry *e)
 {
 	struct iovec	local = { p->orig, sizeof p->orig }, remote;
 	uint64_t	v;
-	size_t		t = tramp - rstub_code;
+	size_t		t = e->tramp - e->base;
 
 	memset(p, 0, sizeof *p);
 	remote.iov_base = (void *)(uintptr_t)fn;
@@ -382,9 +385,9 @@ rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
 	memcpy(page + t + p->displaced + 6, &v, sizeof v);
 	p->pid = pid;
 	p->fn = fn;
-	p->code = at + (code - rstub_code);
-	p->saved = at + (saved - rstub_code);
-	p->ret = at + (ret - rstub_code);
+	p->code = at + (e->code - e->base);
+	p->saved = at + (e->saved - e->base);
+	p->ret = at + (e->ret - e->base);
 	return 0;
 }
 
@@ -395,7 +398,8 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 	uint8_t	jmp[16];
 	int32_t	rel;
 
-	if (stub_move_threads(t, p->fn, p->displaced, p->tramp, cause) == -1)
+	if (stub_move_threads(t, p->fn + 1, p->displaced - 1, p->tramp + 1,
+	    cause) == -1)
 		return -1;
 	memset(jmp, 0xcc, sizeof jmp);
 	rel = (int32_t)(int64_t)(p->code - (p->fn + 5));
@@ -412,6 +416,47 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 }
 
 /*
+ * len bytes mapped near libc (at base), within a jump of fn and of fn2
+ * (0: none), where a program maps nothing of its own: their address, or
+ * 0.
+ */
+uint64_t
+rstub_map(struct mig_task *t, uint64_t base, uint64_t fn, uint64_t fn2,
+    size_t len)
+{
+	uint64_t	at;
+
+	if ((at = stub_map(t, base, fn, len)) != 0 && fn2 != 0 &&
+	    fn2 - at >= RSTUB_NEAR) {
+		stub_unmap(t, at, len);
+		at = 0;
+	}
+	return at;
+}
+
+/*
+ * The jumps to the stubs of a and b (b->fn 0: none), once the page is in:
+ * both or neither.
+ */
+int
+rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
+    struct mig_task *t, char **cause)
+{
+	char	*ignored = NULL;
+
+	if (rstub_patch(a, t, cause) == -1)
+		return -1;
+	if (b->fn != 0 && rstub_patch(b, t, cause) == -1) {
+		/* a's is in: take it out again */
+		if (stub_poke(a->pid, a->fn, a->orig, a->displaced,
+		    &ignored) == -1)
+			free(ignored);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Put the read stub into process pid (R), held in t before its filter
  * (its memfd is mapped by calls the filter would send home), of one
  * thread: libc's read, and its pread64 if that starts as we know. 0, or
@@ -420,7 +465,11 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 int
 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 {
-	struct rstub_sym rs, ps;
+	static const char *const names[] = { "read", "pread64" };
+	static const struct rstub_entry re = { rstub_code, rstub_code,
+	    rstub_saved, rstub_ret, rstub_tramp }, pe = { rstub_code,
+	    rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp };
+	struct rstub_sym syms[2], *rs = &syms[0], *ps = &syms[1];
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;
 	uint64_t	 base, off, poff, at;
@@ -434,29 +483,27 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		xasprintf(cause, "no libc.so.6");
 		return -1;
 	}
-	rstub_symbols(path, &rs, &ps);
-	if ((off = rs.off) == 0) {
+	rstub_symbols(path, names, syms, 2);
+	if ((off = rs->off) == 0) {
 		xasprintf(cause, "no read in %s", path);
 		return -1;
 	}
-	poff = ps.off;
-	if ((at = stub_map(t, base, base + off, len)) == 0 ||
-	    (poff != 0 && base + poff - at >= RSTUB_NEAR)) {
-		if (at != 0)
-			stub_unmap(t, at, len);
+	poff = ps->off;
+	if ((at = rstub_map(t, base, base + off, poff != 0 ? base + poff : 0,
+	    len)) == 0) {
 		xasprintf(cause, "no room near libc");
 		return -1;
 	}
 	memset(page, 0xcc, sizeof page);
 	memcpy(page, rstub_code, rstub_end - rstub_code);
-	if (rstub_prepare(&s->read, pid, &rs, base + off, at, page,
-	    rstub_code, rstub_saved, rstub_ret, rstub_tramp) == -1) {
+	if (rstub_prepare(&s->read, pid, rs, base + off, at, page,
+	    &re) == -1) {
 		xasprintf(cause, "libc's read is not %s's, or starts with "
 		    "instructions that cannot move", path);
 		goto unmap;
 	}
-	if (poff == 0 || rstub_prepare(&s->pread, pid, &ps, base + poff, at,
-	    page, rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp) == -1)
+	if (poff == 0 || rstub_prepare(&s->pread, pid, ps, base + poff, at,
+	    page, &pe) == -1)
 		memset(&s->pread, 0, sizeof s->pread);
 	s->pread.offset_kept = 1;
 
@@ -477,15 +524,8 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	if (mig_write(t, at, page, sizeof page, cause) == -1 ||
 	    mig_call_ok(t, "mprotect the read stub", &rv, SYS_mprotect,
 	    (sysargs){ at, RSTUB_PAGE, PROT_READ | PROT_EXEC }, cause) == -1 ||
-	    rstub_patch(&s->read, t, cause) == -1)
+	    rstub_patch_two(&s->read, &s->pread, t, cause) == -1)
 		goto unmap;
-	if (s->pread.fn != 0 && rstub_patch(&s->pread, t, cause) == -1) {
-		/* read's is in: take it out again */
-		if (stub_poke(pid, s->read.fn, s->read.orig,
-		    s->read.displaced, &ignored) == -1)
-			free(ignored);
-		goto unmap;
-	}
 
 	if (mig_call_ok(t, "close", NULL, SYS_close, (sysargs){ rfd },
 	    &ignored) == -1)
