@@ -158,7 +158,7 @@ struct stub_usage {			/* as getrusage's ru_utime, ru_stime */
 	int64_t		 sys_sec, sys_usec;
 };
 int		 stub_install(struct stub *s, struct mig_task *t, pid_t pid,
-		    uint64_t proc_ns, uint64_t user_ns,
+		    uint64_t proc_ns, uint64_t user_ns, uint64_t sys_ns,
 		    const struct mig_cpu *c, size_t n, char **cause);
 size_t		 stub_displace(const uint8_t *p, size_t max);
 int		 stub_thread_gone(struct stub *s, size_t i, char **cause);
@@ -269,6 +269,8 @@ struct deputy {
 	struct ustub		 ustub;		/* its times, getrusage */
 	uint64_t		 carry_ns;	/* CPU P used away, which its */
 	uint64_t		 carry_user_ns;	/* kernel does not count */
+	uint64_t		 usage_user_ns;	/* and of its times and */
+	uint64_t		 usage_sys_ns;	/* getrusage, each its own */
 	struct mig_cpu		*tcpu;		/* each thread's so */
 	size_t			 ntcpu;
 	uint64_t		 cpu_sent_ns;	/* P's, sent with the last move out */
@@ -346,6 +348,8 @@ void	 deputy_why_describe(struct deputy *d, Osm__CtlAgent *a);
 void	 deputy_clock_restored(struct deputy *d);
 void	 deputy_clock_hold(struct deputy *d);
 const struct mig_hidden *deputy_clock_hidden(struct deputy *d);
+void	 deputy_clock_usage(struct deputy *d, uint64_t *user_ns,
+	    uint64_t *sys_ns);
 void	 deputy_clock_cpu(struct deputy *d, uint64_t *user_ns,
 	    uint64_t *sys_ns);
 void	 deputy_clock_leave(struct deputy *d);

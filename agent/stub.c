@@ -399,14 +399,17 @@ stub_base(pid_t tid, uint64_t ns)
 	return (struct stub_base){ tid, ns % NSEC, ns / NSEC };
 }
 
-/* ns of CPU, user_ns of it the user's, as getrusage's two timevals. */
+/*
+ * user_ns and sys_ns as getrusage's two timevals, rounded up (added to
+ * the kernel's, rounded down, they say no less than the sum would).
+ */
 static struct stub_usage
-stub_usage(uint64_t ns, uint64_t user_ns)
+stub_usage(uint64_t user_ns, uint64_t sys_ns)
 {
-	uint64_t	sys_ns = ns - user_ns;
+	uint64_t	u = (user_ns + 999) / 1000, s = (sys_ns + 999) / 1000;
 
-	return (struct stub_usage){ user_ns / NSEC, user_ns % NSEC / 1000,
-	    sys_ns / NSEC, sys_ns % NSEC / 1000 };
+	return (struct stub_usage){ u / 1000000, u % 1000000, s / 1000000,
+	    s % 1000000 };
 }
 
 /* The part of ns that is the user's, as user_ns is of all_ns. */
@@ -420,14 +423,16 @@ stub_user_part(uint64_t ns, uint64_t user_ns, uint64_t all_ns)
 
 /*
  * Put the stub into process pid, held in t (under R's filter, only local
- * calls may be injected), with the process's base proc_ns (user_ns of it
- * user time) and each thread's (c, as the process knows its threads'
- * ids, split as the process's is): in the table in c's order. 0, or -1
- * with *cause: no stub.
+ * calls may be injected), with the process's base proc_ns, the bases of
+ * its user and system time for times() and getrusage() (user_ns, sys_ns:
+ * each carried on its own, rounded up) and each thread's (c, as the
+ * process knows its threads' ids, split as the process's is): in the
+ * table in c's order. 0, or -1 with *cause: no stub.
  */
 int
 stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
-    uint64_t user_ns, const struct mig_cpu *c, size_t n, char **cause)
+    uint64_t user_ns, uint64_t sys_ns, const struct mig_cpu *c, size_t n,
+    char **cause)
 {
 	struct stub_data	*data;
 	struct stub_usage	*usage;
@@ -487,15 +492,14 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 	memcpy(page + tramp + s->displaced + 6, &v, sizeof v);
 	data = (struct stub_data *)(page + STUB_PAGE);
 	data->proc = stub_base(0, proc_ns);
-	user_ns = user_ns > proc_ns ? proc_ns : user_ns;
-	data->proc_usage = stub_usage(proc_ns, user_ns);
-	data->proc_ticks[0] = user_ns / tick;
-	data->proc_ticks[1] = (proc_ns - user_ns) / tick;
+	data->proc_usage = stub_usage(user_ns, sys_ns);
+	data->proc_ticks[0] = (user_ns + tick - 1) / tick;
+	data->proc_ticks[1] = (sys_ns + tick - 1) / tick;
 	usage = (struct stub_usage *)&data->table[n];
 	for (i = 0; i < n; i++) {
 		data->table[i] = stub_base(c[i].tid, c[i].ns);
-		usage[i] = stub_usage(c[i].ns, stub_user_part(c[i].ns,
-		    user_ns, proc_ns));
+		v = stub_user_part(c[i].ns, user_ns, user_ns + sys_ns);
+		usage[i] = stub_usage(v, c[i].ns - v);
 	}
 	data->count = n;
 	data->one = s->one = n == 1 && mig_threads(t, NULL, 0) == 1;
