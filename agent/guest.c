@@ -211,6 +211,33 @@ guest_oom_killed(struct guest *g)
 	    n > g->oom_kills;
 }
 
+static double
+guest_tv_ms(const struct timeval *tv)
+{
+	return tv->tv_sec * 1e3 + tv->tv_usec / 1e3;
+}
+
+/*
+ * What R's time here cost this node, R's part and ours apart (its rusage
+ * from wait4, ours so far): where a program runs slower away than at
+ * home, which of the two spends the difference (bench/real).
+ */
+static void
+guest_log_rusage(struct guest *g, const struct rusage *ru)
+{
+	struct rusage	self;
+
+	if (getrusage(RUSAGE_SELF, &self) == -1)
+		memset(&self, 0, sizeof self);
+	log_info("%s used here %.1f ms user, %.1f ms system, %ld minor "
+	    "faults, %ld waits, %ld preemptions; its guest agent %.1f ms "
+	    "user, %.1f ms system, %ld minor faults, %ld waits", g->conn.who,
+	    guest_tv_ms(&ru->ru_utime), guest_tv_ms(&ru->ru_stime),
+	    ru->ru_minflt, ru->ru_nvcsw, ru->ru_nivcsw,
+	    guest_tv_ms(&self.ru_utime), guest_tv_ms(&self.ru_stime),
+	    self.ru_minflt, self.ru_nvcsw);
+}
+
 /* R stopped, continued or ended: the home hears it. */
 static void
 guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -280,6 +307,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->local,
 			    (unsigned long long)st->at_once,
 			    (unsigned long long)st->piped);
+		guest_log_rusage(g, &ru);
 		guest_ses_linger(g);
 		g->pid = 0;
 		guest_ses_stop(g, 0);
