@@ -10,8 +10,11 @@
  * time.process_time() and clock_gettime itself); dumps of P (the next
  * move, a checkpoint) leave the stub out and carry the time on, and the
  * next move's setup counts it. times() and getrusage() make the system
- * call, which at home no one could answer without a ptrace stop: they
- * are the kernel's, without the time used away (docs/REMOTE.md).
+ * call themselves, which at home no one could answer without a ptrace
+ * stop: the usage stub (ustub.c) is put into libc's times and getrusage
+ * beside the clock stub, and adds the same bases from the clock stub's
+ * data (a seccomp filter whose notifications we answered would cost a
+ * round trip a call, and P's children would inherit it, exec or not).
  *
  * A thread P makes at home starts at 0 (the stub stops taking the one
  * thread's entry as every thread's, and an entry of a thread that ended
@@ -47,6 +50,29 @@ clock_less(uint64_t img, uint64_t here)
 }
 
 /*
+ * What times() and getrusage() of P, just restored and held, carry of
+ * each of user and system time: what the image says it could have read
+ * at most less what the kernel here counts at least, so that neither
+ * ever says less than before the move (a tick ahead, rather). An image
+ * without them (an older version's): the CPU clock's, split as R's
+ * kernel split it.
+ */
+static void
+clock_usage(struct deputy *d)
+{
+	uint64_t	iu, is, ku, ks;
+
+	if (mig_process_usage(d->task, &iu, &is) == -1 ||
+	    proc_usage_bound(d->pid, 0, &ku, &ks) == -1) {
+		d->usage_user_ns = d->carry_user_ns;
+		d->usage_sys_ns = d->carry_ns - d->carry_user_ns;
+		return;
+	}
+	d->usage_user_ns = clock_less(iu, ku);
+	d->usage_sys_ns = clock_less(is, ks);
+}
+
+/*
  * An image was restored into P, held in d->task: carry what the kernel
  * does not count of its CPU time, and put the stub in to add it. Without
  * the image's times (an older version's), with nothing to add, or if the
@@ -66,6 +92,8 @@ deputy_clock_restored(struct deputy *d)
 	d->carry_ns = any = clock_less(total, clock_kernel(d->pid, 0));
 	d->carry_user_ns = ut + st == 0 ? d->carry_ns :
 	    (unsigned __int128)d->carry_ns * ut / (ut + st);
+	clock_usage(d);
+	any |= d->usage_user_ns | d->usage_sys_ns;
 	n = mig_threads(d->task, NULL, 0);
 	tids = xcalloc(n, sizeof *tids);
 	mig_threads(d->task, tids, n);
@@ -80,13 +108,21 @@ deputy_clock_restored(struct deputy *d)
 	}
 	free(tids);
 	if (any != 0 && stub_install(&d->stub, d->task, d->pid, d->carry_ns,
-	    d->tcpu, d->ntcpu, &cause) == -1) {
+	    d->usage_user_ns, d->usage_sys_ns, d->tcpu, d->ntcpu,
+	    &cause) == -1) {
 		log_warnx("process %d (%s): its CPU clocks at home leave out "
 		    "the %.3f s it used away: %s", (int)d->pid, d->command,
 		    d->carry_ns / 1e9, cause);
 		free(cause);
 		/* the kernel's from here on, as before, never a jump up */
 		deputy_clock_exec(d);
+	} else if (any != 0 && ustub_install(&d->ustub, &d->stub, d->task,
+	    d->pid, &cause) == -1) {
+		/* its clocks go on; times and getrusage are the kernel's */
+		log_warnx("process %d (%s): its times and getrusage at home "
+		    "leave out the %.3f s it used away: %s", (int)d->pid,
+		    d->command, d->carry_ns / 1e9, cause);
+		free(cause);
 	}
 	deputy_clock_hold(d);
 }
@@ -96,15 +132,21 @@ void
 deputy_clock_hold(struct deputy *d)
 {
 	mig_cpu_carried(d->task, d->carry_ns, d->tcpu, d->ntcpu);
-	if (d->stub.start != 0)
+	mig_usage_carried(d->task, d->usage_user_ns, d->usage_sys_ns);
+	if (d->stub.start != 0) {
+		d->stub.hidden.next = ustub_hidden(&d->ustub);
 		mig_hide(d->task, &d->stub.hidden);
+	}
 }
 
 /* What the rounds of a live dump of P leave out; NULL: nothing. */
 const struct mig_hidden *
 deputy_clock_hidden(struct deputy *d)
 {
-	return d->stub.start != 0 ? &d->stub.hidden : NULL;
+	if (d->stub.start == 0)
+		return NULL;
+	d->stub.hidden.next = ustub_hidden(&d->ustub);
+	return &d->stub.hidden;
 }
 
 /* P's CPU time, with what it carried: for a move's setup, and mosps. */
@@ -117,6 +159,18 @@ deputy_clock_cpu(struct deputy *d, uint64_t *user_ns, uint64_t *sys_ns)
 }
 
 /*
+ * What P's times() and getrusage() could say at most of its user and
+ * system time now, P held: for a move's setup, which R's go on from.
+ */
+void
+deputy_clock_usage(struct deputy *d, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	proc_usage_bound(d->pid, 1, user_ns, sys_ns);
+	*user_ns += d->usage_user_ns;
+	*sys_ns += d->usage_sys_ns;
+}
+
+/*
  * P, held, becomes the husk of a copy away, which carries the time on:
  * the stub goes (the husk's code replaces every thread's registers, and
  * a restore into P finds its vDSO as the kernel made it).
@@ -126,12 +180,18 @@ deputy_clock_leave(struct deputy *d)
 {
 	char	*cause = NULL;
 
+	if (ustub_remove(&d->ustub, d->task, &cause) == -1) {
+		log_warnx("process %d: %s", (int)d->pid, cause);
+		free(cause);
+		cause = NULL;
+	}
 	if (stub_remove(&d->stub, d->task, &cause) == -1) {
 		log_warnx("process %d: %s", (int)d->pid, cause);
 		free(cause);
 	}
 	mig_hide(d->task, NULL);
 	mig_cpu_carried(d->task, 0, NULL, 0);
+	mig_usage_carried(d->task, 0, 0);
 	deputy_clock_exec(d);
 }
 
@@ -179,8 +239,10 @@ void
 deputy_clock_exec(struct deputy *d)
 {
 	memset(&d->stub, 0, sizeof d->stub);
+	memset(&d->ustub, 0, sizeof d->ustub);
 	free(d->tcpu);
 	d->tcpu = NULL;
 	d->ntcpu = 0;
 	d->carry_ns = d->carry_user_ns = 0;
+	d->usage_user_ns = d->usage_sys_ns = 0;
 }

@@ -146,6 +146,8 @@ move_send(struct deputy *d, struct move_out *m, char **cause)
 	/* P is frozen now: what it used while the rounds went counts too. */
 	deputy_clock_cpu(d, &cpu.cpu_user_ns, &cpu.cpu_sys_ns);
 	d->cpu_sent_ns = cpu.cpu_user_ns + cpu.cpu_sys_ns;
+	deputy_clock_usage(d, &cpu.usage_user_ns, &cpu.usage_sys_ns);
+	cpu.has_usage_user_ns = cpu.has_usage_sys_ns = 1;
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_CPU, &cpu.base,
 	    cause);
 }
@@ -477,6 +479,8 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.gid = getgid();
 	deputy_clock_cpu(d, &setup.cpu_user_ns, &setup.cpu_sys_ns);
 	d->cpu_sent_ns = setup.cpu_user_ns + setup.cpu_sys_ns;
+	deputy_clock_usage(d, &setup.usage_user_ns, &setup.usage_sys_ns);
+	setup.has_usage_user_ns = setup.has_usage_sys_ns = 1;
 	setup.command = d->command;
 	setup.has_stop_copy = setup.stop_copy =
 	    d->o->move_mode == DEPUTY_MOVE_STOP;

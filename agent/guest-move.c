@@ -131,6 +131,18 @@ move_more_files(void *arg, uint16_t kind, const uint8_t *body, size_t len,
 }
 
 /*
+ * What R's times() and getrusage() go on from (each of user and system
+ * time on its own, never below what P could read at home); a deputy of
+ * an older version said nothing: its CPU clocks'.
+ */
+static void
+move_usage(struct guest *g, int said, uint64_t user_ns, uint64_t sys_ns)
+{
+	g->base.usage_user_ns = said ? user_ns : g->base.utime_ns;
+	g->base.usage_sys_ns = said ? sys_ns : g->base.stime_ns;
+}
+
+/*
  * R from the image, straight from the session (no pipe, no pump thread),
  * its files our stand-ins for those at home; then the image's end, and
  * the CPU time P had used when it was frozen.
@@ -162,6 +174,8 @@ move_recv(struct guest *g, struct mig_task *t, char **cause)
 	}
 	g->base.utime_ns = cpu->cpu_user_ns;
 	g->base.stime_ns = cpu->cpu_sys_ns;
+	move_usage(g, cpu->has_usage_user_ns && cpu->has_usage_sys_ns,
+	    cpu->usage_user_ns, cpu->usage_sys_ns);
 	osm__ses_cpu__free_unpacked(cpu, NULL);
 	return 0;
 }
@@ -426,6 +440,9 @@ guest_move_arrive(struct guest *g, char **cause)
 	home_pid = setup->pid;
 	g->base.utime_ns = setup->cpu_user_ns;
 	g->base.stime_ns = setup->cpu_sys_ns;
+	move_usage(g, setup->has_usage_user_ns &&
+	    setup->has_usage_sys_ns, setup->usage_user_ns,
+	    setup->usage_sys_ns);
 	if (guest_files_setup(g, setup->files, setup->n_files, cause) == -1) {
 		osm__ses_setup__free_unpacked(setup, NULL);
 		return -1;

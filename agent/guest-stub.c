@@ -31,6 +31,28 @@
 #include "internal.h"
 
 /*
+ * Dumps of R through t record its user and system time as its times()
+ * and getrusage() could have read them at most: R's kernel's and the
+ * bases they went on from; no less than the guest's emulation of them
+ * would say now (what R read through it: its split is its own).
+ */
+static void
+guest_stub_usage(struct guest *g, struct mig_task *t)
+{
+	uint64_t	u = g->base.usage_user_ns, s = g->base.usage_sys_ns;
+	uint64_t	eu, es, ku, ks;
+
+	if (g->remote != NULL && remote_usage(g->remote, &eu, &es) == 0 &&
+	    proc_usage_bound(g->pid, 1, &ku, &ks) == 0) {
+		if (eu > ku + u)
+			u = eu - ku;
+		if (es > ks + s)
+			s = es - ks;
+	}
+	mig_usage_carried(t, u, s);
+}
+
+/*
  * Dumps of R through t leave the stub out, and record each thread's CPU
  * time and the process's with what they carried here; NULL: none, what
  * the rounds of a live dump leave out (mig_live.hidden).
@@ -40,9 +62,11 @@ guest_stub_hide(struct guest *g, struct mig_task *t)
 {
 	const struct mig_hidden	*h = NULL;
 
-	if (t != NULL)
+	if (t != NULL) {
 		mig_cpu_carried(t, g->base.utime_ns + g->base.stime_ns, g->tcpu,
 		    g->ntcpu);
+		guest_stub_usage(g, t);
+	}
 	if (g->rstub.start != 0)
 		h = &g->rstub.read.hidden;
 	if (g->stub.start != 0) {
@@ -91,7 +115,8 @@ int
 guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 {
 	return stub_install(&g->stub, t, g->pid, g->base.utime_ns +
-	    g->base.stime_ns, g->tcpu, g->ntcpu, cause);
+	    g->base.stime_ns, g->base.usage_user_ns, g->base.usage_sys_ns,
+	    g->tcpu, g->ntcpu, cause);
 }
 
 /*

@@ -143,6 +143,7 @@ int		 postcopy_fetch(struct session *s, struct mig_fetch *f,
 struct stub {
 	pid_t		 pid;		/* the process */
 	uint64_t	 start;		/* its pages; 0: none */
+	uint64_t	 data;		/* the page of its bases */
 	size_t		 len;		/* code, then data and the table */
 	size_t		 ntable;	/* entries in the table */
 	int		 one;		/* one thread: the first entry's */
@@ -152,9 +153,14 @@ struct stub {
 	uint8_t		 orig[16];	/* as they were */
 	struct mig_hidden hidden;	/* for dumps of the process */
 };
+struct stub_usage {			/* as getrusage's ru_utime, ru_stime */
+	int64_t		 user_sec, user_usec;
+	int64_t		 sys_sec, sys_usec;
+};
 int		 stub_install(struct stub *s, struct mig_task *t, pid_t pid,
-		    uint64_t proc_ns, const struct mig_cpu *c, size_t n,
-		    char **cause);
+		    uint64_t proc_ns, uint64_t user_ns, uint64_t sys_ns,
+		    const struct mig_cpu *c, size_t n, char **cause);
+size_t		 stub_displace(const uint8_t *p, size_t max);
 int		 stub_thread_gone(struct stub *s, size_t i, char **cause);
 int		 stub_threaded(struct stub *s, char **cause);
 int		 stub_remove(struct stub *s, struct mig_task *t, char **cause);
@@ -164,8 +170,8 @@ int		 stub_poke(pid_t pid, uint64_t addr, const void *buf, size_t len,
 uint64_t	 stub_map(struct mig_task *t, uint64_t below, uint64_t fn,
 		    size_t len);
 void		 stub_unmap(struct mig_task *t, uint64_t at, size_t len);
-int		 stub_move_threads(struct mig_task *t, uint64_t fn,
-		    size_t displaced, uint64_t tramp, char **cause);
+int		 stub_move_threads(struct mig_task *t, uint64_t from,
+		    size_t len, uint64_t to, char **cause);
 
 /*
  * rstub.c: the read stub in R, its reads of a window answered inside it
@@ -190,6 +196,37 @@ struct rstub {
 	uint64_t	 shared;	/* R's */
 };
 int		 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid,
+		    char **cause);
+/* a function of libc's: where it is in the file, and its first bytes */
+struct rstub_sym {
+	uint64_t	 off;		/* 0: none */
+	uint8_t		 start[16];
+};
+/* a stub of one, as linked: its page's start, and points in it */
+struct rstub_entry {
+	const uint8_t	*base, *code, *saved, *ret, *tramp;
+};
+int		 rstub_libc(pid_t pid, uint64_t *base, char *path,
+		    size_t size);
+void		 rstub_symbols(const char *path, const char *const *names,
+		    struct rstub_sym *syms, size_t n);
+int		 rstub_prepare(struct rstub_patch *p, pid_t pid,
+		    const struct rstub_sym *sym, uint64_t fn, uint64_t at,
+		    uint8_t *page, const struct rstub_entry *e);
+uint64_t	 rstub_map(struct mig_task *t, uint64_t base, uint64_t fn,
+		    uint64_t fn2, size_t len);
+int		 rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
+		    struct mig_task *t, char **cause);
+
+/* ustub.c: times and getrusage of P at home, with what it used away */
+struct ustub {
+	uint64_t	 start;		/* its page; 0: none */
+	struct rstub_patch times, getrusage;
+};
+int		 ustub_install(struct ustub *u, const struct stub *c,
+		    struct mig_task *t, pid_t pid, char **cause);
+const struct mig_hidden *ustub_hidden(const struct ustub *u);
+int		 ustub_remove(struct ustub *u, struct mig_task *t,
 		    char **cause);
 
 /* --- the deputy ------------------------------------------------------ */
@@ -230,8 +267,11 @@ struct deputy {
 	int			 gone;		/* P's end reaped, not by SIGCHLD's */
 	uint64_t		 cpu_ns;	/* total, for mosps */
 	struct stub		 stub;		/* in P at home (deputy-clock.c) */
+	struct ustub		 ustub;		/* its times, getrusage */
 	uint64_t		 carry_ns;	/* CPU P used away, which its */
 	uint64_t		 carry_user_ns;	/* kernel does not count */
+	uint64_t		 usage_user_ns;	/* and of its times and */
+	uint64_t		 usage_sys_ns;	/* getrusage, each its own */
 	struct mig_cpu		*tcpu;		/* each thread's so */
 	size_t			 ntcpu;
 	uint64_t		 cpu_sent_ns;	/* P's, sent with the last move out */
@@ -309,6 +349,8 @@ void	 deputy_why_describe(struct deputy *d, Osm__CtlAgent *a);
 void	 deputy_clock_restored(struct deputy *d);
 void	 deputy_clock_hold(struct deputy *d);
 const struct mig_hidden *deputy_clock_hidden(struct deputy *d);
+void	 deputy_clock_usage(struct deputy *d, uint64_t *user_ns,
+	    uint64_t *sys_ns);
 void	 deputy_clock_cpu(struct deputy *d, uint64_t *user_ns,
 	    uint64_t *sys_ns);
 void	 deputy_clock_leave(struct deputy *d);

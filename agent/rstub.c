@@ -349,7 +349,7 @@ rstub_rewind(void *arg, struct user_regs_struct *r)
  * libc in process pid: the start of its first area and where its file
  * is, from /proc/PID/maps. -1 if it has none (a static program).
  */
-static int
+int
 rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 {
 	char			 name[64], *line = NULL, *p;
@@ -381,12 +381,6 @@ rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 	return rc;
 }
 
-/* A function of libc's: where it is in the file, and its first bytes. */
-struct rstub_sym {
-	uint64_t	off;		/* 0: none */
-	uint8_t		start[16];
-};
-
 static void
 rstub_sym(const uint8_t *m, size_t len, const char *name,
     struct rstub_sym *sym)
@@ -405,33 +399,37 @@ static const char *const rstub_names[RSTUB_NFN] = {
 	"read", "pread64", "write", "pwrite64"
 };
 
-/* Each of rstub_names in the libc file at path. */
-static void
-rstub_symbols(const char *path, struct rstub_sym *syms)
+/* The n functions names[] in the libc file at path, into syms[]. */
+void
+rstub_symbols(const char *path, const char *const *names,
+    struct rstub_sym *syms, size_t n)
 {
 	struct stat	 sb;
 	void		*m;
-	int		 fd, i;
+	size_t		 i;
+	int		 fd;
 
-	for (i = 0; i < RSTUB_NFN; i++)
+	for (i = 0; i < n; i++)
 		syms[i].off = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return;
 	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
 	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		for (i = 0; i < RSTUB_NFN; i++)
-			rstub_sym(m, sb.st_size, rstub_names[i], &syms[i]);
+		for (i = 0; i < n; i++)
+			rstub_sym(m, sb.st_size, names[i], &syms[i]);
 		munmap(m, sb.st_size);
 	}
 	close(fd);
 }
 
 /*
- * The instructions at read's start the jump replaces, copied into the
- * trampoline at tramp (buf, its bytes): an endbr64, then the test of
+ * The instructions at a function's start the jump replaces, copied into
+ * the trampoline at tramp (buf, its bytes): an endbr64, then the test of
  * __libc_single_threaded glibc's read begins with (cmpb $imm8, rel32(%rip)),
- * its address made the same from where the copy is. Their length, or 0
- * for any other start.
+ * its address made the same from where the copy is; or instructions that
+ * run the same anywhere (stub_displace: the mov of the call's number
+ * times and getrusage begin with). Their length, or 0 for any other
+ * start.
  */
 static size_t
 rstub_relocate(const uint8_t *p, uint64_t fn, uint64_t tramp, uint8_t *buf)
@@ -442,8 +440,11 @@ rstub_relocate(const uint8_t *p, uint64_t fn, uint64_t tramp, uint8_t *buf)
 
 	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
 		n = 4;					/* endbr64 */
-	if (p[n] != 0x80 || p[n + 1] != 0x3d)
-		return 0;
+	if (p[n] != 0x80 || p[n + 1] != 0x3d) {
+		if ((n = stub_displace(p, 16)) != 0)
+			memcpy(buf, p, n);
+		return n;
+	}
 	memcpy(&d, p + n + 2, 4);
 	rel = (int64_t)(fn + n + 7 + d) - (int64_t)(tramp + n + 7);
 	if (rel != (int32_t)rel)
@@ -483,19 +484,21 @@ rstub_memfd(struct mig_task *t, pid_t pid, uint64_t name, long *rfd,
 
 /*
  * Patch p: libc's function sym in process pid, at fn, whose stub is at
- * code, saved, ret and tramp (offsets in page, the stub's code page,
- * mapped at at): its first instructions read, copied into the trampoline
- * in page and a jump back after them. -1 if they are not the file's (R's
- * libc is another than the file at its path now), or cannot move.
+ * e's code, saved, ret and tramp (in page, the stub's code page, which
+ * starts at e->base and is mapped at at): its first instructions read,
+ * copied into the trampoline in page and a jump back after them. -1 if
+ * they are not the file's (the process's libc is another than the file
+ * at its path now), or cannot move. The stub keeps the function's
+ * arguments in %r9 to %r11 from saved on (rstub_rewind), and returns at
+ * ret once done.
  */
-static int
+int
 rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
-    uint64_t fn, uint64_t at, uint8_t *page, const uint8_t *code,
-    const uint8_t *saved, const uint8_t *ret, const uint8_t *tramp)
+    uint64_t fn, uint64_t at, uint8_t *page, const struct rstub_entry *e)
 {
 	struct iovec	local = { p->orig, sizeof p->orig }, remote;
 	uint64_t	v;
-	size_t		t = tramp - rstub_code;
+	size_t		t = e->tramp - e->base;
 
 	memset(p, 0, sizeof *p);
 	remote.iov_base = (void *)(uintptr_t)fn;
@@ -512,9 +515,9 @@ rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
 	memcpy(page + t + p->displaced + 6, &v, sizeof v);
 	p->pid = pid;
 	p->fn = fn;
-	p->code = at + (code - rstub_code);
-	p->saved = at + (saved - rstub_code);
-	p->ret = at + (ret - rstub_code);
+	p->code = at + (e->code - e->base);
+	p->saved = at + (e->saved - e->base);
+	p->ret = at + (e->ret - e->base);
 	return 0;
 }
 
@@ -525,7 +528,8 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 	uint8_t	jmp[16];
 	int32_t	rel;
 
-	if (stub_move_threads(t, p->fn, p->displaced, p->tramp, cause) == -1)
+	if (stub_move_threads(t, p->fn + 1, p->displaced - 1, p->tramp + 1,
+	    cause) == -1)
 		return -1;
 	memset(jmp, 0xcc, sizeof jmp);
 	rel = (int32_t)(int64_t)(p->code - (p->fn + 5));
@@ -543,14 +547,57 @@ rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 
 /* Each function's stub: its start, its commit's end, its trampoline. */
 static const struct rstub_code {
-	const uint8_t	*code, *saved, *ret, *tramp;
+	struct rstub_entry e;
 	int		 offset_kept;	/* in the red zone: pread64's */
 } rstub_codes[RSTUB_NFN] = {
-	{ rstub_code, rstub_saved, rstub_ret, rstub_tramp, 0 },
-	{ rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp, 1 },
-	{ wstub_code, wstub_saved, wstub_ret, wstub_tramp, 0 },
-	{ wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp, 1 },
+	{ { rstub_code, rstub_code, rstub_saved, rstub_ret, rstub_tramp }, 0 },
+	{ { rstub_code, rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp },
+	    1 },
+	{ { rstub_code, wstub_code, wstub_saved, wstub_ret, wstub_tramp }, 0 },
+	{ { rstub_code, wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp },
+	    1 },
 };
+
+/*
+ * len bytes mapped near libc (at base), within a jump of fn and of fn2
+ * (0: none), where a program maps nothing of its own: their address, or
+ * 0.
+ */
+uint64_t
+rstub_map(struct mig_task *t, uint64_t base, uint64_t fn, uint64_t fn2,
+    size_t len)
+{
+	uint64_t	at;
+
+	if ((at = stub_map(t, base, fn, len)) != 0 && fn2 != 0 &&
+	    fn2 - at >= RSTUB_NEAR) {
+		stub_unmap(t, at, len);
+		at = 0;
+	}
+	return at;
+}
+
+/*
+ * The jumps to the stubs of a and b (b->fn 0: none), once the page is in:
+ * both or neither.
+ */
+int
+rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
+    struct mig_task *t, char **cause)
+{
+	char	*ignored = NULL;
+
+	if (rstub_patch(a, t, cause) == -1)
+		return -1;
+	if (b->fn != 0 && rstub_patch(b, t, cause) == -1) {
+		/* a's is in: take it out again */
+		if (stub_poke(a->pid, a->fn, a->orig, a->displaced,
+		    &ignored) == -1)
+			free(ignored);
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * Put the read stub into process pid (R), held in t before its filter
@@ -578,7 +625,7 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		xasprintf(cause, "no libc.so.6");
 		return -1;
 	}
-	rstub_symbols(path, syms);
+	rstub_symbols(path, rstub_names, syms, RSTUB_NFN);
 	if (syms[RSTUB_READ].off == 0) {
 		xasprintf(cause, "no read in %s", path);
 		return -1;
@@ -595,7 +642,7 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		if (syms[i].off == 0 ||
 		    base + syms[i].off - at >= RSTUB_NEAR ||
 		    rstub_prepare(p[i], pid, &syms[i], base + syms[i].off,
-		    at, page, c->code, c->saved, c->ret, c->tramp) == -1) {
+		    at, page, &c->e) == -1) {
 			memset(p[i], 0, sizeof *p[i]);
 			if (i == RSTUB_READ) {
 				xasprintf(cause, "libc's read is not %s's, "

@@ -81,7 +81,7 @@ __asm__(
 "	movabsq	$0x6f736d3100000000, %rax\n"	/* RMT_CLOCK_MAGIC << 32 */
 "	movl	%edi, %edi\n"
 "	orq	%rax, %rdi\n"
-"	leaq	.Lstart+4096+64(%rip), %r8\n"	/* the table */
+"	leaq	.Lstart+4096+128(%rip), %r8\n"	/* the table */
 "	cmpl	$0, .Lstart+4096+20(%rip)\n"	/* one */
 "	jne	2f\n"
 "	movl	$186, %eax\n"			/* SYS_gettid */
@@ -133,21 +133,32 @@ struct stub_base {
 	uint64_t	 sec;
 };
 
-/* The data page, as the stub's code reads it (its offsets). */
+/*
+ * The data page, as the stub's code reads it (its offsets), and the usage
+ * stub's (ustub.c): the same bases as getrusage's user and system
+ * timevals, and times()'s ticks. After the table, each thread's entry's
+ * usage (struct stub_usage), in the table's order.
+ */
 struct stub_data {
 	struct stub_base proc;		/* 0 */
 	uint32_t	 count;		/* 16: entries in the table */
 	uint32_t	 one;		/* 20 */
 	uint64_t	 pad;
-	struct stub_base none;		/* 32: all 0 */
+	struct stub_base none;		/* 32: all 0, and the 16 after it */
 	uint8_t		 pad2[16];
-	struct stub_base table[];	/* 64 */
+	struct stub_usage proc_usage;	/* 64 */
+	int64_t		 proc_ticks[2];	/* 96: user, system */
+	uint8_t		 pad3[16];
+	struct stub_base table[];	/* 128 */
 };
 _Static_assert(sizeof(struct stub_base) == 16, "the stub's entries");
+_Static_assert(sizeof(struct stub_usage) == 32, "the usage entries");
 _Static_assert(offsetof(struct stub_data, count) == 16 &&
     offsetof(struct stub_data, one) == 20 &&
     offsetof(struct stub_data, none) == 32 &&
-    offsetof(struct stub_data, table) == 64, "the stub's data");
+    offsetof(struct stub_data, proc_usage) == 64 &&
+    offsetof(struct stub_data, proc_ticks) == 96 &&
+    offsetof(struct stub_data, table) == 128, "the stub's data");
 
 
 /*
@@ -169,11 +180,13 @@ stub_insn(const uint8_t *p)
 		return 4;			/* sub, and $imm8, %rsp */
 	if (p[0] == 0x48 && p[1] == 0x81 && p[2] == 0xec)
 		return 7;			/* sub $imm32, %rsp */
+	if (p[0] >= 0xb8 && p[0] <= 0xbf)
+		return 5;			/* mov $imm32, %r32 */
 	return 0;
 }
 
 /* How many bytes of whole movable instructions cover a jump, or 0. */
-static size_t
+size_t
 stub_displace(const uint8_t *p, size_t max)
 {
 	size_t	n = 0, k;
@@ -346,14 +359,16 @@ stub_map(struct mig_task *t, uint64_t vdso, uint64_t fn, size_t len)
 }
 
 /*
- * Threads stopped among the instructions the jump is to replace (a dump
- * records one stopped in a stub there, and a restore brings it back so)
- * go on in the trampoline, at the same instruction: the inverse of
- * stub_rewind. One at the very start runs the jump.
+ * Threads stopped at from, or up to len bytes after it, go on at to, as
+ * far after it. The clock and read stubs move those stopped among the
+ * instructions the jump is to replace (a dump records one stopped in a
+ * stub there, and a restore brings it back so) into the trampoline, at
+ * the same instruction: the inverse of stub_rewind (one at the very
+ * start runs the jump).
  */
 int
-stub_move_threads(struct mig_task *t, uint64_t fn, size_t displaced,
-    uint64_t tramp, char **cause)
+stub_move_threads(struct mig_task *t, uint64_t from, size_t len, uint64_t to,
+    char **cause)
 {
 	struct user_regs_struct	 r;
 	pid_t			*tids;
@@ -366,9 +381,9 @@ stub_move_threads(struct mig_task *t, uint64_t fn, size_t displaced,
 	for (i = 0; i < n; i++) {
 		if (mig_thread_regs(t, tids[i], &r, cause) == -1)
 			goto out;
-		if (r.rip <= fn || r.rip >= fn + displaced)
+		if (r.rip < from || r.rip >= from + len)
 			continue;
-		r.rip = tramp + (r.rip - fn);
+		r.rip = to + (r.rip - from);
 		if (mig_thread_set_regs(t, tids[i], &r, cause) == -1)
 			goto out;
 	}
@@ -385,18 +400,45 @@ stub_base(pid_t tid, uint64_t ns)
 }
 
 /*
+ * user_ns and sys_ns as getrusage's two timevals, rounded up (added to
+ * the kernel's, rounded down, they say no less than the sum would).
+ */
+static struct stub_usage
+stub_usage(uint64_t user_ns, uint64_t sys_ns)
+{
+	uint64_t	u = (user_ns + 999) / 1000, s = (sys_ns + 999) / 1000;
+
+	return (struct stub_usage){ u / 1000000, u % 1000000, s / 1000000,
+	    s % 1000000 };
+}
+
+/* The part of ns that is the user's, as user_ns is of all_ns. */
+static uint64_t
+stub_user_part(uint64_t ns, uint64_t user_ns, uint64_t all_ns)
+{
+	if (all_ns == 0)
+		return ns;
+	return (unsigned __int128)ns * user_ns / all_ns;
+}
+
+/*
  * Put the stub into process pid, held in t (under R's filter, only local
- * calls may be injected), with the process's base proc_ns and each
- * thread's (c, as the process knows its threads' ids): in the table in
- * c's order. 0, or -1 with *cause: no stub.
+ * calls may be injected), with the process's base proc_ns, the bases of
+ * its user and system time for times() and getrusage() (user_ns, sys_ns:
+ * each carried on its own, rounded up) and each thread's (c, as the
+ * process knows its threads' ids, split as the process's is): in the
+ * table in c's order. 0, or -1 with *cause: no stub.
  */
 int
 stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
-    const struct mig_cpu *c, size_t n, char **cause)
+    uint64_t user_ns, uint64_t sys_ns, const struct mig_cpu *c, size_t n,
+    char **cause)
 {
 	struct stub_data	*data;
+	struct stub_usage	*usage;
 	uint8_t			*page, jmp[16];
 	uint64_t		 ours, ours_end, vdso, vdso_end, off, at, v;
+	uint64_t		 tick;
 	size_t			 code = stub_end - stub_code;
 	size_t			 tramp = stub_tramp - stub_code;
 	size_t			 len, i;
@@ -429,8 +471,9 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 	}
 	memcpy(s->orig, (const uint8_t *)ours + off, s->displaced);
 	s->fn = vdso + off;
-	len = STUB_PAGE + (sizeof *data + n * sizeof(struct stub_base) +
-	    STUB_PAGE - 1) / STUB_PAGE * STUB_PAGE;
+	len = STUB_PAGE + (sizeof *data + n * (sizeof(struct stub_base) +
+	    sizeof *usage) + STUB_PAGE - 1) / STUB_PAGE * STUB_PAGE;
+	tick = NSEC / sysconf(_SC_CLK_TCK);
 	if ((at = stub_map(t, vdso, s->fn, len)) == 0) {
 		xasprintf(cause, "no room near the vDSO");
 		return -1;
@@ -449,8 +492,15 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 	memcpy(page + tramp + s->displaced + 6, &v, sizeof v);
 	data = (struct stub_data *)(page + STUB_PAGE);
 	data->proc = stub_base(0, proc_ns);
-	for (i = 0; i < n; i++)
+	data->proc_usage = stub_usage(user_ns, sys_ns);
+	data->proc_ticks[0] = (user_ns + tick - 1) / tick;
+	data->proc_ticks[1] = (sys_ns + tick - 1) / tick;
+	usage = (struct stub_usage *)&data->table[n];
+	for (i = 0; i < n; i++) {
 		data->table[i] = stub_base(c[i].tid, c[i].ns);
+		v = stub_user_part(c[i].ns, user_ns, user_ns + sys_ns);
+		usage[i] = stub_usage(v, c[i].ns - v);
+	}
 	data->count = n;
 	data->one = s->one = n == 1 && mig_threads(t, NULL, 0) == 1;
 	rv = mig_write(t, at, page, len, cause);
@@ -464,10 +514,12 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 		goto unmap;
 
 	s->start = at;
+	s->data = at + STUB_PAGE;
 	s->len = len;
 	s->ntable = n;
 	s->tramp = at + tramp;
-	if (stub_move_threads(t, s->fn, s->displaced, s->tramp, cause) == -1)
+	if (stub_move_threads(t, s->fn + 1, s->displaced - 1, s->tramp + 1,
+	    cause) == -1)
 		goto unmap;
 	/*
 	 * The jump, written through /proc/PID/mem: the vDSO is read-only to

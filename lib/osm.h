@@ -115,6 +115,8 @@ int	 proc_status(pid_t pid, const char *key, char *out, size_t size);
 int	 proc_status_mask(pid_t pid, const char *key, uint64_t *mask);
 int	 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 int	 proc_last_cpu(pid_t pid);
+int	 proc_usage_bound(pid_t pid, int most, uint64_t *user_ns,
+	    uint64_t *sys_ns);
 int	 proc_cpu_clock(pid_t pid, uint64_t *ns);
 int	 proc_thread_cpu(pid_t pid, pid_t tid, uint64_t *ns);
 ssize_t	 proc_threads(pid_t pid, pid_t **tids);

@@ -109,6 +109,20 @@ proc_last_cpu(pid_t pid)
 	return cpu;
 }
 
+/* /proc/PID/stat's user and system ticks of pid (the whole process's). */
+static int
+proc_ticks(pid_t pid, unsigned long *ut, unsigned long *st)
+{
+	const char	*p;
+	char		 buf[1024];
+
+	/* utime and stime are fields 14 and 15 */
+	if ((p = proc_stat_field(pid, 14, buf, sizeof buf)) == NULL ||
+	    sscanf(p, "%lu %lu", ut, st) != 2)
+		return -1;
+	return 0;
+}
+
 /*
  * User and system CPU time of pid, in ns: the total its CPU clock's, split
  * as /proc/PID/stat's ticks are.
@@ -116,16 +130,12 @@ proc_last_cpu(pid_t pid)
 int
 proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 {
-	const char	*p;
-	char		 buf[1024];
 	uint64_t	 rt;
 	unsigned long	 ut, st;
 	long		 hz = sysconf(_SC_CLK_TCK);
 
 	*user_ns = *sys_ns = 0;
-	/* utime and stime are fields 14 and 15 */
-	if ((p = proc_stat_field(pid, 14, buf, sizeof buf)) == NULL ||
-	    sscanf(p, "%lu %lu", &ut, &st) != 2)
+	if (proc_ticks(pid, &ut, &st) == -1)
 		return -1;
 	*user_ns = ut * (1000000000ULL / hz);
 	*sys_ns = st * (1000000000ULL / hz);
@@ -138,6 +148,46 @@ proc_cpu_ns(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 		*sys_ns = ut + st == 0 ? 0 :
 		    (unsigned __int128)rt * st / (ut + st);
 		*user_ns = rt - *sys_ns;
+	}
+	return 0;
+}
+
+/*
+ * The user and system time times() and getrusage() of process pid, held
+ * (not running), say, in ns: at the most (most) or the least they could
+ * say now. The kernel's own split, as /proc/PID/stat's ticks are (the
+ * same the process's calls read, whole ticks only), and the two add up to
+ * its CPU clock: each lies within a tick, and within the clock less the
+ * other's ticks (most) or less the other's ticks and a tick (least). The
+ * most is what the process could have read before; the least, what it
+ * reads from now on at least.
+ */
+int
+proc_usage_bound(pid_t pid, int most, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	uint64_t	 rt, tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
+	uint64_t	 u, s;
+	unsigned long	 ut, st;
+
+	*user_ns = *sys_ns = 0;
+	if (proc_ticks(pid, &ut, &st) == -1 || proc_cpu_clock(pid, &rt) == -1)
+		return -1;
+	u = ut * tick;
+	s = st * tick;
+	if (most) {
+		*user_ns = u + tick;
+		*sys_ns = s + tick;
+		if (rt >= s && rt - s < *user_ns)
+			*user_ns = rt - s;
+		if (rt >= u && rt - u < *sys_ns)
+			*sys_ns = rt - u;
+	} else {
+		*user_ns = u;
+		*sys_ns = s;
+		if (rt >= s + tick && rt - s - tick > u)
+			*user_ns = rt - s - tick;
+		if (rt >= u + tick && rt - u - tick > s)
+			*sys_ns = rt - u - tick;
 	}
 	return 0;
 }

@@ -141,9 +141,13 @@ emulate_thread_add(struct emulate *e, pid_t tid, struct cpu *cpu)
 	cpu->stime += su;
 }
 
-/* Process-wide or one thread's (scope 1: tid, scope 2: the main one). */
+/*
+ * Process-wide or one thread's (scope 1: tid, scope 2: the main one);
+ * the process's with its base (bare: R's kernel's only).
+ */
 static int
-emulate_cpu(struct emulate *e, pid_t tid, int scope, struct cpu *cpu)
+emulate_cpu_of(struct emulate *e, pid_t tid, int scope, int bare,
+    struct cpu *cpu)
 {
 	char		dir[64], buf[128];
 	uint64_t	prof;
@@ -169,17 +173,23 @@ emulate_cpu(struct emulate *e, pid_t tid, int scope, struct cpu *cpu)
 		    read_file_u64(buf, &cpu->rtime) != 0)
 			return -1;
 	}
-	if (scope == 0) {
+	if (scope == 0 && !bare) {
 		cpu->rtime += e->base.utime_ns + e->base.stime_ns;
 		cpu->utime += e->base.utime_ns;
 		cpu->stime += e->base.stime_ns;
-	} else
+	} else if (scope != 0)
 		emulate_thread_add(e, tid, cpu);
 	if (main) {
 		cpu->minflt += e->base.minflt;
 		cpu->majflt += e->base.majflt;
 	}
 	return 0;
+}
+
+static int
+emulate_cpu(struct emulate *e, pid_t tid, int scope, struct cpu *cpu)
+{
+	return emulate_cpu_of(e, tid, scope, 0, cpu);
 }
 
 /*
@@ -218,6 +228,23 @@ emulate_adjust(struct emulate *e, struct cpu *cpu, int keep)
 		e->prev_utime = utime;
 		e->prev_stime = stime;
 	}
+}
+
+/*
+ * The process's user and system time as times() and getrusage() say it:
+ * R's kernel's, split as the kernel splits it (never going back), plus
+ * what each went on from (usage_user_ns, usage_sys_ns) — as the usage
+ * stub adds them to the kernel's own, and as a dump records them.
+ */
+static int
+emulate_self_usage(struct emulate *e, pid_t tid, struct cpu *cpu)
+{
+	if (emulate_cpu_of(e, tid, 0, 1, cpu) != 0)
+		return -1;
+	emulate_adjust(e, cpu, 1);
+	cpu->utime += e->base.usage_user_ns;
+	cpu->stime += e->base.usage_sys_ns;
+	return 0;
 }
 
 static long
@@ -276,9 +303,8 @@ emulate_times(struct emulate *e, pid_t tid, const uint64_t *args)
 	now = syscall(SYS_times, NULL);
 	if (args[0] == 0)
 		return now;
-	if (emulate_cpu(e, tid, 0, &cpu) != 0)
+	if (emulate_self_usage(e, tid, &cpu) != 0)
 		return -EINVAL;
-	emulate_adjust(e, &cpu, 1);
 	t.tms_utime = cpu.utime / tick;
 	t.tms_stime = cpu.stime / tick;
 	t.tms_cutime = e->base.cutime_ns / tick;
@@ -319,9 +345,11 @@ emulate_rusage(struct emulate *e, pid_t tid, const uint64_t *args)
 	char		dir[64];
 	int		thread = (int)args[0] == RUSAGE_THREAD;
 
-	if (emulate_cpu(e, tid, thread, &cpu) != 0)
+	if (thread ? emulate_cpu(e, tid, 1, &cpu) != 0 :
+	    emulate_self_usage(e, tid, &cpu) != 0)
 		return -EINVAL;
-	emulate_adjust(e, &cpu, !thread);
+	if (thread)
+		emulate_adjust(e, &cpu, 0);
 	memset(&ru, 0, sizeof ru);
 	ru.ru_utime.tv_sec = cpu.utime / NSEC;
 	ru.ru_utime.tv_usec = cpu.utime % NSEC / 1000;
@@ -341,6 +369,33 @@ emulate_rusage(struct emulate *e, pid_t tid, const uint64_t *args)
 		snprintf(dir, sizeof dir, "/proc/%ld", (long)e->pid);
 	emulate_status(dir, &ru);
 	return emulate_write(tid, args[1], &ru, sizeof ru);
+}
+
+/*
+ * The process's user and system time as its times() and getrusage()
+ * would say them now (R stopped): no less than they said before. -1 if
+ * they cannot be read.
+ */
+int
+emulate_usage(struct emulate *e, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	struct cpu	cpu;
+
+	if (emulate_self_usage(e, e->pid, &cpu) != 0)
+		return -1;
+	*user_ns = cpu.utime;
+	*sys_ns = cpu.stime;
+	return 0;
+}
+
+/*
+ * What R's times() and getrusage() would say of its user and system time
+ * now, R stopped (for a dump, which must record no less); -1: unknown.
+ */
+int
+remote_usage(struct remote *g, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	return emulate_usage(&g->emu, user_ns, sys_ns);
 }
 
 /*

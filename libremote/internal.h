@@ -238,6 +238,8 @@ long	 emulate_call(struct emulate *e, pid_t tid, int nr,
 	    const uint64_t *args);
 void	 emulate_thread_base(struct emulate *e, pid_t tid, uint64_t ns);
 void	 emulate_free(struct emulate *e);
+int	 emulate_usage(struct emulate *e, uint64_t *user_ns,
+	    uint64_t *sys_ns);
 
 /* held.c */
 struct held_page {

@@ -74,6 +74,13 @@ struct emulate_base {
 	uint64_t	 nvcsw;
 	uint64_t	 nivcsw;
 	uint64_t	 maxrss_kb;
+	/*
+	 * What times() and getrusage() of the process go on from, each on
+	 * its own (at least what it could read before; utime_ns and
+	 * stime_ns are its CPU clocks', to the nanosecond)
+	 */
+	uint64_t	 usage_user_ns;
+	uint64_t	 usage_sys_ns;
 };
 
 /* ident.c: the process's identity at home, as the home says it */
@@ -222,6 +229,8 @@ int		 remote_listener(const struct remote *g);
 pid_t		 remote_vtid(struct remote *g, pid_t tid);
 void		 remote_thread_forget(struct remote *g, pid_t tid);
 void		 remote_thread_cpu(struct remote *g, pid_t tid, uint64_t ns);
+int		 remote_usage(struct remote *g, uint64_t *user_ns,
+		    uint64_t *sys_ns);
 pid_t		 remote_tid_here(struct remote *g, pid_t vtid);
 void		 remote_set_ident(struct remote *g,
 		    const struct remote_ident *id);

@@ -311,6 +311,12 @@ core_dump(struct mig_task *t, Osm__ImgHeader *h, Osm__ImgTask *k,
 	    core_cpu_total(t, &k->cpu_total_ns, cause) == -1)
 		return -1;
 	k->has_cpu_total_ns = 1;
+	if (proc_usage_bound(t->tgid, 1, &k->cpu_user_ns,
+	    &k->cpu_sys_ns) == 0) {
+		k->cpu_user_ns += t->cpu_usage[0];
+		k->cpu_sys_ns += t->cpu_usage[1];
+		k->has_cpu_user_ns = k->has_cpu_sys_ns = 1;
+	}
 	if (task_sys_ok(t, "ARCH_GET_XCOMP_PERM", SYS_arch_prctl,
 	    (sysargs){ ARCH_GET_XCOMP_PERM, t->scratch }) == -1)
 		goto inject;
@@ -515,6 +521,9 @@ core_restore(struct mig_task *t, const Osm__ImgHeader *h,
 	t->cpu_img[0] = k->cpu_total_ns;
 	t->cpu_img[1] = k->utime_ticks;
 	t->cpu_img[2] = k->stime_ticks;
+	t->has_usage_img = k->has_cpu_user_ns && k->has_cpu_sys_ns;
+	t->usage_img[0] = k->cpu_user_ns;
+	t->usage_img[1] = k->cpu_sys_ns;
 	memset(&map, 0, sizeof map);
 	map.start_code = k->start_code;
 	map.end_code = k->end_code;

@@ -65,8 +65,11 @@ struct mig_task {
 	const struct mig_cpu *cpu;	/* carried: mig_cpu_carried */
 	size_t		 ncpu;
 	uint64_t	 cpu_process;	/* carried by the process */
+	uint64_t	 cpu_usage[2];	/* user, system: carried too */
 	int		 has_cpu_img;	/* restored: the image said */
 	uint64_t	 cpu_img[3];	/* cpu_total_ns, utime, stime ticks */
+	int		 has_usage_img;	/* and cpu_user_ns, cpu_sys_ns */
+	uint64_t	 usage_img[2];
 };
 
 /* task.c */

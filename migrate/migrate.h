@@ -326,6 +326,10 @@ int		 mig_thread_cpu(const struct mig_task *t, pid_t vtid,
 		    uint64_t *ns);
 int		 mig_process_cpu(const struct mig_task *t, uint64_t *ns,
 		    uint64_t *utime_ticks, uint64_t *stime_ticks);
+void		 mig_usage_carried(struct mig_task *t, uint64_t user_ns,
+		    uint64_t sys_ns);
+int		 mig_process_usage(const struct mig_task *t, uint64_t *user_ns,
+		    uint64_t *sys_ns);
 const struct user_regs_struct *mig_regs(struct mig_task *t);
 int		 mig_files(struct mig_task *t, int flags,
 		    struct mig_file **files, size_t *n, char **cause);

@@ -217,6 +217,34 @@ mig_process_cpu(const struct mig_task *t, uint64_t *ns, uint64_t *utime,
 	return 0;
 }
 
+/*
+ * Dumps of t from now on record the process's user and system time as
+ * its times() and getrusage() could read them at most (ImgTask
+ * cpu_user_ns, cpu_sys_ns): the kernel's (proc_usage_bound) plus
+ * user_ns and sys_ns, what it carried of each.
+ */
+void
+mig_usage_carried(struct mig_task *t, uint64_t user_ns, uint64_t sys_ns)
+{
+	t->cpu_usage[0] = user_ns;
+	t->cpu_usage[1] = sys_ns;
+}
+
+/*
+ * The process's user and system time the image restored recorded: what
+ * its times() and getrusage() must never say less than.
+ */
+int
+mig_process_usage(const struct mig_task *t, uint64_t *user_ns,
+    uint64_t *sys_ns)
+{
+	if (!t->has_usage_img)
+		return -1;
+	*user_ns = t->usage_img[0];
+	*sys_ns = t->usage_img[1];
+	return 0;
+}
+
 /* The thread's CPU time: its schedstat's (ns on the CPU), and carried. */
 static int
 threads_cpu(struct mig_task *t, struct mig_thread *th, uint64_t *ns,

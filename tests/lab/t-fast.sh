@@ -7,7 +7,8 @@
 # move — each thread's own clock from that thread's own time, threads
 # made away from 0 — and none of those calls reach its guest agent or
 # the home; back home, and through checkpoints and a move again, the
-# clocks go on from their totals. Its
+# clocks go on from their totals, and times() and getrusage() with them
+# (away, at home, and in a child forked at home from 0). Its
 # regular files at home: read ahead (read and pread64 streams, reads
 # larger than a window streamed in pieces), written
 # behind, read back from what it wrote, a descriptor and its duplicate
@@ -108,20 +109,23 @@ wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" ||
     fail "late thread: no end on node 2"
 echo "late thread: $(tail -1 "$D/late.out")"
 
-# The stub is not the program's: two threads polling on node 2,
+# The stub is not the program's: two threads polling on node 2 (their
+# clocks, and times() and getrusage(), which must agree with them),
 # checkpointed there and brought home while they poll, go on at home
 # (its image names the vDSO as the kernel made it, and the stub's page is
 # not in it); at home, where the deputy put the stub into P with what the
 # process used away, the clocks go on from their totals, never back —
 # through a checkpoint at home (which leaves P's stub out too) and a
-# move to node 2 again, whose clocks count on from the same totals.
+# move to node 2 again, whose clocks count on from the same totals;
+# times() and getrusage() too (the usage stub the deputy puts into libc's
+# times and getrusage in P, beside the clock stub).
 # (moslab exec's own pipe, 251, is no descriptor a checkpoint restores)
-stub_at() {	# stub_at NODE PID: the stub's code page in PID's map there
-	lab_exec "$1" sh -c "grep -m1 ' r-xp 00000000 00:00 0 *\$' \
+stub_at() {	# stub_at NODE PID: the stubs' code pages in PID's map there
+	lab_exec "$1" sh -c "grep ' r-xp 00000000 00:00 0 *\$' \
 	    /proc/$2/maps" | cut -d- -f1
 }
 lab_exec 1 bash -c 'cd "$1" && { OSM_DEPUTY_LOG=$1/back.dlog \
-    mosrun -L -r 2 "$2" 4 threads > back.out 2>&1 251>&- & }' \
+    mosrun -L -r 2 "$2" 4 threads usage > back.out 2>&1 251>&- & }' \
     sh "$D" "$OSM_MOSRUN/clock" || fail "back: not started"
 wait_for 20 grep -q ready "$D/back.out" || fail "back: $(cat "$D/back.out")"
 pid=$(pid_of clock)
@@ -133,7 +137,9 @@ ck=$D/ckpt.$pid.1
 stub=$(stub_at 2 "$(guest_pid clock 2)")
 [ -n "$stub" ] || fail "back: no stub in the copy's map"
 "$OSM_BIN/moscr" info "$ck" > "$D/ck.info" 2>&1 || fail "back: $(cat "$D/ck.info")"
-! grep -q "$stub" "$D/ck.info" || fail "back: the stub's page is in the image"
+for s in $stub; do
+	! grep -q "$s" "$D/ck.info" || fail "back: the stub's page is in the image"
+done
 # ... and each thread's CPU time, and the process's
 total=$(sed -n 's/^cpu time: .*, \([0-9.]*\) s wherever it ran$/\1/p' "$D/ck.info")
 [ -n "$total" ] && awk -v t="$total" 'BEGIN { exit !(t >= 0.3) }' &&
@@ -144,41 +150,74 @@ wait_for 10 grep -q "guest $pid@1 goes home" "$L2" || fail "back: not sent home"
 [ "$(where "$pid")" = 1 ] ||
     fail "back: not home: $(cat "$D/back.out" "$D/back.dlog")"
 hstub=$(stub_at 1 "$pid")
-[ -n "$hstub" ] || fail "back: no stub in P at home"
+# the clock stub's and the usage stub's (times, getrusage)
+[ "$(echo $hstub | wc -w)" = 2 ] || fail "back: no stubs in P at home: $hstub"
 lab_exec 1 mosmigrate "$pid" checkpoint || fail "back: no checkpoint at home"
 ck2=$(ls -t "$D"/ckpt.$pid.* | head -1)
 [ "$ck2" != "$ck" ] || fail "back: no second checkpoint"
 "$OSM_BIN/moscr" info "$ck2" > "$D/ck2.info" 2>&1 || fail "back: $(cat "$D/ck2.info")"
-! grep -q "$hstub" "$D/ck2.info" || fail "back: P's stub's page is in the image"
+for s in $hstub; do
+	! grep -q "$s" "$D/ck2.info" || fail "back: P's stub's page is in the image"
+done
 lab_exec 1 mosmigrate "$pid" 2 || fail "back: not moved again"
-! lab_exec 1 grep -q "^$hstub-" /proc/$pid/maps ||
-    fail "back: the stub stayed in the husk"
-wait_for 60 grep -q -e '^ok' -e went -e 'thread clocks' "$D/back.out" ||
+for s in $hstub; do
+	! lab_exec 1 grep -q "^$s-" /proc/$pid/maps ||
+	    fail "back: the stub stayed in the husk"
+done
+wait_for 180 grep -q -e '^ok' -e went -e 'thread clocks' -e between \
+    "$D/back.out" ||
     fail "back: no end: $(cat "$D/back.out")"
 grep -q '^ok.*; threads' "$D/back.out" || fail "back: $(cat "$D/back.out")"
 echo "home and away again: $(tail -1 "$D/back.out")"
 
 # One thread, run on node 2 and brought home, where it then forks a child
 # and makes a thread (signals say when): the child's clocks are its own,
-# from 0 (the stub's data is not inherited), and so is the new thread's
-# (the stub no longer takes the one thread's base for whoever asks).
-lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" 1.2 late > hlate.out \
-    2>&1 & }' sh "$D" "$OSM_MOSRUN/clock" || fail "home thread: not started"
+# from 0 (the stub's data is not inherited), its times() and getrusage()
+# too, and so is the new thread's (the stub no longer takes the one
+# thread's base for whoever asks).
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" 1.2 late usage \
+    > hlate.out 2>&1 & }' sh "$D" "$OSM_MOSRUN/clock" ||
+    fail "home thread: not started"
 wait_for 20 grep -q ready "$D/hlate.out" || fail "home thread: $(cat "$D/hlate.out")"
 pid=$(pid_of clock)
 [ "$(where "$pid")" = 2 ] || fail "home thread: not on node 2"
 lab_exec 1 mosmigrate "$pid" home || fail "home thread: not brought home"
 [ "$(where "$pid")" = 1 ] || fail "home thread: not home"
-[ -n "$(stub_at 1 "$pid")" ] || fail "home thread: no stub in P at home"
+[ "$(stub_at 1 "$pid" | wc -l)" = 2 ] ||
+    fail "home thread: no stubs in P at home"
 lab_exec 1 kill -USR2 "$pid" || fail "home thread: no signal"
-wait_for 20 grep -q -e 'child ok' -e went "$D/hlate.out" ||
+wait_for 20 grep -q -e 'child ok' -e went -e between -e "child's" \
+    "$D/hlate.out" ||
     fail "home thread: no child: $(cat "$D/hlate.out")"
 lab_exec 1 kill -USR1 "$pid" || fail "home thread: no signal"
-wait_for 60 grep -q -e '^ok' -e went -e 'clocks' "$D/hlate.out" ||
+wait_for 60 grep -q -e '^ok' -e went -e 'clocks' -e between \
+    "$D/hlate.out" ||
     fail "home thread: no end: $(cat "$D/hlate.out")"
 grep -q 'child ok' "$D/hlate.out" && grep -q '^ok.*; threads' "$D/hlate.out" ||
     fail "home thread: $(cat "$D/hlate.out")"
 echo "made at home: $(tail -1 "$D/hlate.out")"
+
+# A second of CPU computed on node 2, then home, 0.6 s more there: the
+# process's getrusage() and times() at its end count all 1.6 s, not the
+# home kernel's 0.6.
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" 1.6 usage > usage.out \
+    2>&1 & }' sh "$D" "$OSM_MOSRUN/clock" || fail "usage: not started"
+# (each of its times and getrusage calls away is a round trip to its guest
+# agent, tens of microseconds on a loaded machine)
+wait_for 120 grep -q -e 'at 1 s' -e went "$D/usage.out" ||
+    fail "usage: $(cat "$D/usage.out")"
+pid=$(pid_of clock)
+[ "$(where "$pid")" = 2 ] || fail "usage: not on node 2"
+lab_exec 1 mosmigrate "$pid" home || fail "usage: not brought home"
+[ "$(where "$pid")" = 1 ] || fail "usage: not home"
+wait_for 120 grep -q -e '^ok' -e went -e between "$D/usage.out" ||
+    fail "usage: no end: $(cat "$D/usage.out")"
+grep -q '^ok' "$D/usage.out" || fail "usage: $(cat "$D/usage.out")"
+num='\([0-9.]*\)'
+sed -n "s/.*rusage $num user $num system, times $num s\$/\\1 \\2 \\3/p" \
+    "$D/usage.out" | awk '{ exit !($1 + $2 >= 1.55 && $3 >= 1.5) }' ||
+    fail "usage: $(tail -1 "$D/usage.out")"
+echo "usage back home: $(tail -1 "$D/usage.out")"
 
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files

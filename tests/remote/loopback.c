@@ -190,7 +190,9 @@ main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "+b:sw")) != -1) {
 		switch (c) {
 		case 'b':
+			/* as the guest takes one not told its usage's */
 			base.utime_ns = strtoull(optarg, NULL, 10);
+			base.usage_user_ns = base.utime_ns;
 			break;
 		case 's':
 			stats = 1;
