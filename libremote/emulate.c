@@ -212,15 +212,15 @@ emulate_adjust(struct emulate *e, struct cpu *cpu, int keep)
 		utime = rtime;
 	else if (utime == 0)
 		stime = rtime;
-	else {
+	else
 		stime = (unsigned __int128)stime * rtime / (stime + utime);
-		if (keep && stime < e->prev_stime)
-			stime = e->prev_stime;
-		utime = rtime - stime;
-		if (keep && utime < e->prev_utime) {
-			utime = e->prev_utime;
-			stime = rtime - utime;
-		}
+	/* neither goes back, whichever of them the samples missed */
+	if (keep && stime < e->prev_stime)
+		stime = e->prev_stime;
+	utime = rtime - stime;
+	if (keep && utime < e->prev_utime) {
+		utime = e->prev_utime;
+		stime = rtime - utime;
 	}
 	cpu->utime = utime;
 	cpu->stime = stime;

@@ -1,6 +1,9 @@
 /*
  * CPU time that goes on from a base: run by the loopback with -b, the
  * process's CPU clocks, times() and getrusage() must count from there.
+ * Neither of user and system time ever goes back, from the first
+ * reading on (the kernel's samples may find the first ticks of either
+ * late).
  * Usage: cpu BASE_SECONDS (0 natively)
  */
 #include <sys/resource.h>
@@ -22,6 +25,36 @@ clock_s(clockid_t id)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* getrusage's and times' user and system time, polled for 30 ms of CPU. */
+static void
+never_back(void)
+{
+	struct rusage	ru;
+	struct tms	t;
+	double		u = 0, s = 0, tu = 0, ts = 0, now, end;
+	int		failed = rt_failures;
+
+	end = clock_s(CLOCK_PROCESS_CPUTIME_ID) + 0.03;
+	do {
+		CHECK(getrusage(RUSAGE_SELF, &ru) == 0 && times(&t) !=
+		    (clock_t)-1, "getrusage, times");
+		now = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+		CHECK(now >= u, "getrusage's user time went from %f to %f",
+		    u, now);
+		u = now;
+		now = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		CHECK(now >= s, "getrusage's system time went from %f to %f",
+		    s, now);
+		s = now;
+		CHECK(t.tms_utime >= tu && t.tms_stime >= ts, "times went "
+		    "from %.0f %.0f to %ld %ld", tu, ts, (long)t.tms_utime,
+		    (long)t.tms_stime);
+		tu = t.tms_utime;
+		ts = t.tms_stime;
+	} while (rt_failures == failed &&
+	    clock_s(CLOCK_PROCESS_CPUTIME_ID) < end);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -40,6 +73,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	base = atof(argv[1]);
+	never_back();
 	t0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	CHECK(t0 >= base && t0 < base + 5, "process clock %f", t0);
 	th = clock_s(CLOCK_THREAD_CPUTIME_ID);
