@@ -165,9 +165,12 @@ deputy_clock_cpu(struct deputy *d, uint64_t *user_ns, uint64_t *sys_ns)
 void
 deputy_clock_usage(struct deputy *d, uint64_t *user_ns, uint64_t *sys_ns)
 {
+	uint64_t	tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
+
 	proc_usage_bound(d->pid, 1, user_ns, sys_ns);
-	*user_ns += d->usage_user_ns;
-	*sys_ns += d->usage_sys_ns;
+	/* what the usage stub adds: times()'s ticks, rounded up */
+	*user_ns += (d->usage_user_ns + tick - 1) / tick * tick;
+	*sys_ns += (d->usage_sys_ns + tick - 1) / tick * tick;
 }
 
 /*

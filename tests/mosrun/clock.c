@@ -245,6 +245,28 @@ poll_once(struct poller *w)
 		poll_usage(w);
 }
 
+/*
+ * Each of user and system time as a poller starting now first finds
+ * them: whatever the process used before (a thread made late finds what
+ * the others used), which its next readings go on from.
+ */
+static void
+poll_fields(struct poller *w)
+{
+	struct rusage	rs;
+	struct tms	tm;
+	double		ticks = sysconf(_SC_CLK_TCK);
+
+	if (times(&tm) == (clock_t)-1 || getrusage(RUSAGE_SELF, &rs) != 0) {
+		perror("times or getrusage");
+		exit(1);
+	}
+	w->tmu = tm.tms_utime / ticks;
+	w->tms = tm.tms_stime / ticks;
+	w->rsu = tv1(&rs.ru_utime);
+	w->rss = tv1(&rs.ru_stime);
+}
+
 static void
 poll_start(struct poller *w, const char *who)
 {
@@ -258,7 +280,7 @@ poll_start(struct poller *w, const char *who)
 		w->rt = w->t - 0.05;
 		w->rs = w->p - 0.05;
 		w->tm = w->p - 0.06;
-		w->rsu = w->rss = w->tmu = w->tms = 0;
+		poll_fields(w);
 		poll_usage(w);
 	}
 }
