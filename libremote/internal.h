@@ -161,6 +161,7 @@ enum rmt_class request_clock_gettime_class(const uint64_t *a, pid_t self);
 int	 request_clock_stub(const uint64_t *a);
 enum rmt_class request_gettid_class(const uint64_t *a, pid_t self);
 enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
+enum rmt_class request_times_class(const uint64_t *a, pid_t self);
 enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_sockopt_class(const uint64_t *a, pid_t self);

@@ -292,6 +292,8 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 			return -1;
 		ev->kind = REMOTE_ANSWERED;
 		g->stats.emulated++;
+		if (n->data.nr == SYS_times || n->data.nr == SYS_getrusage)
+			g->stats.usage++;
 		return 0;
 	case RMT_MAP:
 		if ((i = shared_call(g, n->id, n->pid, n->data.nr, args, 1, ev,

@@ -50,10 +50,12 @@
 /*
  * The high half of clock_gettime's clock id (an int to the kernel, which
  * ignores it) with which the guest's clock stub in R reads R's own CPU
- * clocks, CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID: the filter
- * lets those run (agent/guest-stub.c). Anything else R could read with it
- * is what R may read anyway: its own clocks, without the time it used
- * before it came.
+ * clocks, CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID, and of
+ * getrusage's who (an int too) with which the usage stub reads R's own
+ * RUSAGE_SELF and RUSAGE_THREAD: the filter lets those run
+ * (agent/guest-stub.c). Anything else R could read with it is what R may
+ * read anyway: its own clocks and usage, without the time it used before
+ * it came.
  */
 #define RMT_CLOCK_MAGIC	0x6f736d31U	/* "osm1" */
 
@@ -163,6 +165,7 @@ int	 rstub_stop(struct remote *g);
 struct remote_stats {
 	uint64_t	 forwarded;
 	uint64_t	 emulated;	/* CPU clocks answered by the guest */
+	uint64_t	 usage;		/* of them, times and getrusage */
 	uint64_t	 home;
 	uint64_t	 gone;		/* answers for a call R left */
 	uint64_t	 restarted;	/* sent home again */

@@ -352,15 +352,34 @@ request_gettid_class(const uint64_t *a, pid_t self)
 	return RMT_FORWARD;
 }
 
-/* getrusage: the process itself is emulated, its children are at home. */
+/*
+ * getrusage: the process itself is emulated, its children are at home;
+ * the guest's usage stub in R reading R's own (RMT_CLOCK_MAGIC in the
+ * high half of who, an int to the kernel) is local, as the filter lets
+ * it.
+ */
 enum rmt_class
 request_rusage_class(const uint64_t *a, pid_t self)
 {
 	int	who = (int)a[0];
 
+	(void)self;
 	if (who == RUSAGE_SELF || who == RUSAGE_THREAD)
-		return RMT_EMULATE;
+		return (a[0] >> 32) == RMT_CLOCK_MAGIC ? RMT_LOCAL :
+		    RMT_EMULATE;
 	return RMT_FORWARD;
+}
+
+/*
+ * times: emulated; times(NULL), the node's ticks since boot only (what
+ * the emulation answers too), is local: the usage stub's, which takes
+ * the counts from getrusage (a pointer carries no magic).
+ */
+enum rmt_class
+request_times_class(const uint64_t *a, pid_t self)
+{
+	(void)self;
+	return a[0] == 0 ? RMT_LOCAL : RMT_EMULATE;
 }
 
 /*

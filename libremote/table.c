@@ -159,7 +159,7 @@ static const struct table_entry table[] = {
 	    .why = "robust futex list of another process" },
 
 	/* CPU time: the guest agent adds what was used before */
-	{ SYS(times, RMT_EMULATE) },
+	{ SYS(times, RMT_EMULATE), .classify = request_times_class },
 	{ SYS(getrusage, FWD), .args = { V, OUT(RUSAGE) },
 	    .classify = request_rusage_class },
 

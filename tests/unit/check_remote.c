@@ -148,7 +148,10 @@ START_TEST(test_table_classes)
 	    CLOCK_PROCESS_CPUTIME_ID, 0, 0, 0, self), RMT_HOME);
 	ck_assert_int_eq(class_of(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, 0,
 	    0, self), RMT_LOCAL);
-	ck_assert_int_eq(class_of(SYS_times, 0, 0, 0, 0, self), RMT_EMULATE);
+	ck_assert_int_eq(class_of(SYS_times, 0x1000, 0, 0, 0, self),
+	    RMT_EMULATE);
+	/* times(NULL): the node's ticks, the usage stub's own call */
+	ck_assert_int_eq(class_of(SYS_times, 0, 0, 0, 0, self), RMT_LOCAL);
 	ck_assert_int_eq(class_of(SYS_getrusage, RUSAGE_SELF, 0, 0, 0, self),
 	    RMT_EMULATE);
 	ck_assert_int_eq(class_of(SYS_getrusage, (uint32_t)RUSAGE_CHILDREN, 0,
@@ -358,6 +361,42 @@ START_TEST(test_filter_agrees)
 	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
 	d.args[0] = RMT_CLOCK_MAGIC;
 	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	memset(d.args, 0, sizeof d.args);
+
+	/*
+	 * The usage stub reads R's own usage (getrusage with the magic in
+	 * who's high half) and the node's ticks (times(NULL)), and only those
+	 */
+	memset(args, 0, sizeof args);
+	for (k = -4; k < 8; k++) {
+		args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | (uint32_t)k;
+		bpf_compare(&p, SYS_getrusage, args);
+		bpf_compare(&p, SYS_times, args);
+		args[0] = (uint32_t)k;
+		bpf_compare(&p, SYS_getrusage, args);
+		args[0] = (uint64_t)(uint32_t)k << 32;
+		bpf_compare(&p, SYS_times, args);
+	}
+	d.nr = SYS_getrusage;
+	d.args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | RUSAGE_SELF;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+	d.args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | RUSAGE_THREAD;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+	d.args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | (uint32_t)RUSAGE_CHILDREN;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	ck_assert_int_eq(class_of(SYS_getrusage, d.args[0], 0, 0, 0, 0),
+	    RMT_FORWARD);
+	d.args[0] = RUSAGE_SELF;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	ck_assert_int_eq(class_of(SYS_getrusage, d.args[0], 0, 0, 0, 0),
+	    RMT_EMULATE);
+	d.nr = SYS_times;
+	d.args[0] = 0;
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+	d.args[0] = 0x7fff00000000ULL;	/* a buffer, its low half 0 */
+	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
+	ck_assert_int_eq(class_of(SYS_times, d.args[0], 0, 0, 0, 0),
+	    RMT_EMULATE);
 	memset(d.args, 0, sizeof d.args);
 
 	/* i386 (int 0x80) and x32 numbers are never let through */
