@@ -117,7 +117,7 @@ deputy_clock_restored(struct deputy *d)
 		/* the kernel's from here on, as before, never a jump up */
 		deputy_clock_exec(d);
 	} else if (any != 0 && ustub_install(&d->ustub, &d->stub, d->task,
-	    d->pid, &cause) == -1) {
+	    d->pid, 0, &cause) == -1) {
 		/* its clocks go on; times and getrusage are the kernel's */
 		log_warnx("process %d (%s): its times and getrusage at home "
 		    "leave out the %.3f s it used away: %s", (int)d->pid,

@@ -11,16 +11,23 @@
  * to its thread clock, from the threads' records in the image. A thread
  * made here has no entry and starts at 0, as it would have at home; a
  * thread that ends has its entry zeroed, for its id may come back.
+ * Beside it, the usage stub (ustub.c) in libc's times and getrusage adds
+ * the same bases to R's own, from the clock stub's data page, with calls
+ * the filter lets run too: glibc makes those calls with the system call
+ * instruction itself, not through the vDSO.
  *
- * The stub is the guest's, not the program's: dumps of R (the way home, a
- * checkpoint) leave its pages out and record the vDSO as the kernel made
- * it (guest_stub_hide). No stub (a vDSO we cannot patch, no room near
- * it), and R's clocks are answered as before, by the guest agent.
+ * The stubs are the guest's, not the program's: dumps of R (the way
+ * home, a checkpoint) leave their pages out and record the vDSO and
+ * libc as they were (guest_stub_hide). No clock stub (a vDSO we cannot
+ * patch, no room near it), and R's clocks, times and getrusage are
+ * answered as before, by the guest agent; no usage stub (a static
+ * program, a libc whose times or getrusage start otherwise), and its
+ * times and getrusage are.
  *
- * Calls made with the system call instruction itself (glibc's times() and
- * getrusage(), a clock_gettime of syscall(2)) still come to the guest
- * agent, which adds the same bases (libremote/emulate.c). R's dumps carry
- * each thread's time on (mig_cpu_carried).
+ * Calls made with the system call instruction itself (a static program's,
+ * syscall(2)'s) still come to the guest agent, which adds the same bases
+ * (libremote/emulate.c). R's dumps carry each thread's time on
+ * (mig_cpu_carried).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,8 +40,10 @@
 /*
  * Dumps of R through t record its user and system time as its times()
  * and getrusage() could have read them at most: R's kernel's and the
- * bases they went on from; no less than the guest's emulation of them
- * would say now (what R read through it: its split is its own).
+ * bases they went on from (as the usage stub adds them, rounded up to
+ * the microsecond, whose ticks its times() counts); no less than the
+ * guest's emulation of them would say now (what R read through it: its
+ * split is its own).
  */
 static void
 guest_stub_usage(struct guest *g, struct mig_task *t)
@@ -42,6 +51,10 @@ guest_stub_usage(struct guest *g, struct mig_task *t)
 	uint64_t	u = g->base.usage_user_ns, s = g->base.usage_sys_ns;
 	uint64_t	eu, es, ku, ks;
 
+	if (g->ustub.start != 0) {
+		u = (u + 999) / 1000 * 1000;
+		s = (s + 999) / 1000 * 1000;
+	}
 	if (g->remote != NULL && remote_usage(g->remote, &eu, &es) == 0 &&
 	    proc_usage_bound(g->pid, 1, &ku, &ks) == 0) {
 		if (eu > ku + u)
@@ -53,7 +66,7 @@ guest_stub_usage(struct guest *g, struct mig_task *t)
 }
 
 /*
- * Dumps of R through t leave the stub out, and record each thread's CPU
+ * Dumps of R through t leave the stubs out, and record each thread's CPU
  * time and the process's with what they carried here; NULL: none, what
  * the rounds of a live dump leave out (mig_live.hidden).
  */
@@ -69,6 +82,10 @@ guest_stub_hide(struct guest *g, struct mig_task *t)
 	}
 	if (g->rstub.start != 0)
 		h = &g->rstub.read.hidden;
+	if (g->ustub.start != 0) {
+		g->ustub.getrusage.hidden.next = h;
+		h = ustub_hidden(&g->ustub);
+	}
 	if (g->stub.start != 0) {
 		g->stub.hidden.next = h;
 		h = &g->stub.hidden;
@@ -110,13 +127,26 @@ guest_stub_threads(struct guest *g, struct mig_task *t)
 	free(tids);
 }
 
-/* Put the stub into R, held in t under its filter; -1: the guest's. */
+/*
+ * Put the stubs into R, held in t under its filter: the clock stub, and
+ * beside it the usage stub. -1: R's clocks are the guest's, and its
+ * times and getrusage.
+ */
 int
 guest_stub_install(struct guest *g, struct mig_task *t, char **cause)
 {
-	return stub_install(&g->stub, t, g->pid, g->base.utime_ns +
+	char	*why = NULL;
+
+	if (stub_install(&g->stub, t, g->pid, g->base.utime_ns +
 	    g->base.stime_ns, g->base.usage_user_ns, g->base.usage_sys_ns,
-	    g->tcpu, g->ntcpu, cause);
+	    g->tcpu, g->ntcpu, cause) == -1)
+		return -1;
+	if (ustub_install(&g->ustub, &g->stub, t, g->pid, 1, &why) == -1) {
+		log_info("%s: times and getrusage answered by the guest: %s",
+		    g->conn.who, why);
+		free(why);
+	}
+	return 0;
 }
 
 /*

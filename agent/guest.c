@@ -283,7 +283,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "killer", g->conn.who);
 		else
 			log_info("%s ended: %s %d; calls %llu sent home (%llu "
-			    "behind), %llu CPU clocks and %llu identity "
+			    "behind), %llu CPU clocks (%llu times and "
+			    "getrusage) and %llu identity "
 			    "answered here, %llu reads from %llu read ahead "
 			    "(%llu in R), "
 			    "%llu from what it wrote, "
@@ -299,6 +300,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->forwarded,
 			    (unsigned long long)st->behind,
 			    (unsigned long long)st->emulated,
+			    (unsigned long long)st->usage,
 			    (unsigned long long)st->ident,
 			    (unsigned long long)st->served,
 			    (unsigned long long)st->fetches,

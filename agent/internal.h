@@ -217,14 +217,18 @@ uint64_t	 rstub_map(struct mig_task *t, uint64_t base, uint64_t fn,
 		    uint64_t fn2, size_t len);
 int		 rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
 		    struct mig_task *t, char **cause);
+void		 rstub_rewind(void *arg, struct user_regs_struct *r);
 
-/* ustub.c: times and getrusage of P at home, with what it used away */
+/*
+ * ustub.c: times and getrusage of P at home, and of R away, with what
+ * the process used elsewhere
+ */
 struct ustub {
 	uint64_t	 start;		/* its page; 0: none */
 	struct rstub_patch times, getrusage;
 };
 int		 ustub_install(struct ustub *u, const struct stub *c,
-		    struct mig_task *t, pid_t pid, char **cause);
+		    struct mig_task *t, pid_t pid, int away, char **cause);
 const struct mig_hidden *ustub_hidden(const struct ustub *u);
 int		 ustub_remove(struct ustub *u, struct mig_task *t,
 		    char **cause);
@@ -573,6 +577,7 @@ struct guest {
 	int			 clone_asked;	/* the first one's */
 	uint64_t		 thread_seq;
 	struct stub		 stub;
+	struct ustub		 ustub;		/* R's times, getrusage */
 	struct rstub		 rstub;		/* R's reads (rstub.c) */
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */

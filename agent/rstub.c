@@ -318,7 +318,7 @@ rstub_peek(pid_t pid, uint64_t addr, uint64_t *v)
  * only in registers the caller loses, and in the buffer, which the call
  * writes again).
  */
-static void
+void
 rstub_rewind(void *arg, struct user_regs_struct *r)
 {
 	struct rstub_patch	*p = arg;
