@@ -8,7 +8,8 @@
 # made away from 0 — and none of those calls reach its guest agent or
 # the home; back home, and through checkpoints and a move again, the
 # clocks go on from their totals, and times() and getrusage() with them
-# (away, at home, and in a child forked at home from 0). Its
+# (away, at home, and in a child forked at home from 0), answered inside
+# the process away too, none by its guest agent. Its
 # regular files at home: read ahead (read and pread64 streams, reads
 # larger than a window streamed in pieces), written
 # behind, read back from what it wrote, a descriptor and its duplicate
@@ -202,8 +203,8 @@ echo "made at home: $(tail -1 "$D/hlate.out")"
 # home kernel's 0.6.
 lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" 1.6 usage > usage.out \
     2>&1 & }' sh "$D" "$OSM_MOSRUN/clock" || fail "usage: not started"
-# (each of its times and getrusage calls away is a round trip to its guest
-# agent, tens of microseconds on a loaded machine)
+# (each of its raw times and getrusage calls away, syscall(2)'s, is a
+# round trip to its guest agent, tens of microseconds on a loaded machine)
 wait_for 120 grep -q -e 'at 1 s' -e went "$D/usage.out" ||
     fail "usage: $(cat "$D/usage.out")"
 pid=$(pid_of clock)
@@ -218,6 +219,37 @@ sed -n "s/.*rusage $num user $num system, times $num s\$/\\1 \\2 \\3/p" \
     "$D/usage.out" | awk '{ exit !($1 + $2 >= 1.55 && $3 >= 1.5) }' ||
     fail "usage: $(tail -1 "$D/usage.out")"
 echo "usage back home: $(tail -1 "$D/usage.out")"
+
+# times() and getrusage() polled on node 2, the whole run there (libc's
+# only: no syscall(2) calls), one thread and two (RUSAGE_THREAD then finds
+# its thread in the table): answered inside the process by the usage stub
+# the guest put beside the clock stub, none of them by its guest agent,
+# each going on as the clocks do and agreeing with them.
+for m in single threads; do
+	t=$m
+	[ "$t" = single ] && t=
+	c2=$(node_cpu 2)
+	lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 "$2" 0.8 $3 usage noraw \
+	    > uaway.out 2>&1 & }' sh "$D" "$OSM_MOSRUN/clock" "$t" ||
+	    fail "usage away ($m): not started"
+	wait_for 60 grep -q -e ready -e went "$D/uaway.out" ||
+	    fail "usage away ($m): $(cat "$D/uaway.out")"
+	pid=$(pid_of clock)
+	[ "$(where "$pid")" = 2 ] || fail "usage away ($m): not on node 2"
+	wait_for 120 grep -q -e '^ok' -e went -e between -e 'thread clocks' \
+	    "$D/uaway.out" || fail "usage away ($m): no end: $(cat "$D/uaway.out")"
+	grep -q '^ok.*usage' "$D/uaway.out" ||
+	    fail "usage away ($m): $(cat "$D/uaway.out")"
+	c2=$(( $(node_cpu 2) - c2 ))
+	[ "$c2" -ge 500000000 ] || fail "usage away ($m): node 2 charged only $c2 ns"
+	wait_for 10 grep -q "guest $pid@1 .*ended" "$L2" ||
+	    fail "usage away ($m): no end on node 2"
+	line=$(grep "guest $pid@1 .*ended" "$L2" | tail -1)
+	uc=$(echo "$line" | sed -n 's/.* CPU clocks (\([0-9]*\) times and getrusage).*/\1/p')
+	[ "$uc" = 0 ] ||
+	    fail "usage away ($m): ${uc:-?} times and getrusage answered by the guest agent: $line"
+	echo "usage away ($m): $(tail -1 "$D/uaway.out"), node 2 charged $c2 ns, $uc answered by the guest"
+done
 
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files

@@ -1,6 +1,7 @@
 /*
- * clock SECONDS [threads | late | idle]: polls its CPU-time clocks in a
- * loop, as a solver checking its time limit does, until it has used
+ * clock SECONDS [threads | late | idle] [usage [noraw]]: polls its
+ * CPU-time clocks in a loop, as a solver checking its time limit does,
+ * until it has used
  * SECONDS of CPU (tests/lab/t-fast.sh, bench/real). Every value of
  * CLOCK_PROCESS_CPUTIME_ID, clock() and CLOCK_THREAD_CPUTIME_ID must be at
  * least the last and at most 0.1 s more (the process's 0.25 while two
@@ -24,7 +25,9 @@
  * thread's; times() to its ticks), away and back home; the child's
  * count from 0 too; it says "at N s: usage NS ns a call, raw NS" as its
  * CPU time passes each second (what libc's calls cost since the last such
- * line, and the same calls made with syscall(2), one poll in four).
+ * line, and the same calls made with syscall(2), one poll in four; with
+ * "noraw" it makes none of those, and says raw 0: a test counting the
+ * calls that reach the guest agent).
  * Prints "ok POLLS polls, NS ns each, CPU s" (with "threads": then
  * "; threads MAIN OTHER" s; with "usage": then "; usage NS ns a call
  * (raw NS), rusage USER user SYS system, times TIMES s") and exits 0, or
@@ -60,7 +63,7 @@ struct poller {
 
 static double		 limit = 1;
 static volatile int	 done;
-static int		 idle, usage;
+static int		 idle, usage, noraw;
 /*
  * How far the process's clocks may go between two polls of a thread: 0.1
  * s; 0.25 while another thread polls too, which may run that long on the
@@ -188,7 +191,7 @@ poll_usage(struct poller *w)
 	agree(w, "times()", w->tm, w->p - 0.03, p);
 	agree(w, "getrusage(RUSAGE_SELF)", w->rs, w->p, p);
 	agree(w, "getrusage(RUSAGE_THREAD)", w->rt, w->t, t);
-	if (w->usage_calls % 12 == 0) {
+	if (!noraw && w->usage_calls % 12 == 0) {
 		/* the kernel's own, for what libc's cost beside them */
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		syscall(SYS_times, &tm);
@@ -362,6 +365,8 @@ main(int argc, char **argv)
 			threads = idle = 1;
 		else if (strcmp(argv[i], "usage") == 0)
 			usage = 1;
+		else if (strcmp(argv[i], "noraw") == 0)
+			noraw = 1;
 	}
 	signal(SIGUSR1, usr);
 	signal(SIGUSR2, usr);
@@ -390,8 +395,8 @@ main(int argc, char **argv)
 			/* what the calls cost since the last mark */
 			printf("at %d s: usage %.0f ns a call, raw %.0f\n",
 			    ++second, (m.usage_ns - mark[0]) / (m.usage_calls -
-			    mark[1]), (m.raw_ns - mark[2]) / (m.raw_calls -
-			    mark[3]));
+			    mark[1]), m.raw_calls == mark[3] ? 0 :
+			    (m.raw_ns - mark[2]) / (m.raw_calls - mark[3]));
 			mark[0] = m.usage_ns;
 			mark[1] = m.usage_calls;
 			mark[2] = m.raw_ns;
