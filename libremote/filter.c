@@ -128,7 +128,11 @@ filter_clock_stub(struct prog *p)
  * getrusage(RUSAGE_SELF or RUSAGE_THREAD) and RMT_CLOCK_MAGIC in the high
  * half of who (request_rusage_stub), and the node's ticks with
  * times(NULL), both halves 0 (request_times_class): let those run, and
- * fall through with the number loaded again for anything else.
+ * fall through with the number loaded again for anything else. Emitted
+ * beside the clock stub's, early, rather than at times' place in the
+ * table: a program polling them pays every compare before (a getrusage
+ * under the filter, 2026-12-02: 1.1 us here, 1.2 there, 0.95 bare); any
+ * later call pays two more.
  */
 static void
 filter_usage_stub(struct prog *p)
@@ -172,10 +176,10 @@ filter_build(struct sock_fprog *fprog, char **cause)
 	    offsetof(struct seccomp_data, nr));
 	for (i = 0; i < n; i++) {
 		e = &tab[i];
-		if (e->nr == SYS_clock_gettime)
+		if (e->nr == SYS_clock_gettime) {
 			filter_clock_stub(&p);
-		if (e->nr == SYS_times)
 			filter_usage_stub(&p);
+		}
 		if (e->rule != NULL) {
 			if (filter_rule(&p, e, cause) != 0)
 				goto fail;
