@@ -193,7 +193,8 @@ guest_stub_pc(pid_t pid, uint64_t *pc)
  * call after). So the stub serves no more, and once R is seen outside it
  * (no read of it half done: it would move an offset after we took them
  * in), or on a CPU three times 50 us apart (a read begun takes a few
- * microseconds there), what it served is taken in, for
+ * microseconds there) with no write half way into the ring (its busy
+ * mark: a write's copy may take longer), what it served is taken in, for
  * guest_files_stand_in to send.
  */
 void
@@ -210,8 +211,11 @@ guest_stub_reads_off(struct guest *g)
 			if (pc < code || pc >= code + 4096)
 				break;
 			running = 0;	/* stopped in it: it goes on later */
-		} else if (++running == 3)
-			break;	/* on a CPU since: a read begun is done */
+		} else if (++running >= 3 && !(__atomic_load_n(
+		    &g->rstub.shm->w.head, __ATOMIC_ACQUIRE) & RSTUB_WBUSY))
+			break;	/* on a CPU since: a read begun is done, and
+				   no write is half way into the ring (a copy
+				   of up to 1 MiB) */
 	}
 	if (i == 20000)
 		log_warnx("%s: never seen outside the read stub: an offset may "

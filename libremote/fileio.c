@@ -187,6 +187,11 @@ fio_written(struct fio *f, int fd, int nr, uint64_t off,
 		    off : e->pos, len);
 	else
 		fio_drop_file(f, 0, e->dev, e->ino, e->fd);
+	/* written since its last sync: its close may have that to tell */
+	if (e != &none)
+		e->wgen++;
+	/* an fstat after them is not one right after an open */
+	f->ostat_ok = 0;
 	while (len > 0) {
 		n = len < FIO_BATCH_ONE ? len : FIO_BATCH_ONE;
 		memcpy(fio_batch_room(f, e, nr, off, n, seq), bytes, n);
@@ -227,6 +232,13 @@ fio_unanswered(struct fio *f, int nr, const uint64_t *args, long rv)
 	struct fio_fd	*e = fio_find(f, (int)args[0]);
 	const struct fio_fd *was = &f->mark.was;
 
+	/* a close behind: it is made (at home, in its turn) all the same */
+	if (nr == SYS_close && e == NULL && f->mark.fd == (int)args[0]) {
+		f->reclose = 1;
+		f->reclose_fd = (int)args[0];
+		f->reclose_rv = rv;
+		return;
+	}
 	if (e == NULL || f->mark.fd != e->fd)
 		return;
 	if ((nr == SYS_write || nr == SYS_pwrite64) && rv > 0 &&
@@ -462,10 +474,22 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 
 	if (f->off)
 		return FIO_PASS;
+	fio_mark(f, fd);
+	/*
+	 * The close R makes again after a signal's handler, of the one
+	 * behind it left (fio_unanswered): made already, its answer the
+	 * same. Any other call ends that.
+	 */
+	if (f->reclose) {
+		f->reclose = 0;
+		if (nr == SYS_close && fd == f->reclose_fd) {
+			*rv = f->reclose_rv;
+			return FIO_ANSWER;
+		}
+	}
 	/* an fstat right after an open: the open's reply said it */
 	if (fio_open_stat(f, tid, nr, args, rv))
 		return FIO_ANSWER;
-	fio_mark(f, fd);
 	fio_locks_other(f, nr, args);
 	fio_replaced(f, nr, args, seq);
 	fio_moved(f, nr, args, seq);

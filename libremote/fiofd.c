@@ -47,6 +47,9 @@ fio_forget(struct fio *f, struct fio_fd *e)
 		f->wait_home = 1;
 	window_drop(e);
 	held_drop(&f->held, e->fd);
+	/* the stub in R gathers no write of a number opened again */
+	if (f->wlive && f->wfd == e->fd)
+		f->wlive = 0;
 	*e = f->fds[--f->nfds];
 }
 

@@ -401,6 +401,9 @@ struct fio {
 		struct fio_fd	 was;
 		size_t		 blen;
 	}		 mark;
+	int		 reclose;	/* a close behind R never had the */
+	int		 reclose_fd;	/* answer of (fio_unanswered): */
+	long		 reclose_rv;	/* its descriptor, its answer */
 	int		 threaded;	/* R has had threads (pipes.c) */
 	uint64_t	 stats_piped;	/* writes to pipes gathered */
 	uint64_t	 stats_behind;

@@ -754,15 +754,16 @@ shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
  * waiting: if the home's file is under a shared path of this node, the
  * same file opened here goes into R at that number, once it is proved the
  * one the home opened. Otherwise R's descriptor stays the home's, its
- * calls going home as before.
+ * calls going home as before, and what the home said of it is what it
+ * says of any open's (fio_opened: its fstat answered, its close behind).
  */
 void
 shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
 {
 	const Osm__RemoteFdInfo	*m = g->shared.info;
 
-	if (m != NULL && m->fd == fd)
-		shared_install(g, m, flags, id);
+	if (m != NULL && m->fd == fd && !shared_install(g, m, flags, id))
+		fio_opened(&g->fio, m);
 }
 
 /* The open flags a descriptor of P's is opened here with. */

@@ -19,7 +19,8 @@ libc = ctypes.CDLL(None, use_errno=True)
 
 GUEST, TOKEN, ANSWER = 1, 2, 3
 HDR = '=II'                     # type, id
-GUEST_BODY = '=III72s33s257s2x'  # home, pid, owner_uid, key, user, command
+# home, pid, owner_uid, owner_gid, key, user, command, strict_files and pad
+GUEST_BODY = '=IIII72s33s257s2x'
 TOKEN_BODY = '=I255s1x'          # len, token
 ANSWER_BODY = '=iII200s'         # ok, pid, uid, why
 
@@ -45,7 +46,7 @@ def channel(pid):
 
 
 def guest(home=2, pid=4242, user=b'alice', command=b'sleep 100'):
-    return struct.pack(GUEST_BODY, home, pid, 1000, b'k' * 72, user,
+    return struct.pack(GUEST_BODY, home, pid, 1000, 1000, b'k' * 72, user,
                        command)
 
 

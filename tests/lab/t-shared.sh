@@ -236,3 +236,19 @@ as sh -c 'cd "$1" && perl -e "$2" > both.home 2>&1 &&
 grep -v '^mosrun: ' "$S/both.away" | cmp -s "$S/both.home" - ||
     fail "2>&1: the output away differs"
 echo "2>&1: the same output as at home"
+
+# --- files outside the shared paths -----------------------------------
+# With a shared path declared, an open of a file outside it still says
+# what it opened (docs/REMOTE.md "Calls behind"): perl's start away has
+# the fstats after its libraries' opens answered on node 2 and their
+# closes sent behind, as in a cluster with no shared path.
+n=$(grep -c "ended: status" "$L2")
+as mosrun -L -r 2 perl -e 1 || fail "outside: perl failed away"
+wait_for 10 sh -c "[ \$(grep -c 'ended: status' '$L2') -gt $n ]" ||
+    fail "outside: no end on node 2"
+line=$(ended)
+known=$(field "fstats answered from an open's")
+behind=$(echo "$line" | sed -n 's/.* sent home (\([0-9]*\) behind).*/\1/p')
+[ "${known:-0}" -ge 5 ] && [ "${behind:-0}" -ge 5 ] ||
+    fail "outside: ${known:-no} fstats answered, ${behind:-no} calls behind: $line"
+echo "outside: perl's start, $known fstats answered and $behind calls behind"

@@ -337,6 +337,87 @@ START_TEST(test_behind_locks)
 }
 END_TEST
 
+/*
+ * Writes the stub in R took (fio_written) are writes like those fio_call
+ * gathers: the close after them waits for its answer, though they were
+ * answered at home meanwhile (its failure may be a late write's: NFS, a
+ * quota), and an fstat after them is not one right after the open.
+ */
+START_TEST(test_behind_stub_writes)
+{
+	struct fio	 f;
+	struct stat	 st;
+	uint64_t	 seq = 0, args[6];
+	int64_t		 expect;
+	long		 rv;
+	pid_t		 self = getpid();
+	char		 data[100];
+
+	memset(&f, 0, sizeof f);
+	memset(data, 'b', sizeof data);
+	uint64_t cl[6] = { 6 };
+
+	/* no write: its close goes behind */
+	behind_opened(&f, 6, 0);
+	memcpy(args, cl, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 1, SYS_close, args, 0, &seq, &rv),
+	    FIO_ANSWER);
+	/* written in R, the writes sent and answered: its close waits */
+	behind_opened(&f, 6, 0);
+	fio_written(&f, 6, SYS_write, 0, (const uint8_t *)data, sizeof data,
+	    &seq);
+	fio_flush(&f, &seq);
+	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
+	    1);
+	memcpy(args, cl, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 2, SYS_close, args, 0, &seq, &rv),
+	    FIO_PASS);
+	fio_free(&f);
+
+	memset(&f, 0, sizeof f);
+	behind_opened(&f, 7, 0);
+	fio_written(&f, 7, SYS_write, 0, (const uint8_t *)data, sizeof data,
+	    &seq);
+	uint64_t fs[6] = { 7, (uint64_t)&st };
+	memcpy(args, fs, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 3, SYS_fstat, args, 0, &seq, &rv),
+	    FIO_PASS);
+	fio_free(&f);
+}
+END_TEST
+
+/*
+ * A close behind that R left for a signal's handler, and makes again,
+ * is answered as it was (it was made): not sent home, to say EBADF.
+ */
+START_TEST(test_behind_reclose)
+{
+	struct fio	 f;
+	uint64_t	 seq = 0, args[6];
+	long		 rv;
+	pid_t		 self = getpid();
+
+	memset(&f, 0, sizeof f);
+	behind_opened(&f, 8, 0);
+	uint64_t c8[6] = { 8 };
+	memcpy(args, c8, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 4, SYS_close, args, 0, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, 0);
+	fio_unanswered(&f, SYS_close, args, rv);
+	rv = -1;
+	memcpy(args, c8, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 5, SYS_close, args, 0, &seq, &rv),
+	    FIO_ANSWER);
+	ck_assert_int_eq(rv, 0);
+	/* once */
+	memcpy(args, c8, sizeof args);
+	ck_assert_int_eq(fio_call(&f, self, 6, SYS_close, args, 0, &seq, &rv),
+	    FIO_PASS);
+	fio_free(&f);
+}
+END_TEST
+
 void
 check_remote_behind(Suite *s)
 {
@@ -344,5 +425,7 @@ check_remote_behind(Suite *s)
 
 	tcase_add_test(tc, test_behind);
 	tcase_add_test(tc, test_behind_locks);
+	tcase_add_test(tc, test_behind_stub_writes);
+	tcase_add_test(tc, test_behind_reclose);
 	suite_add_tcase(s, tc);
 }
