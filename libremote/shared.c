@@ -321,7 +321,8 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 		buf = args[2];
 		nofollow = (args[3] & AT_SYMLINK_NOFOLLOW) != 0;
 	}
-	if (s->stater == NULL || !shared_rights(g) ||
+	/* (what R wrote still on its way home could be this file's) */
+	if (s->stater == NULL || !shared_rights(g) || fio_writing(&g->fio) ||
 	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
 	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
 		return 0;
