@@ -85,6 +85,13 @@ away_restart(struct deputy *d, const char *what)
 	opts.warn = away_warn;
 	opts.warn_arg = d;
 	free(then);
+	/*
+	 * P may be the process of a way home that was lost on its way (its
+	 * pages following): its clock and usage stubs go, for the restore
+	 * to find its vDSO and libc as they were (the checkpoint's carry
+	 * puts them in again).
+	 */
+	deputy_clock_leave(d);
 	if (mig_restore_chain(d->task, path, &opts, NULL, &cause) == -1) {
 		log_warnx("process %d: restart from %s: %s", (int)d->pid, path,
 		    cause);

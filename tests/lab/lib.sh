@@ -241,6 +241,17 @@ node_cpu() {
 	else echo $(($(sed -n 's/^usage_usec //p' "$_d/cpu.stat") * 1000)); fi
 }
 
+# ends: the guests node 2's log says ended; end_after N: the end line of
+# the first to end after N had, waited for (the guest agent may write it
+# after mosrun has its status; the line before it is another guest's)
+ends() {
+	grep -c "ended" "$(lab_dir)/node2/mosd.log"
+}
+end_after() {
+	wait_for 10 eval '[ "$(ends)" -gt '"$1"' ]' || return 1
+	grep "ended" "$(lab_dir)/node2/mosd.log" | sed -n "$(($1 + 1))p"
+}
+
 # The pid, on node K, of the running copy of a process named COMMAND (a
 # guest runs under a guest uid, 60000 and up).
 guest_pid() {

@@ -253,16 +253,6 @@ done
 
 # --- regular files -------------------------------------------------------
 F=$OSM_MOSRUN/files
-# ends: the guests node 2's log says ended; end_after N: the line of the
-# first to end after N had, waited for (the guest agent may write it after
-# mosrun has its status; the line before it is another guest's)
-ends() {
-	grep -c "ended" "$L2"
-}
-end_after() {
-	wait_for 10 eval '[ "$(ends)" -gt '"$1"' ]' || return 1
-	grep "ended" "$L2" | sed -n "$(($1 + 1))p"
-}
 n=$(ends)
 # Written behind and read back ahead, away: the same file as at home.
 lab_exec 1 sh -c 'cd "$1" && "$2" write home.dat 3000 > wh.out &&

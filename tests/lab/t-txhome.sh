@@ -21,14 +21,6 @@ wait_cluster 2
 D=$(lab_dir)/tx
 mkdir -p "$D" && chmod 755 "$(lab_dir)" "$D" || fail "mkdir $D"
 L2=$(lab_dir)/node2/mosd.log
-ends() {
-	grep -c "ended" "$L2"
-}
-# the end line of node 2's guest after the first n, once there
-end_after() {
-	wait_for 10 eval '[ "$(ends)" -gt '"$1"' ]' || return 1
-	grep "ended" "$L2" | sed -n "$(($1 + 1))p"
-}
 # what the end line $1 says before the words $2
 said() {
 	echo "$1" | sed -n "s/.* \([0-9][0-9]*\) $2.*/\1/p"

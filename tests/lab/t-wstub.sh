@@ -20,15 +20,6 @@ W=$OSM_MOSRUN/writer
 "$OSM_MOSRUN/reader" -w "$D/data" 8000000 || fail "could not write $D/data"
 chmod 644 "$D/data"
 
-# ends: the guests node 2's log says ended; end_after N: the line of the
-# first to end after N had, waited for
-ends() {
-	grep -c "ended" "$L2"
-}
-end_after() {
-	wait_for 10 eval '[ "$(ends)" -gt '"$1"' ]' || return 1
-	grep "ended" "$L2" | sed -n "$(($1 + 1))p"
-}
 inr() {
 	echo "$1" | sed -n 's/.* \([0-9]*\) writes behind in R.*/\1/p'
 }
