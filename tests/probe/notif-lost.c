@@ -14,7 +14,8 @@
  *
  * On 6.18 here (2 CPUs, load 3, 2026-12-02): answers lost in 7 runs of
  * 7 without sync (1 to 23 in 300,000 calls, of about 3,400 that SEND
- * found gone), in 1 of 20 with it (6.6 million calls, 63,000 gone).
+ * found gone), in 2 of 21 with it (4 in 6.8 million calls, 65,000
+ * gone; 3 of them in a run with both CPUs busy besides).
  */
 #define _GNU_SOURCE
 #include <sys/ioctl.h>
