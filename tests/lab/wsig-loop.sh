@@ -3,8 +3,8 @@
 # looped: WSIG_RUNS runs (default 60), each failure's output, the count.
 # Not a t-*.sh: run it by name (tests/lab/run wsig-loop.sh), it fails
 # until the lost answer (docs/REMOTE.md, "Regular files", an answer the
-# kernel takes and R still never has) is closed: 3 runs of the first 51
-# here, 2026-12-02.
+# kernel takes and R still never has) is closed: 3 of 40 and 1 of 40
+# here, 2026-12-02 (19 in the first 300 s), each a main-flow block twice.
 . "$(dirname "$0")/lib.sh"
 lab_up 2
 wait_cluster 2
