@@ -211,8 +211,7 @@ guest_stub_reads_off(struct guest *g)
 			if (pc < code || pc >= code + 4096)
 				break;
 			running = 0;	/* stopped in it: it goes on later */
-		} else if (++running >= 3 && !(__atomic_load_n(
-		    &g->rstub.shm->w.head, __ATOMIC_ACQUIRE) & RSTUB_WBUSY))
+		} else if (++running >= 3 && !rstub_half_written(g->remote))
 			break;	/* on a CPU since: a read begun is done, and
 				   no write is half way into the ring (a copy
 				   of up to 1 MiB) */

@@ -159,6 +159,7 @@ struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
 void	 rstub_threaded(struct remote *g);
 int	 rstub_stop(struct remote *g);
+int	 rstub_half_written(const struct remote *g);
 
 /* remote.c */
 /* What became of R's notified calls. */

@@ -419,6 +419,14 @@ rstub_publish(struct remote *g, uint64_t id)
 	__atomic_store_n(&rs->shm->on, 1, __ATOMIC_RELEASE);
 }
 
+/* Is a write of R's half way into the ring (the stub's busy mark)? */
+int
+rstub_half_written(const struct remote *g)
+{
+	return g->rstub != NULL && (__atomic_load_n(&g->rstub->shm->w.head,
+	    __ATOMIC_ACQUIRE) & RSTUB_WBUSY) != 0;
+}
+
 /*
  * Writes in the ring, or that the stub may still put there: the agent
  * takes them in a moment later (rstub_flush) if no call of R's comes.

@@ -242,11 +242,9 @@ echo "2>&1: the same output as at home"
 # what it opened (docs/REMOTE.md "Calls behind"): perl's start away has
 # the fstats after its libraries' opens answered on node 2 and their
 # closes sent behind, as in a cluster with no shared path.
-n=$(grep -c "ended: status" "$L2")
+n=$(ends)
 as mosrun -L -r 2 perl -e 1 || fail "outside: perl failed away"
-wait_for 10 sh -c "[ \$(grep -c 'ended: status' '$L2') -gt $n ]" ||
-    fail "outside: no end on node 2"
-line=$(ended)
+line=$(end_after "$n") || fail "outside: no end on node 2"
 known=$(field "fstats answered from an open's")
 behind=$(echo "$line" | sed -n 's/.* sent home (\([0-9]*\) behind).*/\1/p')
 [ "${known:-0}" -ge 5 ] && [ "${behind:-0}" -ge 5 ] ||

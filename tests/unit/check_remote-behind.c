@@ -337,6 +337,15 @@ START_TEST(test_behind_locks)
 }
 END_TEST
 
+/* R's close of fd, as fio_call takes it: its verdict, its answer in *rv. */
+static enum fio_verdict
+behind_close(struct fio *f, int fd, uint64_t *seq, long *rv)
+{
+	uint64_t	args[6] = { fd };
+
+	return fio_call(f, getpid(), 1, SYS_close, args, 0, seq, rv);
+}
+
 /*
  * Writes the stub in R took (fio_written) are writes like those fio_call
  * gathers: the close after them waits for its answer, though they were
@@ -355,13 +364,10 @@ START_TEST(test_behind_stub_writes)
 
 	memset(&f, 0, sizeof f);
 	memset(data, 'b', sizeof data);
-	uint64_t cl[6] = { 6 };
 
 	/* no write: its close goes behind */
 	behind_opened(&f, 6, 0);
-	memcpy(args, cl, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 1, SYS_close, args, 0, &seq, &rv),
-	    FIO_ANSWER);
+	ck_assert_int_eq(behind_close(&f, 6, &seq, &rv), FIO_ANSWER);
 	/* written in R, the writes sent and answered: its close waits */
 	behind_opened(&f, 6, 0);
 	fio_written(&f, 6, SYS_write, 0, (const uint8_t *)data, sizeof data,
@@ -369,9 +375,7 @@ START_TEST(test_behind_stub_writes)
 	fio_flush(&f, &seq);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
 	    1);
-	memcpy(args, cl, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 2, SYS_close, args, 0, &seq, &rv),
-	    FIO_PASS);
+	ck_assert_int_eq(behind_close(&f, 6, &seq, &rv), FIO_PASS);
 	fio_free(&f);
 
 	memset(&f, 0, sizeof f);
@@ -393,27 +397,19 @@ END_TEST
 START_TEST(test_behind_reclose)
 {
 	struct fio	 f;
-	uint64_t	 seq = 0, args[6];
+	uint64_t	 seq = 0, c8[6] = { 8 };
 	long		 rv;
-	pid_t		 self = getpid();
 
 	memset(&f, 0, sizeof f);
 	behind_opened(&f, 8, 0);
-	uint64_t c8[6] = { 8 };
-	memcpy(args, c8, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 4, SYS_close, args, 0, &seq, &rv),
-	    FIO_ANSWER);
+	ck_assert_int_eq(behind_close(&f, 8, &seq, &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, 0);
-	fio_unanswered(&f, SYS_close, args, rv);
+	fio_unanswered(&f, SYS_close, c8, rv);
 	rv = -1;
-	memcpy(args, c8, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 5, SYS_close, args, 0, &seq, &rv),
-	    FIO_ANSWER);
+	ck_assert_int_eq(behind_close(&f, 8, &seq, &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, 0);
 	/* once */
-	memcpy(args, c8, sizeof args);
-	ck_assert_int_eq(fio_call(&f, self, 6, SYS_close, args, 0, &seq, &rv),
-	    FIO_PASS);
+	ck_assert_int_eq(behind_close(&f, 8, &seq, &rv), FIO_PASS);
 	fio_free(&f);
 }
 END_TEST
