@@ -29,6 +29,7 @@
  * (libremote/emulate.c). R's dumps carry each thread's time on
  * (mig_cpu_carried).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,22 +170,43 @@ guest_stub_reads(struct guest *g, struct mig_task *t)
 }
 
 /*
- * Where R's one thread is in user space, stopped or not running (from
- * /proc/PID/syscall); -1 if it runs now, or it cannot be read.
+ * Where R's threads are, from each one's /proc/PID/task/TID/syscall: 0
+ * each is stopped or not running, outside the stub's code (at code) and
+ * in no call the stub made on a file opened here (its descriptor marked);
+ * 1 one is in either; -1 one runs now, or cannot be read.
  */
 static int
-guest_stub_pc(pid_t pid, uint64_t *pc)
+guest_stub_where(pid_t pid, uint64_t code)
 {
-	char	 path[64], buf[512], *p;
+	char		 path[320], buf[512], *p;
+	struct dirent	*de;
+	uint64_t	 pc, a0;
+	DIR		*d;
+	int		 rv = 0;
 
-	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
-	if (read_file_str(path, buf, sizeof buf) == -1)
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
 		return -1;
-	if (strncmp(buf, "running", 7) == 0 ||
-	    (p = strrchr(buf, ' ')) == NULL)
-		return -1;
-	*pc = strtoull(p + 1, NULL, 16);
-	return 0;
+	while (rv != -1 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%s/syscall",
+		    (int)pid, de->d_name);
+		if (read_file_str(path, buf, sizeof buf) == -1 ||
+		    strncmp(buf, "running", 7) == 0 ||
+		    (p = strrchr(buf, ' ')) == NULL) {
+			rv = -1;
+			break;
+		}
+		pc = strtoull(p + 1, NULL, 16);
+		a0 = (p = strchr(buf, ' ')) != NULL ?
+		    strtoull(p + 1, NULL, 16) : 0;
+		if ((pc >= code && pc < code + 4096) ||
+		    a0 >> 32 == RMT_CLOCK_MAGIC)
+			rv = 1;
+	}
+	closedir(d);
+	return rv;
 }
 
 /*
@@ -195,21 +217,26 @@ guest_stub_pc(pid_t pid, uint64_t *pc)
  * in), or on a CPU three times 50 us apart (a read begun takes a few
  * microseconds there) with no write half way into the ring (its busy
  * mark: a write's copy may take longer), what it served is taken in, for
- * guest_files_stand_in to send.
+ * guest_files_stand_in to send. So with its calls on files opened here:
+ * none is begun from now on, and none is still in the kernel.
  */
 void
 guest_stub_reads_off(struct guest *g)
 {
-	uint64_t	pc, code = g->rstub.start;
-	int		i, running = 0;
+	uint64_t	code = g->rstub.start;
+	int		i, running = 0, local, served, where;
 
-	if (code == 0 || g->remote == NULL || !rstub_stop(g->remote))
-		return;		/* none, or off already (threads) */
+	if (code == 0 || g->remote == NULL)
+		return;
+	local = rstub_local_stop(g->remote);
+	served = rstub_stop(g->remote);
+	if (!local && !served)
+		return;		/* off already (threads) */
 	for (i = 0; i < 20000; i++) {
 		usleep(50);
-		if (guest_stub_pc(g->pid, &pc) == 0) {
-			if (pc < code || pc >= code + 4096)
-				break;
+		if ((where = guest_stub_where(g->pid, code)) == 0)
+			break;
+		if (where == 1) {
 			running = 0;	/* stopped in it: it goes on later */
 		} else if (++running >= 3 && !rstub_half_written(g->remote))
 			break;	/* on a CPU since: a read begun is done, and

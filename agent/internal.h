@@ -185,13 +185,15 @@ struct rstub_patch {			/* one function of libc's, patched */
 	uint64_t	 tramp;		/* its displaced instructions */
 	size_t		 displaced;
 	int		 offset_kept;	/* pread64's, under the stack */
+	uint64_t	 lsyscall;	/* libc's syscall(), or 0 */
 	uint8_t		 orig[16];	/* as they were */
 	struct mig_hidden hidden;	/* for dumps of the process */
 };
 struct rstub {
 	uint64_t	 start;		/* its pages: code, then shared; 0 none */
 	size_t		 len;
-	struct rstub_patch read, pread, write, pwrite;
+	struct rstub_patch read, pread, write, pwrite, fdatasync, fsync,
+			 lseek;
 	struct rstub_shm *shm;		/* our mapping of the shared part */
 	uint64_t	 shared;	/* R's */
 };

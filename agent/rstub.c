@@ -48,7 +48,9 @@ extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
     rstub_tramp[], rstub_pcode[], rstub_psaved[], rstub_pret[],
     rstub_ptramp[], wstub_code[], wstub_saved[], wstub_ret[],
     wstub_tramp[], wstub_pcode[], wstub_psaved[], wstub_pret[],
-    wstub_ptramp[], rstub_end[];
+    wstub_ptramp[], lstub_fdcode[], lstub_fdsaved[], lstub_fdtramp[],
+    lstub_fscode[], lstub_fssaved[], lstub_fstramp[], lstub_lscode[],
+    lstub_lssaved[], lstub_lstramp[], rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
@@ -56,6 +58,53 @@ __asm__(
 "	.globl rstub_pcode, rstub_psaved, rstub_pret, rstub_ptramp, rstub_end\n"
 "	.globl wstub_code, wstub_saved, wstub_ret, wstub_tramp\n"
 "	.globl wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp\n"
+"	.globl lstub_fdcode, lstub_fdsaved, lstub_fdtramp\n"
+"	.globl lstub_fscode, lstub_fssaved, lstub_fstramp\n"
+"	.globl lstub_lscode, lstub_lssaved, lstub_lstramp\n"
+/*
+ * lstub_try: a call on a descriptor of a file opened here (its bit in the
+ * shared page's lfds, while lon) made by the stub itself: the number and
+ * the arguments (up to four, the fourth in %rcx) to libc's syscall(), the
+ * descriptor marked in its high half (RMT_CLOCK_MAGIC), which returns to
+ * the caller and sets errno as libc's function would. The jump is the
+ * commit: before it the arguments are still in %r9 to %r11 (and the red
+ * zone); after it the thread is in libc. wr: a write, counted.
+ */
+"	.macro	lstub_try nr, wr\n"
+"	cmpl	$0, .Lr_start+4096+4(%rip)\n"		/* lon */
+"	je	8f\n"
+"	cmpl	$256, %edi\n"				/* RSTUB_LFDS */
+"	jae	8f\n"
+"	btl	%edi, .Lr_start+4096+32(%rip)\n"	/* lfds */
+"	jnc	8f\n"
+"	lock incq .Lr_start+4096+16(%rip)\n"		/* lhits */
+"	.if	\\wr\n"
+"	lock incq .Lr_start+4096+24(%rip)\n"		/* lwrites */
+"	.endif\n"
+"	movq	%rcx, %r8\n"
+"	movq	%rdx, %rcx\n"
+"	movq	%rsi, %rdx\n"
+"	movl	%edi, %esi\n"
+"	movabsq	$0x6f736d3100000000, %rax\n"		/* RMT_CLOCK_MAGIC */
+"	orq	%rax, %rsi\n"
+"	movl	$\\nr, %edi\n"
+"	jmpq	*.Lr_start+4096+8(%rip)\n"		/* lsyscall */
+"8:\n"
+"	.endm\n"
+/* a function of up to three arguments with no stub but lstub_try's */
+"	.macro	lstub_only nr, code, saved, tramp\n"
+"\\code:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"\\saved:\n"
+"	lstub_try \\nr, 0\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"\\tramp:\n"
+"	.fill 32, 1, 0xcc\n"
+"	.endm\n"
 /*
  * rstub_wsame: a read (at off, count in %r11) of the write slot's file
  * that wants a byte its ring holds goes to libc (miss). wstub_put: the
@@ -111,6 +160,7 @@ __asm__(
 "	movq	%rsi, %r10\n"
 "	movq	%rdx, %r11\n"
 "rstub_saved:\n"
+"	lstub_try 0, 0\n"
 "	cmpl	$0, .Lr_start+4096(%rip)\n"		/* on */
 "	je	.Lr_miss\n"
 "	testq	%rdx, %rdx\n"
@@ -165,6 +215,7 @@ __asm__(
 "	movq	%rdx, %r11\n"
 "	movq	%rcx, -8(%rsp)\n"
 "rstub_psaved:\n"
+"	lstub_try 17, 0\n"
 "	cmpl	$0, .Lr_start+4096(%rip)\n"		/* on */
 "	je	.Lp_miss\n"
 "	testq	%rdx, %rdx\n"
@@ -221,6 +272,7 @@ __asm__(
 "	movq	%rsi, %r10\n"
 "	movq	%rdx, %r11\n"
 "wstub_saved:\n"
+"	lstub_try 1, 1\n"
 "	cmpl	$0, .Lr_start+4096(%rip)\n"	/* on */
 "	je	.Lw_miss\n"
 "	leaq	.Lr_start+4096+576(%rip), %r8\n"	/* the write slot */
@@ -248,6 +300,7 @@ __asm__(
 "	movq	%rdx, %r11\n"
 "	movq	%rcx, -8(%rsp)\n"
 "wstub_psaved:\n"
+"	lstub_try 18, 1\n"
 "	cmpl	$0, .Lr_start+4096(%rip)\n"	/* on */
 "	je	.Lq_miss\n"
 "	leaq	.Lr_start+4096+576(%rip), %r8\n"	/* the write slot */
@@ -273,6 +326,9 @@ __asm__(
 "	movq	-8(%rsp), %rcx\n"
 "wstub_ptramp:\n"
 "	.fill 32, 1, 0xcc\n"
+"	lstub_only 75, lstub_fdcode, lstub_fdsaved, lstub_fdtramp\n"	/* fdatasync */
+"	lstub_only 74, lstub_fscode, lstub_fssaved, lstub_fstramp\n"	/* fsync */
+"	lstub_only 8, lstub_lscode, lstub_lssaved, lstub_lstramp\n"	/* lseek */
 "rstub_end:\n"
 "	.popsection\n");
 
@@ -299,6 +355,30 @@ _Static_assert(sizeof(struct rstub_wslot) == 64 &&
     offsetof(struct rstub_wslot, base) == 48 &&
     offsetof(struct rstub_shm, w) == 576 &&
     SYS_write == 1 && SYS_pwrite64 == 18, "the stub's write slot");
+_Static_assert(offsetof(struct rstub_shm, lon) == 4 &&
+    offsetof(struct rstub_shm, lsyscall) == 8 &&
+    offsetof(struct rstub_shm, lhits) == 16 &&
+    offsetof(struct rstub_shm, lwrites) == 24 &&
+    offsetof(struct rstub_shm, lfds) == 32 && RSTUB_LFDS == 256 &&
+    RMT_CLOCK_MAGIC == 0x6f736d31U && SYS_read == 0 && SYS_pread64 == 17 &&
+    SYS_fdatasync == 75 && SYS_fsync == 74 && SYS_lseek == 8,
+    "the stub's calls on files opened here");
+
+/*
+ * libc's syscall(), as the stub's calls on files opened here want it: the
+ * arguments moved down one register, the seventh from the stack, the
+ * call, and errno set from its result. Its first bytes, and where the
+ * call has returned (the thread is past the arguments).
+ */
+static const uint8_t rstub_syscall_start[16] = {
+	0x48, 0x89, 0xf8,		/* mov %rdi, %rax */
+	0x48, 0x89, 0xf7,		/* mov %rsi, %rdi */
+	0x48, 0x89, 0xd6,		/* mov %rdx, %rsi */
+	0x48, 0x89, 0xca,		/* mov %rcx, %rdx */
+	0x4d, 0x89, 0xc2,		/* mov %r8, %r10 */
+	0x4d				/* mov %r9, %r8 ... */
+};
+#define RSTUB_SYSCALL_DONE	0x19	/* mov 8(%rsp), %r9; syscall: after */
 
 /* 8 bytes of process pid at addr into *v; -1 if it cannot be read. */
 static int
@@ -343,6 +423,18 @@ rstub_rewind(void *arg, struct user_regs_struct *r)
 		r->rdx = r->r11;
 	} else if (r->rip >= p->code && r->rip < p->saved)
 		r->rip = p->fn;
+	/*
+	 * In libc's syscall(), in a call the stub made (or stopped in the
+	 * kernel in it, to be restarted): unmarked, so that wherever the
+	 * process goes on the call goes where its descriptor is now.
+	 */
+	if (p->lsyscall != 0 && r->rip >= p->lsyscall &&
+	    r->rip <= p->lsyscall + RSTUB_SYSCALL_DONE) {
+		if (r->rdi >> 32 == RMT_CLOCK_MAGIC)
+			r->rdi = (uint32_t)r->rdi;
+		if (r->rsi >> 32 == RMT_CLOCK_MAGIC)
+			r->rsi = (uint32_t)r->rsi;
+	}
 }
 
 /*
@@ -393,10 +485,15 @@ rstub_sym(const uint8_t *m, size_t len, const char *name,
 		memcpy(sym->start, m + sym->off, sizeof sym->start);
 }
 
-/* The functions the stub takes over, in that order. */
-enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_NFN };
-static const char *const rstub_names[RSTUB_NFN] = {
-	"read", "pread64", "write", "pwrite64"
+/*
+ * The functions the stub takes over, in that order, and libc's syscall()
+ * (RSTUB_SYSCALL), which its calls on files opened here go through.
+ */
+enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_FDATASYNC,
+	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_NFN, RSTUB_SYSCALL = RSTUB_NFN };
+static const char *const rstub_names[RSTUB_NFN + 1] = {
+	"read", "pread64", "write", "pwrite64", "fdatasync", "fsync",
+	"lseek", "syscall"
 };
 
 /* The n functions names[] in the libc file at path, into syms[]. */
@@ -517,7 +614,7 @@ rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
 	p->fn = fn;
 	p->code = at + (e->code - e->base);
 	p->saved = at + (e->saved - e->base);
-	p->ret = at + (e->ret - e->base);
+	p->ret = e->ret != NULL ? at + (e->ret - e->base) : 0;
 	return 0;
 }
 
@@ -556,7 +653,29 @@ static const struct rstub_code {
 	{ { rstub_code, wstub_code, wstub_saved, wstub_ret, wstub_tramp }, 0 },
 	{ { rstub_code, wstub_pcode, wstub_psaved, wstub_pret, wstub_ptramp },
 	    1 },
+	{ { rstub_code, lstub_fdcode, lstub_fdsaved, NULL, lstub_fdtramp }, 0 },
+	{ { rstub_code, lstub_fscode, lstub_fssaved, NULL, lstub_fstramp }, 0 },
+	{ { rstub_code, lstub_lscode, lstub_lssaved, NULL, lstub_lstramp }, 0 },
 };
+
+/*
+ * libc's syscall() in process pid, at fn (sym, in its file), if it is the
+ * one the stub knows: its address, or 0 (the stub then leaves the calls
+ * on files opened here to the guest).
+ */
+static uint64_t
+rstub_syscall(pid_t pid, const struct rstub_sym *sym, uint64_t fn)
+{
+	uint8_t		b[sizeof rstub_syscall_start];
+	struct iovec	local = { b, sizeof b };
+	struct iovec	remote = { (void *)(uintptr_t)fn, sizeof b };
+
+	if (sym->off == 0 || memcmp(sym->start, rstub_syscall_start,
+	    sizeof b) != 0 || process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
+	    sizeof b || memcmp(b, rstub_syscall_start, sizeof b) != 0)
+		return 0;
+	return fn;
+}
 
 /*
  * len bytes mapped near libc (at base), within a jump of fn and of fn2
@@ -608,15 +727,15 @@ rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
 int
 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 {
-	struct rstub_sym syms[RSTUB_NFN];
+	struct rstub_sym syms[RSTUB_NFN + 1];
 	struct rstub_patch *p[RSTUB_NFN] = { &s->read, &s->pread, &s->write,
-			    &s->pwrite };
+			    &s->pwrite, &s->fdatasync, &s->fsync, &s->lseek };
 	const struct rstub_code *c;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;
-	uint64_t	 base, at;
+	uint64_t	 base, at, lsyscall;
 	size_t		 len = RSTUB_PAGE + RSTUB_LEN;
-	void		*shm = MAP_FAILED;
+	struct rstub_shm *shm = MAP_FAILED;
 	long		 rfd = -1, rv;
 	int		 fd = -1, i, j;
 
@@ -625,7 +744,7 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		xasprintf(cause, "no libc.so.6");
 		return -1;
 	}
-	rstub_symbols(path, rstub_names, syms, RSTUB_NFN);
+	rstub_symbols(path, rstub_names, syms, RSTUB_NFN + 1);
 	if (syms[RSTUB_READ].off == 0) {
 		xasprintf(cause, "no read in %s", path);
 		return -1;
@@ -634,8 +753,14 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 		xasprintf(cause, "no room near libc");
 		return -1;
 	}
+	if (rstub_end - rstub_code > RSTUB_PAGE) {
+		xasprintf(cause, "the stub is over a page");
+		return -1;
+	}
 	memset(page, 0xcc, sizeof page);
 	memcpy(page, rstub_code, rstub_end - rstub_code);
+	lsyscall = rstub_syscall(pid, &syms[RSTUB_SYSCALL],
+	    base + syms[RSTUB_SYSCALL].off);
 	for (i = 0; i < RSTUB_NFN; i++) {
 		c = &rstub_codes[i];
 		/* read's is the stub; the others' where they can be */
@@ -652,6 +777,7 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 			}
 		}
 		p[i]->offset_kept = c->offset_kept;
+		p[i]->lsyscall = lsyscall;
 	}
 
 	/* the memfd's name, in the page that will be the code */
@@ -690,6 +816,8 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	    &ignored) == -1)
 		free(ignored);
 	close(fd);
+	/* read by rstub_attach: the calls on files opened here too */
+	shm->lsyscall = lsyscall;
 	s->start = at;
 	s->len = len;
 	s->shm = shm;

@@ -156,6 +156,37 @@ filter_usage_stub(struct prog *p)
 	    offsetof(struct seccomp_data, nr));
 }
 
+/*
+ * The stub in R makes the calls on files opened here itself, the
+ * descriptor marked with RMT_CLOCK_MAGIC in its high half (struct
+ * rstub_shm; request_fd_stub_class): let those run, and fall through
+ * with the number loaded again for anything else. The mark reaches only
+ * R's own table, which holds nothing but files opened for it with its
+ * owner's rights, stand-ins of its mappings and /dev/null: a program
+ * that forges it misleads itself alone. First in the program: any other
+ * call pays these compares, some nanoseconds.
+ */
+static const int filter_fd_stub_nrs[] = {
+	SYS_read, SYS_write, SYS_pread64, SYS_pwrite64, SYS_lseek, SYS_fsync,
+	SYS_fdatasync
+};
+
+static void
+filter_fd_stub(struct prog *p)
+{
+	size_t	n = nitems(filter_fd_stub_nrs), i;
+
+	for (i = 0; i < n; i++)
+		filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, n - i, 0,
+		    filter_fd_stub_nrs[i]);
+	filter_emit(p, BPF_JMP | BPF_JA, 0, 0, 4);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LOW(0) + 4);
+	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, RMT_CLOCK_MAGIC);
+	filter_ret(p, SECCOMP_RET_ALLOW);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
+	    offsetof(struct seccomp_data, nr));
+}
+
 /* Build the program; free it with filter_free. */
 int
 filter_build(struct sock_fprog *fprog, char **cause)
@@ -174,6 +205,7 @@ filter_build(struct sock_fprog *fprog, char **cause)
 	filter_ret(&p, SECCOMP_RET_USER_NOTIF);
 	filter_emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
 	    offsetof(struct seccomp_data, nr));
+	filter_fd_stub(&p);
 	for (i = 0; i < n; i++) {
 		e = &tab[i];
 		if (e->nr == SYS_clock_gettime) {

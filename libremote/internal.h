@@ -162,6 +162,7 @@ int	 request_clock_stub(const uint64_t *a);
 enum rmt_class request_gettid_class(const uint64_t *a, pid_t self);
 enum rmt_class request_rusage_class(const uint64_t *a, pid_t self);
 enum rmt_class request_times_class(const uint64_t *a, pid_t self);
+enum rmt_class request_fd_stub_class(const uint64_t *a, pid_t self);
 enum rmt_class request_itimer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_timer_class(const uint64_t *a, pid_t self);
 enum rmt_class request_sockopt_class(const uint64_t *a, pid_t self);
@@ -571,6 +572,7 @@ struct shared {
 	int		 null;		/* /dev/null, for R's closed ones */
 	int		 leaving;	/* remote_may_leave said yes */
 	uint64_t	 stats_local;	/* calls made here on them */
+	uint64_t	 stats_local_r;	/* of them, by the stub in R */
 	uint64_t	 stats_opened;
 	uint64_t	 stats_refused;	/* not provably the same file */
 	uint64_t	 stats_unlinked;	/* unlinks made here alone */
@@ -635,6 +637,7 @@ int		 remote_apply(pid_t tid, const struct rmt_call *c,
 
 /* rstub.c */
 void		 rstub_sync(struct remote *g);
+void		 rstub_local(struct remote *g, int fd, int on);
 void		 rstub_publish(struct remote *g, uint64_t id);
 int		 rstub_batched(const struct remote *g);
 void		 rstub_flush(struct remote *g);

@@ -746,6 +746,7 @@ remote_stats(struct remote *g)
 	g->stats.known = g->fio.stats_known;
 	g->stats.piped = g->fio.stats_piped;
 	g->stats.local = g->shared.stats_local;
+	g->stats.local_in_r = g->shared.stats_local_r;
 	g->stats.opened = g->shared.stats_opened;
 	g->stats.refused = g->shared.stats_refused;
 	g->stats.unlinked = g->shared.stats_unlinked;

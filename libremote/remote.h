@@ -149,9 +149,24 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
 	uint64_t	 base;		/* 48: the ring's offset in the file */
 	uint64_t	 pad;
 };
+/*
+ * Calls on R's descriptors of files opened here (a shared path: R's
+ * table holds them, docs/REMOTE.md "Shared file systems") are made by the
+ * stub itself, without a notification, while lon is set and the
+ * descriptor's bit in lfds is: the call's number and its arguments go to
+ * libc's syscall() (lsyscall, in R), the descriptor marked with
+ * RMT_CLOCK_MAGIC in its high half, which the kernel ignores and the
+ * filter lets run (filter_fd_stub). lhits counts them, lwrites the writes
+ * among them. Descriptors from RSTUB_LFDS on are the guest's as before.
+ */
+#define RSTUB_LFDS	256
 struct rstub_shm {
 	uint32_t	 on;		/* 0: the stub serves nothing */
-	uint32_t	 pad[15];
+	uint32_t	 lon;		/* 4: calls on files opened here */
+	uint64_t	 lsyscall;	/* 8: libc's syscall() in R */
+	uint64_t	 lhits;		/* 16: calls the stub made so */
+	uint64_t	 lwrites;	/* 24: writes among them */
+	uint8_t		 lfds[RSTUB_LFDS / 8];	/* 32: R's fd n is bit n */
 	struct rstub_slot slot[RSTUB_SLOTS];	/* at 64 */
 	struct rstub_wslot w;			/* at 576 */
 };
@@ -159,6 +174,7 @@ struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
 void	 rstub_threaded(struct remote *g);
 int	 rstub_stop(struct remote *g);
+int	 rstub_local_stop(struct remote *g);
 int	 rstub_half_written(const struct remote *g);
 
 /* remote.c */
@@ -185,6 +201,7 @@ struct remote_stats {
 	uint64_t	 waited;	/* calls R waited for at home */
 	uint64_t	 known;		/* fstats answered from an open's */
 	uint64_t	 local;		/* calls on files opened here (shared) */
+	uint64_t	 local_in_r;	/* of them, by the stub in R */
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
 	uint64_t	 unlinked;	/* unlinks made here (shared) */

@@ -353,6 +353,19 @@ request_gettid_class(const uint64_t *a, pid_t self)
 }
 
 /*
+ * A call on a descriptor (read, write, pread64, pwrite64, lseek, fsync,
+ * fdatasync) with RMT_CLOCK_MAGIC in its high half: the stub in R's own,
+ * on a file opened here, local as the filter lets it (filter_fd_stub);
+ * any other is forwarded.
+ */
+enum rmt_class
+request_fd_stub_class(const uint64_t *a, pid_t self)
+{
+	(void)self;
+	return (a[0] >> 32) == RMT_CLOCK_MAGIC ? RMT_LOCAL : RMT_FORWARD;
+}
+
+/*
  * getrusage: the process itself is emulated, its children are at home;
  * the guest's usage stub in R reading R's own (RMT_CLOCK_MAGIC in the
  * high half of who, an int to the kernel) is local, as the filter lets

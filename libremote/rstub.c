@@ -59,6 +59,8 @@ struct rstub_view {
 		uint64_t	 hits;
 		uint64_t	 deadline;
 	}		 w;
+	uint64_t	 lhits, lwrites;	/* the stub's calls here, as
+					   last taken in */
 	double		 tsc_ns;	/* TSC ticks a nanosecond */
 	uint64_t	 answered;	/* the call R goes on from (its seq):
 					   done, if still pending */
@@ -113,7 +115,68 @@ rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
 	shm->w.room = shm->w.head = 0;
 	shm->w.ring = at + RSTUB_RING;
 	shm->on = 1;
+	memset(shm->lfds, 0, sizeof shm->lfds);
+	shm->lhits = shm->lwrites = 0;
+	/* the agent found libc's syscall() for them (agent/rstub.c) */
+	shm->lon = shm->lsyscall != 0;
 	g->rstub = rs;
+}
+
+/*
+ * R's descriptor fd is a file opened here from now on (on), or no more:
+ * the stub makes its calls itself, or leaves them to the guest. Set
+ * before R has the descriptor, cleared before it loses it (while its
+ * call waits): R's other threads test the bit as they go.
+ */
+void
+rstub_local(struct remote *g, int fd, int on)
+{
+	uint8_t	*b;
+
+	if (g->rstub == NULL || fd < 0 || fd >= RSTUB_LFDS)
+		return;
+	b = &g->rstub->shm->lfds[fd / 8];
+	if (on)
+		__atomic_fetch_or(b, 1U << (fd % 8), __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(b, ~(1U << (fd % 8)) & 0xff,
+		    __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The calls the stub made on files opened here since we last looked:
+ * counted as the guest's own CONTINUEs are, and a write among them makes
+ * windows of those files stale, as one the guest let through does.
+ */
+static void
+rstub_ltake(struct remote *g)
+{
+	struct rstub_view	*rs = g->rstub;
+	struct shared		*s = &g->shared;
+	uint64_t		 hits, writes;
+	size_t			 i;
+
+	hits = __atomic_load_n(&rs->shm->lhits, __ATOMIC_ACQUIRE);
+	writes = __atomic_load_n(&rs->shm->lwrites, __ATOMIC_ACQUIRE);
+	s->stats_local += hits - rs->lhits;
+	s->stats_local_r += hits - rs->lhits;
+	rs->lhits = hits;
+	/* which file the writes were of it does not say: each */
+	for (i = 0; writes != rs->lwrites && i < s->nfds; i++)
+		fio_changed(&g->fio, s->fds[i].dev, s->fds[i].ino);
+	rs->lwrites = writes;
+}
+
+/* Is the home's file dev, ino open here too (shared.c's, in R)? */
+static int
+rstub_opened_here(const struct shared *s, uint64_t dev, uint64_t ino)
+{
+	size_t	i;
+
+	for (i = 0; i < s->nfds; i++)
+		if (s->fds[i].dev == dev && s->fds[i].ino == ino)
+			return 1;
+	return 0;
 }
 
 /*
@@ -143,6 +206,21 @@ rstub_stop(struct remote *g)
 		return 0;
 	g->rstub->paused = 0;
 	return __atomic_exchange_n(&g->rstub->shm->on, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * R's way home goes live: the stub makes no call on a file opened here
+ * from now on (R's calls of the rounds wait for the guest, as every
+ * other: the offsets the home takes at the freeze must not move after).
+ * A call it began may still be in the kernel: the caller waits for it.
+ * 1 if it was making them.
+ */
+int
+rstub_local_stop(struct remote *g)
+{
+	if (g->rstub == NULL)
+		return 0;
+	return __atomic_exchange_n(&g->rstub->shm->lon, 0, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -192,6 +270,7 @@ rstub_sync(struct remote *g)
 
 	if (rs == NULL)
 		return;
+	rstub_ltake(g);
 	rstub_wtake(g);
 	for (i = 0; i < RSTUB_SLOTS; i++) {
 		m = &rs->m[i];
@@ -236,6 +315,9 @@ rstub_servable(struct remote *g, const struct fio_fd *e, uint64_t now)
 	 */
 	if (w->fd != -1 && e->dev == w->dev && e->ino == w->ino &&
 	    ((e->fd == w->fd && w->nr == SYS_write) || !w->placed))
+		return 0;
+	/* nor of a file opened here too, which R writes unseen */
+	if (rstub_opened_here(&g->shared, e->dev, e->ino))
 		return 0;
 	return !f->off && e->state == FIO_KNOWN && e->readable &&
 	    e->err == 0 && e->win.buf != NULL &&

@@ -165,9 +165,14 @@ shared_close(struct remote *g, uint64_t id, struct shared_fd *e)
 	add.srcfd = s->null;
 	add.newfd = e->fd;
 	add.newfd_flags = O_CLOEXEC;
-	if (s->null <= 0 ||
-	    ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1)
+	if (s->null <= 0)
 		return -1;
+	/* the stub in R makes no call on it from now on */
+	rstub_local(g, e->fd, 0);
+	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1) {
+		rstub_local(g, e->fd, 1);
+		return -1;
+	}
 	close(e->ours);
 	*e = s->fds[--s->nfds];
 	return 0;
@@ -648,6 +653,7 @@ shared_dup(struct remote *g, uint64_t id, int from, int flags, int64_t fd)
 	*e = copy;
 	e->fd = (int)fd;
 	e->ours = ours;
+	rstub_local(g, e->fd, 1);
 }
 
 /* The home's answer about the descriptor an open gave (seq 0). */
@@ -740,6 +746,7 @@ shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
 	e->dev = m->dev;
 	e->ino = m->ino;
 	e->home_off = m->pos;
+	rstub_local(g, e->fd, 1);
 	s->stats_opened++;
 	/* its shared path is the same file system here as at home */
 	if ((r = shared_root(s, m->path)) != -1) {

@@ -70,6 +70,11 @@ here=$(field "calls on them here")
 home=$(echo "$line" | sed -n 's/.*calls \([0-9]*\) sent home.*/\1/p')
 [ "${opened:-0}" -ge 200 ] || fail "sqlite3: $opened files opened on node 2: $line"
 [ "${here:-0}" -ge 2000 ] || fail "sqlite3: $here calls made on node 2: $line"
+# of them its pwrite64s, pread64s and fdatasyncs made by the stub in R,
+# with no notification (docs/REMOTE.md, "Calls on files opened here")
+inr=$(echo "$line" | sed -n 's/.* calls on them here (\([0-9]*\) in R).*/\1/p')
+[ "${inr:-0}" -ge 1000 ] ||
+    fail "sqlite3: ${inr:-no} calls made by the stub in R: $line"
 # each commit's journal unlinked on node 2, not at home
 unlinked=$(field "unlinks here")
 [ "${unlinked:-0}" -ge 200 ] ||
@@ -78,7 +83,7 @@ check=$(as sqlite3 "$S/t.db" "pragma integrity_check;
     select count(*), count(distinct v) from t where v like 'away %';
     select count(*) from t where v like 'home %';" | tr '\n' ' ')
 [ "$check" = "ok 200|200 200 " ] || fail "sqlite3: the database says: $check"
-echo "sqlite3: $check; away: $opened opened on node 2, $here calls there, $unlinked unlinks there, $home sent home"
+echo "sqlite3: $check; away: $opened opened on node 2, $here calls there ($inr by the stub in R), $unlinked unlinks there, $home sent home"
 
 # --- unlinks made on node 2, and those refused --------------------------
 # An unlink away of the owner's file under the shared path is made on
@@ -250,3 +255,44 @@ behind=$(echo "$line" | sed -n 's/.* sent home (\([0-9]*\) behind).*/\1/p')
 [ "${known:-0}" -ge 5 ] && [ "${behind:-0}" -ge 5 ] ||
     fail "outside: ${known:-no} fstats answered, ${behind:-no} calls behind: $line"
 echo "outside: perl's start, $known fstats answered and $behind calls behind"
+
+# --- the stub's mark, forged -------------------------------------------
+# The stub in R makes its calls on files opened on node 2 with a mark in
+# the descriptor's high half, which the filter lets run. A program that
+# forges it reaches R's own table only: its standard output is the
+# home's (nothing of R's at that number on node 2), so a marked write to
+# it reaches neither the home's file nor anything of node 2's, and R's
+# table holds nothing but the files opened for it, stand-ins of its
+# mappings and /dev/null.
+cat > "$S/forge.py" <<'EOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+mark = 0x6f736d31 << 32
+f = open(sys.argv[1] + '/forge.f', 'w')
+f.write('x')
+f.flush()
+print('plain', flush=True)
+r = libc.syscall(1, ctypes.c_long(mark | 1), b'forged\n', 7)
+e = ctypes.get_errno()
+print('marked', r, os.strerror(e) if r < 0 else '', flush=True)
+while not os.path.exists(sys.argv[1] + '/forge.end'):
+    time.sleep(0.01)
+EOF
+as sh -c 'cd "$1" && { mosrun -L -r 2 python3 forge.py "$1" > forge.out 2>&1 & }' \
+    sh "$S" || fail "forge: not started"
+wait_for 30 grep -q marked "$S/forge.out" || fail "forge: $(cat "$S/forge.out")"
+pid=$(pid_of python3)
+[ "$(where "$pid")" = 2 ] || fail "forge: not on node 2"
+grep -q forged "$S/forge.out" && fail "forge: the marked write reached the home's file"
+r=$(guest_pid python3 2)
+[ -n "$r" ] || fail "forge: no copy of python3 on node 2"
+fds=$(lab_exec 2 sh -c 'cd /proc/$1/fd && for f in *; do
+    echo "$f $(readlink "$f")"; done' sh "$r")
+bad=$(echo "$fds" | awk -v s="$S" '$2 != "/dev/null" &&
+    index($2, s "/") != 1 && $2 !~ /osmosis/ { print }')
+[ -z "$bad" ] || fail "forge: R holds more than its own files: $bad"
+echo "$fds" | grep -q " $S/forge.f\$" || fail "forge: R's file not in its table: $fds"
+touch "$S/forge.end"
+wait_for 30 nprocs 0 || fail "forge: did not end"
+echo "forge: $(grep marked "$S/forge.out"); R's table: $(echo "$fds" | wc -l) descriptors, all its own"

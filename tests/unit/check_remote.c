@@ -259,6 +259,9 @@ bpf_run(const struct sock_fprog *p, const struct seccomp_data *d)
 		case BPF_JMP | BPF_JSET | BPF_K:
 			pc += 1 + ((a & f->k) ? f->jt : f->jf);
 			break;
+		case BPF_JMP | BPF_JA:
+			pc += 1 + f->k;
+			break;
 		case BPF_RET | BPF_K:
 			return f->k;
 		default:
@@ -362,6 +365,48 @@ START_TEST(test_filter_agrees)
 	d.args[0] = RMT_CLOCK_MAGIC;
 	ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_USER_NOTIF);
 	memset(d.args, 0, sizeof d.args);
+
+	/*
+	 * The stub's calls on files opened here: the calls it makes, on any
+	 * descriptor, and no other call with the same mark
+	 */
+	{
+		static const int fd_nrs[] = { SYS_read, SYS_write,
+		    SYS_pread64, SYS_pwrite64, SYS_lseek, SYS_fsync,
+		    SYS_fdatasync };
+		static const int not_nrs[] = { SYS_close, SYS_fcntl,
+		    SYS_ioctl, SYS_dup2, SYS_mmap, SYS_readv, SYS_writev,
+		    SYS_sendfile, SYS_ftruncate, SYS_fstat, SYS_openat };
+
+		for (i = 0; i < nitems(fd_nrs); i++) {
+			memset(args, 0, sizeof args);
+			for (k = 0; k < 300; k += 7) {
+				args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | k;
+				bpf_compare(&p, fd_nrs[i], args);
+				memcpy(d.args, args, sizeof d.args);
+				d.nr = fd_nrs[i];
+				ck_assert_uint_eq(bpf_run(&p, &d),
+				    SECCOMP_RET_ALLOW);
+				args[0] = (uint32_t)k;
+				memcpy(d.args, args, sizeof d.args);
+				ck_assert_uint_eq(bpf_run(&p, &d),
+				    SECCOMP_RET_USER_NOTIF);
+				args[0] = (uint64_t)(RMT_CLOCK_MAGIC ^ 1) <<
+				    32 | k;
+				bpf_compare(&p, fd_nrs[i], args);
+			}
+		}
+		for (i = 0; i < nitems(not_nrs); i++) {
+			memset(d.args, 0, sizeof d.args);
+			d.args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | 3;
+			d.args[1] = F_SETOWN;
+			d.nr = not_nrs[i];
+			ck_assert_msg(bpf_run(&p, &d) ==
+			    SECCOMP_RET_USER_NOTIF, "marked call %d allowed",
+			    not_nrs[i]);
+		}
+		memset(d.args, 0, sizeof d.args);
+	}
 
 	/*
 	 * The usage stub reads R's own usage (getrusage with the magic in
