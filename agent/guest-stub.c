@@ -173,7 +173,8 @@ guest_stub_reads(struct guest *g, struct mig_task *t)
  * Where R's threads are, from each one's /proc/PID/task/TID/syscall: 0
  * each is stopped or not running, outside the stub's code (at code) and
  * in no call the stub made on a file opened here (its descriptor marked);
- * 1 one is in either; -1 one runs now, or cannot be read.
+ * 1 one is in either (whatever the others do); -1 one runs now, or
+ * cannot be read.
  */
 static int
 guest_stub_where(pid_t pid, uint64_t code)
@@ -187,7 +188,7 @@ guest_stub_where(pid_t pid, uint64_t code)
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	if ((d = opendir(path)) == NULL)
 		return -1;
-	while (rv != -1 && (de = readdir(d)) != NULL) {
+	while (rv != 1 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof path, "/proc/%d/task/%s/syscall",
@@ -196,7 +197,7 @@ guest_stub_where(pid_t pid, uint64_t code)
 		    strncmp(buf, "running", 7) == 0 ||
 		    (p = strrchr(buf, ' ')) == NULL) {
 			rv = -1;
-			break;
+			continue;
 		}
 		pc = strtoull(p + 1, NULL, 16);
 		a0 = (p = strchr(buf, ' ')) != NULL ?

@@ -31,6 +31,16 @@ ended() {
 field() {
 	ended | sed -n "s/.* \([0-9]*\) $1.*/\1/p"
 }
+# away_py NAME WORD: python3 NAME.py away in the background, in the shared
+# directory (its argument), until it prints WORD; $pid is its pid, on
+# node 2
+away_py() {
+	as sh -c 'cd "$1" && { mosrun -L -r 2 python3 "$2.py" "$1" \
+	    > "$2.out" 2>&1 & }' sh "$S" "$1" || fail "$1: not started"
+	wait_for 30 grep -q "$2" "$S/$1.out" || fail "$1: $(cat "$S/$1.out")"
+	pid=$(pid_of python3)
+	[ "$(where "$pid")" = 2 ] || fail "$1: not on node 2"
+}
 
 # --- nothing of the node's own ----------------------------------------
 # A link out of the shared directory to /tmp, which each node has its
@@ -172,11 +182,7 @@ while not os.path.exists(d + '/end'):
 fcntl.lockf(f, fcntl.LOCK_EX)
 print('done', flush=True)
 EOF
-as sh -c 'cd "$1" && { mosrun -L -r 2 python3 lock.py "$1" > lock.out 2>&1 & }' \
-    sh "$S" || fail "lock: not started"
-wait_for 30 grep -q locked "$S/lock.out" || fail "lock: $(cat "$S/lock.out")"
-pid=$(pid_of python3)
-[ "$(where "$pid")" = 2 ] || fail "lock: not on node 2"
+away_py lock locked
 # the lock is held, by node 2's copy: another process cannot take it
 as python3 -c 'import fcntl, sys; fcntl.lockf(open(sys.argv[1], "a"),
     fcntl.LOCK_EX | fcntl.LOCK_NB)' "$S/lock.f" 2>/dev/null &&
@@ -279,11 +285,7 @@ print('marked', r, os.strerror(e) if r < 0 else '', flush=True)
 while not os.path.exists(sys.argv[1] + '/forge.end'):
     time.sleep(0.01)
 EOF
-as sh -c 'cd "$1" && { mosrun -L -r 2 python3 forge.py "$1" > forge.out 2>&1 & }' \
-    sh "$S" || fail "forge: not started"
-wait_for 30 grep -q marked "$S/forge.out" || fail "forge: $(cat "$S/forge.out")"
-pid=$(pid_of python3)
-[ "$(where "$pid")" = 2 ] || fail "forge: not on node 2"
+away_py forge marked
 grep -q forged "$S/forge.out" && fail "forge: the marked write reached the home's file"
 r=$(guest_pid python3 2)
 [ -n "$r" ] || fail "forge: no copy of python3 on node 2"
