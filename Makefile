@@ -129,7 +129,8 @@ check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-ahead.o \
 		    $(OBJ)/tests/unit/check_remote-stream.o \
 		    $(OBJ)/tests/unit/check_remote-pipes.o \
-		    $(OBJ)/tests/unit/check_remote-rstub.o
+		    $(OBJ)/tests/unit/check_remote-rstub.o \
+		    $(OBJ)/tests/unit/check_remote-here.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)

@@ -43,6 +43,7 @@
 #define KCMP_FILE	0
 
 #define IO_READ_MAX	(4U << 20)	/* as the guest takes at once */
+#define IO_TABLE_WORDS	4	/* P's descriptors told of: 0 to 255 */
 
 static uint64_t
 io_ns(const struct timespec *ts)
@@ -171,6 +172,41 @@ io_shared(pid_t pid, int fd, uint64_t *mask)
 }
 
 /*
+ * P's descriptors below 64 x IO_TABLE_WORDS, a bit each, and its umask,
+ * into m (RemoteFdInfo.table, .umask): for the guest to number and create
+ * the files it opens where R runs as P's kernel would (docs/REMOTE.md,
+ * "Opens made here"). Nothing if /proc cannot say.
+ */
+static void
+io_table(pid_t pid, Osm__RemoteFdInfo *m, uint64_t *words)
+{
+	char		 path[64], mask[16];
+	struct dirent	*de;
+	DIR		*dir;
+	char		*end;
+	long		 fd, um;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if (proc_status(pid, "Umask", mask, sizeof mask) != 0 ||
+	    (um = strtol(mask, &end, 8)) < 0 || um > 0777 || end == mask ||
+	    (dir = opendir(path)) == NULL)
+		return;
+	memset(words, 0, IO_TABLE_WORDS * sizeof *words);
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = strtol(de->d_name, &end, 10);
+		if (*end == '\0' && fd >= 0 && fd < 64 * IO_TABLE_WORDS)
+			words[fd / 64] |= 1ULL << (fd % 64);
+	}
+	closedir(dir);
+	m->n_table = IO_TABLE_WORDS;
+	m->table = words;
+	m->has_umask = 1;
+	m->umask = (uint32_t)um;
+}
+
+/*
  * Is P's descriptor fd (path, st) one whose writes the guest may gather
  * (libremote/pipes.c): a pipe, a FIFO or a character device, open for
  * writing and blocking (a non-blocking one's EAGAIN is its write's own);
@@ -238,6 +274,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, int opened, char **cause)
 	Osm__RemoteFdInfo	 m = OSM__REMOTE_FD_INFO__INIT;
 	struct stat		 st;
 	char			 path[64], name[PATH_MAX];
+	uint64_t		 table[IO_TABLE_WORDS];
 	struct statx		 stx;
 	unsigned int		 flags = 0;
 	uint64_t		 pos = 0;
@@ -318,6 +355,9 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, int opened, char **cause)
 		m.ctime_ns = io_ns(&st.st_ctim);
 		io_stat(&m, &st);
 	}
+	/* under a shared path: what the next opens there are numbered */
+	if (opened && seq == 0 && (m.regular || m.directory))
+		io_table(d->pid, &m, table);
 	return session_send_msg(&d->ses, OSM__SES_KIND__SES_FD_INFO, &m.base,
 	    cause);
 }

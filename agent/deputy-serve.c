@@ -30,11 +30,13 @@
  * loses it (deputy-away.c).
  */
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +283,23 @@ deputy_serve_flush(struct deputy *d, char **cause)
 	return 0;
 }
 
+/* Does P (pid) hold descriptor fd? Its file's inode in *ino, if so. */
+static int
+serve_holds(pid_t pid, long fd, uint64_t *ino)
+{
+	char		path[64];
+	struct stat	st;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)pid, fd);
+	*ino = 0;
+	if (stat(path, &st) == 0) {
+		*ino = st.st_ino;
+		return 1;
+	}
+	/* held, for all we know, unless /proc says there is none */
+	return errno != ENOENT;
+}
+
 /*
  * The forwarded call returned in lane l: in a trap (its stub stopped, to
  * be started again), or while we waited (waiting: the stub already waits
@@ -308,7 +327,7 @@ serve_returned(struct deputy *d, struct husk_lane *l, long rv, int waiting,
 	 */
 	for (;;) {
 		if (!l->call->behind || rv > -SERVE_ERESTARTSYS || rv < -516) {
-			if (!home_pieces_next(l->call, &rv))
+			if (!home_pieces_next(l->call, serve_holds, &rv))
 				break;
 		}
 		if (!waiting && husk_run_lane(&d->husk, l, cause) == -1)

@@ -13,9 +13,10 @@
  * processes get no opener: root's rights here would be this node's.
  *
  * It serves the guest agent alone, over a socket pair: a request is what
- * to do (4 bytes: open, stat, unlink, who it is, or run near the agent),
- * the flags (4 bytes: open's, AT_SYMLINK_NOFOLLOW, or the agent's CPU)
- * and the path; the answer (none to "near") 4 bytes of
+ * to do (4 bytes: open, stat, unlink, who it is, run near the agent, or
+ * open as R asked), the flags (4 bytes: open's, AT_SYMLINK_NOFOLLOW, or
+ * the agent's CPU), for the last the mode (4 bytes) and the path; the
+ * answer (none to "near") 4 bytes of
  * errno, 0 with the descriptor, the struct stat, or (who) its gid and
  * groups, so that the agent can check they are no more than the home
  * process's before it lets the opener act alone (an unlink). It ends
@@ -49,6 +50,7 @@
 #define OPEN_UNLINK	2
 #define OPEN_WHO	3
 #define OPEN_NEAR	4	/* run on CPU flags: no answer */
+#define OPEN_HERE	5	/* open as R asked, flags and mode */
 #define OPEN_GROUPS_MAX	256	/* an answer's groups, at most */
 #define OPEN_NOGROUP	65534
 #define OPEN_TIMEOUT	10000	/* ms an open may take (NFS) */
@@ -127,7 +129,7 @@ open_answer(int s, int err, int fd, const void *buf, size_t len)
 /* Open path beneath its shared path, with flags: fd or -errno. */
 static int
 open_beneath(char **paths, const int *roots, size_t n, const char *path,
-    int flags)
+    int flags, int mode)
 {
 	struct open_how	 how;
 	const char	*rel;
@@ -150,6 +152,7 @@ open_beneath(char **paths, const int *roots, size_t n, const char *path,
 		rel = ".";
 	memset(&how, 0, sizeof how);
 	how.flags = (uint64_t)flags | O_CLOEXEC;
+	how.mode = (flags & O_CREAT) ? (uint64_t)mode : 0;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
 	    RESOLVE_NO_MAGICLINKS;
 	if ((fd = syscall(SYS_openat2, roots[best], rel, &how,
@@ -179,12 +182,60 @@ open_unlink(char **paths, const int *roots, size_t n, const char *path)
 	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return -EINVAL;
 	if ((dfd = open_beneath(paths, roots, n, dir, O_PATH |
-	    O_DIRECTORY)) < 0)
+	    O_DIRECTORY, 0)) < 0)
 		return dfd;
 	if (unlinkat(dfd, base, 0) == -1)
 		rv = -errno;
 	close(dfd);
 	return rv;
+}
+
+/*
+ * Open path beneath its shared path as R asked (flags, with O_CREAT,
+ * O_EXCL and O_TRUNC; mode, P's umask applied, for a file it creates): a
+ * regular file or a directory, and nothing else — a device, a FIFO or a
+ * socket would be this node's, and opening some does things — so the
+ * name is first looked up alone (O_PATH), its file checked, and then
+ * opened through what the lookup found. fd, or -errno (-EINVAL: not one
+ * to open here).
+ */
+static int
+open_here(char **paths, const int *roots, size_t n, const char *path,
+    int flags, int mode)
+{
+	struct stat	st, got;
+	char		self[64];
+	int		pfd, fd;
+
+	if ((flags & ~(OPEN_FLAGS | O_CREAT | O_EXCL | O_TRUNC)) != 0)
+		return -EINVAL;
+	pfd = open_beneath(paths, roots, n, path, O_PATH |
+	    (flags & O_NOFOLLOW), 0);
+	/* none of that name: a new file, made here, can be nothing else */
+	if (pfd == -ENOENT && (flags & O_CREAT))
+		return open_beneath(paths, roots, n, path,
+		    (flags & ~O_TRUNC) | O_EXCL | O_NOFOLLOW, mode);
+	if (pfd < 0)
+		return pfd;
+	fd = -EEXIST;
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ||
+	    (fd = fstat(pfd, &st) == -1 ? -errno : 0) != 0)
+		goto out;
+	fd = -EINVAL;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		goto out;
+	snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+	if ((fd = open(self, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) |
+	    O_CLOEXEC)) == -1)
+		fd = -errno;
+	else if (fstat(fd, &got) == -1 || got.st_ino != st.st_ino ||
+	    got.st_dev != st.st_dev) {
+		close(fd);
+		fd = -EINVAL;
+	}
+out:
+	close(pfd);
+	return fd;
 }
 
 /*
@@ -197,12 +248,18 @@ open_one(char **paths, const int *roots, size_t n, const char *req,
     size_t len)
 {
 	const char	*path = req + 8;
-	int32_t		 op, flags;
+	int32_t		 op, flags, mode;
 
 	if (len < 10 || req[len - 1] != '\0')
 		return -EINVAL;
 	memcpy(&op, req, 4);
 	memcpy(&flags, req + 4, 4);
+	if (op == OPEN_HERE) {
+		if (len < 14)
+			return -EINVAL;
+		memcpy(&mode, req + 8, 4);
+		return open_here(paths, roots, n, req + 12, flags, mode);
+	}
 	if (op == OPEN_UNLINK)
 		return flags != 0 ? -EINVAL :
 		    open_unlink(paths, roots, n, path);
@@ -213,7 +270,7 @@ open_one(char **paths, const int *roots, size_t n, const char *req,
 		    O_NOFOLLOW : 0);
 	} else if (op != OPEN_OPEN || (flags & ~OPEN_FLAGS) != 0)
 		return -EINVAL;
-	return open_beneath(paths, roots, n, path, flags);
+	return open_beneath(paths, roots, n, path, flags, 0);
 }
 
 /* Run on the CPU the request says, where the agent now runs. */
@@ -264,6 +321,8 @@ open_serve(int s, const Osm__GuestStart *gs)
 	if (open_become(gs->owner_uid, gs->has_owner_gid ? gs->owner_gid :
 	    0) == -1)
 		_exit(1);
+	/* what it creates gets the mode the agent says: P's umask applied */
+	umask(0);
 	roots = xcalloc(gs->n_shared, sizeof *roots);
 	for (i = 0; i < gs->n_shared; i++)
 		roots[i] = open(gs->shared[i], O_PATH | O_DIRECTORY |
@@ -343,16 +402,17 @@ guest_open_start(const Osm__GuestStart *gs, char **cause)
  * failed).
  */
 static int
-open_ask(struct guest *g, int32_t op, int flags, const char *path, int *fd,
-    void *out, size_t *len, int *err, char **cause)
+open_ask(struct guest *g, int32_t op, int flags, int mode, const char *path,
+    int *fd, void *out, size_t *len, int *err, char **cause)
 {
 	struct msghdr	 msg;
-	struct iovec	 iov[3];
+	struct iovec	 iov[4];
 	struct pollfd	 pfd;
 	char		 ctl[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr	*cm;
-	int32_t		 f = flags, e;
+	int32_t		 f = flags, m = mode, e;
 	ssize_t		 n;
+	int		 k = 2;
 
 	*fd = -1;
 	*err = 0;
@@ -360,11 +420,15 @@ open_ask(struct guest *g, int32_t op, int flags, const char *path, int *fd,
 	iov[0].iov_len = sizeof op;
 	iov[1].iov_base = &f;
 	iov[1].iov_len = sizeof f;
-	iov[2].iov_base = (void *)path;
-	iov[2].iov_len = strlen(path) + 1;
+	if (op == OPEN_HERE) {
+		iov[k].iov_base = &m;
+		iov[k++].iov_len = sizeof m;
+	}
+	iov[k].iov_base = (void *)path;
+	iov[k++].iov_len = strlen(path) + 1;
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = iov;
-	msg.msg_iovlen = 3;
+	msg.msg_iovlen = k;
 	if (sendmsg(g->opener, &msg, MSG_NOSIGNAL) == -1) {
 		xasprintf(cause, "opener: %s", strerror(errno));
 		return -1;
@@ -395,7 +459,7 @@ open_ask(struct guest *g, int32_t op, int flags, const char *path, int *fd,
 			memcpy(fd, CMSG_DATA(cm), sizeof *fd);
 	if (len != NULL)
 		*len = n - sizeof e;
-	if (e == 0 && ((op == OPEN_OPEN) != (*fd != -1) ||
+	if (e == 0 && ((op == OPEN_OPEN || op == OPEN_HERE) != (*fd != -1) ||
 	    (msg.msg_flags & MSG_TRUNC)))
 		e = EBADMSG;
 	if (e != 0) {
@@ -418,10 +482,27 @@ guest_open(void *arg, const char *path, int flags, char **cause)
 {
 	int	fd, err;
 
-	if (open_ask(arg, OPEN_OPEN, flags, path, &fd, NULL, NULL, &err,
+	if (open_ask(arg, OPEN_OPEN, flags, 0, path, &fd, NULL, NULL, &err,
 	    cause) == -1)
 		return -1;
 	return fd;
+}
+
+/*
+ * Open path as R asked, flags and mode (remote_here): a descriptor, or
+ * -errno (-EAGAIN: the opener could not say).
+ */
+int
+guest_open_here(void *arg, const char *path, int flags, int mode)
+{
+	char	*cause = NULL;
+	int	 fd, err;
+
+	if (open_ask(arg, OPEN_HERE, flags, mode, path, &fd, NULL, NULL, &err,
+	    &cause) == 0)
+		return fd;
+	free(cause);
+	return err != 0 ? -err : -EAGAIN;
 }
 
 /*
@@ -435,8 +516,8 @@ guest_open_stat(void *arg, const char *path, int nofollow, struct stat *st)
 	size_t	 len = sizeof *st;
 	int	 fd, err;
 
-	if (open_ask(arg, OPEN_STAT, nofollow ? AT_SYMLINK_NOFOLLOW : 0, path,
-	    &fd, st, &len, &err, &cause) == 0 && len == sizeof *st)
+	if (open_ask(arg, OPEN_STAT, nofollow ? AT_SYMLINK_NOFOLLOW : 0, 0,
+	    path, &fd, st, &len, &err, &cause) == 0 && len == sizeof *st)
 		return 0;
 	free(cause);
 	return err != 0 ? -err : -EAGAIN;
@@ -452,7 +533,7 @@ guest_open_unlink(void *arg, const char *path)
 	char	*cause = NULL;
 	int	 fd, err;
 
-	if (open_ask(arg, OPEN_UNLINK, 0, path, &fd, NULL, NULL, &err,
+	if (open_ask(arg, OPEN_UNLINK, 0, 0, path, &fd, NULL, NULL, &err,
 	    &cause) == 0)
 		return 0;
 	free(cause);
@@ -471,7 +552,7 @@ guest_open_who(struct guest *g, uint32_t *gid, uint32_t *groups, size_t max)
 	char		*cause = NULL;
 	int		 fd, err;
 
-	if (open_ask(g, OPEN_WHO, 0, "", &fd, ids, &len, &err,
+	if (open_ask(g, OPEN_WHO, 0, 0, "", &fd, ids, &len, &err,
 	    &cause) == -1 || len < sizeof *ids || len % sizeof *ids != 0 ||
 	    len / sizeof *ids - 1 > max) {
 		free(cause);
@@ -498,6 +579,7 @@ guest_open_attach(struct guest *g)
 	op.open = guest_open;
 	op.stat = guest_open_stat;
 	op.unlink = guest_open_unlink;
+	op.here = guest_open_here;
 	op.arg = g;
 	op.uid = g->gs->owner_uid;
 	if ((n = guest_open_who(g, &op.gid, groups, nitems(groups))) == -1) {

@@ -289,7 +289,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "(%llu in R), "
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
-			    "not), %llu calls on them here (%llu in R), "
+			    "not, %llu without the home), %llu calls on "
+			    "them here (%llu in R), "
 			    "%llu unlinks here, %llu writes not "
 			    "behind for room at home, %llu writes to pipes "
 			    "and devices gathered, %llu writes behind in R, "
@@ -309,6 +310,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->mapped,
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
+			    (unsigned long long)st->opened_alone,
 			    (unsigned long long)st->local,
 			    (unsigned long long)st->local_in_r,
 			    (unsigned long long)st->unlinked,

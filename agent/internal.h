@@ -604,6 +604,7 @@ int	 guest_open(void *arg, const char *path, int flags, char **cause);
 int	 guest_open_stat(void *arg, const char *path, int nofollow,
 	    struct stat *st);
 int	 guest_open_unlink(void *arg, const char *path);
+int	 guest_open_here(void *arg, const char *path, int flags, int mode);
 int	 guest_open_who(struct guest *g, uint32_t *gid, uint32_t *groups,
 	    size_t max);
 void	 guest_open_attach(struct guest *g);

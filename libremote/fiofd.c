@@ -207,6 +207,7 @@ fio_call_behind(struct fio *f, struct rmt_call *c, int fd, uint64_t *seq)
 	c->vtid = f->vtid;
 	c->trim_unit = 1;
 	c->behind = 1;
+	ptable_sent(&f->ptab, c->nr, c->args);
 	marshal_pack(c, &msg, &len);
 	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
 	fio_behind_add(f, c->seq, fd, -1, 0, 0);

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,12 @@
 #include "internal.h"
 #include "proto/remote.pb-c.h"
 
+#define HOME_NULL	"/dev/null"
+/* The calls of an open made where R runs, in P (home_open_at_next). */
+#define HOME_OA_OPEN	0	/* the open itself */
+#define HOME_OA_DUP	1	/* a dup3 to the number, then a close */
+#define HOME_OA_NULL	2	/* /dev/null's open, the file gone */
+#define HOME_OA_CLOSE	3	/* the close of another number */
 #define ALIGN_UP(x)	(((x) + RMT_ALIGN - 1) & ~(uint64_t)(RMT_ALIGN - 1))
 
 /* What the return value lets trimmed out regions carry, in all. */
@@ -160,6 +167,28 @@ home_check_writes(struct home_call *hc, char **cause)
 }
 
 /*
+ * An open made where R runs (RemoteCall.open_at): sent behind, an open or
+ * an openat of a path, that neither creates nor truncates (that was done
+ * where R runs) nor opens anything but a file or a directory by its name.
+ */
+static int
+home_check_open_at(struct home_call *hc, char **cause)
+{
+	Osm__RemoteCall	*c = hc->call;
+	uint64_t	 flags;
+
+	if (!c->has_open_at)
+		return 0;
+	flags = c->nr == SYS_openat ? c->args[2] : c->args[1];
+	if (!c->behind || (c->nr != SYS_open && c->nr != SYS_openat) ||
+	    c->want_fd || c->fd_info || !c->has_open_ino || c->open_at < 0 ||
+	    (flags & (O_CREAT | O_EXCL | O_TRUNC | O_PATH | O_DIRECTORY)))
+		return home_fail(hc, cause, "an open made where the process "
+		    "runs that is not one to make here");
+	return 0;
+}
+
+/*
  * Every region is pointed at exactly once; every pointer is an argument
  * the table calls a pointer, or an aligned 8-byte slot inside an in or
  * in-out region, and no slot or argument holds two pointers.
@@ -284,6 +313,12 @@ home_offsets(struct home_call *hc)
 		if (pass == 0)
 			hc->image_len = off;
 	}
+	/* an open made where R runs may need /dev/null in P, after them */
+	if (hc->call->has_open_at) {
+		hc->null_off = off;
+		hc->image_len = off + sizeof HOME_NULL;
+		off = ALIGN_UP(hc->image_len);
+	}
 	hc->span = off;
 }
 
@@ -332,8 +367,10 @@ home_check(const uint8_t *msg, size_t len, pid_t self, char **cause)
 	}
 	if (home_check_regions(hc, cause) != 0 ||
 	    home_check_writes(hc, cause) != 0 ||
+	    home_check_open_at(hc, cause) != 0 ||
 	    home_check_relocs(hc, table_pointers(&tc), cause) != 0)
 		goto fail;
+	hc->self = self;
 	home_offsets(hc);
 	return hc;
 
@@ -370,6 +407,9 @@ home_layout(struct home_call *hc, uint64_t base, size_t size, char **cause)
 			memcpy(hc->image + hc->offsets[i], r->data.data,
 			    r->size);
 	}
+	if (c->has_open_at)
+		memcpy(hc->image + hc->null_off, HOME_NULL, sizeof HOME_NULL);
+	hc->base = base;
 	memcpy(hc->args, c->args, sizeof hc->args);
 	for (i = 0; i < c->n_relocs; i++) {
 		x = c->relocs[i];
@@ -560,6 +600,86 @@ home_pieces_start(struct home_call *hc)
 	hc->args[2] = hc->call->writes[0];
 }
 
+/* The next call in P: nr with args a, b, c. */
+static int
+home_next(struct home_call *hc, int nr, uint64_t a, uint64_t b, uint64_t c)
+{
+	memset(hc->args, 0, sizeof hc->args);
+	hc->nr = nr;
+	hc->args[0] = a;
+	hc->args[1] = b;
+	hc->args[2] = c;
+	return 1;
+}
+
+/*
+ * An open made where R runs (RemoteCall.open_at), its call in P returned
+ * *rv: P must hold its number, open_at, for R's table and P's to stay
+ * one (docs/REMOTE.md, "Numbers (the rule)"). The file there, if it is the
+ * one R opened (its inode); /dev/null if the file went meanwhile. 1 with
+ * the next call in P set (a dup3 to the number and the close of what P's
+ * kernel gave, if it gave another; the open of /dev/null), 0 when it is
+ * over: *rv open_at, or why P holds no such file there (-ESTALE another
+ * file of that name, the open's own error, -EBADF P had the number for
+ * something else: the guest's numbering was wrong).
+ */
+static int
+home_open_at_next(struct home_call *hc, home_holds holds, long *rv)
+{
+	const Osm__RemoteCall	*c = hc->call;
+	long			 at = c->open_at;
+	uint64_t		 ino;
+	int			 cloexec;
+
+	cloexec = ((c->nr == SYS_openat ? c->args[2] : c->args[1]) &
+	    O_CLOEXEC) ? O_CLOEXEC : 0;
+	switch (hc->piece) {
+	case HOME_OA_OPEN:
+		if (*rv >= 0) {
+			holds(hc->self, *rv, &ino);
+			hc->oa_final = ino == c->open_ino ? at : -ESTALE;
+			if (*rv == at) {
+				*rv = hc->oa_final;
+				return 0;
+			}
+			hc->oa_got = *rv;
+			if (holds(hc->self, at, &ino)) {
+				hc->oa_final = -EBADF;
+				hc->piece = HOME_OA_CLOSE;
+				return home_next(hc, SYS_close, hc->oa_got, 0,
+				    0);
+			}
+			hc->piece = HOME_OA_DUP;
+			return home_next(hc, SYS_dup3, hc->oa_got, at,
+			    cloexec);
+		}
+		hc->oa_final = *rv;
+		if (holds(hc->self, at, &ino)) {
+			*rv = -EBADF;
+			return 0;
+		}
+		hc->piece = HOME_OA_NULL;
+		return home_next(hc, SYS_openat, (uint64_t)AT_FDCWD,
+		    hc->base + hc->null_off, O_RDONLY | cloexec);
+	case HOME_OA_NULL:
+		if (*rv == at || *rv < 0) {
+			*rv = hc->oa_final;
+			return 0;
+		}
+		hc->oa_got = *rv;
+		hc->piece = HOME_OA_DUP;
+		return home_next(hc, SYS_dup3, hc->oa_got, at, cloexec);
+	case HOME_OA_DUP:
+		if (*rv < 0)
+			hc->oa_final = -EBADF;
+		hc->piece = HOME_OA_CLOSE;
+		return home_next(hc, SYS_close, hc->oa_got, 0, 0);
+	default:
+		*rv = hc->oa_final;
+		return 0;
+	}
+}
+
 /*
  * The write of a batch that ran returned *rv: 1 with the registers set
  * for what comes next (the rest of a short one, or the next one); 0 when
@@ -567,10 +687,12 @@ home_pieces_start(struct home_call *hc)
  * or the error that stopped it.
  */
 int
-home_pieces_next(struct home_call *hc, long *rv)
+home_pieces_next(struct home_call *hc, home_holds holds, long *rv)
 {
 	const Osm__RemoteCall	*c = hc->call;
 
+	if (c->has_open_at)
+		return home_open_at_next(hc, holds, rv);
 	if (c->n_writes == 0 || hc->piece >= c->n_writes)
 		return 0;
 	if (*rv <= 0) {

@@ -209,6 +209,9 @@ struct rmt_call {
 	int		 behind;	/* answered already (fileio.c) */
 	int		 want_fd;	/* an open under a shared path */
 	int		 fd_info;	/* an open: what it opened, first */
+	int		 open_here;	/* an open made here (shared.c): */
+	int		 open_at;	/* its number and file */
+	uint64_t	 open_ino;
 	const uint32_t	*writes;	/* a batch's writes, each its own */
 	size_t		 nwrites;	/* at home (pipes.c) */
 };
@@ -339,8 +342,29 @@ struct fio_fs {
 	uint64_t	 free;		/* bytes free to P's owner then */
 	uint64_t	 ahead;		/* charged to writes behind since */
 };
+/*
+ * ptable.c: P's descriptor table as the guest knows it, for opens made
+ * where R runs (docs/REMOTE.md, "Opens made here"): which of P's numbers
+ * below 64 x PTABLE_WORDS are taken, and P's umask, as the home said them
+ * and as every call sent home since changed them.
+ */
+#define PTABLE_WORDS	4
+struct ptable {
+	int		 ok;		/* known */
+	uint64_t	 used[PTABLE_WORDS];
+	uint32_t	 umask;
+};
+void	 ptable_set(struct ptable *t, const uint64_t *words, size_t n,
+	    uint32_t umask);
+void	 ptable_sent(struct ptable *t, int nr, const uint64_t *args);
+void	 ptable_got(struct ptable *t, int nr, const uint64_t *args,
+	    int64_t ret);
+int	 ptable_lowest(const struct ptable *t);
+void	 ptable_take(struct ptable *t, int fd);
+
 struct fio {
 	int		 off;		/* strict: every call as it is */
+	struct ptable	 ptab;		/* P's descriptors (shared.c's) */
 	struct fio_fd	*fds;
 	size_t		 nfds;
 	struct fio_msg	*out;
@@ -549,6 +573,7 @@ struct shared_fd {
 	int		 ours;		/* the same open file */
 	uint64_t	 dev, ino;	/* at home */
 	uint64_t	 home_off;	/* the home's descriptor's offset */
+	int		 lost;		/* P has not this file at its number */
 };
 struct shared_root {
 	int		 proven;	/* a file of it was the home's */
@@ -562,6 +587,7 @@ struct shared {
 	remote_opener	 opener;
 	remote_stater	 stater;
 	remote_unlinker	 unlinker;
+	remote_here	 here;
 	void		*arg;
 	uint32_t	 uid, gid;	/* the opener's */
 	uint32_t	*groups;
@@ -576,6 +602,12 @@ struct shared {
 	uint64_t	 stats_opened;
 	uint64_t	 stats_refused;	/* not provably the same file */
 	uint64_t	 stats_unlinked;	/* unlinks made here alone */
+	uint64_t	 stats_alone;	/* opens made here alone */
+	struct shared_opening {		/* of those, the home's to come: */
+		uint64_t	 seq;	/* its call behind, */
+		int		 fd;	/* the number */
+	}		*opening;
+	size_t		 nopening;
 };
 struct remote;
 struct remote_event;
@@ -590,10 +622,28 @@ void	 shared_dup(struct remote *g, uint64_t id, int from, int flags,
 	    int64_t fd);
 void	 shared_info(struct shared *s, struct Osm__RemoteFdInfo *m);
 void	 shared_opened(struct remote *g, uint64_t id, int flags,
-	    int64_t fd);
+	    int64_t fd, int last);
 int	 shared_adopt(struct remote *g, const struct Osm__RemoteFdInfo *m,
 	    uint64_t id);
 void	 shared_adopted(struct remote *g, int nr, int fd, int64_t ret);
+void	 shared_behind_reply(struct remote *g, uint64_t seq, int64_t ret);
+/* sharedpath.c */
+struct shared_fd *shared_find(struct shared *s, uint64_t fd);
+int	 shared_rights(const struct remote *g);
+int	 shared_root(const struct shared *s, const char *path);
+int	 shared_path(pid_t tid, uint64_t addr, char *buf);
+int	 shared_answer(struct remote *g, uint64_t id, int64_t val, int cont,
+	    char **cause);
+int	 shared_addfd(struct remote *g, uint64_t id, int src, int fd,
+	    int cloexec);
+struct shared_fd *shared_add(struct remote *g, int fd, int ours,
+	    uint64_t dev, uint64_t ino, uint64_t home_off);
+int	 shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
+	    const uint64_t *args, struct remote_event *ev, char **cause);
+int	 shared_unlink(struct remote *g, uint64_t id, pid_t tid, int nr,
+	    const uint64_t *args, struct remote_event *ev, char **cause);
+int	 shared_open_here(struct remote *g, uint64_t id, pid_t tid, int nr,
+	    const uint64_t *args, struct remote_event *ev, char **cause);
 
 /* remote.c */
 /* A call of R's forwarded, until its reply. */

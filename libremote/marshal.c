@@ -567,6 +567,11 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 		msg.has_fd_info = 1;
 		msg.fd_info = 1;
 	}
+	if (c->open_here) {
+		msg.has_open_at = msg.has_open_ino = 1;
+		msg.open_at = c->open_at;
+		msg.open_ino = c->open_ino;
+	}
 	msg.n_writes = c->nwrites;
 	msg.writes = (uint32_t *)c->writes;
 	for (i = 0; i < c->nregions; i++) {

@@ -196,6 +196,7 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	}
 	call.seq = ++g->seq;
 	call.vtid = remote_vtid(g, tid);
+	ptable_sent(&g->fio.ptab, call.nr, call.args);
 	if (behind) {
 		/* write and pwrite64: the count, as cut to what goes home;
 		   an unlock (fiobehind.c): 0 */
@@ -306,6 +307,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		g->stats.mapped++;
 		return 0;
 	case RMT_THREAD:
+		g->fio.ptab.ok = 0;	/* a fork's own table, a thread's */
 		ev->kind = REMOTE_THREAD;
 		ev->why = tc.entry != NULL ? tc.entry->why : NULL;
 		memcpy(ev->args, args, sizeof ev->args);
@@ -584,11 +586,14 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 	/* R left the call: it restarts it or went on; drop the result */
 	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &p->id) != 0) {
 		g->stats.gone++;
+		/* what it opened at home is P's all the same */
+		ptable_got(&g->fio.ptab, p->call.nr, p->call.args, r->ret);
 		remote_drop(g, i);
 		rv = 0;
 		goto out;
 	}
 	if (remote_apply(p->tid, &p->call, r, &ret, cause) != 0) {
+		g->fio.ptab.ok = 0;
 		remote_drop(g, i);
 		goto out;
 	}
@@ -606,8 +611,9 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 	fio_result(&g->fio, p->call.nr, p->call.args, &ret,
 	    remote_fs_free(r), fio_on_fd(g->pending, g->npending,
 	    p->call.args[0], p->call.seq));
+	ptable_got(&g->fio.ptab, p->call.nr, p->call.args, ret);
 	if (p->open && ret >= 0)
-		shared_opened(g, p->id, p->flags, ret);
+		shared_opened(g, p->id, p->flags, ret, p->call.seq == g->seq);
 	if (p->dup_of >= 0 && ret >= 0)
 		shared_dup(g, p->id, p->dup_of, p->flags, ret);
 	if (p->adopted)
@@ -750,6 +756,7 @@ remote_stats(struct remote *g)
 	g->stats.opened = g->shared.stats_opened;
 	g->stats.refused = g->shared.stats_refused;
 	g->stats.unlinked = g->shared.stats_unlinked;
+	g->stats.opened_alone = g->shared.stats_alone;
 	return &g->stats;
 }
 
@@ -824,6 +831,8 @@ remote_reply_behind(struct remote *g, const uint8_t *msg, size_t len,
 	}
 	rv = fio_behind_reply(&g->fio, r->seq, r->ret, remote_fs_free(r),
 	    &expect);
+	if (rv == 1)
+		shared_behind_reply(g, r->seq, r->ret);
 	rstub_failed(g);	/* a write of its slot's may have failed */
 	if (rv == 1 && (r->n_outputs != 0 || r->ret < -4095 ||
 	    (expect >= 0 && r->ret > expect))) {

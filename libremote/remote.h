@@ -205,6 +205,7 @@ struct remote_stats {
 	uint64_t	 opened;	/* files opened here */
 	uint64_t	 refused;	/* not provably the same file here */
 	uint64_t	 unlinked;	/* unlinks made here (shared) */
+	uint64_t	 opened_alone;	/* of opened, with no wait for home */
 };
 /* Messages for home besides the call of a REMOTE_FORWARD (remote_out). */
 enum remote_out {
@@ -283,6 +284,10 @@ typedef int	(*remote_opener)(void *arg, const char *path, int flags,
 typedef int	(*remote_stater)(void *arg, const char *path, int nofollow,
 		    struct stat *st);
 typedef int	(*remote_unlinker)(void *arg, const char *path);
+/* An open as R asked it (flags, and mode for O_CREAT with P's umask
+   applied): a descriptor of a regular file or a directory, or -errno. */
+typedef int	(*remote_here)(void *arg, const char *path, int flags,
+		    int mode);
 /* What the opener can do, and who it is (docs/REMOTE.md, "Shared file
    systems"): its uid, gid and groups, which the unlinker may act alone
    with only while the home process has them all. */
@@ -290,6 +295,7 @@ struct remote_opener_of {
 	remote_opener	 open;
 	remote_stater	 stat;
 	remote_unlinker	 unlink;
+	remote_here	 here;
 	void		*arg;
 	uint32_t	 uid;
 	uint32_t	 gid;
@@ -320,6 +326,14 @@ struct home_call {
 	uint64_t	 piece_done;	/* what of it is written, */
 	uint64_t	 done;		/* the bytes of those before, */
 	uint64_t	 piece_base;	/* and where the region is in P */
+	/* an open made where R runs (home_open_at_next): P's pid, where
+	   the scratch area is and /dev/null in it, what P's kernel gave
+	   and the answer */
+	pid_t		 self;
+	uint64_t	 base;
+	size_t		 null_off;
+	long		 oa_got;
+	long		 oa_final;
 	/* inside */
 	struct Osm__RemoteCall *call;
 	uint64_t	*offsets;	/* of each region from base */
@@ -339,6 +353,9 @@ int		 home_want_fd(const struct home_call *hc);
 int		 home_fd_info(const struct home_call *hc);
 int		 home_ident(const struct home_call *hc);
 void		 home_pieces_start(struct home_call *hc);
-int		 home_pieces_next(struct home_call *hc, long *rv);
+/* Does process pid hold descriptor fd (1, its file's inode in *ino)? */
+typedef int	(*home_holds)(pid_t pid, long fd, uint64_t *ino);
+int		 home_pieces_next(struct home_call *hc, home_holds holds,
+		    long *rv);
 
 #endif

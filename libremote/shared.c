@@ -10,7 +10,9 @@
  * writes, seeks, fsync, locks. The home's descriptor stays open, the same
  * file: it takes R's offset before any call on it that goes home and
  * before every dump of R, so that the process finds it as it left it at
- * home or on its next node.
+ * home or on its next node. Once a file proved a shared path the same
+ * file system, calls on a path under it are made here: a stat, an unlink,
+ * an open without the home's first (sharedpath.c).
  */
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -48,6 +50,7 @@ remote_shared(struct remote *g, char **paths, size_t npaths,
 	s->opener = op->open;
 	s->stater = op->stat;
 	s->unlinker = op->unlink;
+	s->here = op->here;
 	s->arg = op->arg;
 	s->uid = op->uid;
 	s->gid = op->gid;
@@ -63,7 +66,9 @@ remote_shared(struct remote *g, char **paths, size_t npaths,
 /*
  * May R leave this node now? Not while it holds a lock on a file opened
  * here: the lock is R's, on this node's kernel (or its NFS client), and
- * would end with R's copy in the middle of what it guards. R's
+ * would end with R's copy in the middle of what it guards; nor while it
+ * holds a file opened here that the home could not open at its number
+ * (shared_behind_reply), which it would find there no more. R's
  * /proc/PID/fdinfo lists the locks taken through each descriptor ("lock:"
  * lines: POSIX, OFD and flock alike). 0 with *why naming the file; 1 it
  * may, and from now on its lock calls on these files go home, where the
@@ -81,8 +86,8 @@ remote_may_leave(struct remote *g, char **why)
 	for (i = 0; i < s->nfds; i++) {
 		snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)g->pid,
 		    s->fds[i].fd);
-		if (read_file_str(path, buf, sizeof buf) != 0 ||
-		    strstr(buf, "\nlock:") == NULL)
+		if (!s->fds[i].lost && (read_file_str(path, buf,
+		    sizeof buf) != 0 || strstr(buf, "\nlock:") == NULL))
 			continue;
 		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)g->pid,
 		    s->fds[i].fd);
@@ -90,8 +95,9 @@ remote_may_leave(struct remote *g, char **why)
 			n = snprintf(file, sizeof file, "descriptor %d",
 			    s->fds[i].fd);
 		file[n] = '\0';
-		xasprintf(why, "it holds a lock on %s, opened where it runs",
-		    file);
+		xasprintf(why, s->fds[i].lost ? "it holds %s, opened where "
+		    "it runs, which its home could not open" : "it holds a "
+		    "lock on %s, opened where it runs", file);
 		return 0;
 	}
 	s->leaving = 1;
@@ -106,23 +112,13 @@ shared_free(struct shared *s)
 	for (i = 0; i < s->nfds; i++)
 		close(s->fds[i].ours);
 	free(s->fds);
+	free(s->opening);
 	free(s->roots);
 	free(s->groups);
 	if (s->info != NULL)
 		osm__remote_fd_info__free_unpacked(s->info, NULL);
 	if (s->null > 0)
 		close(s->null);
-}
-
-static struct shared_fd *
-shared_find(struct shared *s, uint64_t fd)
-{
-	size_t	i;
-
-	for (i = 0; i < s->nfds; i++)
-		if ((uint64_t)s->fds[i].fd == fd)
-			return &s->fds[i];
-	return NULL;
 }
 
 /* The home's offset of e is made R's, if it differs (an lseek behind). */
@@ -156,23 +152,21 @@ shared_settle(struct remote *g)
 static int
 shared_close(struct remote *g, uint64_t id, struct shared_fd *e)
 {
-	struct shared			*s = &g->shared;
-	struct seccomp_notif_addfd	 add;
+	struct shared	*s = &g->shared;
+	size_t		 i;
 
-	memset(&add, 0, sizeof add);
-	add.id = id;
-	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
-	add.srcfd = s->null;
-	add.newfd = e->fd;
-	add.newfd_flags = O_CLOEXEC;
 	if (s->null <= 0)
 		return -1;
 	/* the stub in R makes no call on it from now on */
 	rstub_local(g, e->fd, 0);
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1) {
+	if (shared_addfd(g, id, s->null, e->fd, O_CLOEXEC) == -1) {
 		rstub_local(g, e->fd, 1);
 		return -1;
 	}
+	/* its open at home, if still to come, is no longer R's file's */
+	for (i = 0; i < s->nopening; i++)
+		if (s->opening[i].fd == e->fd)
+			s->opening[i].fd = -1;
 	close(e->ours);
 	*e = s->fds[--s->nfds];
 	return 0;
@@ -215,179 +209,6 @@ shared_empty_path(pid_t tid, uint64_t addr)
 	remote.iov_len = 1;
 	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == 1 &&
 	    c == '\0';
-}
-
-static int	shared_answer(struct remote *, uint64_t, int64_t, int,
-		    char **);
-
-/* Is gid the home process's (its fs group, or one of its groups)? */
-static int
-shared_has_group(const struct remote_ident *id, uint32_t gid)
-{
-	size_t	i;
-
-	if (id->gid[3] == gid)
-		return 1;
-	for (i = 0; i < id->ngroups; i++)
-		if (id->groups[i] == gid)
-			return 1;
-	return 0;
-}
-
-/*
- * May the opener answer alone, with no check of the home's kernel first
- * (a stat, an unlink)? Only while its rights are no more than the home
- * process's, as the home says them now (the identity it sent): its uid
- * P's fs uid, its group and every one of its groups P's too. Else the
- * call goes home, whose kernel checks it.
- */
-static int
-shared_rights(const struct remote *g)
-{
-	const struct shared		*s = &g->shared;
-	const struct remote_ident	*id = &g->ident.id;
-	size_t				 i;
-
-	if (!g->ident.valid || id->uid[3] != s->uid ||
-	    !shared_has_group(id, s->gid))
-		return 0;
-	for (i = 0; i < s->ngroups; i++)
-		if (!shared_has_group(id, s->groups[i]))
-			return 0;
-	return 1;
-}
-
-/* The shared path path is under (the longest), or -1. */
-static int
-shared_root(const struct shared *s, const char *path)
-{
-	size_t	i, len, best = 0;
-	int	r = -1;
-
-	for (i = 0; i < s->npaths; i++) {
-		len = strlen(s->paths[i]);
-		if (len > best && conf_is_shared(&s->paths[i], 1, path)) {
-			best = len;
-			r = (int)i;
-		}
-	}
-	return r;
-}
-
-/* R's path at addr, into buf (PATH_MAX): 0, or -1 (a fault, too long). */
-static int
-shared_path(pid_t tid, uint64_t addr, char *buf)
-{
-	struct iovec	 local, remote;
-	size_t		 got = 0, chunk;
-	ssize_t		 n;
-
-	while (got < PATH_MAX) {
-		chunk = 4096 - ((addr + got) & 4095);
-		if (chunk > PATH_MAX - got)
-			chunk = PATH_MAX - got;
-		local.iov_base = buf + got;
-		local.iov_len = chunk;
-		remote.iov_base = (void *)(uintptr_t)(addr + got);
-		remote.iov_len = chunk;
-		if ((n = process_vm_readv(tid, &local, 1, &remote, 1, 0)) <= 0)
-			return -1;
-		if (memchr(buf + got, '\0', n) != NULL)
-			return 0;
-		got += n;
-	}
-	return -1;
-}
-
-/*
- * R's stat, lstat or newfstatat of an absolute path under a shared path
- * that a file opened here proved the same file system: answered here by
- * the opener (the owner's rights, beneath the path), with the home's
- * device number; 1 answered (ev), 0 it goes home, -1 the listener failed.
- * What the opener cannot say (a link out of the path) goes home.
- */
-static int
-shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
-    const uint64_t *args, struct remote_event *ev, char **cause)
-{
-	struct shared	*s = &g->shared;
-	struct stat	 st;
-	struct iovec	 local, remote;
-	char		 path[PATH_MAX];
-	uint64_t	 addr = args[0], buf = args[1];
-	int		 nofollow = nr == SYS_lstat, r;
-	long		 rv;
-
-	if (nr == SYS_newfstatat) {
-		if ((args[3] & ~(uint64_t)AT_SYMLINK_NOFOLLOW) != 0 ||
-		    (int)args[0] != AT_FDCWD)
-			return 0;
-		addr = args[1];
-		buf = args[2];
-		nofollow = (args[3] & AT_SYMLINK_NOFOLLOW) != 0;
-	}
-	/* (what R wrote still on its way home could be this file's) */
-	if (s->stater == NULL || !shared_rights(g) || fio_writing(&g->fio) ||
-	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
-	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
-		return 0;
-	rv = s->stater(s->arg, path, nofollow, &st);
-	if (rv == 0) {
-		if (st.st_dev != s->roots[r].dev)
-			return 0;
-		st.st_dev = s->roots[r].home_dev;
-		local.iov_base = &st;
-		local.iov_len = sizeof st;
-		remote.iov_base = (void *)(uintptr_t)buf;
-		remote.iov_len = sizeof st;
-		if (process_vm_writev(tid, &local, 1, &remote, 1, 0) !=
-		    sizeof st)
-			rv = -EFAULT;
-	} else if (rv != -ENOENT && rv != -ENOTDIR && rv != -EACCES)
-		return 0;
-	s->stats_local++;
-	ev->kind = REMOTE_ANSWERED;
-	return shared_answer(g, id, rv, 0, cause) == -1 ? -1 : 1;
-}
-
-/*
- * R's unlink, or unlinkat from its directory without flags, of an
- * absolute path under a shared path that a file opened here proved the
- * same file system: made here by the opener, as the owner, when its rights
- * are no more than the home process's (shared_rights) and nothing R wrote
- * is still on its way home (so that no one sees the name gone before
- * what R wrote before it). 1 answered (ev), 0 it goes home: also when
- * the opener refused or failed, so that R has the home's own answer
- * (EACCES, EPERM, ENOENT, EISDIR...), -1 the listener failed.
- */
-static int
-shared_unlink(struct remote *g, uint64_t id, pid_t tid, int nr,
-    const uint64_t *args, struct remote_event *ev, char **cause)
-{
-	struct shared	*s = &g->shared;
-	char		 path[PATH_MAX];
-	uint64_t	 addr = args[0];
-	int		 r;
-
-	if (nr == SYS_unlinkat) {
-		if ((int)args[0] != AT_FDCWD || args[2] != 0)
-			return 0;
-		addr = args[1];
-	}
-	if (s->unlinker == NULL || g->fio.off || g->npending > 0 ||
-	    !shared_rights(g) || fio_writing(&g->fio) ||
-	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
-	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
-		return 0;
-	/* the memory we read was R's only if R still waits in this call */
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0 ||
-	    s->unlinker(s->arg, path) != 0)
-		return 0;
-	/* a file changed: what the guest has of any file may be stale */
-	fio_drop_file(&g->fio, 1, 0, 0, -1);
-	s->stats_unlinked++;
-	ev->kind = REMOTE_ANSWERED;
-	return shared_answer(g, id, 0, 0, cause) == -1 ? -1 : 1;
 }
 
 /* Calls that take, give up or ask about a lock. */
@@ -458,29 +279,6 @@ shared_writes(int nr)
 }
 
 /*
- * Answer call id with val, or let R make it itself if cont
- * (SECCOMP_USER_NOTIF_FLAG_CONTINUE). A call R left is no error.
- */
-static int
-shared_answer(struct remote *g, uint64_t id, int64_t val, int cont,
-    char **cause)
-{
-	struct seccomp_notif_resp	*resp = g->resp;
-
-	rstub_publish(g, id);
-	memset(resp, 0, g->resp_size);
-	resp->id = id;
-	resp->val = val;
-	if (cont)
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 ||
-	    errno == ENOENT)
-		return 0;
-	xasprintf(cause, "SECCOMP_IOCTL_NOTIF_SEND: %s", strerror(errno));
-	return -1;
-}
-
-/*
  * R's call nr (notification id) before it is forwarded: 1 it was dealt
  * with here (ev says how), 0 it goes on its way (offsets settled, our
  * descriptors it closes gone), -1 with *cause if the listener failed.
@@ -493,7 +291,7 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 	struct shared_fd	*e;
 	uint64_t		 i, last;
 	long			 rv;
-	int			 fd;
+	int			 fd, rc;
 
 	if (!map && (nr == SYS_stat || nr == SYS_lstat ||
 	    (nr == SYS_newfstatat && (int)args[0] == AT_FDCWD)))
@@ -501,6 +299,9 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 	if (!map && (nr == SYS_unlink || (nr == SYS_unlinkat &&
 	    (int)args[0] == AT_FDCWD)))
 		return shared_unlink(g, id, tid, nr, args, ev, cause);
+	if (!map && fio_opens(nr, args) && (rc = shared_open_here(g, id, tid,
+	    nr, args, ev, cause)) != 0)
+		return rc;
 	if (s->nfds == 0)
 		return 0;
 	if (map) {
@@ -628,32 +429,21 @@ shared_want(struct remote *g, struct rmt_call *c, int *flags, int *dup_of)
 void
 shared_dup(struct remote *g, uint64_t id, int from, int flags, int64_t fd)
 {
-	struct shared			*s = &g->shared;
-	struct seccomp_notif_addfd	 add;
-	struct shared_fd		*e, copy;
-	int				 ours;
+	struct shared		*s = &g->shared;
+	struct shared_fd	*e, copy;
+	int			 ours;
 
 	if ((e = shared_find(s, from)) == NULL || fd == from ||
 	    shared_find(s, fd) != NULL ||
 	    (ours = fcntl(e->ours, F_DUPFD_CLOEXEC, 0)) == -1)
 		return;
 	copy = *e;
-	memset(&add, 0, sizeof add);
-	add.id = id;
-	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
-	add.srcfd = ours;
-	add.newfd = (uint32_t)fd;
-	add.newfd_flags = flags & O_CLOEXEC;
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1) {
+	if (shared_addfd(g, id, ours, (int)fd, flags) == -1) {
 		close(ours);
 		return;
 	}
-	s->fds = xreallocarray(s->fds, s->nfds + 1, sizeof *s->fds);
-	e = &s->fds[s->nfds++];
-	*e = copy;
-	e->fd = (int)fd;
-	e->ours = ours;
-	rstub_local(g, e->fd, 1);
+	shared_add(g, (int)fd, ours, copy.dev, copy.ino,
+	    copy.home_off)->lost = copy.lost;
 }
 
 /* The home's answer about the descriptor an open gave (seq 0). */
@@ -693,12 +483,10 @@ static int
 shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
     uint64_t id)
 {
-	struct shared			*s = &g->shared;
-	struct seccomp_notif_addfd	 add;
-	struct shared_fd		*e;
-	struct stat			 st;
-	char				*cause = NULL;
-	int				 ours, r;
+	struct shared	*s = &g->shared;
+	struct stat	 st;
+	char		*cause = NULL;
+	int		 ours, r;
 
 	/* a device, a pipe stays home's */
 	if ((!m->regular && !m->directory) || m->path == NULL ||
@@ -729,24 +517,11 @@ shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
 		s->stats_refused++;
 		return 0;
 	}
-	memset(&add, 0, sizeof add);
-	add.id = id;
-	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
-	add.srcfd = ours;
-	add.newfd = (uint32_t)m->fd;
-	add.newfd_flags = flags & O_CLOEXEC;
-	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1) {
+	if (shared_addfd(g, id, ours, m->fd, flags) == -1) {
 		close(ours);
 		return 0;
 	}
-	s->fds = xreallocarray(s->fds, s->nfds + 1, sizeof *s->fds);
-	e = &s->fds[s->nfds++];
-	e->fd = m->fd;
-	e->ours = ours;
-	e->dev = m->dev;
-	e->ino = m->ino;
-	e->home_off = m->pos;
-	rstub_local(g, e->fd, 1);
+	shared_add(g, m->fd, ours, m->dev, m->ino, m->pos);
 	s->stats_opened++;
 	/* its shared path is the same file system here as at home */
 	if ((r = shared_root(s, m->path)) != -1) {
@@ -764,13 +539,21 @@ shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
  * one the home opened. Otherwise R's descriptor stays the home's, its
  * calls going home as before, and what the home said of it is what it
  * says of any open's (fio_opened: its fstat answered, its close behind).
+ * What the home said of P's table is taken if the open was the last call
+ * sent home (last): then it is still so.
  */
 void
-shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd)
+shared_opened(struct remote *g, uint64_t id, int flags, int64_t fd,
+    int last)
 {
 	const Osm__RemoteFdInfo	*m = g->shared.info;
 
-	if (m != NULL && m->fd == fd && !shared_install(g, m, flags, id))
+	if (m == NULL || m->fd != fd)
+		return;
+	/* P's table after it, if no call went home since */
+	if (last && m->has_umask)
+		ptable_set(&g->fio.ptab, m->table, m->n_table, m->umask);
+	if (!shared_install(g, m, flags, id))
 		fio_opened(&g->fio, m);
 }
 

@@ -89,11 +89,20 @@ inr=$(echo "$line" | sed -n 's/.* calls on them here (\([0-9]*\) in R).*/\1/p')
 unlinked=$(field "unlinks here")
 [ "${unlinked:-0}" -ge 200 ] ||
     fail "sqlite3: ${unlinked:-no} journals unlinked on node 2: $line"
+# and opened there with no wait for the home, the journal and its
+# directory (docs/REMOTE.md, "Opens made here"): no call a commit waits
+# for at home (the start's hundred or so, where there were two a commit)
+alone=$(echo "$line" | sed -n 's/.*files opened here ([0-9]* not, \([0-9]*\) without the home).*/\1/p')
+waited=$(field "calls waited for at home")
+[ "${alone:-0}" -ge 390 ] ||
+    fail "sqlite3: ${alone:-no} files opened on node 2 alone: $line"
+[ "${waited:-999}" -lt 200 ] ||
+    fail "sqlite3: ${waited:-no} calls waited for at home: $line"
 check=$(as sqlite3 "$S/t.db" "pragma integrity_check;
     select count(*), count(distinct v) from t where v like 'away %';
     select count(*) from t where v like 'home %';" | tr '\n' ' ')
 [ "$check" = "ok 200|200 200 " ] || fail "sqlite3: the database says: $check"
-echo "sqlite3: $check; away: $opened opened on node 2, $here calls there ($inr by the stub in R), $unlinked unlinks there, $home sent home"
+echo "sqlite3: $check; away: $opened opened on node 2 ($alone alone), $here calls there ($inr by the stub in R), $unlinked unlinks there, $home sent home, $waited waited for"
 
 # --- unlinks made on node 2, and those refused --------------------------
 # An unlink away of the owner's file under the shared path is made on
@@ -131,6 +140,69 @@ wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q 'ended: status 0'" ||
 [ "$(field "unlinks here")" = 1 ] || fail "unlink: not made on node 2: $(ended)"
 echo "unlink: made on node 2, refused as at home: $(echo $home)"
 
+# --- opens made on node 2 alone -----------------------------------------
+# Opens of absolute paths under the shared path, once one proved it the
+# same file system, are made on node 2 alone (docs/REMOTE.md, "Opens made
+# here"): each at the number the home would have given it, between opens
+# that go home (/dev/null) and closes; a file it creates has the umask of
+# the process at home (027) and its group; what the owner may not open,
+# or what exists with O_EXCL, is refused as at home. The same lines at
+# home and away (the numbers those of a shell that holds others open, as
+# make check's may), and the files as they were made at home.
+cat > "$S/fds.py" <<'EOF'
+import os, sys
+d, tag = sys.argv[1], sys.argv[2]
+os.getuid()
+out = []
+def o(name, fl, mode=0o666):
+    p = name if name.startswith('/') else d + '/' + name
+    try:
+        fd = os.open(p, fl, mode)
+        out.append('%s %d' % (name, fd))
+        return fd
+    except OSError as e:
+        out.append('%s %s' % (name, e.strerror))
+        return -1
+a = o('fds.py', os.O_RDONLY)
+n = o('/dev/null', os.O_RDONLY)
+b = o(tag + '.1', os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+os.write(b, b'one two')
+c = o(tag + '.2', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+o(tag + '.2', os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+o('root.txt', os.O_RDONLY)
+os.close(n)
+e = o(tag + '.1', os.O_RDONLY)
+out.append(os.read(e, 3).decode())
+os.close(a)
+f = o('rootdir', os.O_RDONLY)
+out.append(str(len(os.listdir(f))))
+o(tag + '.1', os.O_RDONLY | os.O_CLOEXEC)
+for fd in (b, c, e, f):
+    os.close(fd)
+o(tag + '.3', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+for name in ('.1', '.2', '.3'):
+    st = os.stat(d + '/' + tag + name)
+    out.append('%o %d %d %d' % (st.st_mode & 0o7777, st.st_uid, st.st_gid,
+        st.st_size))
+print(' / '.join(out))
+EOF
+as sh -c 'umask 027 && python3 "$1/fds.py" "$1" home' sh "$S" > "$S/fds.home" 2>&1 ||
+    fail "fds: at home: $(cat "$S/fds.home")"
+n=$(ends)
+as sh -c 'umask 027 && mosrun -L -r 2 python3 "$1/fds.py" "$1" away' sh "$S" \
+    > "$S/fds.away" 2>&1 || fail "fds: away: $(cat "$S/fds.away")"
+line=$(end_after "$n") || fail "fds: no end on node 2"
+alone=$(echo "$line" | sed -n 's/.*files opened here ([0-9]* not, \([0-9]*\) without the home).*/\1/p')
+[ "${alone:-0}" -ge 6 ] || fail "fds: ${alone:-no} opened on node 2 alone: $line"
+home=$(sed 's/home\./T./g' "$S/fds.home")
+away=$(grep -v '^mosrun: ' "$S/fds.away" | sed 's/away\./T./g')
+[ "$home" = "$away" ] || fail "fds: away '$away', at home '$home'"
+case $home in
+*" / T.2 File exists / root.txt Permission denied / "*" / one / "*" / 640 4242 4242 7 / 600 4242 4242 0 / 640 4242 4242 0") ;;
+*) fail "fds: at home: $home" ;;
+esac
+echo "fds: as at home, $alone opened on node 2 alone: $home"
+
 # --- a descriptor opened there comes home at its offset --------------
 cat > "$S/lines.py" <<'EOF'
 import sys, time
@@ -143,25 +215,38 @@ with open(sys.argv[1], 'w') as f:
         time.sleep(0.005)
 print('done', flush=True)
 EOF
-as sh -c 'cd "$1" && { OSM_DEPUTY_LOG=$1/lines.log OSM_DEPUTY_DEBUG=1 \
-    mosrun -L -r 2 python3 lines.py lines.txt > lines.out 2>&1 & }' \
-    sh "$S" || fail "lines: not started"
-wait_for 30 grep -q ready "$S/lines.out" || fail "lines: $(cat "$S/lines.out")"
-pid=$(pid_of python3)
-[ "$(where "$pid")" = 2 ] || fail "lines: not on node 2"
-# (seen once: mosmigrate's answer lost, "session read: Connection reset
-# by peer", though the process went home: node 2's log says below)
-lab_exec 1 mosmigrate "$pid" home > "$S/mig.out" 2>&1 ||
-    echo "lines: mosmigrate said: $(cat "$S/mig.out")"
-wait_for 30 grep -q done "$S/lines.out" || fail "lines: $(cat "$S/lines.out")"
-seq 1 400 | sed 's/^/line /' | cmp -s - "$S/lines.txt" ||
-    fail "lines: the file is not lines 1 to 400: $(head -3 "$S/lines.txt")"
-wait_for 10 grep -q "guest $pid@1 .*goes home" "$L2" || fail "lines: not sent home"
+# lines NAME FILE: lines.py away writing FILE (its deputy's calls logged
+# in NAME.log), brought home midway; the file holds every line once
+lines() {
+	as sh -c 'cd "$1" && { OSM_DEPUTY_LOG=$1/$2.log OSM_DEPUTY_DEBUG=1 \
+	    mosrun -L -r 2 python3 lines.py "$3" > $2.out 2>&1 & }' \
+	    sh "$S" "$1" "$2" || fail "$1: not started"
+	wait_for 30 grep -q ready "$S/$1.out" || fail "$1: $(cat "$S/$1.out")"
+	pid=$(pid_of python3)
+	[ "$(where "$pid")" = 2 ] || fail "$1: not on node 2"
+	# (seen once: mosmigrate's answer lost, "session read: Connection
+	# reset by peer", though the process went home: node 2's log says)
+	lab_exec 1 mosmigrate "$pid" home > "$S/mig.out" 2>&1 ||
+	    echo "$1: mosmigrate said: $(cat "$S/mig.out")"
+	wait_for 30 grep -q done "$S/$1.out" || fail "$1: $(cat "$S/$1.out")"
+	seq 1 400 | sed 's/^/line /' | cmp -s - "$S/$1.txt" ||
+	    fail "$1: the file is not lines 1 to 400: $(head -3 "$S/$1.txt")"
+	wait_for 10 grep -q "guest $pid@1 .*goes home" "$L2" ||
+	    fail "$1: not sent home"
+}
+lines lines lines.txt
 # (its relative path resolved at home, the file written on node 2: of
 # its writes only its "ready" went home)
 n=$(grep -c ': write = ' "$S/lines.log")
 [ "$n" -le 2 ] || fail "lines: $n writes sent home"
 echo "lines: 400 in order, brought home midway, $n writes sent home"
+# The same by its absolute path, opened on node 2 with no wait for the
+# home: the home opened it behind (RemoteCall.open_at), at the number R
+# has it at, so that the process finds it there when it comes home.
+lines lines2 "$S/lines2.txt"
+grep -q ': openat = [0-9]* (behind)' "$S/lines2.log" ||
+    fail "lines2: not opened on node 2 alone: $(grep openat "$S/lines2.log")"
+echo "lines2: 400 in order, opened on node 2 alone, brought home midway"
 
 # --- a lock held on node 2 keeps the process there ---------------------
 # R's lock on a file opened on node 2 is node 2's; moved, R's copy would

@@ -61,16 +61,7 @@ batch_init(struct batch *b)
 static struct home_call *
 batch_check(struct batch *b, char **cause)
 {
-	struct home_call	*hc;
-	uint8_t			*buf;
-	size_t			 len;
-
-	len = osm__remote_call__get_packed_size(&b->c);
-	buf = xmalloc(len);
-	osm__remote_call__pack(&b->c, buf);
-	hc = home_check(buf, len, 0, cause);
-	free(buf);
-	return hc;
+	return check_home_call(&b->c, 0, cause);
 }
 
 static void
@@ -119,19 +110,19 @@ START_TEST(test_batch_pieces)
 	ck_assert_uint_eq(hc->args[1], 0x10000);
 	ck_assert_uint_eq(hc->args[2], 3);
 	rv = 3;					/* the first, whole */
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 1);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 1);
 	ck_assert_uint_eq(hc->args[1], 0x10003);
 	ck_assert_uint_eq(hc->args[2], 5);
 	rv = 2;					/* the second, short */
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 1);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 1);
 	ck_assert_uint_eq(hc->args[1], 0x10005);
 	ck_assert_uint_eq(hc->args[2], 3);
 	rv = 3;
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 1);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 1);
 	ck_assert_uint_eq(hc->args[1], 0x10008);
 	ck_assert_uint_eq(hc->args[2], 2);
 	rv = 2;
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 0);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 0);
 	ck_assert_int_eq(rv, 10);		/* all of them */
 	home_free(hc);
 
@@ -140,12 +131,12 @@ START_TEST(test_batch_pieces)
 	ck_assert_int_eq(home_layout(hc, 0x10000, 16, &cause), 0);
 	home_pieces_start(hc);
 	rv = 3;
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 1);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 1);
 	rv = -EPIPE;
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 0);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 0);
 	ck_assert_int_eq(rv, -EPIPE);
 	rv = 5;					/* over: no more */
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 0);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 0);
 	home_free(hc);
 
 	/* a device that takes nothing: EIO, not a loop */
@@ -153,7 +144,7 @@ START_TEST(test_batch_pieces)
 	ck_assert_int_eq(home_layout(hc, 0x10000, 16, &cause), 0);
 	home_pieces_start(hc);
 	rv = 0;
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 0);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 0);
 	ck_assert_int_eq(rv, -EIO);
 	home_free(hc);
 
@@ -162,7 +153,7 @@ START_TEST(test_batch_pieces)
 	hc = batch_check(&b, &cause);
 	ck_assert_msg(hc != NULL, "%s", cause);
 	rv = 10;
-	ck_assert_int_eq(home_pieces_next(hc, &rv), 0);
+	ck_assert_int_eq(home_pieces_next(hc, NULL, &rv), 0);
 	ck_assert_int_eq(rv, 10);
 	home_free(hc);
 }

@@ -853,6 +853,21 @@ START_TEST(test_clocks_per_thread)
 }
 END_TEST
 
+struct home_call *
+check_home_call(const Osm__RemoteCall *c, pid_t self, char **cause)
+{
+	struct home_call	*hc;
+	uint8_t			*buf;
+	size_t			 len;
+
+	len = osm__remote_call__get_packed_size(c);
+	buf = xmalloc(len);
+	osm__remote_call__pack(c, buf);
+	hc = home_check(buf, len, self, cause);
+	free(buf);
+	return hc;
+}
+
 static Suite *
 remote_suite(void)
 {
@@ -883,6 +898,7 @@ remote_suite(void)
 	check_remote_ahead(s);
 	check_remote_stream(s);
 	check_remote_rstub(s);
+	check_remote_here(s);
 	return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* check_remote-hostile.c: its test case, added to s */
 void	 check_remote_hostile(Suite *s);
@@ -22,9 +23,15 @@ struct Osm__RemoteRead;
 size_t	 check_fio_drain(struct fio *f, struct Osm__RemoteRead *r);
 /* check_remote-stream.c: a read larger than a window (fioread.c) */
 void	 check_remote_stream(Suite *s);
+/* check_remote.c: call c packed and checked at home, P's pid self */
+struct Osm__RemoteCall;
+struct home_call *check_home_call(const struct Osm__RemoteCall *c,
+	    pid_t self, char **cause);
 /* check_remote-pipes.c: a batch of writes to a pipe (libremote/pipes.c) */
 void	 check_remote_pipes(Suite *s);
 /* check_remote-rstub.c: the guest's side of the read stub */
 void	 check_remote_rstub(Suite *s);
+/* check_remote-here.c: opens made where R runs (ptable.c, open_at) */
+void	 check_remote_here(Suite *s);
 
 #endif
