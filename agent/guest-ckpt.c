@@ -26,11 +26,7 @@ int
 guest_ckpt(struct guest *g, uint64_t broken)
 {
 	Osm__SesError	 err = OSM__SES_ERROR__INIT;
-	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
 	struct mig_task	*t;
-	siginfo_t	*si = NULL;
-	pid_t		*tids, *to = NULL;
-	size_t		 n = 0, i, nt, k;
 	char		*cause = NULL;
 
 	if (!g->ckpt_wanted || g->ncalls != 0)
@@ -63,36 +59,6 @@ guest_ckpt(struct guest *g, uint64_t broken)
 		cause = NULL;
 	} else
 		log_info("%s: checkpoint image sent", g->conn.who);
-	/* each thread's, to go to the same thread (ours: by its id here) */
-	nt = mig_threads(t, NULL, 0);
-	tids = xcalloc(nt, sizeof *tids);
-	mig_threads(t, tids, nt);
-	for (k = 0; k < nt; k++) {
-		for (;;) {
-			si = xreallocarray(si, n + 8, sizeof *si);
-			to = xreallocarray(to, n + 8, sizeof *to);
-			if ((i = mig_thread_stolen(t, tids[k], si + n, 8)) == 0)
-				break;
-			while (i-- > 0)
-				to[n++] = mig_thread_here(t, tids[k]);
-		}
-	}
-	free(tids);
-	if (mig_release(t, &cause) == -1) {
-		free(si);
-		free(to);
-		guest_ses_fail(g, cause);
-	}
-	for (i = 0; i < n; i++) {
-		s.signo = si[i].si_signo;
-		s.has_code = s.has_value = 1;
-		s.code = si[i].si_code;
-		s.value = si[i].si_value.sival_int;
-		/* a signal sent to the thread goes back to it, else to R */
-		guest_signal_deliver(g, &s, si[i].si_code == SI_TKILL ? to[i] :
-		    0);
-	}
-	free(si);
-	free(to);
+	guest_release(g, t);
 	return 0;
 }

@@ -634,16 +634,38 @@ guest_move_home(struct guest *g, const char *why)
 /*
  * The home asks whether R may leave now, for a move it chose (mosmigrate,
  * the balancer): not while R holds a lock on a file opened here
- * (remote_may_leave), which would end with R's copy. The answer is a
+ * (remote_may_leave), which would end with R's copy. The stub in R takes
+ * such locks unseen (rstub.c): so R is held stopped while the guest looks,
+ * and the stub's lock calls are taken away first, unless a thread is
+ * taking one right then (its lock would come after the look); from a yes
+ * on, they come to the guest, which sends them home. The answer is a
  * reason, or none for yes.
  */
 void
 guest_move_may_leave(struct guest *g)
 {
 	Osm__SesError	 reason = OSM__SES_ERROR__INIT;
-	char		*why = NULL;
+	struct mig_task	*t = NULL;
+	char		*why = NULL, *cause = NULL;
+	int		 locks = 0;
 
-	if (!remote_may_leave(g->remote, &why))
+	if ((g->rstub.fcntl.fn != 0 || g->rstub.flock.fn != 0) &&
+	    remote_opened_here(g->remote)) {
+		if ((t = mig_seize(g->pid, &cause)) == NULL) {
+			xasprintf(&why, "its locks could not be looked at: %s",
+			    cause);
+			free(cause);
+		} else if (guest_stub_locking(g))
+			why = xstrdup("it is taking a lock on a file opened "
+			    "where it runs");
+		else
+			locks = rstub_locks(g->remote, 0);
+	}
+	if (why == NULL && !remote_may_leave(g->remote, &why) && locks)
+		rstub_locks(g->remote, 1);
+	if (t != NULL)
+		guest_release(g, t);
+	if (why != NULL)
 		log_info("%s stays for now: %s", g->conn.who, why);
 	reason.reason = why != NULL ? why : "";
 	if (guest_ses_send(g, OSM__SES_KIND__SES_LEAVE_ANSWER,

@@ -6,11 +6,14 @@
  * goes to R after the results, and before the interrupted calls' answers,
  * so that R's own masks and handler flags decide whether each call
  * restarts or fails with EINTR (guest-serve.c). A signal sent at home to
- * one thread (tgkill) goes to that thread of R's, by its id.
+ * one thread (tgkill) goes to that thread of R's, by its id. And those
+ * our own stops of R took (a checkpoint, the look at its locks) are given
+ * back once it goes on (guest_release).
  */
 #include <sys/syscall.h>
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -206,4 +209,52 @@ guest_signal_from_home(struct guest *g, const uint8_t *body, size_t len)
 	else
 		signal_hold(g, s->signo, tid);
 	osm__ses_signal__free_unpacked(s, NULL);
+}
+
+/*
+ * Let R (held in t) go on: the signals our stops took from its threads
+ * are given back, each to the thread it was sent to (SI_TKILL) or to R.
+ */
+void
+guest_release(struct guest *g, struct mig_task *t)
+{
+	Osm__SesSignal	 s = OSM__SES_SIGNAL__INIT;
+	siginfo_t	*si = NULL;
+	pid_t		*tids, *to = NULL;
+	size_t		 n = 0, i, nt, k;
+	char		*cause = NULL;
+
+	/* each thread's, to go to the same thread (ours: by its id here) */
+	nt = mig_threads(t, NULL, 0);
+	tids = xcalloc(nt, sizeof *tids);
+	mig_threads(t, tids, nt);
+	for (k = 0; k < nt; k++) {
+		for (;;) {
+			si = xreallocarray(si, n + 8, sizeof *si);
+			to = xreallocarray(to, n + 8, sizeof *to);
+			if ((i = mig_thread_stolen(t, tids[k], si + n, 8)) == 0)
+				break;
+			while (i-- > 0)
+				to[n++] = mig_thread_here(t, tids[k]);
+		}
+	}
+	free(tids);
+	if (mig_release(t, &cause) == -1) {
+		free(si);
+		free(to);
+		guest_ses_fail(g, cause);	/* R is killed: none to give */
+		free(cause);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		s.signo = si[i].si_signo;
+		s.has_code = s.has_value = 1;
+		s.code = si[i].si_code;
+		s.value = si[i].si_value.sival_int;
+		/* a signal sent to the thread goes back to it, else to R */
+		guest_signal_deliver(g, &s, si[i].si_code == SI_TKILL ? to[i] :
+		    0);
+	}
+	free(si);
+	free(to);
 }

@@ -29,6 +29,8 @@
  * (libremote/emulate.c). R's dumps carry each thread's time on
  * (mig_cpu_carried).
  */
+#include <sys/syscall.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -205,6 +207,49 @@ guest_stub_where(pid_t pid, uint64_t code)
 		if ((pc >= code && pc < code + 4096) ||
 		    a0 >> 32 == RMT_CLOCK_MAGIC)
 			rv = 1;
+	}
+	closedir(d);
+	return rv;
+}
+
+/*
+ * R held stopped: is a thread of it taking a lock on a file opened here
+ * that the stub took (rstub_locking, or in the kernel in a marked fcntl
+ * or flock: an F_SETLKW waiting)? A thread /proc cannot say of is taken to.
+ */
+int
+guest_stub_locking(struct guest *g)
+{
+	char		 path[320], buf[512], *p, *end;
+	struct dirent	*de;
+	uint64_t	 pc, a0;
+	long		 nr;
+	DIR		*d;
+	int		 rv = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)g->pid);
+	if ((d = opendir(path)) == NULL)
+		return 1;
+	while (rv == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%s/syscall",
+		    (int)g->pid, de->d_name);
+		if (read_file_str(path, buf, sizeof buf) == -1 ||
+		    (p = strrchr(buf, ' ')) == NULL) {
+			rv = 1;
+			continue;
+		}
+		pc = strtoull(p + 1, NULL, 16);
+		nr = strtol(buf, &end, 10);
+		a0 = *end == ' ' ? strtoull(end + 1, NULL, 16) : 0;
+		if (end == buf)
+			rv = 1;		/* "running" */
+		else if (nr == -1)
+			rv = rstub_locking(&g->rstub, pc);
+		else
+			rv = (nr == SYS_fcntl || nr == SYS_flock) &&
+			    a0 >> 32 == RMT_CLOCK_MAGIC;
 	}
 	closedir(d);
 	return rv;

@@ -193,7 +193,7 @@ struct rstub {
 	uint64_t	 start;		/* its pages: code, then shared; 0 none */
 	size_t		 len;
 	struct rstub_patch read, pread, write, pwrite, fdatasync, fsync,
-			 lseek;
+			 lseek, fcntl, flock;
 	struct rstub_shm *shm;		/* our mapping of the shared part */
 	uint64_t	 shared;	/* R's */
 };
@@ -220,6 +220,7 @@ uint64_t	 rstub_map(struct mig_task *t, uint64_t base, uint64_t fn,
 int		 rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
 		    struct mig_task *t, char **cause);
 void		 rstub_rewind(void *arg, struct user_regs_struct *r);
+int		 rstub_locking(const struct rstub *s, uint64_t pc);
 
 /*
  * ustub.c: times and getrusage of P at home, and of R away, with what
@@ -620,6 +621,7 @@ void	 guest_stub_thread_gone(struct guest *g, pid_t vtid);
 int	 guest_stub_threaded(struct guest *g);
 void	 guest_stub_reads(struct guest *g, struct mig_task *t);
 void	 guest_stub_reads_off(struct guest *g);
+int	 guest_stub_locking(struct guest *g);
 
 /* guest-files.c */
 struct guest_file *guest_files_find(struct guest *g,
@@ -668,6 +670,7 @@ void	 guest_thread_made(struct guest *g, const uint8_t *body, size_t len);
 
 /* guest-ckpt.c */
 int	 guest_ckpt(struct guest *g, uint64_t broken);
+void	 guest_release(struct guest *g, struct mig_task *t);
 
 /* guest-serve.c */
 void	 guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents);

@@ -50,7 +50,9 @@ extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
     wstub_tramp[], wstub_pcode[], wstub_psaved[], wstub_pret[],
     wstub_ptramp[], lstub_fdcode[], lstub_fdsaved[], lstub_fdtramp[],
     lstub_fscode[], lstub_fssaved[], lstub_fstramp[], lstub_lscode[],
-    lstub_lssaved[], lstub_lstramp[], rstub_end[];
+    lstub_lssaved[], lstub_lstramp[], lstub_lkcode[], lstub_lksaved[],
+    lstub_lktramp[], lstub_flcode[], lstub_flsaved[], lstub_fltramp[],
+    rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
@@ -61,6 +63,8 @@ __asm__(
 "	.globl lstub_fdcode, lstub_fdsaved, lstub_fdtramp\n"
 "	.globl lstub_fscode, lstub_fssaved, lstub_fstramp\n"
 "	.globl lstub_lscode, lstub_lssaved, lstub_lstramp\n"
+"	.globl lstub_lkcode, lstub_lksaved, lstub_lktramp\n"
+"	.globl lstub_flcode, lstub_flsaved, lstub_fltramp\n"
 /*
  * lstub_try: a call on a descriptor of a file opened here (its bit in the
  * shared page's lfds, while lon) made by the stub itself: the number and
@@ -71,8 +75,8 @@ __asm__(
  * zone); after it the thread is in libc. wr: a write, counted.
  */
 "	.macro	lstub_try nr, wr\n"
-"	cmpl	$0, .Lr_start+4096+4(%rip)\n"		/* lon */
-"	je	8f\n"
+"	testl	$1, .Lr_start+4096+4(%rip)\n"		/* lon: calls */
+"	jz	8f\n"
 "	cmpl	$256, %edi\n"				/* RSTUB_LFDS */
 "	jae	8f\n"
 "	btl	%edi, .Lr_start+4096+32(%rip)\n"	/* lfds */
@@ -329,6 +333,49 @@ __asm__(
 "	lstub_only 75, lstub_fdcode, lstub_fdsaved, lstub_fdtramp\n"	/* fdatasync */
 "	lstub_only 74, lstub_fscode, lstub_fssaved, lstub_fstramp\n"	/* fsync */
 "	lstub_only 8, lstub_lscode, lstub_lssaved, lstub_lstramp\n"	/* lseek */
+/*
+ * fcntl's lock commands (F_GETLK, F_SETLK, F_SETLKW and their OFD kind)
+ * and flock: the stub's too while lon says locks (RSTUB_LON_LOCKS), which
+ * the guest takes away, with R stopped, before R may leave (its locks
+ * must then be seen: remote_may_leave).
+ */
+"lstub_lkcode:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"lstub_lksaved:\n"
+"	testl	$2, .Lr_start+4096+4(%rip)\n"		/* lon: locks */
+"	jz	7f\n"
+"	cmpl	$5, %esi\n"				/* F_GETLK */
+"	jb	7f\n"
+"	cmpl	$7, %esi\n"				/* F_SETLKW */
+"	jbe	6f\n"
+"	cmpl	$36, %esi\n"				/* F_OFD_GETLK */
+"	jb	7f\n"
+"	cmpl	$38, %esi\n"				/* F_OFD_SETLKW */
+"	ja	7f\n"
+"6:\n"
+"	lstub_try 72, 0\n"
+"7:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"lstub_lktramp:\n"
+"	.fill 32, 1, 0xcc\n"
+"lstub_flcode:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"	movq	%rdx, %r11\n"
+"lstub_flsaved:\n"
+"	testl	$2, .Lr_start+4096+4(%rip)\n"		/* lon: locks */
+"	jz	7f\n"
+"	lstub_try 73, 0\n"
+"7:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"	movq	%r11, %rdx\n"
+"lstub_fltramp:\n"
+"	.fill 32, 1, 0xcc\n"
 "rstub_end:\n"
 "	.popsection\n");
 
@@ -361,7 +408,10 @@ _Static_assert(offsetof(struct rstub_shm, lon) == 4 &&
     offsetof(struct rstub_shm, lwrites) == 24 &&
     offsetof(struct rstub_shm, lfds) == 32 && RSTUB_LFDS == 256 &&
     RMT_CLOCK_MAGIC == 0x6f736d31U && SYS_read == 0 && SYS_pread64 == 17 &&
-    SYS_fdatasync == 75 && SYS_fsync == 74 && SYS_lseek == 8,
+    SYS_fdatasync == 75 && SYS_fsync == 74 && SYS_lseek == 8 &&
+    SYS_fcntl == 72 && SYS_flock == 73 && F_GETLK == 5 && F_SETLKW == 7 &&
+    F_OFD_GETLK == 36 && F_OFD_SETLKW == 38 && RSTUB_LON_CALLS == 1 &&
+    RSTUB_LON_LOCKS == 2,
     "the stub's calls on files opened here");
 
 /*
@@ -438,6 +488,25 @@ rstub_rewind(void *arg, struct user_regs_struct *r)
 }
 
 /*
+ * A thread of R's stopped at pc: is it making a lock call the stub took,
+ * past the stub's look at lon (in fcntl's or flock's stub before its
+ * jump, or in libc's syscall() before the call)? A call of the stub's
+ * already in the kernel says so itself (its marked descriptor).
+ */
+int
+rstub_locking(const struct rstub *s, uint64_t pc)
+{
+	const struct rstub_patch	*p[] = { &s->fcntl, &s->flock };
+	size_t				 i;
+
+	for (i = 0; i < nitems(p); i++)
+		if (p[i]->fn != 0 && pc >= p[i]->code && pc < p[i]->tramp)
+			return 1;
+	return s->fcntl.lsyscall != 0 && pc >= s->fcntl.lsyscall &&
+	    pc < s->fcntl.lsyscall + RSTUB_SYSCALL_DONE;
+}
+
+/*
  * libc in process pid: the start of its first area and where its file
  * is, from /proc/PID/maps. -1 if it has none (a static program).
  */
@@ -490,10 +559,11 @@ rstub_sym(const uint8_t *m, size_t len, const char *name,
  * (RSTUB_SYSCALL), which its calls on files opened here go through.
  */
 enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_FDATASYNC,
-	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_NFN, RSTUB_SYSCALL = RSTUB_NFN };
+	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_FCNTL, RSTUB_FLOCK, RSTUB_NFN,
+	RSTUB_SYSCALL = RSTUB_NFN };
 static const char *const rstub_names[RSTUB_NFN + 1] = {
 	"read", "pread64", "write", "pwrite64", "fdatasync", "fsync",
-	"lseek", "syscall"
+	"lseek", "fcntl64", "flock", "syscall"
 };
 
 /* The n functions names[] in the libc file at path, into syms[]. */
@@ -656,6 +726,8 @@ static const struct rstub_code {
 	{ { rstub_code, lstub_fdcode, lstub_fdsaved, NULL, lstub_fdtramp }, 0 },
 	{ { rstub_code, lstub_fscode, lstub_fssaved, NULL, lstub_fstramp }, 0 },
 	{ { rstub_code, lstub_lscode, lstub_lssaved, NULL, lstub_lstramp }, 0 },
+	{ { rstub_code, lstub_lkcode, lstub_lksaved, NULL, lstub_lktramp }, 0 },
+	{ { rstub_code, lstub_flcode, lstub_flsaved, NULL, lstub_fltramp }, 0 },
 };
 
 /*
@@ -729,7 +801,8 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 {
 	struct rstub_sym syms[RSTUB_NFN + 1];
 	struct rstub_patch *p[RSTUB_NFN] = { &s->read, &s->pread, &s->write,
-			    &s->pwrite, &s->fdatasync, &s->fsync, &s->lseek };
+			    &s->pwrite, &s->fdatasync, &s->fsync, &s->lseek,
+			    &s->fcntl, &s->flock };
 	const struct rstub_code *c;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;

@@ -182,6 +182,9 @@ stub_insn(const uint8_t *p)
 		return 7;			/* sub $imm32, %rsp */
 	if (p[0] >= 0xb8 && p[0] <= 0xbf)
 		return 5;			/* mov $imm32, %r32 */
+	if (p[0] == 0x48 && p[1] == 0x89 && (p[2] & 0xc7) == 0x44 &&
+	    p[3] == 0x24)
+		return 5;			/* mov %r64, disp8(%rsp) */
 	return 0;
 }
 

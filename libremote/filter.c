@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -168,7 +169,7 @@ filter_usage_stub(struct prog *p)
  */
 static const int filter_fd_stub_nrs[] = {
 	SYS_read, SYS_write, SYS_pread64, SYS_pwrite64, SYS_lseek, SYS_fsync,
-	SYS_fdatasync
+	SYS_fdatasync, SYS_flock
 };
 
 static void
@@ -180,6 +181,33 @@ filter_fd_stub(struct prog *p)
 		filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, n - i, 0,
 		    filter_fd_stub_nrs[i]);
 	filter_emit(p, BPF_JMP | BPF_JA, 0, 0, 4);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LOW(0) + 4);
+	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, RMT_CLOCK_MAGIC);
+	filter_ret(p, SECCOMP_RET_ALLOW);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
+	    offsetof(struct seccomp_data, nr));
+}
+
+/*
+ * And fcntl's lock commands, marked so (F_GETLK, F_SETLK, F_SETLKW and
+ * their OFD kind): no other command, which could make a descriptor R's
+ * table has and P's not (F_DUPFD) or change what the guest knows of one.
+ */
+static const uint32_t filter_lock_cmds[] = {
+	F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW
+};
+
+static void
+filter_fd_lock_stub(struct prog *p)
+{
+	size_t	n = nitems(filter_lock_cmds), i;
+
+	/* past all of it, the number still loaded */
+	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, n + 5, SYS_fcntl);
+	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LOW(1));
+	for (i = 0; i < n; i++)
+		filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, n - 1 - i,
+		    i == n - 1 ? 3 : 0, filter_lock_cmds[i]);
 	filter_emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LOW(0) + 4);
 	filter_emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, RMT_CLOCK_MAGIC);
 	filter_ret(p, SECCOMP_RET_ALLOW);
@@ -206,6 +234,7 @@ filter_build(struct sock_fprog *fprog, char **cause)
 	filter_emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
 	    offsetof(struct seccomp_data, nr));
 	filter_fd_stub(&p);
+	filter_fd_lock_stub(&p);
 	for (i = 0; i < n; i++) {
 		e = &tab[i];
 		if (e->nr == SYS_clock_gettime) {

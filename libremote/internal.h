@@ -104,6 +104,9 @@ struct table_sub {
 	enum rmt_class		 class;
 	const char		*name;
 	struct table_arg	 arg;
+	int			 marked;	/* RMT_CLOCK_MAGIC in argument
+						   0's high half: the stub
+						   in R's, local (filter.c) */
 };
 struct table_rule {
 	int			 arg;

@@ -160,9 +160,12 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
  * among them. Descriptors from RSTUB_LFDS on are the guest's as before.
  */
 #define RSTUB_LFDS	256
+#define RSTUB_LON_CALLS	1	/* reads, writes, seeks, syncs */
+#define RSTUB_LON_LOCKS	2	/* fcntl's locks, flock */
 struct rstub_shm {
 	uint32_t	 on;		/* 0: the stub serves nothing */
-	uint32_t	 lon;		/* 4: calls on files opened here */
+	uint32_t	 lon;		/* 4: calls on files opened here
+					   (RSTUB_LON_*) */
 	uint64_t	 lsyscall;	/* 8: libc's syscall() in R */
 	uint64_t	 lhits;		/* 16: calls the stub made so */
 	uint64_t	 lwrites;	/* 24: writes among them */
@@ -175,6 +178,7 @@ void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
 void	 rstub_threaded(struct remote *g);
 int	 rstub_stop(struct remote *g);
 int	 rstub_local_stop(struct remote *g);
+int	 rstub_locks(struct remote *g, int on);
 int	 rstub_half_written(const struct remote *g);
 
 /* remote.c */
@@ -305,6 +309,7 @@ struct remote_opener_of {
 void		 remote_shared(struct remote *g, char **paths, size_t npaths,
 		    const struct remote_opener_of *op);
 int		 remote_may_leave(struct remote *g, char **why);
+int		 remote_opened_here(const struct remote *g);
 
 /* pipes.c */
 void		 pipes_threaded(struct remote *g);

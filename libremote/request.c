@@ -24,7 +24,8 @@
 
 #include "internal.h"
 
-#define SUB(v, c, a)	{ (uint32_t)(v), c, #v, a }
+#define SUB(v, c, a)	{ (uint32_t)(v), c, #v, a, 0 }
+#define SUBM(v, c, a)	{ (uint32_t)(v), c, #v, a, 1 }
 #define FWD		RMT_FORWARD
 
 #define KTERMIOS	36	/* the kernel's struct termios, not glibc's */
@@ -41,10 +42,10 @@ static const struct table_sub ioctl_subs[] = {
 	SUB(TCSETA, FWD, IN(KTERMIO)),
 	SUB(TCSETAW, FWD, IN(KTERMIO)),
 	SUB(TCSETAF, FWD, IN(KTERMIO)),
-	{ 0x802c542a, FWD, "TCGETS2", OUT(KTERMIOS2) },
-	{ 0x402c542b, FWD, "TCSETS2", IN(KTERMIOS2) },
-	{ 0x402c542c, FWD, "TCSETSW2", IN(KTERMIOS2) },
-	{ 0x402c542d, FWD, "TCSETSF2", IN(KTERMIOS2) },
+	{ 0x802c542a, FWD, "TCGETS2", OUT(KTERMIOS2), 0 },
+	{ 0x402c542b, FWD, "TCSETS2", IN(KTERMIOS2), 0 },
+	{ 0x402c542c, FWD, "TCSETSW2", IN(KTERMIOS2), 0 },
+	{ 0x402c542d, FWD, "TCSETSF2", IN(KTERMIOS2), 0 },
 	SUB(TCSBRK, FWD, V),
 	SUB(TCSBRKP, FWD, V),
 	SUB(TCXONC, FWD, V),
@@ -130,25 +131,26 @@ static const struct table_sub fcntl_subs[] = {
 	SUB(F_SETFD, FWD, V),
 	SUB(F_GETFL, FWD, V),
 	SUB(F_SETFL, FWD, V),
-	SUB(F_GETLK, FWD, INOUT(sizeof(struct flock))),
-	SUB(F_SETLK, FWD, IN(sizeof(struct flock))),
-	SUB(F_SETLKW, FWD, IN(sizeof(struct flock))),
-	SUB(F_OFD_GETLK, FWD, INOUT(sizeof(struct flock))),
-	SUB(F_OFD_SETLK, FWD, IN(sizeof(struct flock))),
-	SUB(F_OFD_SETLKW, FWD, IN(sizeof(struct flock))),
+	/* the locks, and the stub's on files opened here (marked) */
+	SUBM(F_GETLK, FWD, INOUT(sizeof(struct flock))),
+	SUBM(F_SETLK, FWD, IN(sizeof(struct flock))),
+	SUBM(F_SETLKW, FWD, IN(sizeof(struct flock))),
+	SUBM(F_OFD_GETLK, FWD, INOUT(sizeof(struct flock))),
+	SUBM(F_OFD_SETLK, FWD, IN(sizeof(struct flock))),
+	SUBM(F_OFD_SETLKW, FWD, IN(sizeof(struct flock))),
 	SUB(F_GETOWN, FWD, V),
 	SUB(F_SETOWN, FWD, V),
 	SUB(F_GETOWN_EX, FWD, OUT(sizeof(struct f_owner_ex))),
 	SUB(F_SETOWN_EX, FWD, IN(sizeof(struct f_owner_ex))),
-	{ 17, FWD, "F_GETOWNER_UIDS", OUT(8) },
+	{ 17, FWD, "F_GETOWNER_UIDS", OUT(8), 0 },
 	SUB(F_GETSIG, FWD, V),
 	SUB(F_SETSIG, FWD, V),
 	SUB(F_GETLEASE, FWD, V),
 	SUB(F_SETLEASE, FWD, V),
 	SUB(F_NOTIFY, FWD, V),
-	{ 1027, FWD, "F_DUPFD_QUERY", V },
-	{ 1028, FWD, "F_CREATED_QUERY", V },
-	{ 1029, FWD, "F_CANCELLK", V },
+	{ 1027, FWD, "F_DUPFD_QUERY", V, 0 },
+	{ 1028, FWD, "F_CREATED_QUERY", V, 0 },
+	{ 1029, FWD, "F_CANCELLK", V, 0 },
 	SUB(F_GETPIPE_SZ, FWD, V),
 	SUB(F_SETPIPE_SZ, FWD, V),
 	SUB(F_ADD_SEALS, FWD, V),
@@ -186,7 +188,7 @@ static const struct table_sub prctl_subs[] = {
 	SUB(PR_TASK_PERF_EVENTS_DISABLE, RMT_LOCAL, V),
 	SUB(PR_TASK_PERF_EVENTS_ENABLE, RMT_LOCAL, V),
 	SUB(PR_SET_VMA, RMT_LOCAL, V),
-	{ 0x41555856, RMT_LOCAL, "PR_GET_AUXV", V },
+	{ 0x41555856, RMT_LOCAL, "PR_GET_AUXV", V, 0 },
 
 	SUB(PR_SET_PDEATHSIG, FWD, V),
 	SUB(PR_GET_PDEATHSIG, FWD, OUT(4)),
@@ -239,7 +241,7 @@ const struct table_rule request_clocks = {
  * about a process at home.
  */
 static const struct table_sub self_subs[] = {
-	{ 0, RMT_LOCAL, "self", V },
+	{ 0, RMT_LOCAL, "self", V, 0 },
 };
 const struct table_rule request_self = {
 	.arg = 0, .sub_arg = -1,
@@ -354,9 +356,10 @@ request_gettid_class(const uint64_t *a, pid_t self)
 
 /*
  * A call on a descriptor (read, write, pread64, pwrite64, lseek, fsync,
- * fdatasync) with RMT_CLOCK_MAGIC in its high half: the stub in R's own,
- * on a file opened here, local as the filter lets it (filter_fd_stub);
- * any other is forwarded.
+ * fdatasync, flock) with RMT_CLOCK_MAGIC in its high half: the stub in
+ * R's own, on a file opened here, local as the filter lets it
+ * (filter_fd_stub; fcntl's locks are its marked subs); any other is
+ * forwarded.
  */
 enum rmt_class
 request_fd_stub_class(const uint64_t *a, pid_t self)

@@ -118,7 +118,7 @@ rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
 	memset(shm->lfds, 0, sizeof shm->lfds);
 	shm->lhits = shm->lwrites = 0;
 	/* the agent found libc's syscall() for them (agent/rstub.c) */
-	shm->lon = shm->lsyscall != 0;
+	shm->lon = shm->lsyscall != 0 ? RSTUB_LON_CALLS | RSTUB_LON_LOCKS : 0;
 	g->rstub = rs;
 }
 
@@ -221,6 +221,24 @@ rstub_local_stop(struct remote *g)
 	if (g->rstub == NULL)
 		return 0;
 	return __atomic_exchange_n(&g->rstub->shm->lon, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The stub's lock calls off (on 0: R about to leave, R stopped: from now
+ * on they come to the guest), or on again. Whether they were on.
+ */
+int
+rstub_locks(struct remote *g, int on)
+{
+	uint32_t	*lon;
+
+	if (g->rstub == NULL)
+		return 0;
+	lon = &g->rstub->shm->lon;
+	/* (the stub makes none without RSTUB_LON_CALLS too) */
+	return ((on ? __atomic_fetch_or(lon, RSTUB_LON_LOCKS,
+	    __ATOMIC_SEQ_CST) : __atomic_fetch_and(lon, ~RSTUB_LON_LOCKS,
+	    __ATOMIC_SEQ_CST)) & RSTUB_LON_LOCKS) != 0;
 }
 
 /*

@@ -104,6 +104,13 @@ remote_may_leave(struct remote *g, char **why)
 	return 1;
 }
 
+/* Does R hold a file opened here? */
+int
+remote_opened_here(const struct remote *g)
+{
+	return g->shared.nfds > 0;
+}
+
 void
 shared_free(struct shared *s)
 {

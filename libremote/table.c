@@ -190,7 +190,7 @@ static const struct table_entry table[] = {
 	{ SYS(dup3, FWD) },
 	{ SYS(fcntl, HOME), .rule = &request_fcntl,
 	    .why = "unlisted fcntl command" },
-	{ SYS(flock, FWD) },
+	{ SYS(flock, FWD), .classify = request_fd_stub_class },
 	{ SYS(ioctl, HOME), .rule = &request_ioctl,
 	    .why = "unlisted ioctl request" },
 	{ SYS(stat, FWD), .args = { STR, OUT(STAT) } },
@@ -631,7 +631,8 @@ table_resolve(int nr, const uint64_t *args, pid_t self, struct table_call *tc)
 		}
 	}
 	if (s != NULL) {
-		tc->class = s->class;
+		tc->class = s->marked && args[0] >> 32 == RMT_CLOCK_MAGIC ?
+		    RMT_LOCAL : s->class;
 		tc->sub = s->name;
 		if (r->sub_arg >= 0)
 			tc->args[r->sub_arg] = s->arg;

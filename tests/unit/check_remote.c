@@ -373,7 +373,12 @@ START_TEST(test_filter_agrees)
 	{
 		static const int fd_nrs[] = { SYS_read, SYS_write,
 		    SYS_pread64, SYS_pwrite64, SYS_lseek, SYS_fsync,
-		    SYS_fdatasync };
+		    SYS_fdatasync, SYS_flock };
+		static const int lock_cmds[] = { F_GETLK, F_SETLK, F_SETLKW,
+		    F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW };
+		static const int not_cmds[] = { F_DUPFD, F_DUPFD_CLOEXEC,
+		    F_GETFD, F_SETFD, F_SETFL, F_SETOWN, F_SETLEASE, 4, 8,
+		    35, 39 };
 		static const int not_nrs[] = { SYS_close, SYS_fcntl,
 		    SYS_ioctl, SYS_dup2, SYS_mmap, SYS_readv, SYS_writev,
 		    SYS_sendfile, SYS_ftruncate, SYS_fstat, SYS_openat };
@@ -404,6 +409,31 @@ START_TEST(test_filter_agrees)
 			ck_assert_msg(bpf_run(&p, &d) ==
 			    SECCOMP_RET_USER_NOTIF, "marked call %d allowed",
 			    not_nrs[i]);
+		}
+		/* fcntl's lock commands marked, and no other command */
+		for (i = 0; i < nitems(lock_cmds); i++) {
+			memset(args, 0, sizeof args);
+			args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | 5;
+			args[1] = (uint64_t)lock_cmds[i];
+			bpf_compare(&p, SYS_fcntl, args);
+			memcpy(d.args, args, sizeof d.args);
+			d.nr = SYS_fcntl;
+			ck_assert_uint_eq(bpf_run(&p, &d), SECCOMP_RET_ALLOW);
+			args[0] = 5;
+			bpf_compare(&p, SYS_fcntl, args);
+			memcpy(d.args, args, sizeof d.args);
+			ck_assert_uint_eq(bpf_run(&p, &d),
+			    SECCOMP_RET_USER_NOTIF);
+		}
+		for (i = 0; i < nitems(not_cmds); i++) {
+			memset(args, 0, sizeof args);
+			args[0] = (uint64_t)RMT_CLOCK_MAGIC << 32 | 5;
+			args[1] = (uint64_t)not_cmds[i];
+			bpf_compare(&p, SYS_fcntl, args);
+			memcpy(d.args, args, sizeof d.args);
+			d.nr = SYS_fcntl;
+			ck_assert_msg(bpf_run(&p, &d) != SECCOMP_RET_ALLOW,
+			    "marked fcntl %d allowed", not_cmds[i]);
 		}
 		memset(d.args, 0, sizeof d.args);
 	}
