@@ -133,19 +133,11 @@ open_beneath(char **paths, const int *roots, size_t n, const char *path,
 {
 	struct open_how	 how;
 	const char	*rel;
-	size_t		 i, best = n, plen = 0;
-	int		 fd;
+	int		 r, fd;
 
-	for (i = 0; i < n; i++) {
-		if (roots[i] == -1 || !conf_is_shared(&paths[i], 1, path) ||
-		    strlen(paths[i]) < plen)
-			continue;
-		best = i;
-		plen = strlen(paths[i]);
-	}
-	if (best == n)
+	if ((r = conf_shared_root(paths, n, path)) == -1 || roots[r] == -1)
 		return -EXDEV;
-	rel = path + plen;
+	rel = path + strlen(paths[r]);
 	while (*rel == '/')
 		rel++;
 	if (*rel == '\0')
@@ -155,7 +147,7 @@ open_beneath(char **paths, const int *roots, size_t n, const char *path,
 	how.mode = (flags & O_CREAT) ? (uint64_t)mode : 0;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
 	    RESOLVE_NO_MAGICLINKS;
-	if ((fd = syscall(SYS_openat2, roots[best], rel, &how,
+	if ((fd = syscall(SYS_openat2, roots[r], rel, &how,
 	    sizeof how)) == -1)
 		return -errno;
 	return fd;
@@ -506,16 +498,21 @@ guest_open_here(void *arg, const char *path, int flags, int mode)
 }
 
 /*
- * Stat path through the opener (remote_stater), following a last link
- * unless nofollow: 0, or -errno (-EAGAIN: ask the home).
+ * Stat path (remote_stater), ourselves where we may (guest-lookup.c),
+ * else through the opener, following a last link unless nofollow: 0, or
+ * -errno (-EAGAIN: ask the home).
  */
 int
 guest_open_stat(void *arg, const char *path, int nofollow, struct stat *st)
 {
-	char	*cause = NULL;
-	size_t	 len = sizeof *st;
-	int	 fd, err;
+	struct guest	*g = arg;
+	char		*cause = NULL;
+	size_t		 len = sizeof *st;
+	int		 fd, err;
 
+	if ((err = guest_lookup_stat(&g->lookup, g->gs->shared, path,
+	    nofollow, st)) != 1)
+		return err;
 	if (open_ask(arg, OPEN_STAT, nofollow ? AT_SYMLINK_NOFOLLOW : 0, 0,
 	    path, &fd, st, &len, &err, &cause) == 0 && len == sizeof *st)
 		return 0;
@@ -573,7 +570,10 @@ guest_open_attach(struct guest *g)
 {
 	struct remote_opener_of	 op;
 	uint32_t		 groups[OPEN_GROUPS_MAX];
-	int			 n;
+	struct stat		 st;
+	char			*cause;
+	size_t			 i, len;
+	int			 n, fd, err;
 
 	memset(&op, 0, sizeof op);
 	op.open = guest_open;
@@ -590,6 +590,18 @@ guest_open_attach(struct guest *g)
 	op.groups = groups;
 	op.ngroups = n;
 	remote_shared(g->remote, g->gs->shared, g->gs->n_shared, &op);
+	/* the shared paths as the owner reaches them, for our own stats */
+	guest_lookup_free(&g->lookup);
+	guest_lookup_init(&g->lookup, g->gs->n_shared, op.uid, op.gid, groups,
+	    n);
+	for (i = 0; i < g->gs->n_shared; i++) {
+		len = sizeof st;
+		cause = NULL;
+		if (open_ask(g, OPEN_STAT, 0, 0, g->gs->shared[i], &fd, &st,
+		    &len, &err, &cause) == 0 && len == sizeof st)
+			guest_lookup_root(&g->lookup, i, g->gs->shared[i], &st);
+		free(cause);
+	}
 }
 
 /* Have the opener run on cpu too, where we now run (no answer). */

@@ -295,7 +295,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "behind for room at home, %llu writes to pipes "
 			    "and devices gathered, %llu writes behind in R, "
 			    "%llu calls waited for at home, %llu fstats "
-			    "answered from an open's",
+			    "answered from an open's, %llu stats made by the "
+			    "agent itself",
 			    g->conn.who, e.signaled ? "signal" : "status",
 			    e.status,
 			    (unsigned long long)st->forwarded,
@@ -318,7 +319,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->piped,
 			    (unsigned long long)st->w_in_r,
 			    (unsigned long long)st->waited,
-			    (unsigned long long)st->known);
+			    (unsigned long long)st->known,
+			    (unsigned long long)g->lookup.made);
 		guest_log_rusage(g, &ru);
 		guest_ses_linger(g);
 		g->pid = 0;

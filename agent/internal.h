@@ -532,6 +532,30 @@ struct guest_held {
 	pid_t		 tid;		/* for this thread (ours) alone; 0: any */
 };
 
+/* guest-lookup.c: stats the agent makes itself, beneath shared paths */
+#define GUEST_LOOKUP_DIRS	16	/* directories' verdicts kept */
+struct guest_lookup {
+	int		*roots;		/* ours, of each shared path; or -1 */
+	size_t		 n;
+	uint32_t	 uid, gid;	/* the owner's, as the opener has them */
+	uint32_t	*groups;
+	size_t		 ngroups;
+	struct lookup_dir {		/* may the owner search it? */
+		uint64_t	 dev, ino;
+		struct timespec	 ctime;
+		int		 search;
+	}		 dirs[GUEST_LOOKUP_DIRS];
+	size_t		 next;		/* the one to replace */
+	uint64_t	 made;		/* stats answered so */
+};
+void	 guest_lookup_init(struct guest_lookup *l, size_t n, uint32_t uid,
+	    uint32_t gid, const uint32_t *groups, size_t ngroups);
+void	 guest_lookup_root(struct guest_lookup *l, size_t i, const char *path,
+	    const struct stat *st);
+void	 guest_lookup_free(struct guest_lookup *l);
+int	 guest_lookup_stat(struct guest_lookup *l, char **paths,
+	    const char *path, int nofollow, struct stat *st);
+
 struct guest {
 	Osm__GuestStart		*gs;
 	Osm__ProcState		 state;	/* as mosd is told */
@@ -584,6 +608,7 @@ struct guest {
 	struct rstub		 rstub;		/* R's reads (rstub.c) */
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */
+	struct guest_lookup	 lookup;	/* stats beneath shared paths */
 };
 
 /* guest-ses.c */

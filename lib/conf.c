@@ -615,6 +615,26 @@ conf_is_shared(char * const *shared, size_t nshared, const char *path)
 	return 0;
 }
 
+/*
+ * The shared path path is under (conf_is_shared), the longest of them if
+ * one holds another: its index, or -1.
+ */
+int
+conf_shared_root(char * const *shared, size_t nshared, const char *path)
+{
+	size_t	i, len, best = 0;
+	int	r = -1;
+
+	for (i = 0; i < nshared; i++) {
+		len = strlen(shared[i]);
+		if (len > best && conf_is_shared(&shared[i], 1, path)) {
+			best = len;
+			r = (int)i;
+		}
+	}
+	return r;
+}
+
 const struct conf_node *
 conf_find(const struct cluster_conf *c, uint32_t id)
 {

@@ -385,6 +385,8 @@ struct cluster_conf *conf_load(const char *path, char **cause);
 struct cluster_conf *conf_load_fd(const char *path, int fd, char **cause);
 int	 conf_is_shared(char * const *shared, size_t nshared,
 	     const char *path);
+int	 conf_shared_root(char * const *shared, size_t nshared,
+	     const char *path);
 void	 conf_free(struct cluster_conf *c);
 const struct conf_node *conf_find(const struct cluster_conf *c, uint32_t id);
 int	 conf_find_self(struct cluster_conf *c, char **cause);

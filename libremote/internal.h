@@ -633,7 +633,6 @@ void	 shared_behind_reply(struct remote *g, uint64_t seq, int64_t ret);
 /* sharedpath.c */
 struct shared_fd *shared_find(struct shared *s, uint64_t fd);
 int	 shared_rights(const struct remote *g);
-int	 shared_root(const struct shared *s, const char *path);
 int	 shared_path(pid_t tid, uint64_t addr, char *buf);
 int	 shared_answer(struct remote *g, uint64_t id, int64_t val, int cont,
 	    char **cause);

@@ -531,7 +531,7 @@ shared_install(struct remote *g, const Osm__RemoteFdInfo *m, int flags,
 	shared_add(g, m->fd, ours, m->dev, m->ino, m->pos);
 	s->stats_opened++;
 	/* its shared path is the same file system here as at home */
-	if ((r = shared_root(s, m->path)) != -1) {
+	if ((r = conf_shared_root(s->paths, s->npaths, m->path)) != -1) {
 		s->roots[r].proven = 1;
 		s->roots[r].dev = st.st_dev;
 		s->roots[r].home_dev = m->dev;

@@ -71,23 +71,6 @@ shared_rights(const struct remote *g)
 	return 1;
 }
 
-/* The shared path path is under (the longest), or -1. */
-int
-shared_root(const struct shared *s, const char *path)
-{
-	size_t	i, len, best = 0;
-	int	r = -1;
-
-	for (i = 0; i < s->npaths; i++) {
-		len = strlen(s->paths[i]);
-		if (len > best && conf_is_shared(&s->paths[i], 1, path)) {
-			best = len;
-			r = (int)i;
-		}
-	}
-	return r;
-}
-
 /* R's path at addr, into buf (PATH_MAX): 0, or -1 (a fault, too long). */
 int
 shared_path(pid_t tid, uint64_t addr, char *buf)
@@ -143,7 +126,8 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 	/* (what R wrote still on its way home could be this file's) */
 	if (s->stater == NULL || !shared_rights(g) || fio_writing(&g->fio) ||
 	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
-	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
+	    (r = conf_shared_root(s->paths, s->npaths, path)) == -1 ||
+	    !s->roots[r].proven)
 		return 0;
 	rv = s->stater(s->arg, path, nofollow, &st);
 	if (rv == 0) {
@@ -212,7 +196,8 @@ shared_unlink(struct remote *g, uint64_t id, pid_t tid, int nr,
 	    shared_opening_held(s) || !shared_rights(g) ||
 	    fio_writing(&g->fio) ||
 	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
-	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
+	    (r = conf_shared_root(s->paths, s->npaths, path)) == -1 ||
+	    !s->roots[r].proven)
 		return 0;
 	/* the memory we read was R's only if R still waits in this call */
 	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0 ||
@@ -284,7 +269,8 @@ shared_open_here(struct remote *g, uint64_t id, pid_t tid, int nr,
 	    prlimit(g->pid, RLIMIT_NOFILE, NULL, &nofile) == -1 ||
 	    (rlim_t)at >= nofile.rlim_cur ||
 	    shared_path(tid, addr, path) == -1 || path[0] != '/' ||
-	    (r = shared_root(s, path)) == -1 || !s->roots[r].proven)
+	    (r = conf_shared_root(s->paths, s->npaths, path)) == -1 ||
+	    !s->roots[r].proven)
 		return 0;
 	/* the call as the home will make it: no more creating, truncating */
 	table_resolve(nr, args, g->emu.home_pid, &tc);

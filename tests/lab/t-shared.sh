@@ -141,6 +141,58 @@ wait_for 10 sh -c "grep ended '$L2' | tail -1 | grep -q 'ended: status 0'" ||
 [ "$(field "unlinks here")" = 1 ] || fail "unlink: not made on node 2: $(ended)"
 echo "unlink: made on node 2, refused as at home: $(echo $home)"
 
+# --- stats the guest agent makes itself ---------------------------------
+# Stats under the shared path are made by the guest agent itself where
+# its lookup comes to the owner's (docs/REMOTE.md, "Stat"), else by the
+# opener with the owner's rights: the same answers as at home, where the
+# guest uid could see more than the owner — a directory of the owner's
+# that its owner may not search (mode 0077), one root's with an access
+# list that refuses the owner — and through a link, ".", "//".
+cat > "$S/stats.py" <<'EOF'
+import os, sys
+s = sys.argv[1] + '/st'
+os.getuid()
+open(s + '/f').close()
+out = []
+for name, f in (('f', os.stat), ('none', os.stat), ('f/x', os.stat),
+        ('own/g', os.stat), ('acl/g', os.stat), ('ln', os.stat),
+        ('ln', os.lstat), ('/f', os.stat), ('sub/./f', os.stat),
+        ('sub/f', os.stat), ('', os.stat)):
+    try:
+        st = f(s + '/' + name)
+        out.append('%s %o %d %d %d' % (name, st.st_mode, st.st_size,
+            st.st_ino, st.st_dev))
+    except OSError as e:
+        out.append('%s %s' % (name, e.strerror))
+print(' / '.join(out))
+EOF
+mkdir -p "$S/st/own" "$S/st/acl" "$S/st/sub" && echo f > "$S/st/f" &&
+    echo g > "$S/st/own/g" && echo g > "$S/st/acl/g" &&
+    echo f > "$S/st/sub/f" && ln -sf f "$S/st/ln" &&
+    chown -R 4242:4242 "$S/st" && chown root:root "$S/st/acl" &&
+    chmod 0077 "$S/st/own" && chmod 755 "$S/st/acl" ||
+    fail "stats: no files"
+# user:4242:--- on a directory root's, mode 755 (the rest may search it)
+python3 -c 'import os, struct, sys
+e = lambda tag, perm, id=0xffffffff: struct.pack("<HHI", tag, perm, id)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+    e(1, 7) + e(2, 0, 4242) + e(4, 5) + e(0x10, 5) + e(0x20, 5))' \
+    "$S/st/acl" || fail "stats: no access list"
+home=$(as python3 "$S/stats.py" "$S" 2>&1)
+n=$(ends)
+got=$(as mosrun -L -r 2 python3 "$S/stats.py" "$S" 2>&1 | grep -v '^mosrun: ')
+line=$(end_after "$n") || fail "stats: no end on node 2"
+[ "$got" = "$home" ] || fail "stats: away '$got', at home '$home'"
+case $home in
+*"/ own/g Permission denied / acl/g Permission denied /"*) ;;
+*) fail "stats: at home: $home" ;;
+esac
+# f, none, f/x, lstat ln, /f, sub/f at least
+made=$(echo "$line" | sed -n 's/.* \([0-9]*\) stats made by the agent itself.*/\1/p')
+[ "${made:-0}" -ge 6 ] ||
+    fail "stats: ${made:-no} made by the guest agent itself: $line"
+echo "stats: as at home, $made made by the guest agent itself: $home"
+
 # --- opens made on node 2 alone -----------------------------------------
 # Opens of absolute paths under the shared path, once one proved it the
 # same file system, are made on node 2 alone (docs/REMOTE.md, "Opens made

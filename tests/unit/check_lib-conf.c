@@ -146,6 +146,21 @@ START_TEST(test_conf_is_shared)
 }
 END_TEST
 
+/* The shared path a path is under: the innermost of those that hold it. */
+START_TEST(test_conf_shared_root)
+{
+	char	*sh[] = { "/scratch/a", "/scratch", "/home" };
+
+	ck_assert_int_eq(conf_shared_root(sh, 3, "/scratch/a/x"), 0);
+	ck_assert_int_eq(conf_shared_root(sh, 3, "/scratch/ab"), 1);
+	ck_assert_int_eq(conf_shared_root(sh, 3, "/scratch"), 1);
+	ck_assert_int_eq(conf_shared_root(sh, 3, "/home/u"), 2);
+	ck_assert_int_eq(conf_shared_root(sh, 3, "/homes"), -1);
+	ck_assert_int_eq(conf_shared_root(sh, 3, "/scratch/a/../b"), -1);
+	ck_assert_int_eq(conf_shared_root(sh, 0, "/home/u"), -1);
+}
+END_TEST
+
 static void	appendf(char **, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 
@@ -559,6 +574,7 @@ check_lib_conf(Suite *s)
 	tc = tcase_create("conf");
 	tcase_add_test(tc, test_conf_golden);
 	tcase_add_test(tc, test_conf_is_shared);
+	tcase_add_test(tc, test_conf_shared_root);
 	tcase_add_test(tc, test_parse_numbers);
 	tcase_add_test(tc, test_parse_signals_nodes);
 	suite_add_tcase(s, tc);
