@@ -172,7 +172,8 @@ guest_serve_file(struct guest *g, const uint8_t *body, size_t len)
 static void	serve_flush_later(struct guest *);
 
 /*
- * Writes behind gathered, and no call of R's since: they go home now.
+ * Writes behind gathered, or calls behind held in the session, and no
+ * call of R's since: they go home now.
  * Those the stub in R gathers meanwhile, while it may, are taken in at
  * the next tick (rstub.c).
  */
@@ -182,19 +183,22 @@ serve_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct guest	*g = w->data;
 
 	remote_flush(g->remote);
+	g->held_late += session_held(&g->ses);
 	guest_ses_out(g, 1);
+	guest_ses_flush(g);
 	serve_flush_later(g);
 }
 
 /*
  * Writes gathered wait a moment for the next (SERVE_FLUSH seconds), as
- * do those the stub in R may gather from R's going on.
+ * do those the stub in R may gather from R's going on, and calls behind
+ * held in the session (guest_ses_out_later).
  */
 static void
 serve_flush_later(struct guest *g)
 {
-	if (g->remote == NULL || !remote_batched(g->remote) ||
-	    ev_is_active(&g->flush))
+	if (g->remote == NULL || (!remote_batched(g->remote) &&
+	    !session_held(&g->ses)) || ev_is_active(&g->flush))
 		return;
 	ev_timer_init(&g->flush, serve_flush_cb, SERVE_FLUSH, 0);
 	g->flush.data = g;
@@ -216,7 +220,8 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
 	guest_open_follow(g);
-	guest_ses_out(g, 0);
+	if (ev.kind != REMOTE_ANSWERED)
+		guest_ses_out(g, 0);
 	switch (ev.kind) {
 	case REMOTE_FORWARD:
 		serve_call(g, &ev);
@@ -234,8 +239,7 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 		guest_thread_call(g, &ev);
 		break;
 	case REMOTE_ANSWERED:
-		guest_ses_out(g, 1);
-		serve_flush_later(g);
+		guest_ses_out_later(g);
 		break;
 	case REMOTE_NONE:
 		/*

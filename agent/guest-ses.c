@@ -67,9 +67,11 @@ guest_ses_send(struct guest *g, uint16_t kind,
  * What libremote left to send home besides a call (remote_out): those
  * that go before the call sent now (post 0), or all (post 1). A write
  * behind, an offset owed, a question about a descriptor, a read ahead.
+ * later: its calls (behind: no one waits for them) wait in the session
+ * for the next message that goes, or for the agent's timer.
  */
-void
-guest_ses_out(struct guest *g, int post)
+static void
+ses_out(struct guest *g, int post, int later)
 {
 	enum remote_out	 kind;
 	uint8_t		*msg;
@@ -93,10 +95,44 @@ guest_ses_out(struct guest *g, int post)
 		default:
 			fatalx("remote_out kind %d", kind);
 		}
+		session_hold(&g->ses, later && kind == REMOTE_OUT_CALL);
 		rc = guest_ses_send_raw(g, ses, msg, len);
+		session_hold(&g->ses, 0);
 		free(msg);
 		if (rc == -1)
 			guest_ses_fail(g, "the home went away");
+	}
+}
+
+void
+guest_ses_out(struct guest *g, int post)
+{
+	ses_out(g, post, 0);
+}
+
+/*
+ * After a call answered here, all of it: the calls behind it left (an
+ * open made here, then at home; a close) go with the next message, in
+ * one write, so that a transaction of sqlite3's on a shared path costs
+ * the home one wakeup, not four; guest_ses_flush sends them a moment
+ * later if none comes.
+ */
+void
+guest_ses_out_later(struct guest *g)
+{
+	ses_out(g, 1, 1);
+}
+
+/* What waits in the session goes home now. */
+void
+guest_ses_flush(struct guest *g)
+{
+	char	*cause = NULL;
+
+	if (session_flush(&g->ses, &cause) == -1) {
+		log_warnx("%s: %s", g->conn.who, cause);
+		free(cause);
+		guest_ses_fail(g, "the home went away");
 	}
 }
 

@@ -296,7 +296,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "and devices gathered, %llu writes behind in R, "
 			    "%llu calls waited for at home, %llu fstats "
 			    "answered from an open's, %llu stats made by the "
-			    "agent itself",
+			    "agent itself, %llu calls behind sent with the "
+			    "next message (%llu a moment later)",
 			    g->conn.who, e.signaled ? "signal" : "status",
 			    e.status,
 			    (unsigned long long)st->forwarded,
@@ -320,7 +321,9 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->w_in_r,
 			    (unsigned long long)st->waited,
 			    (unsigned long long)st->known,
-			    (unsigned long long)g->lookup.made);
+			    (unsigned long long)g->lookup.made,
+			    (unsigned long long)g->ses.nheld,
+			    (unsigned long long)g->held_late);
 		guest_log_rusage(g, &ru);
 		guest_ses_linger(g);
 		g->pid = 0;

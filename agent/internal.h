@@ -609,6 +609,7 @@ struct guest {
 	ev_timer		 flush;		/* writes gathered go home */
 	int			 opener;	/* guest-open.c's socket, or -1 */
 	struct guest_lookup	 lookup;	/* stats beneath shared paths */
+	uint64_t		 held_late;	/* calls behind the timer sent */
 };
 
 /* guest-ses.c */
@@ -621,6 +622,8 @@ int	 guest_ses_send_raw(struct guest *g, uint16_t kind, const void *buf,
 int	 guest_ses_send(struct guest *g, uint16_t kind,
 	    const struct ProtobufCMessage *msg);
 void	 guest_ses_out(struct guest *g, int post);
+void	 guest_ses_out_later(struct guest *g);
+void	 guest_ses_flush(struct guest *g);
 void	 guest_ses_settle(struct guest *g);
 void	 guest_ses_linger(struct guest *g);
 

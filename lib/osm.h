@@ -217,6 +217,7 @@ const char *frame_strerror(enum frame_error e);
 					   in clear */
 #define SESSION_HDR		FRAME_HDR
 #define SESSION_OVERHEAD	(SESSION_HDR + CRYPTO_TAG_LEN)
+#define SESSION_HELD_WITH	65536	/* a frame this small joins those held */
 #define SESSION_NONCE_LEN	16
 #define SESSION_DIR_LEN		4	/* the IV's first part: who sends */
 #define SESSION_KEY_LEN		(2 * (CRYPTO_KEY_LEN + SESSION_DIR_LEN))
@@ -240,6 +241,12 @@ struct session {
 	size_t			 consumed;	/* by the last session_next */
 	uint8_t			*out;
 	size_t			 outsize;
+	int			 hold;		/* frames wait in held */
+	uint8_t			*held;		/* sealed, to go with the next */
+	size_t			 heldlen;
+	size_t			 heldsize;
+	size_t			 nwait;		/* frames in held */
+	uint64_t		 nheld;		/* frames that waited so */
 };
 void	 session_init(struct session *s, int fd, const uint8_t *key,
 	    size_t max);
@@ -252,6 +259,9 @@ int	 session_send(struct session *s, uint16_t kind, const void *body,
 struct ProtobufCMessage;
 int	 session_send_msg(struct session *s, uint16_t kind,
 	    const struct ProtobufCMessage *msg, char **cause);
+void	 session_hold(struct session *s, int on);
+size_t	 session_held(const struct session *s);
+int	 session_flush(struct session *s, char **cause);
 int	 session_fill(struct session *s, char **cause);
 int	 session_next(struct session *s, uint16_t *kind, const uint8_t **body,
 	    size_t *len, char **cause);

@@ -66,6 +66,9 @@ session_free(struct session *s)
 {
 	free(s->in);
 	free(s->out);
+	free(s->held);
+	s->held = NULL;
+	s->heldlen = s->heldsize = 0;
 	crypto_aead_free(s->tx);
 	crypto_aead_free(s->rx);
 	s->tx = s->rx = NULL;
@@ -135,6 +138,18 @@ session_room(struct session *s, size_t len, char **cause)
 	return 0;
 }
 
+static int
+session_write(struct session *s, const uint8_t *buf, size_t len,
+    char **cause)
+{
+	if (write_all(s->fd, buf, len) == -1) {
+		xasprintf(cause, "session write: %s", errno == EAGAIN ?
+		    "timed out" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Seal the pieces of iov as one frame of kind, and send it. A piece may
  * be s->out's own body (session_send_msg packs there): sealed in place.
@@ -156,12 +171,52 @@ session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
 	session_iv(s->tx_dir, ++s->tx_seq, iv);
 	crypto_sealv(s->tx, iv, s->out, SESSION_HDR, iov, n,
 	    s->out + SESSION_HDR, s->out + SESSION_HDR + len);
-	if (write_all(s->fd, s->out, need) == -1) {
-		xasprintf(cause, "session write: %s", errno == EAGAIN ?
-		    "timed out" : strerror(errno));
-		return -1;
+	if (s->hold || (s->heldlen > 0 && need <= SESSION_HELD_WITH)) {
+		if (s->heldsize - s->heldlen < need) {
+			s->heldsize = s->heldlen + need + SESSION_HELD_WITH;
+			s->held = xreallocarray(s->held, s->heldsize, 1);
+		}
+		memcpy(s->held + s->heldlen, s->out, need);
+		s->heldlen += need;
+		s->nwait++;
+		s->nheld += s->hold;
+		return s->hold ? 0 : session_flush(s, cause);
 	}
-	return 0;
+	if (session_flush(s, cause) == -1)
+		return -1;
+	return session_write(s, s->out, need, cause);
+}
+
+/*
+ * While on, the frames sent wait, sealed, for the next frame sent without
+ * it or for session_flush, and go with it in one write: calls no one
+ * waits for (a close behind) do not each cost a write and the other
+ * end's wakeup.
+ */
+void
+session_hold(struct session *s, int on)
+{
+	s->hold = on;
+}
+
+/* How many frames wait (session_hold)? */
+size_t
+session_held(const struct session *s)
+{
+	return s->nwait;
+}
+
+/* The frames that wait go now. */
+int
+session_flush(struct session *s, char **cause)
+{
+	size_t	len = s->heldlen;
+
+	if (len == 0)
+		return 0;
+	s->heldlen = 0;
+	s->nwait = 0;
+	return session_write(s, s->held, len, cause);
 }
 
 int
