@@ -285,7 +285,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			log_info("%s ended: %s %d; calls %llu sent home (%llu "
 			    "behind), %llu CPU clocks (%llu times and "
 			    "getrusage) and %llu identity "
-			    "answered here, %llu reads from %llu read ahead "
+			    "answered here (%llu in R), %llu reads from %llu "
+			    "read ahead "
 			    "(%llu in R), "
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
@@ -304,7 +305,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->behind,
 			    (unsigned long long)st->emulated,
 			    (unsigned long long)st->usage,
-			    (unsigned long long)st->ident,
+			    (unsigned long long)(st->ident + st->ident_in_r),
+			    (unsigned long long)st->ident_in_r,
 			    (unsigned long long)st->served,
 			    (unsigned long long)st->fetches,
 			    (unsigned long long)st->in_r,

@@ -52,7 +52,11 @@ extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
     lstub_fscode[], lstub_fssaved[], lstub_fstramp[], lstub_lscode[],
     lstub_lssaved[], lstub_lstramp[], lstub_lkcode[], lstub_lksaved[],
     lstub_lktramp[], lstub_flcode[], lstub_flsaved[], lstub_fltramp[],
-    rstub_end[];
+    istub_pid[], istub_pidret[], istub_pidtramp[], istub_ppid[],
+    istub_ppidret[], istub_ppidtramp[], istub_uid[], istub_uidret[],
+    istub_uidtramp[], istub_euid[], istub_euidret[], istub_euidtramp[],
+    istub_gid[], istub_gidret[], istub_gidtramp[], istub_egid[],
+    istub_egidret[], istub_egidtramp[], rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
@@ -65,6 +69,12 @@ __asm__(
 "	.globl lstub_lscode, lstub_lssaved, lstub_lstramp\n"
 "	.globl lstub_lkcode, lstub_lksaved, lstub_lktramp\n"
 "	.globl lstub_flcode, lstub_flsaved, lstub_fltramp\n"
+"	.globl istub_pid, istub_pidret, istub_pidtramp\n"
+"	.globl istub_ppid, istub_ppidret, istub_ppidtramp\n"
+"	.globl istub_uid, istub_uidret, istub_uidtramp\n"
+"	.globl istub_euid, istub_euidret, istub_euidtramp\n"
+"	.globl istub_gid, istub_gidret, istub_gidtramp\n"
+"	.globl istub_egid, istub_egidret, istub_egidtramp\n"
 /*
  * lstub_try: a call on a descriptor of a file opened here (its bit in the
  * shared page's lfds, while lon) made by the stub itself: the number and
@@ -376,6 +386,28 @@ __asm__(
 "	movq	%r11, %rdx\n"
 "lstub_fltramp:\n"
 "	.fill 32, 1, 0xcc\n"
+/*
+ * getpid and the like: the k-th value of ival, while ion says it is the
+ * identity; else libc's own, the call the guest answers. Nothing to keep:
+ * the load and the ret are the whole of it.
+ */
+"	.macro	istub k, code, ret, tramp\n"
+"\\code:\n"
+"	cmpl	$0, .Lr_start+4096+640(%rip)\n"		/* ion */
+"	je	\\tramp\n"
+"	lock incq .Lr_start+4096+672(%rip)\n"		/* ihits */
+"	movl	.Lr_start+4096+644+4*\\k(%rip), %eax\n"	/* ival[k] */
+"\\ret:\n"
+"	ret\n"
+"\\tramp:\n"
+"	.fill 32, 1, 0xcc\n"
+"	.endm\n"
+"	istub 0, istub_pid, istub_pidret, istub_pidtramp\n"
+"	istub 1, istub_ppid, istub_ppidret, istub_ppidtramp\n"
+"	istub 2, istub_uid, istub_uidret, istub_uidtramp\n"
+"	istub 3, istub_euid, istub_euidret, istub_euidtramp\n"
+"	istub 4, istub_gid, istub_gidret, istub_gidtramp\n"
+"	istub 5, istub_egid, istub_egidret, istub_egidtramp\n"
 "rstub_end:\n"
 "	.popsection\n");
 
@@ -413,6 +445,10 @@ _Static_assert(offsetof(struct rstub_shm, lon) == 4 &&
     F_OFD_GETLK == 36 && F_OFD_SETLKW == 38 && RSTUB_LON_CALLS == 1 &&
     RSTUB_LON_LOCKS == 2,
     "the stub's calls on files opened here");
+_Static_assert(offsetof(struct rstub_shm, ion) == 640 &&
+    offsetof(struct rstub_shm, ival) == 644 &&
+    offsetof(struct rstub_shm, ihits) == 672 && RSTUB_IDENT == 6,
+    "the stub's identity");
 
 /*
  * libc's syscall(), as the stub's calls on files opened here want it: the
@@ -559,11 +595,12 @@ rstub_sym(const uint8_t *m, size_t len, const char *name,
  * (RSTUB_SYSCALL), which its calls on files opened here go through.
  */
 enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_FDATASYNC,
-	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_FCNTL, RSTUB_FLOCK, RSTUB_NFN,
-	RSTUB_SYSCALL = RSTUB_NFN };
+	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_FCNTL, RSTUB_FLOCK, RSTUB_GETPID,
+	RSTUB_NFN = RSTUB_GETPID + RSTUB_IDENT, RSTUB_SYSCALL = RSTUB_NFN };
 static const char *const rstub_names[RSTUB_NFN + 1] = {
 	"read", "pread64", "write", "pwrite64", "fdatasync", "fsync",
-	"lseek", "fcntl64", "flock", "syscall"
+	"lseek", "fcntl64", "flock", "getpid", "getppid", "getuid",
+	"geteuid", "getgid", "getegid", "syscall"
 };
 
 /* The n functions names[] in the libc file at path, into syms[]. */
@@ -728,6 +765,18 @@ static const struct rstub_code {
 	{ { rstub_code, lstub_lscode, lstub_lssaved, NULL, lstub_lstramp }, 0 },
 	{ { rstub_code, lstub_lkcode, lstub_lksaved, NULL, lstub_lktramp }, 0 },
 	{ { rstub_code, lstub_flcode, lstub_flsaved, NULL, lstub_fltramp }, 0 },
+	{ { rstub_code, istub_pid, istub_pid, istub_pidret, istub_pidtramp },
+	    0 },
+	{ { rstub_code, istub_ppid, istub_ppid, istub_ppidret,
+	    istub_ppidtramp }, 0 },
+	{ { rstub_code, istub_uid, istub_uid, istub_uidret, istub_uidtramp },
+	    0 },
+	{ { rstub_code, istub_euid, istub_euid, istub_euidret,
+	    istub_euidtramp }, 0 },
+	{ { rstub_code, istub_gid, istub_gid, istub_gidret, istub_gidtramp },
+	    0 },
+	{ { rstub_code, istub_egid, istub_egid, istub_egidret,
+	    istub_egidtramp }, 0 },
 };
 
 /*
@@ -802,7 +851,9 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	struct rstub_sym syms[RSTUB_NFN + 1];
 	struct rstub_patch *p[RSTUB_NFN] = { &s->read, &s->pread, &s->write,
 			    &s->pwrite, &s->fdatasync, &s->fsync, &s->lseek,
-			    &s->fcntl, &s->flock };
+			    &s->fcntl, &s->flock, &s->ident[0], &s->ident[1],
+			    &s->ident[2], &s->ident[3], &s->ident[4],
+			    &s->ident[5] };
 	const struct rstub_code *c;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;

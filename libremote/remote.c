@@ -146,6 +146,7 @@ remote_ident(struct remote *g, const struct seccomp_notif *n,
 		return 0;
 	if (tc->entry->ident == TI_CHANGE) {
 		g->ident.valid = 0;
+		rstub_ident(g);
 		return 0;
 	}
 	/* a pointer it writes through is R's only while R waits here */
@@ -757,6 +758,7 @@ remote_stats(struct remote *g)
 	g->stats.refused = g->shared.stats_refused;
 	g->stats.unlinked = g->shared.stats_unlinked;
 	g->stats.opened_alone = g->shared.stats_alone;
+	g->stats.ident_in_r = rstub_ident_hits(g);
 	return &g->stats;
 }
 
@@ -893,6 +895,7 @@ void
 remote_set_ident(struct remote *g, const struct remote_ident *id)
 {
 	ident_set(&g->ident, id);
+	rstub_ident(g);
 }
 
 /*

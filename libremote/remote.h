@@ -162,6 +162,13 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
 #define RSTUB_LFDS	256
 #define RSTUB_LON_CALLS	1	/* reads, writes, seeks, syncs */
 #define RSTUB_LON_LOCKS	2	/* fcntl's locks, flock */
+/*
+ * libc's getpid, getppid, getuid, geteuid, getgid and getegid in R are
+ * answered by the stub from ival, in that order, while ion is set: the
+ * identity the home said (the guest's own answers', "Identity" in
+ * docs/REMOTE.md), while R has one thread; ihits counts them.
+ */
+#define RSTUB_IDENT	6
 struct rstub_shm {
 	uint32_t	 on;		/* 0: the stub serves nothing */
 	uint32_t	 lon;		/* 4: calls on files opened here
@@ -172,6 +179,9 @@ struct rstub_shm {
 	uint8_t		 lfds[RSTUB_LFDS / 8];	/* 32: R's fd n is bit n */
 	struct rstub_slot slot[RSTUB_SLOTS];	/* at 64 */
 	struct rstub_wslot w;			/* at 576 */
+	uint32_t	 ion;		/* 640: ival is the identity */
+	uint32_t	 ival[RSTUB_IDENT];	/* 644 */
+	uint64_t	 ihits;		/* 672: answered so */
 };
 struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);
@@ -193,6 +203,7 @@ struct remote_stats {
 	uint64_t	 faults;	/* outputs R's memory refused */
 	uint64_t	 mapped;	/* file mappings handed to the caller */
 	uint64_t	 ident;		/* identity answered here */
+	uint64_t	 ident_in_r;	/* by the stub in R (rstub.c) */
 	uint64_t	 behind;	/* calls sent behind (fileio.c) */
 	uint64_t	 served;	/* reads served from windows */
 	uint64_t	 in_r;		/* of them, by the stub in R (rstub.c) */

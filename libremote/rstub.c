@@ -119,7 +119,44 @@ rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
 	shm->lhits = shm->lwrites = 0;
 	/* the agent found libc's syscall() for them (agent/rstub.c) */
 	shm->lon = shm->lsyscall != 0 ? RSTUB_LON_CALLS | RSTUB_LON_LOCKS : 0;
+	shm->ihits = 0;
 	g->rstub = rs;
+	rstub_ident(g);
+}
+
+/*
+ * The identity the home said, for the stub's getpid and the like
+ * (RSTUB_IDENT), while R has one thread; none while it is not known (a
+ * call that may change it went home). Taken away before the values
+ * change, given back after: R, running, reads the old or the new.
+ */
+void
+rstub_ident(struct remote *g)
+{
+	struct rstub_shm		*shm;
+	const struct remote_ident	*id = &g->ident.id;
+
+	if (g->rstub == NULL)
+		return;
+	shm = g->rstub->shm;
+	__atomic_store_n(&shm->ion, 0, __ATOMIC_SEQ_CST);
+	if (!g->ident.valid || g->rstub->off)
+		return;
+	shm->ival[0] = id->pid;
+	shm->ival[1] = id->ppid;
+	shm->ival[2] = id->uid[0];
+	shm->ival[3] = id->uid[1];
+	shm->ival[4] = id->gid[0];
+	shm->ival[5] = id->gid[1];
+	__atomic_store_n(&shm->ion, 1, __ATOMIC_RELEASE);
+}
+
+/* How many identity calls the stub answered in R. */
+uint64_t
+rstub_ident_hits(const struct remote *g)
+{
+	return g->rstub == NULL ? 0 :
+	    __atomic_load_n(&g->rstub->shm->ihits, __ATOMIC_RELAXED);
 }
 
 /*
@@ -192,6 +229,7 @@ rstub_threaded(struct remote *g)
 	rstub_stop(g);
 	rstub_sync(g);
 	g->rstub->off = 1;
+	rstub_ident(g);
 }
 
 /*
