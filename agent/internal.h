@@ -193,12 +193,15 @@ struct rstub {
 	uint64_t	 start;		/* its pages: code, then shared; 0 none */
 	size_t		 len;
 	struct rstub_patch read, pread, write, pwrite, fdatasync, fsync,
-			 lseek, fcntl, flock, ident[RSTUB_IDENT];
+			 lseek, fcntl, flock, fstat, ident[RSTUB_IDENT];
 	struct rstub_shm *shm;		/* our mapping of the shared part */
 	uint64_t	 shared;	/* R's */
 };
 int		 rstub_install(struct rstub *s, struct mig_task *t, pid_t pid,
 		    char **cause);
+#define RSTUB_NEAR	(1ULL << 30)	/* a jump's reach, as we use it */
+/* where libc's syscall() has made its call: mov 8(%rsp), %r9; syscall */
+#define RSTUB_SYSCALL_DONE	0x19
 /* a function of libc's: where it is in the file, and its first bytes */
 struct rstub_sym {
 	uint64_t	 off;		/* 0: none */
@@ -217,6 +220,8 @@ int		 rstub_prepare(struct rstub_patch *p, pid_t pid,
 		    uint8_t *page, const struct rstub_entry *e);
 uint64_t	 rstub_map(struct mig_task *t, uint64_t base, uint64_t fn,
 		    uint64_t fn2, size_t len);
+int		 rstub_patch(struct rstub_patch *p, struct mig_task *t,
+		    char **cause);
 int		 rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
 		    struct mig_task *t, char **cause);
 void		 rstub_rewind(void *arg, struct user_regs_struct *r);

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,7 +32,6 @@
 #include "internal.h"
 
 #define RSTUB_PAGE	4096
-#define RSTUB_NEAR	(1ULL << 30)
 
 /*
  * The stub, position-independent, entered by a jump from the start of
@@ -56,7 +54,8 @@ extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
     istub_ppidret[], istub_ppidtramp[], istub_uid[], istub_uidret[],
     istub_uidtramp[], istub_euid[], istub_euidret[], istub_euidtramp[],
     istub_gid[], istub_gidret[], istub_gidtramp[], istub_egid[],
-    istub_egidret[], istub_egidtramp[], rstub_end[];
+    istub_egidret[], istub_egidtramp[], lstub_ftcode[], lstub_ftsaved[],
+    lstub_ftret[], lstub_fttramp[], rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
@@ -75,6 +74,7 @@ __asm__(
 "	.globl istub_euid, istub_euidret, istub_euidtramp\n"
 "	.globl istub_gid, istub_gidret, istub_gidtramp\n"
 "	.globl istub_egid, istub_egidret, istub_egidtramp\n"
+"	.globl lstub_ftcode, lstub_ftsaved, lstub_ftret, lstub_fttramp\n"
 /*
  * lstub_try: a call on a descriptor of a file opened here (its bit in the
  * shared page's lfds, while lon) made by the stub itself: the number and
@@ -84,13 +84,17 @@ __asm__(
  * commit: before it the arguments are still in %r9 to %r11 (and the red
  * zone); after it the thread is in libc. wr: a write, counted.
  */
-"	.macro	lstub_try nr, wr\n"
+/* lstub_mine: is descriptor %edi one of lfds, while lon says calls? */
+"	.macro	lstub_mine miss\n"
 "	testl	$1, .Lr_start+4096+4(%rip)\n"		/* lon: calls */
-"	jz	8f\n"
+"	jz	\\miss\n"
 "	cmpl	$256, %edi\n"				/* RSTUB_LFDS */
-"	jae	8f\n"
+"	jae	\\miss\n"
 "	btl	%edi, .Lr_start+4096+32(%rip)\n"	/* lfds */
-"	jnc	8f\n"
+"	jnc	\\miss\n"
+"	.endm\n"
+"	.macro	lstub_try nr, wr\n"
+"	lstub_mine 8f\n"
 "	lock incq .Lr_start+4096+16(%rip)\n"		/* lhits */
 "	.if	\\wr\n"
 "	lock incq .Lr_start+4096+24(%rip)\n"		/* lwrites */
@@ -408,6 +412,40 @@ __asm__(
 "	istub 3, istub_euid, istub_euidret, istub_euidtramp\n"
 "	istub 4, istub_gid, istub_gidret, istub_gidtramp\n"
 "	istub 5, istub_egid, istub_egidret, istub_egidtramp\n"
+/*
+ * fstat of a descriptor of a file opened here: the call made here, marked
+ * (the filter lets it run), and the home's device number put in (ldev),
+ * as the guest's answer says it (shared_fstat). Its failure, and any
+ * other descriptor, go to libc's: the guest's answer, errno libc's. The
+ * syscall instruction is the stub's own: after it the thread is still
+ * before the commit (the ret), and put back at fstat's start it makes the
+ * call again, which changes nothing.
+ */
+"lstub_ftcode:\n"
+"	movq	%rdi, %r9\n"
+"	movq	%rsi, %r10\n"
+"lstub_ftsaved:\n"
+"	lstub_mine 8f\n"
+"	movl	%edi, %edi\n"
+"	movabsq	$0x6f736d3100000000, %rax\n"		/* RMT_CLOCK_MAGIC */
+"	orq	%rax, %rdi\n"
+"	movl	$5, %eax\n"				/* SYS_fstat */
+"	syscall\n"
+"	testq	%rax, %rax\n"
+"	jnz	8f\n"
+"	leaq	.Lr_start+4096+1024(%rip), %rax\n"	/* ldev */
+"	movl	%r9d, %ecx\n"
+"	movq	(%rax,%rcx,8), %rax\n"
+"	movq	%rax, (%r10)\n"				/* st_dev */
+"	lock incq .Lr_start+4096+16(%rip)\n"		/* lhits */
+"	xorl	%eax, %eax\n"
+"lstub_ftret:\n"
+"	ret\n"
+"8:\n"
+"	movq	%r9, %rdi\n"
+"	movq	%r10, %rsi\n"
+"lstub_fttramp:\n"
+"	.fill 32, 1, 0xcc\n"
 "rstub_end:\n"
 "	.popsection\n");
 
@@ -449,6 +487,9 @@ _Static_assert(offsetof(struct rstub_shm, ion) == 640 &&
     offsetof(struct rstub_shm, ival) == 644 &&
     offsetof(struct rstub_shm, ihits) == 672 && RSTUB_IDENT == 6,
     "the stub's identity");
+_Static_assert(offsetof(struct rstub_shm, ldev) == 1024 &&
+    sizeof(struct rstub_shm) <= RSTUB_DATA && SYS_fstat == 5 &&
+    offsetof(struct stat, st_dev) == 0, "the stub's fstat");
 
 /*
  * libc's syscall(), as the stub's calls on files opened here want it: the
@@ -464,64 +505,6 @@ static const uint8_t rstub_syscall_start[16] = {
 	0x4d, 0x89, 0xc2,		/* mov %r8, %r10 */
 	0x4d				/* mov %r9, %r8 ... */
 };
-#define RSTUB_SYSCALL_DONE	0x19	/* mov 8(%rsp), %r9; syscall: after */
-
-/* 8 bytes of process pid at addr into *v; -1 if it cannot be read. */
-static int
-rstub_peek(pid_t pid, uint64_t addr, uint64_t *v)
-{
-	struct iovec	local = { v, sizeof *v };
-	struct iovec	remote = { (void *)(uintptr_t)addr, sizeof *v };
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
-	    sizeof *v ? 0 : -1;
-}
-
-/*
- * A thread stopped in a stub, for a dump: in the trampoline, at the same
- * point of libc's function; after the commit, as returned from it; before
- * it, at the function's start with its arguments (what the stub did shows
- * only in registers the caller loses, and in the buffer, which the call
- * writes again).
- */
-void
-rstub_rewind(void *arg, struct user_regs_struct *r)
-{
-	struct rstub_patch	*p = arg;
-	uint64_t		 v;
-
-	if (r->rip >= p->tramp && r->rip <= p->tramp + p->displaced)
-		r->rip = p->fn + (r->rip - p->tramp);
-	else if (r->rip == p->ret) {
-		if (rstub_peek(p->pid, r->rsp, &v) == -1)
-			return;		/* no stack: it could not return */
-		r->rip = v;
-		r->rsp += 8;
-	} else if (r->rip >= p->saved && r->rip < p->tramp) {
-		if (p->offset_kept) {
-			if (rstub_peek(p->pid, r->rsp - 8, &v) == -1)
-				return;
-			r->rcx = v;
-		}
-		r->rip = p->fn;
-		r->rdi = r->r9;
-		r->rsi = r->r10;
-		r->rdx = r->r11;
-	} else if (r->rip >= p->code && r->rip < p->saved)
-		r->rip = p->fn;
-	/*
-	 * In libc's syscall(), in a call the stub made (or stopped in the
-	 * kernel in it, to be restarted): unmarked, so that wherever the
-	 * process goes on the call goes where its descriptor is now.
-	 */
-	if (p->lsyscall != 0 && r->rip >= p->lsyscall &&
-	    r->rip <= p->lsyscall + RSTUB_SYSCALL_DONE) {
-		if (r->rdi >> 32 == RMT_CLOCK_MAGIC)
-			r->rdi = (uint32_t)r->rdi;
-		if (r->rsi >> 32 == RMT_CLOCK_MAGIC)
-			r->rsi = (uint32_t)r->rsi;
-	}
-}
 
 /*
  * A thread of R's stopped at pc: is it making a lock call the stub took,
@@ -543,121 +526,18 @@ rstub_locking(const struct rstub *s, uint64_t pc)
 }
 
 /*
- * libc in process pid: the start of its first area and where its file
- * is, from /proc/PID/maps. -1 if it has none (a static program).
- */
-int
-rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
-{
-	char			 name[64], *line = NULL, *p;
-	size_t			 cap = 0;
-	unsigned long long	 s, e, off;
-	FILE			*f;
-	int			 pos, rc = -1;
-
-	snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
-	if ((f = fopen(name, "re")) == NULL)
-		return -1;
-	while (getline(&line, &cap, f) != -1) {
-		pos = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &s, &e,
-		    &off, &pos) < 3 || pos == 0 || off != 0)
-			continue;
-		p = line + pos;
-		p[strcspn(p, "\n")] = '\0';
-		if (strlen(p) < 11 || strcmp(p + strlen(p) - 10,
-		    "/libc.so.6") != 0 || strlen(p) >= size)
-			continue;
-		*base = s;
-		strcpy(path, p);
-		rc = 0;
-		break;
-	}
-	free(line);
-	fclose(f);
-	return rc;
-}
-
-static void
-rstub_sym(const uint8_t *m, size_t len, const char *name,
-    struct rstub_sym *sym)
-{
-	sym->off = stub_symbol(m, len, name);
-	/* libc's text lies in its file where it lies in memory */
-	if (sym->off == 0 || sym->off + sizeof sym->start > len)
-		sym->off = 0;
-	else
-		memcpy(sym->start, m + sym->off, sizeof sym->start);
-}
-
-/*
  * The functions the stub takes over, in that order, and libc's syscall()
  * (RSTUB_SYSCALL), which its calls on files opened here go through.
  */
 enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_FDATASYNC,
-	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_FCNTL, RSTUB_FLOCK, RSTUB_GETPID,
-	RSTUB_NFN = RSTUB_GETPID + RSTUB_IDENT, RSTUB_SYSCALL = RSTUB_NFN };
+	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_FCNTL, RSTUB_FLOCK, RSTUB_FSTAT,
+	RSTUB_GETPID, RSTUB_NFN = RSTUB_GETPID + RSTUB_IDENT,
+	RSTUB_SYSCALL = RSTUB_NFN };
 static const char *const rstub_names[RSTUB_NFN + 1] = {
 	"read", "pread64", "write", "pwrite64", "fdatasync", "fsync",
-	"lseek", "fcntl64", "flock", "getpid", "getppid", "getuid",
+	"lseek", "fcntl64", "flock", "fstat", "getpid", "getppid", "getuid",
 	"geteuid", "getgid", "getegid", "syscall"
 };
-
-/* The n functions names[] in the libc file at path, into syms[]. */
-void
-rstub_symbols(const char *path, const char *const *names,
-    struct rstub_sym *syms, size_t n)
-{
-	struct stat	 sb;
-	void		*m;
-	size_t		 i;
-	int		 fd;
-
-	for (i = 0; i < n; i++)
-		syms[i].off = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return;
-	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
-	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		for (i = 0; i < n; i++)
-			rstub_sym(m, sb.st_size, names[i], &syms[i]);
-		munmap(m, sb.st_size);
-	}
-	close(fd);
-}
-
-/*
- * The instructions at a function's start the jump replaces, copied into
- * the trampoline at tramp (buf, its bytes): an endbr64, then the test of
- * __libc_single_threaded glibc's read begins with (cmpb $imm8, rel32(%rip)),
- * its address made the same from where the copy is; or instructions that
- * run the same anywhere (stub_displace: the mov of the call's number
- * times and getrusage begin with). Their length, or 0 for any other
- * start.
- */
-static size_t
-rstub_relocate(const uint8_t *p, uint64_t fn, uint64_t tramp, uint8_t *buf)
-{
-	size_t		n = 0;
-	int64_t		rel;
-	int32_t		d;
-
-	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-		n = 4;					/* endbr64 */
-	if (p[n] != 0x80 || p[n + 1] != 0x3d) {
-		if ((n = stub_displace(p, 16)) != 0)
-			memcpy(buf, p, n);
-		return n;
-	}
-	memcpy(&d, p + n + 2, 4);
-	rel = (int64_t)(fn + n + 7 + d) - (int64_t)(tramp + n + 7);
-	if (rel != (int32_t)rel)
-		return 0;
-	memcpy(buf, p, n + 7);
-	d = (int32_t)rel;
-	memcpy(buf + n + 2, &d, 4);
-	return n + 7;
-}
 
 /*
  * R's memfd for the shared part, made in R (held in t, before its filter:
@@ -686,69 +566,6 @@ rstub_memfd(struct mig_task *t, pid_t pid, uint64_t name, long *rfd,
 	return fd;
 }
 
-/*
- * Patch p: libc's function sym in process pid, at fn, whose stub is at
- * e's code, saved, ret and tramp (in page, the stub's code page, which
- * starts at e->base and is mapped at at): its first instructions read,
- * copied into the trampoline in page and a jump back after them. -1 if
- * they are not the file's (the process's libc is another than the file
- * at its path now), or cannot move. The stub keeps the function's
- * arguments in %r9 to %r11 from saved on (rstub_rewind), and returns at
- * ret once done.
- */
-int
-rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
-    uint64_t fn, uint64_t at, uint8_t *page, const struct rstub_entry *e)
-{
-	struct iovec	local = { p->orig, sizeof p->orig }, remote;
-	uint64_t	v;
-	size_t		t = e->tramp - e->base;
-
-	memset(p, 0, sizeof *p);
-	remote.iov_base = (void *)(uintptr_t)fn;
-	remote.iov_len = sizeof p->orig;
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) !=
-	    sizeof p->orig || memcmp(p->orig, sym->start, sizeof p->orig) != 0)
-		return -1;
-	p->tramp = at + t;
-	if ((p->displaced = rstub_relocate(p->orig, fn, p->tramp,
-	    page + t)) == 0)
-		return -1;
-	memcpy(page + t + p->displaced, "\xff\x25\0\0\0\0", 6);
-	v = fn + p->displaced;
-	memcpy(page + t + p->displaced + 6, &v, sizeof v);
-	p->pid = pid;
-	p->fn = fn;
-	p->code = at + (e->code - e->base);
-	p->saved = at + (e->saved - e->base);
-	p->ret = e->ret != NULL ? at + (e->ret - e->base) : 0;
-	return 0;
-}
-
-/* The jump from p's function to its stub, once the page is in. */
-static int
-rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
-{
-	uint8_t	jmp[16];
-	int32_t	rel;
-
-	if (stub_move_threads(t, p->fn + 1, p->displaced - 1, p->tramp + 1,
-	    cause) == -1)
-		return -1;
-	memset(jmp, 0xcc, sizeof jmp);
-	rel = (int32_t)(int64_t)(p->code - (p->fn + 5));
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &rel, 4);
-	if (stub_poke(p->pid, p->fn, jmp, p->displaced, cause) == -1)
-		return -1;
-	p->hidden.patched = p->fn;
-	p->hidden.orig = p->orig;
-	p->hidden.orig_len = p->displaced;
-	p->hidden.rewind = rstub_rewind;
-	p->hidden.arg = p;
-	return 0;
-}
-
 /* Each function's stub: its start, its commit's end, its trampoline. */
 static const struct rstub_code {
 	struct rstub_entry e;
@@ -765,6 +582,8 @@ static const struct rstub_code {
 	{ { rstub_code, lstub_lscode, lstub_lssaved, NULL, lstub_lstramp }, 0 },
 	{ { rstub_code, lstub_lkcode, lstub_lksaved, NULL, lstub_lktramp }, 0 },
 	{ { rstub_code, lstub_flcode, lstub_flsaved, NULL, lstub_fltramp }, 0 },
+	{ { rstub_code, lstub_ftcode, lstub_ftsaved, lstub_ftret,
+	    lstub_fttramp }, 0 },
 	{ { rstub_code, istub_pid, istub_pid, istub_pidret, istub_pidtramp },
 	    0 },
 	{ { rstub_code, istub_ppid, istub_ppid, istub_ppidret,
@@ -799,47 +618,6 @@ rstub_syscall(pid_t pid, const struct rstub_sym *sym, uint64_t fn)
 }
 
 /*
- * len bytes mapped near libc (at base), within a jump of fn and of fn2
- * (0: none), where a program maps nothing of its own: their address, or
- * 0.
- */
-uint64_t
-rstub_map(struct mig_task *t, uint64_t base, uint64_t fn, uint64_t fn2,
-    size_t len)
-{
-	uint64_t	at;
-
-	if ((at = stub_map(t, base, fn, len)) != 0 && fn2 != 0 &&
-	    fn2 - at >= RSTUB_NEAR) {
-		stub_unmap(t, at, len);
-		at = 0;
-	}
-	return at;
-}
-
-/*
- * The jumps to the stubs of a and b (b->fn 0: none), once the page is in:
- * both or neither.
- */
-int
-rstub_patch_two(struct rstub_patch *a, struct rstub_patch *b,
-    struct mig_task *t, char **cause)
-{
-	char	*ignored = NULL;
-
-	if (rstub_patch(a, t, cause) == -1)
-		return -1;
-	if (b->fn != 0 && rstub_patch(b, t, cause) == -1) {
-		/* a's is in: take it out again */
-		if (stub_poke(a->pid, a->fn, a->orig, a->displaced,
-		    &ignored) == -1)
-			free(ignored);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Put the read stub into process pid (R), held in t before its filter
  * (its memfd is mapped by calls the filter would send home), of one
  * thread: libc's read, and its pread64, write and pwrite64 that start as
@@ -851,9 +629,9 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	struct rstub_sym syms[RSTUB_NFN + 1];
 	struct rstub_patch *p[RSTUB_NFN] = { &s->read, &s->pread, &s->write,
 			    &s->pwrite, &s->fdatasync, &s->fsync, &s->lseek,
-			    &s->fcntl, &s->flock, &s->ident[0], &s->ident[1],
-			    &s->ident[2], &s->ident[3], &s->ident[4],
-			    &s->ident[5] };
+			    &s->fcntl, &s->flock, &s->fstat, &s->ident[0],
+			    &s->ident[1], &s->ident[2], &s->ident[3],
+			    &s->ident[4], &s->ident[5] };
 	const struct rstub_code *c;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;

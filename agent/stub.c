@@ -185,6 +185,11 @@ stub_insn(const uint8_t *p)
 	if (p[0] == 0x48 && p[1] == 0x89 && (p[2] & 0xc7) == 0x44 &&
 	    p[3] == 0x24)
 		return 5;			/* mov %r64, disp8(%rsp) */
+	if ((p[0] & 0xf0) == 0x40 && (p[0] & 0x08) && p[1] == 0x89 &&
+	    (p[2] & 0xc0) == 0xc0)
+		return 3;			/* mov %r64, %r64 */
+	if (p[0] == 0x85 && (p[1] & 0xc0) == 0xc0)
+		return 2;			/* test %r32, %r32 */
 	return 0;
 }
 

@@ -691,7 +691,7 @@ int		 remote_apply(pid_t tid, const struct rmt_call *c,
 void		 rstub_sync(struct remote *g);
 void		 rstub_ident(struct remote *g);
 uint64_t	 rstub_ident_hits(const struct remote *g);
-void		 rstub_local(struct remote *g, int fd, int on);
+void		 rstub_local(struct remote *g, int fd, int on, uint64_t dev);
 void		 rstub_publish(struct remote *g, uint64_t id);
 int		 rstub_batched(const struct remote *g);
 void		 rstub_flush(struct remote *g);

@@ -158,6 +158,8 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
  * RMT_CLOCK_MAGIC in its high half, which the kernel ignores and the
  * filter lets run (filter_fd_stub). lhits counts them, lwrites the writes
  * among them. Descriptors from RSTUB_LFDS on are the guest's as before.
+ * An fstat the stub makes itself, and says the home's device number of
+ * (ldev), as the guest would.
  */
 #define RSTUB_LFDS	256
 #define RSTUB_LON_CALLS	1	/* reads, writes, seeks, syncs */
@@ -182,6 +184,9 @@ struct rstub_shm {
 	uint32_t	 ion;		/* 640: ival is the identity */
 	uint32_t	 ival[RSTUB_IDENT];	/* 644 */
 	uint64_t	 ihits;		/* 672: answered so */
+	uint64_t	 pad[43];
+	uint64_t	 ldev[RSTUB_LFDS];	/* 1024: the home's st_dev of
+						   each descriptor in lfds */
 };
 struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);

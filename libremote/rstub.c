@@ -160,22 +160,24 @@ rstub_ident_hits(const struct remote *g)
 }
 
 /*
- * R's descriptor fd is a file opened here from now on (on), or no more:
- * the stub makes its calls itself, or leaves them to the guest. Set
- * before R has the descriptor, cleared before it loses it (while its
- * call waits): R's other threads test the bit as they go.
+ * R's descriptor fd is a file opened here from now on (on), of the home's
+ * device dev, or no more: the stub makes its calls itself, or leaves them
+ * to the guest. Set before R has the descriptor, cleared before it loses
+ * it (while its call waits): R's other threads test the bit as they go.
  */
 void
-rstub_local(struct remote *g, int fd, int on)
+rstub_local(struct remote *g, int fd, int on, uint64_t dev)
 {
 	uint8_t	*b;
 
 	if (g->rstub == NULL || fd < 0 || fd >= RSTUB_LFDS)
 		return;
 	b = &g->rstub->shm->lfds[fd / 8];
-	if (on)
+	if (on) {
+		__atomic_store_n(&g->rstub->shm->ldev[fd], dev,
+		    __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(b, 1U << (fd % 8), __ATOMIC_SEQ_CST);
-	else
+	} else
 		__atomic_fetch_and(b, ~(1U << (fd % 8)) & 0xff,
 		    __ATOMIC_SEQ_CST);
 }

@@ -165,9 +165,9 @@ shared_close(struct remote *g, uint64_t id, struct shared_fd *e)
 	if (s->null <= 0)
 		return -1;
 	/* the stub in R makes no call on it from now on */
-	rstub_local(g, e->fd, 0);
+	rstub_local(g, e->fd, 0, 0);
 	if (shared_addfd(g, id, s->null, e->fd, O_CLOEXEC) == -1) {
-		rstub_local(g, e->fd, 1);
+		rstub_local(g, e->fd, 1, e->dev);
 		return -1;
 	}
 	/* its open at home, if still to come, is no longer R's file's */

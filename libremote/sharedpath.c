@@ -384,7 +384,7 @@ shared_add(struct remote *g, int fd, int ours, uint64_t dev, uint64_t ino,
 	e->dev = dev;
 	e->ino = ino;
 	e->home_off = home_off;
-	rstub_local(g, fd, 1);
+	rstub_local(g, fd, 1, dev);
 	return e;
 }
 

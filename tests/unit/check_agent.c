@@ -2,7 +2,9 @@
  * Unit tests for agent/: the deputy's husk, a process at home reduced to
  * a stub that runs calls in its own context.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -321,6 +323,109 @@ START_TEST(test_husk_threads)
 }
 END_TEST
 
+/*
+ * The starts of libc's functions the stubs take over, as this machine's
+ * glibc has them: the whole instructions a jump covers, moved as they
+ * are; none where one is relative to where it lies.
+ */
+START_TEST(test_stub_displace)
+{
+	static const struct {
+		uint8_t	start[16];
+		size_t	n;
+	} cases[] = {
+		/* getpid: mov $0x27, %eax; syscall; ret */
+		{ { 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xc3 }, 5 },
+		/* fstat64: mov %rsi, %rdx; test %edi, %edi; js */
+		{ { 0x48, 0x89, 0xf2, 0x85, 0xff, 0x78, 0x19 }, 5 },
+		/* endbr64; push %rbp; mov %rsp, %rbp */
+		{ { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5 }, 5 },
+		/* mov %r8, %r10 (REX.WRB); push %rbx */
+		{ { 0x4d, 0x89, 0xc2, 0x53, 0x53 }, 5 },
+		/* mov 0x...(%rip), %rax: relative to itself */
+		{ { 0x48, 0x8b, 0x05, 0xb9, 0xb5, 0x0d, 0x00 }, 0 },
+		/* mov %rsi, (%rdx): not a register's move */
+		{ { 0x48, 0x89, 0x32, 0x85, 0xff, 0x90 }, 0 },
+		/* test %edi, (%rax) */
+		{ { 0x85, 0x38, 0x90, 0x90, 0x90, 0x90 }, 0 },
+	};
+	size_t	i;
+
+	for (i = 0; i < nitems(cases); i++)
+		ck_assert_msg(stub_displace(cases[i].start, 16) == cases[i].n,
+		    "case %zu: %zu", i, stub_displace(cases[i].start, 16));
+}
+END_TEST
+
+/*
+ * The stubs' own code, run here: the identity stub answers from the
+ * shared page while ion says so, and goes on in libc (here: a
+ * trampoline that returns -2) while not; the fstat stub makes the call
+ * itself on a descriptor of lfds, marked (the kernel reads its low half),
+ * and says the home's device number from ldev, and leaves any other
+ * descriptor, and a call that fails, to libc.
+ */
+extern const uint8_t rstub_code[], rstub_end[], istub_pid[],
+    istub_pidtramp[], istub_egid[], istub_egidtramp[], lstub_ftcode[],
+    lstub_fttramp[];
+
+START_TEST(test_rstub_answers)
+{
+	static const uint8_t	 minus2[] = { 0xb8, 0xfe, 0xff, 0xff, 0xff,
+				    0xc3 };	/* mov $-2, %eax; ret */
+	const uint8_t		*tramps[] = { istub_pidtramp, istub_egidtramp,
+				    lstub_fttramp };
+	struct rstub_shm	*shm;
+	struct stat		 st, want;
+	long			(*id)(void), (*fst)(int, struct stat *);
+	uint8_t			*m;
+	size_t			 i;
+	int			 fd;
+
+	m = mmap(NULL, 4096 + RSTUB_DATA, PROT_READ | PROT_WRITE | PROT_EXEC,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(m != MAP_FAILED);
+	ck_assert_uint_le(rstub_end - rstub_code, 4096);
+	memcpy(m, rstub_code, rstub_end - rstub_code);
+	for (i = 0; i < nitems(tramps); i++)
+		memcpy(m + (tramps[i] - rstub_code), minus2, sizeof minus2);
+	shm = (struct rstub_shm *)(m + 4096);
+
+	id = (long (*)(void))(m + (istub_pid - rstub_code));
+	ck_assert_int_eq((int)id(), -2);
+	shm->ival[0] = 4242;
+	shm->ival[5] = 77;
+	shm->ion = 1;
+	ck_assert_int_eq((int)id(), 4242);
+	id = (long (*)(void))(m + (istub_egid - rstub_code));
+	ck_assert_int_eq((int)id(), 77);
+	ck_assert_uint_eq(shm->ihits, 2);
+	shm->ion = 0;
+	ck_assert_int_eq((int)id(), -2);
+	ck_assert_uint_eq(shm->ihits, 2);
+
+	fst = (long (*)(int, struct stat *))(m + (lstub_ftcode - rstub_code));
+	ck_assert_int_ge(fd = open("/proc/self/exe", O_RDONLY), 0);
+	ck_assert_int_lt(fd, RSTUB_LFDS);
+	ck_assert_int_eq(fstat(fd, &want), 0);
+	memset(&st, 0, sizeof st);
+	ck_assert_int_eq((int)fst(fd, &st), -2);	/* not in lfds */
+	shm->lfds[fd / 8] |= 1U << (fd % 8);
+	ck_assert_int_eq((int)fst(fd, &st), -2);	/* lon off */
+	shm->lon = RSTUB_LON_CALLS;
+	shm->ldev[fd] = 0x1234;
+	ck_assert_int_eq((int)fst(fd, &st), 0);
+	ck_assert_uint_eq(st.st_dev, 0x1234);
+	ck_assert_uint_eq(st.st_ino, want.st_ino);
+	ck_assert_int_eq(st.st_size, want.st_size);
+	ck_assert_uint_eq(shm->lhits, 1);
+	close(fd);
+	ck_assert_int_eq((int)fst(fd, &st), -2);	/* EBADF: libc's */
+	ck_assert_uint_eq(shm->lhits, 1);
+	munmap(m, 4096 + RSTUB_DATA);
+}
+END_TEST
+
 static Suite *
 agent_suite(void)
 {
@@ -332,6 +437,8 @@ agent_suite(void)
 	tcase_add_test(tc, test_husk_calls);
 	tcase_add_test(tc, test_husk_waited);
 	tcase_add_test(tc, test_husk_threads);
+	tcase_add_test(tc, test_stub_displace);
+	tcase_add_test(tc, test_rstub_answers);
 	suite_add_tcase(s, tc);
 	return s;
 }
