@@ -193,7 +193,8 @@ struct rstub {
 	uint64_t	 start;		/* its pages: code, then shared; 0 none */
 	size_t		 len;
 	struct rstub_patch read, pread, write, pwrite, fdatasync, fsync,
-			 lseek, fcntl, flock, fstat, ident[RSTUB_IDENT];
+			 lseek, fcntl, flock, fstat, close,
+			 ident[RSTUB_IDENT];
 	struct rstub_shm *shm;		/* our mapping of the shared part */
 	uint64_t	 shared;	/* R's */
 };

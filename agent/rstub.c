@@ -55,7 +55,8 @@ extern const uint8_t rstub_code[], rstub_saved[], rstub_ret[],
     istub_uidtramp[], istub_euid[], istub_euidret[], istub_euidtramp[],
     istub_gid[], istub_gidret[], istub_gidtramp[], istub_egid[],
     istub_egidret[], istub_egidtramp[], lstub_ftcode[], lstub_ftsaved[],
-    lstub_ftret[], lstub_fttramp[], rstub_end[];
+    lstub_ftret[], lstub_fttramp[], lstub_clcode[], lstub_clsaved[],
+    lstub_cltramp[], rstub_end[];
 __asm__(
 "	.pushsection .rodata.osm_read_stub, \"a\"\n"
 "	.balign 16\n"
@@ -75,6 +76,7 @@ __asm__(
 "	.globl istub_gid, istub_gidret, istub_gidtramp\n"
 "	.globl istub_egid, istub_egidret, istub_egidtramp\n"
 "	.globl lstub_ftcode, lstub_ftsaved, lstub_ftret, lstub_fttramp\n"
+"	.globl lstub_clcode, lstub_clsaved, lstub_cltramp\n"
 /*
  * lstub_try: a call on a descriptor of a file opened here (its bit in the
  * shared page's lfds, while lon) made by the stub itself: the number and
@@ -446,6 +448,43 @@ __asm__(
 "	movq	%r10, %rsi\n"
 "lstub_fttramp:\n"
 "	.fill 32, 1, 0xcc\n"
+/*
+ * close of a descriptor of a file opened here, while con (one thread):
+ * its bit cleared (the stub's from then on, and no other call of R's on
+ * it is the stub's), the descriptor put in the ring and chead moved, the
+ * commit, and the close made through libc's syscall() as lstub_try's
+ * calls are. A full ring, a bit already cleared, and libc's: the guest's.
+ * Put back at close's start before the jump, a thread makes the call
+ * again; the guest takes a close from the ring only once R's descriptor
+ * is no longer its file (kcmp).
+ */
+"lstub_clcode:\n"
+"	movq	%rdi, %r9\n"
+"lstub_clsaved:\n"
+"	cmpl	$0, .Lr_start+4096+3072(%rip)\n"	/* con */
+"	je	8f\n"
+"	lstub_mine 8f\n"
+"	movl	.Lr_start+4096+3076(%rip), %eax\n"	/* chead */
+"	movl	%eax, %ecx\n"
+"	subl	.Lr_start+4096+3080(%rip), %ecx\n"	/* - ctail */
+"	cmpl	$64, %ecx\n"				/* RSTUB_CLOSES */
+"	jae	8f\n"
+"	lock btrl %edi, .Lr_start+4096+32(%rip)\n"	/* lfds */
+"	jnc	8f\n"
+"	andl	$63, %eax\n"
+"	leaq	.Lr_start+4096+3088(%rip), %rcx\n"	/* cfds */
+"	movl	%edi, (%rcx,%rax,4)\n"
+"	lock incl .Lr_start+4096+3076(%rip)\n"	/* chead: the commit */
+"	lock incq .Lr_start+4096+16(%rip)\n"		/* lhits */
+"	movl	%edi, %esi\n"
+"	movabsq	$0x6f736d3100000000, %rax\n"		/* RMT_CLOCK_MAGIC */
+"	orq	%rax, %rsi\n"
+"	movl	$3, %edi\n"				/* SYS_close */
+"	jmpq	*.Lr_start+4096+8(%rip)\n"		/* lsyscall */
+"8:\n"
+"	movq	%r9, %rdi\n"
+"lstub_cltramp:\n"
+"	.fill 32, 1, 0xcc\n"
 "rstub_end:\n"
 "	.popsection\n");
 
@@ -487,6 +526,11 @@ _Static_assert(offsetof(struct rstub_shm, ion) == 640 &&
     offsetof(struct rstub_shm, ival) == 644 &&
     offsetof(struct rstub_shm, ihits) == 672 && RSTUB_IDENT == 6,
     "the stub's identity");
+_Static_assert(offsetof(struct rstub_shm, con) == 3072 &&
+    offsetof(struct rstub_shm, chead) == 3076 &&
+    offsetof(struct rstub_shm, ctail) == 3080 &&
+    offsetof(struct rstub_shm, cfds) == 3088 && RSTUB_CLOSES == 64 &&
+    SYS_close == 3, "the stub's closes");
 _Static_assert(offsetof(struct rstub_shm, ldev) == 1024 &&
     sizeof(struct rstub_shm) <= RSTUB_DATA && SYS_fstat == 5 &&
     offsetof(struct stat, st_dev) == 0, "the stub's fstat");
@@ -531,12 +575,12 @@ rstub_locking(const struct rstub *s, uint64_t pc)
  */
 enum { RSTUB_READ, RSTUB_PREAD, RSTUB_WRITE, RSTUB_PWRITE, RSTUB_FDATASYNC,
 	RSTUB_FSYNC, RSTUB_LSEEK, RSTUB_FCNTL, RSTUB_FLOCK, RSTUB_FSTAT,
-	RSTUB_GETPID, RSTUB_NFN = RSTUB_GETPID + RSTUB_IDENT,
+	RSTUB_CLOSE, RSTUB_GETPID, RSTUB_NFN = RSTUB_GETPID + RSTUB_IDENT,
 	RSTUB_SYSCALL = RSTUB_NFN };
 static const char *const rstub_names[RSTUB_NFN + 1] = {
 	"read", "pread64", "write", "pwrite64", "fdatasync", "fsync",
-	"lseek", "fcntl64", "flock", "fstat", "getpid", "getppid", "getuid",
-	"geteuid", "getgid", "getegid", "syscall"
+	"lseek", "fcntl64", "flock", "fstat", "close", "getpid", "getppid",
+	"getuid", "geteuid", "getgid", "getegid", "syscall"
 };
 
 /*
@@ -584,6 +628,8 @@ static const struct rstub_code {
 	{ { rstub_code, lstub_flcode, lstub_flsaved, NULL, lstub_fltramp }, 0 },
 	{ { rstub_code, lstub_ftcode, lstub_ftsaved, lstub_ftret,
 	    lstub_fttramp }, 0 },
+	{ { rstub_code, lstub_clcode, lstub_clsaved, NULL, lstub_cltramp },
+	    0 },
 	{ { rstub_code, istub_pid, istub_pid, istub_pidret, istub_pidtramp },
 	    0 },
 	{ { rstub_code, istub_ppid, istub_ppid, istub_ppidret,
@@ -629,9 +675,9 @@ rstub_install(struct rstub *s, struct mig_task *t, pid_t pid, char **cause)
 	struct rstub_sym syms[RSTUB_NFN + 1];
 	struct rstub_patch *p[RSTUB_NFN] = { &s->read, &s->pread, &s->write,
 			    &s->pwrite, &s->fdatasync, &s->fsync, &s->lseek,
-			    &s->fcntl, &s->flock, &s->fstat, &s->ident[0],
-			    &s->ident[1], &s->ident[2], &s->ident[3],
-			    &s->ident[4], &s->ident[5] };
+			    &s->fcntl, &s->flock, &s->fstat, &s->close,
+			    &s->ident[0], &s->ident[1], &s->ident[2],
+			    &s->ident[3], &s->ident[4], &s->ident[5] };
 	const struct rstub_code *c;
 	uint8_t		 page[RSTUB_PAGE];
 	char		 path[512], *ignored = NULL;

@@ -169,7 +169,7 @@ filter_usage_stub(struct prog *p)
  */
 static const int filter_fd_stub_nrs[] = {
 	SYS_read, SYS_write, SYS_pread64, SYS_pwrite64, SYS_lseek, SYS_fsync,
-	SYS_fdatasync, SYS_flock, SYS_fstat
+	SYS_fdatasync, SYS_flock, SYS_fstat, SYS_close
 };
 
 static void

@@ -616,6 +616,7 @@ struct remote;
 struct remote_event;
 void	 shared_free(struct shared *s);
 void	 shared_settle(struct remote *g);
+void	 shared_stub_closes(struct remote *g);
 int	 shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 	    const uint64_t *args, int map, struct remote_event *ev,
 	    char **cause);
@@ -690,6 +691,8 @@ int		 remote_apply(pid_t tid, const struct rmt_call *c,
 /* rstub.c */
 void		 rstub_sync(struct remote *g);
 void		 rstub_ident(struct remote *g);
+int		 rstub_close_next(const struct remote *g, int *fd);
+void		 rstub_close_taken(struct remote *g);
 uint64_t	 rstub_ident_hits(const struct remote *g);
 void		 rstub_local(struct remote *g, int fd, int on, uint64_t dev);
 void		 rstub_publish(struct remote *g, uint64_t id);

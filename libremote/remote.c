@@ -265,6 +265,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		return -1;
 	}
 	rstub_sync(g);
+	shared_stub_closes(g);
 	ev->id = n->id;
 	ev->tid = n->pid;
 	ev->nr = n->data.nr;

@@ -159,7 +159,12 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
  * filter lets run (filter_fd_stub). lhits counts them, lwrites the writes
  * among them. Descriptors from RSTUB_LFDS on are the guest's as before.
  * An fstat the stub makes itself, and says the home's device number of
- * (ldev), as the guest would.
+ * (ldev), as the guest would. A close too, while con is set (R has one
+ * thread): the stub clears the descriptor's bit, puts it in cfds at chead
+ * and moves chead (its commit), then makes the close; the guest takes
+ * them from ctail at R's next call that reaches it (shared_stub_closes),
+ * each once R's descriptor is no longer its file, and sends the close
+ * home behind. A full ring, and the close is the guest's as before.
  */
 #define RSTUB_LFDS	256
 #define RSTUB_LON_CALLS	1	/* reads, writes, seeks, syncs */
@@ -171,6 +176,7 @@ struct rstub_wslot {			/* as the stub reads it: 64 bytes */
  * docs/REMOTE.md), while R has one thread; ihits counts them.
  */
 #define RSTUB_IDENT	6
+#define RSTUB_CLOSES	64		/* closes the guest has not seen */
 struct rstub_shm {
 	uint32_t	 on;		/* 0: the stub serves nothing */
 	uint32_t	 lon;		/* 4: calls on files opened here
@@ -187,6 +193,11 @@ struct rstub_shm {
 	uint64_t	 pad[43];
 	uint64_t	 ldev[RSTUB_LFDS];	/* 1024: the home's st_dev of
 						   each descriptor in lfds */
+	uint32_t	 con;		/* 3072: closes too */
+	uint32_t	 chead;		/* 3076: closes the stub made */
+	uint32_t	 ctail;		/* 3080: of them, the guest's */
+	uint32_t	 cpad;
+	int32_t		 cfds[RSTUB_CLOSES];	/* 3088: their descriptors */
 };
 struct remote;
 void	 rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at);

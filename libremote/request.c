@@ -356,9 +356,9 @@ request_gettid_class(const uint64_t *a, pid_t self)
 
 /*
  * A call on a descriptor (read, write, pread64, pwrite64, lseek, fsync,
- * fdatasync, flock, fstat) with RMT_CLOCK_MAGIC in its high half: the
- * stub in R's own, on a file opened here, local as the filter lets it
- * (filter_fd_stub; fcntl's locks are its marked subs); any other is
+ * fdatasync, flock, fstat, close) with RMT_CLOCK_MAGIC in its high half:
+ * the stub in R's own, on a file opened here, local as the filter lets
+ * it (filter_fd_stub; fcntl's locks are its marked subs); any other is
  * forwarded.
  */
 enum rmt_class

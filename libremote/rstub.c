@@ -119,6 +119,8 @@ rstub_attach(struct remote *g, struct rstub_shm *shm, uint64_t at)
 	shm->lhits = shm->lwrites = 0;
 	/* the agent found libc's syscall() for them (agent/rstub.c) */
 	shm->lon = shm->lsyscall != 0 ? RSTUB_LON_CALLS | RSTUB_LON_LOCKS : 0;
+	shm->con = shm->lsyscall != 0;
+	shm->chead = shm->ctail = 0;
 	shm->ihits = 0;
 	g->rstub = rs;
 	rstub_ident(g);
@@ -149,6 +151,32 @@ rstub_ident(struct remote *g)
 	shm->ival[4] = id->gid[0];
 	shm->ival[5] = id->gid[1];
 	__atomic_store_n(&shm->ion, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The oldest close the stub made that we have not taken: 1 with its
+ * descriptor, 0 if none; rstub_close_taken takes it.
+ */
+int
+rstub_close_next(const struct remote *g, int *fd)
+{
+	const struct rstub_shm	*shm;
+	uint32_t		 tail;
+
+	if (g->rstub == NULL)
+		return 0;
+	shm = g->rstub->shm;
+	tail = shm->ctail;
+	if (__atomic_load_n(&shm->chead, __ATOMIC_ACQUIRE) == tail)
+		return 0;
+	*fd = shm->cfds[tail % RSTUB_CLOSES];
+	return 1;
+}
+
+void
+rstub_close_taken(struct remote *g)
+{
+	__atomic_fetch_add(&g->rstub->shm->ctail, 1, __ATOMIC_RELEASE);
 }
 
 /* How many identity calls the stub answered in R. */
@@ -232,6 +260,8 @@ rstub_threaded(struct remote *g)
 	rstub_sync(g);
 	g->rstub->off = 1;
 	rstub_ident(g);
+	/* (a close it made before is still taken: shared_stub_closes) */
+	__atomic_store_n(&g->rstub->shm->con, 0, __ATOMIC_SEQ_CST);
 }
 
 /*

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/close_range.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ remote_may_leave(struct remote *g, char **why)
 	ssize_t		 n;
 	size_t		 i;
 
+	shared_stub_closes(g);
 	for (i = 0; i < s->nfds; i++) {
 		snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)g->pid,
 		    s->fds[i].fd);
@@ -146,8 +148,24 @@ shared_settle(struct remote *g)
 {
 	size_t	i;
 
+	shared_stub_closes(g);
 	for (i = 0; i < g->shared.nfds; i++)
 		shared_settle_one(g, &g->shared.fds[i]);
+}
+
+/* R's descriptor e is closed: ours goes too. */
+static void
+shared_drop(struct remote *g, struct shared_fd *e)
+{
+	struct shared	*s = &g->shared;
+	size_t		 i;
+
+	/* its open at home, if still to come, is no longer R's file's */
+	for (i = 0; i < s->nopening; i++)
+		if (s->opening[i].fd == e->fd)
+			s->opening[i].fd = -1;
+	close(e->ours);
+	*e = s->fds[--s->nfds];
 }
 
 /*
@@ -160,7 +178,6 @@ static int
 shared_close(struct remote *g, uint64_t id, struct shared_fd *e)
 {
 	struct shared	*s = &g->shared;
-	size_t		 i;
 
 	if (s->null <= 0)
 		return -1;
@@ -170,13 +187,33 @@ shared_close(struct remote *g, uint64_t id, struct shared_fd *e)
 		rstub_local(g, e->fd, 1, e->dev);
 		return -1;
 	}
-	/* its open at home, if still to come, is no longer R's file's */
-	for (i = 0; i < s->nopening; i++)
-		if (s->opening[i].fd == e->fd)
-			s->opening[i].fd = -1;
-	close(e->ours);
-	*e = s->fds[--s->nfds];
+	shared_drop(g, e);
 	return 0;
+}
+
+/*
+ * The closes the stub in R made (rstub_close_next), in order: each, once
+ * R's descriptor is no longer our file (the stub may have been stopped
+ * before the close itself), as R's close would have been here — ours
+ * goes, and the home's goes behind. Before any call of R's the guest
+ * deals with, and before R leaves or ends.
+ */
+void
+shared_stub_closes(struct remote *g)
+{
+	struct shared_fd	*e;
+	int			 fd;
+
+	while (rstub_close_next(g, &fd)) {
+		if ((e = shared_find(&g->shared, fd)) != NULL) {
+			if (syscall(SYS_kcmp, g->pid, getpid(), KCMP_FILE, fd,
+			    e->ours) == 0)
+				return;		/* not closed yet */
+			shared_drop(g, e);
+			fio_close_behind(&g->fio, fd, &g->seq);
+		}
+		rstub_close_taken(g);
+	}
 }
 
 /*

@@ -183,7 +183,7 @@ static const struct table_entry table[] = {
 	{ SYS(openat, FWD), .args = { V, STR, V, V } },
 	{ SYS(openat2, FWD), .args = { V, STR, INA(3, 1, 0), V } },
 	{ SYS(creat, FWD), .args = { STR, V } },
-	{ SYS(close, FWD) },
+	{ SYS(close, FWD), .classify = request_fd_stub_class },
 	{ SYS(close_range, FWD) },
 	{ SYS(dup, FWD) },
 	{ SYS(dup2, FWD) },

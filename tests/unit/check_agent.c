@@ -363,21 +363,25 @@ END_TEST
  * trampoline that returns -2) while not; the fstat stub makes the call
  * itself on a descriptor of lfds, marked (the kernel reads its low half),
  * and says the home's device number from ldev, and leaves any other
- * descriptor, and a call that fails, to libc.
+ * descriptor, and a call that fails, to libc; the close stub closes a
+ * descriptor of lfds itself (through libc's syscall(), as in R), clears
+ * its bit and puts it in the ring, and leaves it to libc when the ring is
+ * full.
  */
 extern const uint8_t rstub_code[], rstub_end[], istub_pid[],
     istub_pidtramp[], istub_egid[], istub_egidtramp[], lstub_ftcode[],
-    lstub_fttramp[];
+    lstub_fttramp[], lstub_clcode[], lstub_cltramp[];
 
 START_TEST(test_rstub_answers)
 {
 	static const uint8_t	 minus2[] = { 0xb8, 0xfe, 0xff, 0xff, 0xff,
 				    0xc3 };	/* mov $-2, %eax; ret */
 	const uint8_t		*tramps[] = { istub_pidtramp, istub_egidtramp,
-				    lstub_fttramp };
+				    lstub_fttramp, lstub_cltramp };
 	struct rstub_shm	*shm;
 	struct stat		 st, want;
-	long			(*id)(void), (*fst)(int, struct stat *);
+	long			(*id)(void), (*fst)(int, struct stat *),
+				(*cl)(int);
 	uint8_t			*m;
 	size_t			 i;
 	int			 fd;
@@ -422,6 +426,29 @@ START_TEST(test_rstub_answers)
 	close(fd);
 	ck_assert_int_eq((int)fst(fd, &st), -2);	/* EBADF: libc's */
 	ck_assert_uint_eq(shm->lhits, 1);
+
+	cl = (long (*)(int))(m + (lstub_clcode - rstub_code));
+	shm->lsyscall = (uint64_t)(uintptr_t)syscall;
+	ck_assert_int_ge(fd = open("/proc/self/exe", O_RDONLY), 0);
+	shm->lfds[fd / 8] |= 1U << (fd % 8);
+	ck_assert_int_eq((int)cl(fd), -2);		/* con off */
+	shm->con = 1;
+	ck_assert_int_eq((int)cl(fd), 0);
+	ck_assert_int_eq(fcntl(fd, F_GETFD), -1);	/* closed */
+	ck_assert_uint_eq(shm->chead, 1);
+	ck_assert_int_eq(shm->cfds[0], fd);
+	ck_assert_uint_eq(shm->lfds[fd / 8] & (1U << (fd % 8)), 0);
+	ck_assert_uint_eq(shm->lhits, 2);
+	ck_assert_int_eq((int)cl(fd), -2);		/* its bit is gone */
+	ck_assert_int_ge(fd = open("/proc/self/exe", O_RDONLY), 0);
+	shm->lfds[fd / 8] |= 1U << (fd % 8);
+	shm->chead = RSTUB_CLOSES;			/* the ring full */
+	ck_assert_int_eq((int)cl(fd), -2);
+	ck_assert_int_eq(fcntl(fd, F_GETFD), 0);
+	shm->ctail = 1;
+	ck_assert_int_eq((int)cl(fd), 0);
+	ck_assert_int_eq(shm->cfds[0], fd);		/* at 64 % 64 */
+	ck_assert_uint_eq(shm->chead, RSTUB_CLOSES + 1);
 	munmap(m, 4096 + RSTUB_DATA);
 }
 END_TEST

@@ -373,13 +373,13 @@ START_TEST(test_filter_agrees)
 	{
 		static const int fd_nrs[] = { SYS_read, SYS_write,
 		    SYS_pread64, SYS_pwrite64, SYS_lseek, SYS_fsync,
-		    SYS_fdatasync, SYS_flock, SYS_fstat };
+		    SYS_fdatasync, SYS_flock, SYS_fstat, SYS_close };
 		static const int lock_cmds[] = { F_GETLK, F_SETLK, F_SETLKW,
 		    F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW };
 		static const int not_cmds[] = { F_DUPFD, F_DUPFD_CLOEXEC,
 		    F_GETFD, F_SETFD, F_SETFL, F_SETOWN, F_SETLEASE, 4, 8,
 		    35, 39 };
-		static const int not_nrs[] = { SYS_close, SYS_fcntl,
+		static const int not_nrs[] = { SYS_close_range, SYS_fcntl,
 		    SYS_ioctl, SYS_dup2, SYS_mmap, SYS_readv, SYS_writev,
 		    SYS_sendfile, SYS_ftruncate, SYS_newfstatat,
 		    SYS_openat };
