@@ -171,7 +171,8 @@ session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
 	session_iv(s->tx_dir, ++s->tx_seq, iv);
 	crypto_sealv(s->tx, iv, s->out, SESSION_HDR, iov, n,
 	    s->out + SESSION_HDR, s->out + SESSION_HDR + len);
-	if (s->hold || (s->heldlen > 0 && need <= SESSION_HELD_WITH)) {
+	/* (a large frame goes at once, those held before it: no copy) */
+	if ((s->hold || s->heldlen > 0) && need <= SESSION_HELD_WITH) {
 		if (s->heldsize - s->heldlen < need) {
 			s->heldsize = s->heldlen + need + SESSION_HELD_WITH;
 			s->held = xreallocarray(s->held, s->heldsize, 1);
@@ -191,7 +192,8 @@ session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
  * While on, the frames sent wait, sealed, for the next frame sent without
  * it or for session_flush, and go with it in one write: calls no one
  * waits for (a close behind) do not each cost a write and the other
- * end's wakeup.
+ * end's wakeup. A frame over SESSION_HELD_WITH bytes does not wait: it
+ * goes at once, after those that did.
  */
 void
 session_hold(struct session *s, int on)

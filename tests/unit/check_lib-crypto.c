@@ -477,14 +477,16 @@ END_TEST
 /*
  * Frames sent while held wait, sealed, and none reaches the other end
  * until the next one sent without the hold, which takes them with it in
- * order, or session_flush; the other end reads them as any.
+ * order, or session_flush; a large frame does not wait, but goes after
+ * those that did; the other end reads them as any.
  */
 START_TEST(test_session_hold)
 {
 	struct session	 a, b;
 	uint8_t		 h[SESSION_KEY_LEN], r[SESSION_KEY_LEN];
 	const uint8_t	*body;
-	const char	*want[] = { "one", "two", "now", "late" };
+	const char	*want[] = { "one", "two", "now", "late", "small" };
+	static char	 big[SESSION_HELD_WITH];
 	size_t		 len, i;
 	uint16_t	 kind;
 	char		*cause = NULL, c;
@@ -493,8 +495,8 @@ START_TEST(test_session_hold)
 	ses_keys(h, r);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
 	    sv), 0);
-	session_init(&a, sv[0], h, 1024);
-	session_init(&b, sv[1], r, 1024);
+	session_init(&a, sv[0], h, 2 * SESSION_HELD_WITH);
+	session_init(&b, sv[1], r, 2 * SESSION_HELD_WITH);
 	session_hold(&a, 1);
 	ck_assert_int_eq(session_send(&a, 3, "one", 3, &cause), 0);
 	ck_assert_int_eq(session_send(&a, 3, "two", 3, &cause), 0);
@@ -510,9 +512,20 @@ START_TEST(test_session_hold)
 	ck_assert_int_eq(session_flush(&a, &cause), 0);
 	ck_assert_int_eq(session_flush(&a, &cause), 0);
 	ck_assert_uint_eq(a.nheld, 3);
-	for (i = 0; i < nitems(want); i++) {
+	/* a large one does not wait, but goes after those that did */
+	session_hold(&a, 1);
+	ck_assert_int_eq(session_send(&a, 3, "small", 5, &cause), 0);
+	ck_assert_int_eq(session_send(&a, 5, big, sizeof big, &cause), 0);
+	session_hold(&a, 0);
+	ck_assert_uint_eq(session_held(&a), 0);
+	for (i = 0; i <= nitems(want); i++) {
 		while (session_next(&b, &kind, &body, &len, &cause) == 0)
 			ck_assert_int_eq(session_fill(&b, &cause), 1);
+		if (i == nitems(want)) {
+			ck_assert_uint_eq(kind, 5);
+			ck_assert_uint_eq(len, sizeof big);
+			break;
+		}
 		ck_assert_uint_eq(kind, i == 2 ? 4 : 3);
 		ck_assert_uint_eq(len, strlen(want[i]));
 		ck_assert_int_eq(memcmp(body, want[i], len), 0);
