@@ -202,9 +202,10 @@ void
 shared_stub_closes(struct remote *g)
 {
 	struct shared_fd	*e;
-	int			 fd;
+	int			 fd, n;
 
-	while (rstub_close_next(g, &fd)) {
+	/* (R can write the ring: no more than it holds, whatever it says) */
+	for (n = 0; n < RSTUB_CLOSES && rstub_close_next(g, &fd); n++) {
 		if ((e = shared_find(&g->shared, fd)) != NULL) {
 			if (syscall(SYS_kcmp, g->pid, getpid(), KCMP_FILE, fd,
 			    e->ours) == 0)
