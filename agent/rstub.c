@@ -451,9 +451,12 @@ __asm__(
 /*
  * close of a descriptor of a file opened here, while con (one thread):
  * its bit cleared (the stub's from then on, and no other call of R's on
- * it is the stub's), the descriptor put in the ring and chead moved, the
- * commit, and the close made through libc's syscall() as lstub_try's
- * calls are. A full ring, a bit already cleared, and libc's: the guest's.
+ * it is the stub's), the descriptor put in the ring's slot at chead and
+ * chead moved past it if no signal handler's close took the slot
+ * meanwhile (cmpxchg, the commit; else again at the new head), and the
+ * close made through libc's syscall() as lstub_try's calls are. A bit
+ * already cleared, a full ring: libc's, the guest's (its bit stays
+ * cleared: the guest's close needs none).
  * Put back at close's start before the jump, a thread makes the call
  * again; the guest takes a close from the ring only once R's descriptor
  * is no longer its file (kcmp).
@@ -464,17 +467,21 @@ __asm__(
 "	cmpl	$0, .Lr_start+4096+3072(%rip)\n"	/* con */
 "	je	8f\n"
 "	lstub_mine 8f\n"
-"	movl	.Lr_start+4096+3076(%rip), %eax\n"	/* chead */
-"	movl	%eax, %ecx\n"
-"	subl	.Lr_start+4096+3080(%rip), %ecx\n"	/* - ctail */
-"	cmpl	$64, %ecx\n"				/* RSTUB_CLOSES */
-"	jae	8f\n"
 "	lock btrl %edi, .Lr_start+4096+32(%rip)\n"	/* lfds */
 "	jnc	8f\n"
-"	andl	$63, %eax\n"
 "	leaq	.Lr_start+4096+3088(%rip), %rcx\n"	/* cfds */
-"	movl	%edi, (%rcx,%rax,4)\n"
-"	lock incl .Lr_start+4096+3076(%rip)\n"	/* chead: the commit */
+"1:\n"
+"	movl	.Lr_start+4096+3076(%rip), %eax\n"	/* chead */
+"	movl	%eax, %edx\n"
+"	subl	.Lr_start+4096+3080(%rip), %edx\n"	/* - ctail */
+"	cmpl	$64, %edx\n"				/* RSTUB_CLOSES */
+"	jae	8f\n"
+"	movl	%eax, %edx\n"
+"	andl	$63, %edx\n"
+"	movl	%edi, (%rcx,%rdx,4)\n"
+"	leal	1(%rax), %edx\n"
+"	lock cmpxchgl %edx, .Lr_start+4096+3076(%rip)\n" /* the commit */
+"	jne	1b\n"				/* a handler's close came between */
 "	lock incq .Lr_start+4096+16(%rip)\n"		/* lhits */
 "	movl	%edi, %esi\n"
 "	movabsq	$0x6f736d3100000000, %rax\n"		/* RMT_CLOCK_MAGIC */

@@ -445,7 +445,9 @@ START_TEST(test_rstub_answers)
 	shm->chead = RSTUB_CLOSES;			/* the ring full */
 	ck_assert_int_eq((int)cl(fd), -2);
 	ck_assert_int_eq(fcntl(fd, F_GETFD), 0);
+	ck_assert_uint_eq(shm->lfds[fd / 8] & (1U << (fd % 8)), 0);
 	shm->ctail = 1;
+	shm->lfds[fd / 8] |= 1U << (fd % 8);
 	ck_assert_int_eq((int)cl(fd), 0);
 	ck_assert_int_eq(shm->cfds[0], fd);		/* at 64 % 64 */
 	ck_assert_uint_eq(shm->chead, RSTUB_CLOSES + 1);
