@@ -165,6 +165,8 @@ int		 stub_thread_gone(struct stub *s, size_t i, char **cause);
 int		 stub_threaded(struct stub *s, char **cause);
 int		 stub_remove(struct stub *s, struct mig_task *t, char **cause);
 uint64_t	 stub_symbol(const uint8_t *elf, size_t len, const char *name);
+void		 stub_symbols(const uint8_t *elf, size_t len,
+		    const char *const *names, size_t n, uint64_t *offs);
 int		 stub_poke(pid_t pid, uint64_t addr, const void *buf, size_t len,
 		    char **cause);
 uint64_t	 stub_map(struct mig_task *t, uint64_t below, uint64_t fn,

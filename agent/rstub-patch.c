@@ -110,24 +110,13 @@ rstub_libc(pid_t pid, uint64_t *base, char *path, size_t size)
 	return rc;
 }
 
-static void
-rstub_sym(const uint8_t *m, size_t len, const char *name,
-    struct rstub_sym *sym)
-{
-	sym->off = stub_symbol(m, len, name);
-	/* libc's text lies in its file where it lies in memory */
-	if (sym->off == 0 || sym->off + sizeof sym->start > len)
-		sym->off = 0;
-	else
-		memcpy(sym->start, m + sym->off, sizeof sym->start);
-}
-
 /* The n functions names[] in the libc file at path, into syms[]. */
 void
 rstub_symbols(const char *path, const char *const *names,
     struct rstub_sym *syms, size_t n)
 {
 	struct stat	 sb;
+	uint64_t	*offs;
 	void		*m;
 	size_t		 i;
 	int		 fd;
@@ -138,8 +127,18 @@ rstub_symbols(const char *path, const char *const *names,
 		return;
 	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (m = mmap(NULL,
 	    sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		for (i = 0; i < n; i++)
-			rstub_sym(m, sb.st_size, names[i], &syms[i]);
+		offs = xcalloc(n, sizeof *offs);
+		stub_symbols(m, sb.st_size, names, n, offs);
+		for (i = 0; i < n; i++) {
+			/* libc's text lies in its file where it lies in memory */
+			if (offs[i] == 0 || offs[i] + sizeof syms[i].start >
+			    (uint64_t)sb.st_size)
+				continue;
+			syms[i].off = offs[i];
+			memcpy(syms[i].start, (uint8_t *)m + offs[i],
+			    sizeof syms[i].start);
+		}
+		free(offs);
 		munmap(m, sb.st_size);
 	}
 	close(fd);

@@ -208,22 +208,27 @@ stub_displace(const uint8_t *p, size_t max)
 }
 
 /*
- * The offset of symbol name in our own vDSO (the same kernel's as R's: a
- * restore checks the vDSO), or in an ELF file of len bytes at vdso, from
- * its section headers; 0 if not found.
+ * The offsets of the n symbols names[] in our own vDSO (the same kernel's
+ * as R's: a restore checks the vDSO), or in an ELF file of len bytes at
+ * vdso, from its section headers, into offs[]: 0 for one not found. One
+ * pass over the symbols for all the names (libc has thousands).
  */
-uint64_t
-stub_symbol(const uint8_t *vdso, size_t len, const char *name)
+void
+stub_symbols(const uint8_t *vdso, size_t len, const char *const *names,
+    size_t n, uint64_t *offs)
 {
 	const Elf64_Ehdr	*eh = (const void *)vdso;
 	const Elf64_Shdr	*sh, *strs;
 	const Elf64_Sym		*sym;
-	size_t			 i, j;
+	const char		*name;
+	size_t			 i, j, k;
 
+	for (k = 0; k < n; k++)
+		offs[k] = 0;
 	if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh->e_shentsize != sizeof *sh ||
 	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof *sh > len)
-		return 0;
+		return;
 	sh = (const void *)(vdso + eh->e_shoff);
 	for (i = 0; i < eh->e_shnum; i++) {
 		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
@@ -231,21 +236,33 @@ stub_symbol(const uint8_t *vdso, size_t len, const char *name)
 		strs = &sh[sh[i].sh_link];
 		if (sh[i].sh_offset + sh[i].sh_size > len ||
 		    strs->sh_offset + strs->sh_size > len)
-			return 0;
+			return;
 		sym = (const void *)(vdso + sh[i].sh_offset);
 		for (j = 0; j < sh[i].sh_size / sizeof *sym; j++) {
 			if (sym[j].st_name >= strs->sh_size ||
-			    strnlen((const char *)vdso + strs->sh_offset +
-			    sym[j].st_name, strs->sh_size - sym[j].st_name) ==
+			    sym[j].st_value >= len)
+				continue;
+			name = (const char *)vdso + strs->sh_offset +
+			    sym[j].st_name;
+			if (strnlen(name, strs->sh_size - sym[j].st_name) ==
 			    strs->sh_size - sym[j].st_name)
 				continue;
-			if (strcmp((const char *)vdso + strs->sh_offset +
-			    sym[j].st_name, name) == 0 &&
-			    sym[j].st_value < len)
-				return sym[j].st_value;
+			for (k = 0; k < n; k++)
+				if (offs[k] == 0 && name[0] == names[k][0] &&
+				    strcmp(name, names[k]) == 0)
+					offs[k] = sym[j].st_value;
 		}
 	}
-	return 0;
+}
+
+/* The offset of symbol name, as stub_symbols; 0 if not found. */
+uint64_t
+stub_symbol(const uint8_t *vdso, size_t len, const char *name)
+{
+	uint64_t	off;
+
+	stub_symbols(vdso, len, &name, 1, &off);
+	return off;
 }
 
 

@@ -217,7 +217,7 @@ const char *frame_strerror(enum frame_error e);
 					   in clear */
 #define SESSION_HDR		FRAME_HDR
 #define SESSION_OVERHEAD	(SESSION_HDR + CRYPTO_TAG_LEN)
-#define SESSION_HELD_WITH	65536	/* a frame this small joins those held */
+#define SESSION_HELD_WITH	65536	/* bytes of frames that may wait */
 #define SESSION_NONCE_LEN	16
 #define SESSION_DIR_LEN		4	/* the IV's first part: who sends */
 #define SESSION_KEY_LEN		(2 * (CRYPTO_KEY_LEN + SESSION_DIR_LEN))
@@ -242,9 +242,9 @@ struct session {
 	uint8_t			*out;
 	size_t			 outsize;
 	int			 hold;		/* frames wait in held */
-	uint8_t			*held;		/* sealed, to go with the next */
+	uint8_t			*held;		/* sealed, to go with the next:
+						   SESSION_HELD_WITH bytes */
 	size_t			 heldlen;
-	size_t			 heldsize;
 	size_t			 nwait;		/* frames in held */
 	uint64_t		 nheld;		/* frames that waited so */
 };

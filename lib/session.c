@@ -68,7 +68,7 @@ session_free(struct session *s)
 	free(s->out);
 	free(s->held);
 	s->held = NULL;
-	s->heldlen = s->heldsize = 0;
+	s->heldlen = s->nwait = 0;
 	crypto_aead_free(s->tx);
 	crypto_aead_free(s->rx);
 	s->tx = s->rx = NULL;
@@ -171,20 +171,23 @@ session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
 	session_iv(s->tx_dir, ++s->tx_seq, iv);
 	crypto_sealv(s->tx, iv, s->out, SESSION_HDR, iov, n,
 	    s->out + SESSION_HDR, s->out + SESSION_HDR + len);
-	/* (a large frame goes at once, those held before it: no copy) */
-	if ((s->hold || s->heldlen > 0) && need <= SESSION_HELD_WITH) {
-		if (s->heldsize - s->heldlen < need) {
-			s->heldsize = s->heldlen + need + SESSION_HELD_WITH;
-			s->held = xreallocarray(s->held, s->heldsize, 1);
-		}
+	/*
+	 * No more than SESSION_HELD_WITH bytes wait: those held go first when
+	 * this one would not fit, and a larger one goes at once after them,
+	 * not copied.
+	 */
+	if (s->heldlen + need > SESSION_HELD_WITH &&
+	    session_flush(s, cause) == -1)
+		return -1;
+	if (s->heldlen > 0 || (s->hold && need <= SESSION_HELD_WITH)) {
+		if (s->held == NULL)
+			s->held = xmalloc(SESSION_HELD_WITH);
 		memcpy(s->held + s->heldlen, s->out, need);
 		s->heldlen += need;
 		s->nwait++;
 		s->nheld += s->hold;
 		return s->hold ? 0 : session_flush(s, cause);
 	}
-	if (session_flush(s, cause) == -1)
-		return -1;
 	return session_write(s, s->out, need, cause);
 }
 
@@ -192,8 +195,8 @@ session_sendv(struct session *s, uint16_t kind, const struct iovec *iov,
  * While on, the frames sent wait, sealed, for the next frame sent without
  * it or for session_flush, and go with it in one write: calls no one
  * waits for (a close behind) do not each cost a write and the other
- * end's wakeup. A frame over SESSION_HELD_WITH bytes does not wait: it
- * goes at once, after those that did.
+ * end's wakeup. At most SESSION_HELD_WITH bytes wait; a frame larger
+ * than that does not: it goes at once, after those that did.
  */
 void
 session_hold(struct session *s, int on)

@@ -531,6 +531,13 @@ START_TEST(test_session_hold)
 		ck_assert_int_eq(memcmp(body, want[i], len), 0);
 	}
 	ck_assert_int_eq(read(sv[1], &c, 1), -1);
+	/* what waits is bounded: held frames go once they would pass it */
+	session_hold(&a, 1);
+	for (i = 0; i < 2 * SESSION_HELD_WITH / 1024; i++)
+		ck_assert_int_eq(session_send(&a, 3, big, 1000, &cause), 0);
+	session_hold(&a, 0);
+	ck_assert_uint_le(a.heldlen, SESSION_HELD_WITH);
+	ck_assert_int_eq(read(sv[1], &c, 1), 1);
 	session_free(&a);
 	session_free(&b);
 	close(sv[0]);
