@@ -667,6 +667,9 @@ guest_move_may_leave(struct guest *g)
 		guest_release(g, t);
 	if (why != NULL)
 		log_info("%s stays for now: %s", g->conn.who, why);
+	/* what waits to go home (an open made here) goes before the answer */
+	remote_flush(g->remote);
+	guest_ses_out(g, 1);
 	reason.reason = why != NULL ? why : "";
 	if (guest_ses_send(g, OSM__SES_KIND__SES_LEAVE_ANSWER,
 	    &reason.base) == -1)

@@ -290,7 +290,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "(%llu in R), "
 			    "%llu from what it wrote, "
 			    "%llu mappings, %llu files opened here (%llu "
-			    "not, %llu without the home), %llu calls on "
+			    "not, %llu without the home, %llu closed before "
+			    "the home opened it), %llu calls on "
 			    "them here (%llu in R), "
 			    "%llu unlinks here, %llu writes not "
 			    "behind for room at home, %llu writes to pipes "
@@ -315,6 +316,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->opened,
 			    (unsigned long long)st->refused,
 			    (unsigned long long)st->opened_alone,
+			    (unsigned long long)st->opened_unseen,
 			    (unsigned long long)st->local,
 			    (unsigned long long)st->local_in_r,
 			    (unsigned long long)st->unlinked,

@@ -1,7 +1,8 @@
 /*
  * The guest's table of R's descriptors of regular files (fileio.c) and
  * what it owes the home: the messages to send in order (fio_push,
- * fio_out), the calls written behind and their replies to come
+ * fio_out; the opens made here, which a close may make moot, wait:
+ * fio_push_later), the calls written behind and their replies to come
  * (fio_behind_add), the offsets R's reads from windows moved
  * (fio_settle_seek) and the writes gathered (fio_flush).
  */
@@ -127,6 +128,9 @@ fio_free(struct fio *f)
 	for (i = 0; i < f->nout; i++)
 		free(f->out[i].msg);
 	free(f->out);
+	for (i = 0; i < f->nlater; i++)
+		free(f->later[i].msg);
+	free(f->later);
 	free(f->behind);
 	free(f->locks);
 	free(f->fs);
@@ -135,9 +139,28 @@ fio_free(struct fio *f)
 	memset(f, 0, sizeof *f);
 }
 
+/* The opens that wait (fio_push_later) go out, before anything else. */
+static void
+fio_later_go(struct fio *f)
+{
+	size_t	i;
+
+	if (f->nlater == 0)
+		return;
+	f->out = xreallocarray(f->out, f->nout + f->nlater, sizeof *f->out);
+	for (i = 0; i < f->nlater; i++) {
+		f->out[f->nout].kind = REMOTE_OUT_CALL;
+		f->out[f->nout].post = 0;
+		f->out[f->nout].msg = f->later[i].msg;
+		f->out[f->nout++].len = f->later[i].len;
+	}
+	f->nlater = 0;
+}
+
 void
 fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
 {
+	fio_later_go(f);
 	f->out = xreallocarray(f->out, f->nout + 1, sizeof *f->out);
 	f->out[f->nout].kind = kind;
 	f->out[f->nout].post = post;
@@ -147,14 +170,64 @@ fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
 }
 
 /*
+ * The home's open of a file opened where R runs (seq, R's descriptor fd),
+ * msg, sent behind: it waits, as no one needs it yet, for whatever goes
+ * home next (fio_push, fio_out before a message of the agent's own), a
+ * move or R's end (fio_settle), or the flush a moment later (fio_flush).
+ * A close of fd meanwhile makes both moot (fio_later_cancel): sqlite3's
+ * journal and its directory, opened and closed in a commit, then cost the
+ * home nothing.
+ */
+void
+fio_push_later(struct fio *f, int fd, uint64_t seq, uint8_t *msg, size_t len)
+{
+	f->later = xreallocarray(f->later, f->nlater + 1, sizeof *f->later);
+	f->later[f->nlater].fd = fd;
+	f->later[f->nlater].seq = seq;
+	f->later[f->nlater].msg = msg;
+	f->later[f->nlater++].len = len;
+}
+
+/*
+ * R closes fd: if the home's open of it still waits, it goes, and with it
+ * the reply it would have had (1, its seq into *seq); 0 if it went.
+ */
+int
+fio_later_cancel(struct fio *f, int fd, uint64_t *seq)
+{
+	size_t	i, j;
+
+	for (i = 0; i < f->nlater && f->later[i].fd != fd; i++)
+		;
+	if (i == f->nlater)
+		return 0;
+	*seq = f->later[i].seq;
+	free(f->later[i].msg);
+	memmove(&f->later[i], &f->later[i + 1],
+	    (f->nlater - i - 1) * sizeof *f->later);
+	f->nlater--;
+	for (j = 0; j < f->nbehind; j++) {
+		if (f->behind[j].seq == *seq) {
+			f->behind[j] = f->behind[--f->nbehind];
+			break;
+		}
+	}
+	f->stats_behind--;
+	return 1;
+}
+
+/*
  * The next message to send: those before the call the agent sends now
- * (post 0), or after it (post 1). The caller frees *msg.
+ * (post 0; the opens that wait first), or after it (post 1). The caller
+ * frees *msg.
  */
 int
 fio_out(struct fio *f, int post, int *kind, uint8_t **msg, size_t *len)
 {
 	size_t	i;
 
+	if (post == 0)
+		fio_later_go(f);
 	for (i = 0; i < f->nout; i++) {
 		if (f->out[i].post > post)
 			continue;
@@ -291,6 +364,7 @@ fio_flush(struct fio *f, uint64_t *seq)
 	uint8_t			*msg;
 	size_t			 len;
 
+	fio_later_go(f);
 	if (f->blen == 0)
 		return;
 	memset(&c, 0, sizeof c);
@@ -327,11 +401,11 @@ fio_flush(struct fio *f, uint64_t *seq)
 	f->blen = 0;
 }
 
-/* Are writes gathered, for the agent's timer? */
+/* Are writes gathered, or opens waiting, for the agent's timer? */
 int
 fio_batched(const struct fio *f)
 {
-	return f->blen > 0;
+	return f->blen > 0 || f->nlater > 0;
 }
 
 /*

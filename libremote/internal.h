@@ -326,6 +326,17 @@ struct fio_msg {
 	uint8_t		*msg;
 	size_t		 len;
 };
+/*
+ * An open made where R runs, for the home to make behind, that waits
+ * (fio_push_later): a close of fd before anything else goes home makes
+ * both moot.
+ */
+struct fio_later {
+	int		 fd;
+	uint64_t	 seq;
+	uint8_t		*msg;
+	size_t		 len;
+};
 struct fio_behind {
 	uint64_t	 seq;
 	int		 fd;
@@ -364,6 +375,7 @@ void	 ptable_got(struct ptable *t, int nr, const uint64_t *args,
 	    int64_t ret);
 int	 ptable_lowest(const struct ptable *t);
 void	 ptable_take(struct ptable *t, int fd);
+void	 ptable_free(struct ptable *t, int fd);
 
 struct fio {
 	int		 off;		/* strict: every call as it is */
@@ -372,6 +384,8 @@ struct fio {
 	size_t		 nfds;
 	struct fio_msg	*out;
 	size_t		 nout;
+	struct fio_later *later;	/* opens that wait (fio_push_later) */
+	size_t		 nlater;
 	struct fio_behind *behind;
 	size_t		 nbehind;
 	struct fio_lock	*locks;		/* R's, as it took them (fiolock.c) */
@@ -498,6 +512,9 @@ void	 fio_settle_seek(struct fio *f, struct fio_fd *e, uint64_t *seq);
 void	 fio_free(struct fio *f);
 void	 fio_push(struct fio *f, int kind, int post, uint8_t *msg,
 	    size_t len);
+void	 fio_push_later(struct fio *f, int fd, uint64_t seq, uint8_t *msg,
+	    size_t len);
+int	 fio_later_cancel(struct fio *f, int fd, uint64_t *seq);
 int	 fio_out(struct fio *f, int post, int *kind, uint8_t **msg,
 	    size_t *len);
 void	 fio_settle(struct fio *f, uint64_t *seq);
@@ -606,6 +623,8 @@ struct shared {
 	uint64_t	 stats_refused;	/* not provably the same file */
 	uint64_t	 stats_unlinked;	/* unlinks made here alone */
 	uint64_t	 stats_alone;	/* opens made here alone */
+	uint64_t	 stats_unseen;	/* of them, closed before the home
+					   opened it: moot (fio_later) */
 	struct shared_opening {		/* of those, the home's to come: */
 		uint64_t	 seq;	/* its call behind, */
 		int		 fd;	/* the number */

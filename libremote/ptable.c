@@ -208,3 +208,10 @@ ptable_take(struct ptable *t, int fd)
 {
 	ptable_put(t, fd, 1);
 }
+
+/* Number fd is free again in P (an open made here, moot: fio_later). */
+void
+ptable_free(struct ptable *t, int fd)
+{
+	ptable_put(t, fd, 0);
+}

@@ -759,6 +759,7 @@ remote_stats(struct remote *g)
 	g->stats.refused = g->shared.stats_refused;
 	g->stats.unlinked = g->shared.stats_unlinked;
 	g->stats.opened_alone = g->shared.stats_alone;
+	g->stats.opened_unseen = g->shared.stats_unseen;
 	g->stats.ident_in_r = rstub_ident_hits(g);
 	return &g->stats;
 }

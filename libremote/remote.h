@@ -237,6 +237,8 @@ struct remote_stats {
 	uint64_t	 refused;	/* not provably the same file here */
 	uint64_t	 unlinked;	/* unlinks made here (shared) */
 	uint64_t	 opened_alone;	/* of opened, with no wait for home */
+	uint64_t	 opened_unseen;	/* of them, closed before the home
+					   needed to open it */
 };
 /* Messages for home besides the call of a REMOTE_FORWARD (remote_out). */
 enum remote_out {

@@ -192,6 +192,34 @@ shared_close(struct remote *g, uint64_t id, struct shared_fd *e)
 }
 
 /*
+ * R closed its descriptor fd of a file opened here (ours gone): the
+ * home's goes behind — or, if the home's open of it still waits
+ * (fio_push_later), neither goes: P's table stays as it was, and the
+ * home never needs the file.
+ */
+static void
+shared_close_home(struct remote *g, int fd)
+{
+	struct shared	*s = &g->shared;
+	uint64_t	 seq;
+	size_t		 i;
+
+	if (!fio_later_cancel(&g->fio, fd, &seq)) {
+		fio_close_behind(&g->fio, fd, &g->seq);
+		return;
+	}
+	for (i = 0; i < s->nopening; i++) {
+		if (s->opening[i].seq == seq) {
+			s->opening[i] = s->opening[--s->nopening];
+			break;
+		}
+	}
+	ptable_free(&g->fio.ptab, fd);
+	g->stats.forwarded--;
+	s->stats_unseen++;
+}
+
+/*
  * The closes the stub in R made (rstub_close_next), in order: each, once
  * R's descriptor is no longer our file (the stub may have been stopped
  * before the close itself), as R's close would have been here — ours
@@ -211,7 +239,7 @@ shared_stub_closes(struct remote *g)
 			    e->ours) == 0)
 				return;		/* not closed yet */
 			shared_drop(g, e);
-			fio_close_behind(&g->fio, fd, &g->seq);
+			shared_close_home(g, fd);
 		}
 		rstub_close_taken(g);
 	}
@@ -384,7 +412,7 @@ shared_call(struct remote *g, uint64_t id, pid_t tid, int nr,
 		fd = e->fd;
 		if (shared_close(g, id, e) == -1)
 			return 0;
-		fio_close_behind(&g->fio, fd, &g->seq);
+		shared_close_home(g, fd);
 		s->stats_local++;
 		ev->kind = REMOTE_ANSWERED;
 		return shared_answer(g, id, 0, 0, cause) == -1 ? -1 : 1;

@@ -311,7 +311,7 @@ shared_open_here(struct remote *g, uint64_t id, pid_t tid, int nr,
 	call.open_ino = st.st_ino;
 	marshal_pack(&call, &msg, &len);
 	marshal_free(&call);
-	fio_push(f, REMOTE_OUT_CALL, 0, msg, len);
+	fio_push_later(f, at, g->seq, msg, len);
 	fio_behind_add(f, g->seq, -1, -1, 0, 0);
 	f->stats_behind++;
 	g->stats.forwarded++;

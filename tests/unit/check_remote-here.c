@@ -2,7 +2,8 @@
  * check_remote, continued: opens made where R runs (docs/REMOTE.md, "Opens
  * made here"): P's descriptor table as the guest follows it (libremote/
  * ptable.c), and the home's open of such a file at its number (home.c's
- * home_check and home_pieces_next, RemoteCall.open_at).
+ * home_check and home_pieces_next, RemoteCall.open_at), which waits for
+ * a close that makes it moot (fiofd.c's fio_push_later).
  */
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -32,6 +33,9 @@ START_TEST(test_ptable)
 	ck_assert_uint_eq(t.umask, 022);
 	ptable_take(&t, 3);				/* opened here */
 	ck_assert_int_eq(ptable_lowest(&t), 4);
+	ptable_free(&t, 3);				/* and moot */
+	ck_assert_int_eq(ptable_lowest(&t), 3);
+	ptable_take(&t, 3);
 
 	/* an open that went home takes what its reply says */
 	ptable_sent(&t, SYS_openat, args);
@@ -154,6 +158,91 @@ openat_refused(struct openat *o)
 	    cause);
 	free(cause);
 }
+
+/* A message of n bytes, each b, for fio's queues. */
+static uint8_t *
+here_msg(uint8_t b, size_t n)
+{
+	uint8_t	*m = malloc(n);
+
+	ck_assert_ptr_nonnull(m);
+	memset(m, b, n);
+	return m;
+}
+
+/* The next message fio has for home (post) is the n bytes b. */
+static void
+here_next(struct fio *f, int post, uint8_t b, size_t n)
+{
+	uint8_t	*msg;
+	size_t	 len;
+	int	 kind;
+
+	ck_assert(fio_out(f, post, &kind, &msg, &len));
+	ck_assert_int_eq(kind, REMOTE_OUT_CALL);
+	ck_assert_uint_eq(len, n);
+	ck_assert_uint_eq(msg[0], b);
+	free(msg);
+}
+
+/*
+ * The home's opens of files opened here wait (fio_push_later): a close
+ * before anything else goes home makes the open moot, its reply not
+ * awaited; anything pushed, a message of the agent's own (fio_out before
+ * it), the flush and a settle send them first, in order.
+ */
+START_TEST(test_open_later)
+{
+	struct fio	f;
+	uint64_t	seq;
+	uint8_t		*msg;
+	size_t		 len;
+	int		 kind;
+
+	memset(&f, 0, sizeof f);
+	fio_push_later(&f, 5, 11, here_msg('a', 3), 3);
+	fio_behind_add(&f, 11, -1, -1, 0, 0);
+	f.stats_behind++;
+	ck_assert(fio_batched(&f));		/* the agent's timer */
+	ck_assert(!fio_out(&f, 1, &kind, &msg, &len));	/* not after */
+	ck_assert(!fio_later_cancel(&f, 6, &seq));	/* not that one */
+	ck_assert(fio_later_cancel(&f, 5, &seq));
+	ck_assert_uint_eq(seq, 11);
+	ck_assert_uint_eq(f.nbehind, 0);	/* no reply to come */
+	ck_assert_uint_eq(f.stats_behind, 0);
+	ck_assert(!fio_batched(&f));
+	ck_assert(!fio_out(&f, 0, &kind, &msg, &len));
+
+	/* pushed after them: they go first, and can no longer be moot */
+	fio_push_later(&f, 5, 12, here_msg('b', 4), 4);
+	fio_push_later(&f, 6, 13, here_msg('c', 5), 5);
+	fio_push(&f, REMOTE_OUT_CALL, 0, here_msg('d', 6), 6);
+	ck_assert(!fio_later_cancel(&f, 6, &seq));
+	here_next(&f, 1, 'b', 4);
+	here_next(&f, 1, 'c', 5);
+	here_next(&f, 1, 'd', 6);
+	ck_assert(!fio_out(&f, 1, &kind, &msg, &len));
+
+	/* before a message of the agent's own (post 0) */
+	fio_push_later(&f, 7, 14, here_msg('e', 7), 7);
+	here_next(&f, 0, 'e', 7);
+	ck_assert(!fio_later_cancel(&f, 7, &seq));
+
+	/* the flush a moment later, and a settle before a move */
+	fio_push_later(&f, 8, 15, here_msg('f', 8), 8);
+	fio_flush(&f, &seq);
+	here_next(&f, 1, 'f', 8);
+	fio_push_later(&f, 9, 16, here_msg('g', 9), 9);
+	fio_settle(&f, &seq);
+	here_next(&f, 1, 'g', 9);
+	ck_assert(!fio_batched(&f));
+
+	/* one that waits when fio goes is freed with it */
+	fio_push_later(&f, 10, 17, here_msg('h', 10), 10);
+	fio_free(&f);
+	ck_assert_uint_eq(f.nlater, 0);
+}
+END_TEST
 
 START_TEST(test_open_at_refused)
 {
@@ -292,6 +381,7 @@ check_remote_here(Suite *s)
 	TCase	*tc = tcase_create("here");
 
 	tcase_add_test(tc, test_ptable);
+	tcase_add_test(tc, test_open_later);
 	tcase_add_test(tc, test_open_at_refused);
 	tcase_add_test(tc, test_open_at_pieces);
 	suite_add_tcase(s, tc);
