@@ -169,6 +169,8 @@ void		 stub_symbols(const uint8_t *elf, size_t len,
 		    const char *const *names, size_t n, uint64_t *offs);
 int		 stub_poke(pid_t pid, uint64_t addr, const void *buf, size_t len,
 		    char **cause);
+int		 stub_jump(pid_t pid, uint64_t fn, uint64_t to, size_t len,
+		    char **cause);
 uint64_t	 stub_map(struct mig_task *t, uint64_t below, uint64_t fn,
 		    size_t len);
 void		 stub_unmap(struct mig_task *t, uint64_t at, size_t len);

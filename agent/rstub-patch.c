@@ -220,17 +220,9 @@ rstub_prepare(struct rstub_patch *p, pid_t pid, const struct rstub_sym *sym,
 int
 rstub_patch(struct rstub_patch *p, struct mig_task *t, char **cause)
 {
-	uint8_t	jmp[16];
-	int32_t	rel;
-
 	if (stub_move_threads(t, p->fn + 1, p->displaced - 1, p->tramp + 1,
-	    cause) == -1)
-		return -1;
-	memset(jmp, 0xcc, sizeof jmp);
-	rel = (int32_t)(int64_t)(p->code - (p->fn + 5));
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &rel, 4);
-	if (stub_poke(p->pid, p->fn, jmp, p->displaced, cause) == -1)
+	    cause) == -1 ||
+	    stub_jump(p->pid, p->fn, p->code, p->displaced, cause) == -1)
 		return -1;
 	p->hidden.patched = p->fn;
 	p->hidden.orig = p->orig;

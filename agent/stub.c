@@ -306,6 +306,27 @@ stub_poke(pid_t pid, uint64_t addr, const void *buf, size_t len,
 }
 
 /*
+ * A jump from fn to to written over the len bytes at fn in process pid
+ * (the instructions a stub displaced: at most 16), the rest of them int3s,
+ * as a debugger writes (stub_poke: the vDSO is read-only to the process).
+ */
+int
+stub_jump(pid_t pid, uint64_t fn, uint64_t to, size_t len, char **cause)
+{
+	uint8_t	jmp[16];
+	int32_t	rel = (int32_t)(int64_t)(to - (fn + STUB_JMP));
+
+	if (len < STUB_JMP || len > sizeof jmp) {
+		xasprintf(cause, "a jump over %zu bytes", len);
+		return -1;
+	}
+	memset(jmp, 0xcc, sizeof jmp);
+	jmp[0] = 0xe9;
+	memcpy(jmp + 1, &rel, 4);
+	return stub_poke(pid, fn, jmp, len, cause);
+}
+
+/*
  * Entry i's thread ended, or its id is about to be a new thread's: it
  * starts at 0. The thread is in its exit (or not made yet) and reads it
  * no more.
@@ -461,13 +482,12 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 {
 	struct stub_data	*data;
 	struct stub_usage	*usage;
-	uint8_t			*page, jmp[16];
+	uint8_t			*page;
 	uint64_t		 ours, ours_end, vdso, vdso_end, off, at, v;
 	uint64_t		 tick;
 	size_t			 code = stub_end - stub_code;
 	size_t			 tramp = stub_tramp - stub_code;
 	size_t			 len, i;
-	int32_t			 rel;
 	long			 rv;
 
 	memset(s, 0, sizeof *s);
@@ -546,16 +566,8 @@ stub_install(struct stub *s, struct mig_task *t, pid_t pid, uint64_t proc_ns,
 	if (stub_move_threads(t, s->fn + 1, s->displaced - 1, s->tramp + 1,
 	    cause) == -1)
 		goto unmap;
-	/*
-	 * The jump, written through /proc/PID/mem: the vDSO is read-only to
-	 * the process, and only a debugger's write (ours: it is held) may
-	 * change it.
-	 */
-	memset(jmp, 0xcc, sizeof jmp);
-	rel = (int32_t)(int64_t)(at - (s->fn + STUB_JMP));
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &rel, 4);
-	if (stub_poke(s->pid, s->fn, jmp, s->displaced, cause) == -1)
+	/* the jump: only a debugger's write (ours: it is held) may do it */
+	if (stub_jump(s->pid, s->fn, at, s->displaced, cause) == -1)
 		goto unmap;
 
 	s->hidden.start = at;

@@ -139,21 +139,26 @@ fio_free(struct fio *f)
 	memset(f, 0, sizeof *f);
 }
 
+static void
+fio_append(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
+{
+	f->out = xreallocarray(f->out, f->nout + 1, sizeof *f->out);
+	f->out[f->nout].kind = kind;
+	f->out[f->nout].post = post;
+	f->out[f->nout].msg = msg;
+	f->out[f->nout].len = len;
+	f->nout++;
+}
+
 /* The opens that wait (fio_push_later) go out, before anything else. */
 static void
 fio_later_go(struct fio *f)
 {
 	size_t	i;
 
-	if (f->nlater == 0)
-		return;
-	f->out = xreallocarray(f->out, f->nout + f->nlater, sizeof *f->out);
-	for (i = 0; i < f->nlater; i++) {
-		f->out[f->nout].kind = REMOTE_OUT_CALL;
-		f->out[f->nout].post = 0;
-		f->out[f->nout].msg = f->later[i].msg;
-		f->out[f->nout++].len = f->later[i].len;
-	}
+	for (i = 0; i < f->nlater; i++)
+		fio_append(f, REMOTE_OUT_CALL, 0, f->later[i].msg,
+		    f->later[i].len);
 	f->nlater = 0;
 }
 
@@ -161,12 +166,7 @@ void
 fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
 {
 	fio_later_go(f);
-	f->out = xreallocarray(f->out, f->nout + 1, sizeof *f->out);
-	f->out[f->nout].kind = kind;
-	f->out[f->nout].post = post;
-	f->out[f->nout].msg = msg;
-	f->out[f->nout].len = len;
-	f->nout++;
+	fio_append(f, kind, post, msg, len);
 }
 
 /*
@@ -176,7 +176,9 @@ fio_push(struct fio *f, int kind, int post, uint8_t *msg, size_t len)
  * move or R's end (fio_settle), or the flush a moment later (fio_flush).
  * A close of fd meanwhile makes both moot (fio_later_cancel): sqlite3's
  * journal and its directory, opened and closed in a commit, then cost the
- * home nothing.
+ * home nothing. Its reply is awaited as any call's behind. (As many wait
+ * as R holds such descriptors: each at a number of P's table below
+ * 64 x PTABLE_WORDS.)
  */
 void
 fio_push_later(struct fio *f, int fd, uint64_t seq, uint8_t *msg, size_t len)
@@ -186,6 +188,8 @@ fio_push_later(struct fio *f, int fd, uint64_t seq, uint8_t *msg, size_t len)
 	f->later[f->nlater].seq = seq;
 	f->later[f->nlater].msg = msg;
 	f->later[f->nlater++].len = len;
+	fio_behind_add(f, seq, -1, -1, 0, 0);
+	f->stats_behind++;
 }
 
 /*

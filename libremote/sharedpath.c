@@ -312,8 +312,6 @@ shared_open_here(struct remote *g, uint64_t id, pid_t tid, int nr,
 	marshal_pack(&call, &msg, &len);
 	marshal_free(&call);
 	fio_push_later(f, at, g->seq, msg, len);
-	fio_behind_add(f, g->seq, -1, -1, 0, 0);
-	f->stats_behind++;
 	g->stats.forwarded++;
 	ptable_take(&f->ptab, at);
 	s->opening = xreallocarray(s->opening, s->nopening + 1,
