@@ -59,6 +59,32 @@ next_stop(struct husk *h, long *rv, siginfo_t *si)
 	return lane_stop(h, &h->lanes[0], rv, si);
 }
 
+/*
+ * Wait until thread tid blocks in call nr (/proc/TID/syscall), so that a
+ * signal sent next breaks off that call rather than reaching the stub
+ * before it: on a loaded machine the stub may not have run yet.
+ */
+static void
+blocked_in(pid_t tid, long nr)
+{
+	char	path[64], buf[64];
+	FILE	*f;
+	long	got;
+	int	i;
+
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)tid);
+	for (i = 0; i < 10000; i++) {
+		ck_assert((f = fopen(path, "r")) != NULL);
+		got = fgets(buf, sizeof buf, f) != NULL ? strtol(buf, NULL, 10)
+		    : -1;
+		fclose(f);
+		if (got == nr)
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("thread %d not blocked in call %ld", (int)tid, nr);
+}
+
 START_TEST(test_husk_calls)
 {
 	struct husk	 h;
@@ -114,7 +140,7 @@ START_TEST(test_husk_calls)
 	ck_assert_msg(husk_run(&h, &cause) == 0, "%s", cause);
 	memset(args, 0, sizeof args);
 	husk_call(&h.lanes[0], SYS_pause, args, 0, NULL);
-	usleep(20000);
+	blocked_in(pid, SYS_pause);
 	kill(pid, SIGUSR2);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
 	ck_assert_int_eq(si.si_signo, SIGUSR2);
@@ -202,6 +228,7 @@ START_TEST(test_husk_waited)
 	memset(args, 0, sizeof args);
 	ck_assert_int_eq(husk_call(&h.lanes[0], SYS_pause, args, 1, &rv), 0);
 	ck_assert(h.lanes[0].busy);
+	blocked_in(pid, SYS_pause);
 	kill(pid, SIGUSR1);
 	ck_assert_int_eq(next_stop(&h, &rv, &si), HUSK_SIGNAL);
 	ck_assert_int_eq(si.si_signo, SIGUSR1);
@@ -291,7 +318,7 @@ START_TEST(test_husk_threads)
 	args[1] = base;
 	args[2] = 16;
 	husk_call(other, SYS_read, args, 0, NULL);
-	usleep(20000);
+	blocked_in(tids[1], SYS_read);
 
 	/* meanwhile the lead's calls run, each in its own thread */
 	memset(args, 0, sizeof args);
