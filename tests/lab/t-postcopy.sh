@@ -54,10 +54,13 @@ check big
 cpu0=$(node_cpu 2)
 move big 2
 check big
-# it ran on node 2: the checks and the writing there cost node 2 CPU
+# It ran on node 2: its pages taken in there and its check of 256 MiB
+# cost node 2 CPU, about 200 ms here (a node with nothing to run uses a
+# few ms a second, its mosd's gossip): more than 100 ms.
 cpu1=$(node_cpu 2)
-[ $((cpu1 - cpu0)) -gt 200000000 ] ||
+[ $((cpu1 - cpu0)) -gt 100000000 ] ||
     fail "big: node 2 used $((cpu1 - cpu0)) ns only"
+echo "big: node 2 used $(((cpu1 - cpu0) / 1000000)) ms of CPU for the move and the check"
 out=$(grep "to node 2: post-copy" "$S/big.log") ||
     fail "big: not post-copy: $(tail -3 "$S/big.log")"
 in=$(grep "guest $pid@1: post-copy done" "$G2") ||
