@@ -338,6 +338,7 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 	size_t		 len;
 	uint16_t	 kind;
 	uint32_t	 node;
+	char		*full;
 
 	if (why != NULL)
 		deputy_why(d, "%s from node %u", why, d->where);
@@ -382,6 +383,16 @@ deputy_away_come_home(struct deputy *d, const char *why, char **cause)
 		return -1;
 	}
 lost:
+	/*
+	 * Why it was called home says what may have ended it there: sent
+	 * home for memory, its guest agent too may be the out-of-memory
+	 * killer's, once R is (docs/RELIABILITY.md).
+	 */
+	if (why != NULL) {
+		xasprintf(&full, "%s while it was %s", *cause, why);
+		free(*cause);
+		*cause = full;
+	}
 	deputy_away_lost(d, *cause);
 	return -1;
 }

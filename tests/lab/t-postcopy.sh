@@ -10,7 +10,8 @@
 # of a way home take seconds, and node 2's guest agent, the source, is
 # killed during them: with a checkpoint the process goes on at home from
 # it, exact; without one it ends with a message on its stderr, and
-# nothing of it is left on either node. The target killed during a way
+# nothing of it is left on either node; the same on a way home by copy,
+# its message saying it was called home. The target killed during a way
 # out: the process goes on from its checkpoint. The deputy, source of a
 # way out, killed: the copy ends, P goes on at home.
 . "$(dirname "$0")/lib.sh"
@@ -250,6 +251,27 @@ grep -q "lost with node 2 during post-copy.*killing it" "$S/gone" ||
     fail "gone: no message: $(tail -3 "$S/gone")"
 wait_for 20 nprocs 0 1 || fail "gone: node 1 lists $(ps_list pid,command)"
 [ -z "$(guest_pid livewriter 2)" ] || fail "gone: still on node 2"
+
+# The same on a way home by copy (no post-copy): the home's line says why
+# it was coming home, what may have ended it there.
+MOSRUN_OPTS= start home 128 0
+lab_exec 1 mosmigrate "$pid" 2 || fail "home: move to 2"
+shape
+g=$(guest_pid mosd-guest 2)
+[ -n "$g" ] || fail "home: no guest agent on node 2"
+lab_exec 1 mosmigrate "$pid" home > /dev/null 2>&1 &
+mm=$!
+wait_for 20 grep -q "guest $pid@1 goes home: called home" "$G2" ||
+    fail "home: not on its way home: $(grep "$pid@1" "$G2" | tail -3)"
+lab_exec 2 kill -KILL "$g"
+wait "$mm" && fail "home: mosmigrate says it came home"
+unshape
+wait_for 20 sh -c "! kill -0 $job 2>/dev/null" || fail "home: still runs"
+wait "$job"
+grep -qx "mosrun: process $pid (livewriter) was lost with node 2: .* while it was called home; killing it" \
+    "$S/home" || fail "home: no message: $(tail -3 "$S/home")"
+echo "home: $(grep mosrun: "$S/home")"
+wait_for 20 nprocs 0 1 || fail "home: node 1 lists $(ps_list pid,command)"
 
 # The source of a way out, the deputy at home, killed during post-copy:
 # the copy on node 2 dies with its session; P, whole at home, goes on
