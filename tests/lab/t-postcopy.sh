@@ -197,17 +197,28 @@ unshape() {
 		tc qdisc del dev "$MOSLAB_NAME-$v" root
 	done
 }
-# lose NAME: move it home post-copy, the link slow, and kill its source
+# lose NAME [copy]: move it home post-copy (by copy), the link slow, and
+# kill its source once the way home is under way (a way by copy must fail)
 lose() {
 	shape
 	g=$(guest_pid mosd-guest 2)
 	[ -n "$g" ] || fail "$1: no guest agent on node 2"
-	lab_exec 1 mosmigrate --post-copy "$pid" home > /dev/null 2>&1 &
-	mm=$!
-	wait_for 20 grep -q "runs home, its pages following" "$S/$1.log" ||
-	    fail "$1: not home post-copy: $(tail -3 "$S/$1.log")"
+	if [ "$2" = copy ]; then
+		lab_exec 1 mosmigrate "$pid" home > /dev/null 2>&1 &
+		mm=$!
+		wait_for 20 grep -q "guest $pid@1 goes home: called home" "$G2" ||
+		    fail "$1: not on its way home: $(grep "$pid@1" "$G2" | tail -3)"
+	else
+		lab_exec 1 mosmigrate --post-copy "$pid" home > /dev/null 2>&1 &
+		mm=$!
+		wait_for 20 grep -q "runs home, its pages following" \
+		    "$S/$1.log" ||
+		    fail "$1: not home post-copy: $(tail -3 "$S/$1.log")"
+	fi
 	lab_exec 2 kill -KILL "$g"
-	wait "$mm"
+	if wait "$mm" && [ "$2" = copy ]; then
+		fail "$1: mosmigrate says it came home"
+	fi
 	unshape
 }
 
@@ -256,16 +267,7 @@ wait_for 20 nprocs 0 1 || fail "gone: node 1 lists $(ps_list pid,command)"
 # it was coming home, what may have ended it there.
 MOSRUN_OPTS= start home 128 0
 lab_exec 1 mosmigrate "$pid" 2 || fail "home: move to 2"
-shape
-g=$(guest_pid mosd-guest 2)
-[ -n "$g" ] || fail "home: no guest agent on node 2"
-lab_exec 1 mosmigrate "$pid" home > /dev/null 2>&1 &
-mm=$!
-wait_for 20 grep -q "guest $pid@1 goes home: called home" "$G2" ||
-    fail "home: not on its way home: $(grep "$pid@1" "$G2" | tail -3)"
-lab_exec 2 kill -KILL "$g"
-wait "$mm" && fail "home: mosmigrate says it came home"
-unshape
+lose home copy
 wait_for 20 sh -c "! kill -0 $job 2>/dev/null" || fail "home: still runs"
 wait "$job"
 grep -qx "mosrun: process $pid (livewriter) was lost with node 2: .* while it was called home; killing it" \
