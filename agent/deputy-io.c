@@ -21,10 +21,12 @@
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+
+#include <linux/magic.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -78,21 +80,51 @@ deputy_io_fdinfo(pid_t pid, int fd, uint64_t *pos, unsigned int *flags)
 }
 
 /*
+ * Do the regular files of a file system of this type (statfs) answer a
+ * terminal's ioctls with ENOTTY? Those of the local and network file
+ * systems below do: neither the VFS nor their own ioctls know TCGETS,
+ * TIOCGWINSZ or TIOCGPGRP. A FUSE file's go to its daemon, and a file
+ * system not listed may have ioctls of its own: no.
+ */
+static int
+io_notty(long type)
+{
+	switch (type) {
+	case EXT4_SUPER_MAGIC:		/* ext2, ext3 too */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case NFS_SUPER_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case CEPH_SUPER_MAGIC:
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Bytes free on the file system of the file at path (NULL: of fd), to P's
  * owner (we are its owner; root also has the blocks kept for root), or -1
- * if the file system does not say (no blocks: FUSE and the like).
+ * if the file system does not say (no blocks: FUSE and the like); *notty
+ * (if not NULL) whether its files answer a terminal's ioctls with ENOTTY.
  */
 static int64_t
-io_room(const char *path, int fd)
+io_room(const char *path, int fd, int *notty)
 {
-	struct statvfs	sv;
+	struct statfs	sf;
 	uint64_t	free;
 
-	if ((path != NULL ? statvfs(path, &sv) : fstatvfs(fd, &sv)) == -1 ||
-	    sv.f_blocks == 0)
+	if (notty != NULL)
+		*notty = 0;
+	if ((path != NULL ? statfs(path, &sf) : fstatfs(fd, &sf)) == -1)
 		return -1;
-	free = (uint64_t)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) *
-	    sv.f_frsize;
+	if (notty != NULL)
+		*notty = io_notty((long)sf.f_type);
+	if (sf.f_blocks == 0)
+		return -1;
+	free = (uint64_t)(geteuid() == 0 ? sf.f_bfree : sf.f_bavail) *
+	    (uint64_t)(sf.f_frsize != 0 ? sf.f_frsize : sf.f_bsize);
 	return free > INT64_MAX ? INT64_MAX : (int64_t)free;
 }
 
@@ -110,7 +142,7 @@ deputy_io_room(struct deputy *d, const struct home_call *hc)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid,
 	    (int)hc->args[0]);
-	return io_room(path, -1);
+	return io_room(path, -1, NULL);
 }
 
 /* Are P's fd and ours the same open file? */
@@ -281,7 +313,7 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, int opened, char **cause)
 	int64_t			 room;
 	ssize_t			 n;
 	uint64_t		 same;
-	int			 zero = 0;
+	int			 zero = 0, notty;
 
 	m.seq = seq;
 	m.fd = fd;
@@ -321,10 +353,12 @@ io_fd_send(struct deputy *d, uint64_t seq, int fd, int opened, char **cause)
 			m.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL +
 			    stx.stx_btime.tv_nsec;
 		}
-		if ((room = io_room(path, -1)) >= 0) {
+		if ((room = io_room(path, -1, &notty)) >= 0) {
 			m.has_fs_free = 1;
 			m.fs_free = room;
 		}
+		m.has_notty = 1;
+		m.notty = notty;
 		if (opened)
 			io_stat(&m, &st);
 	} else if (!opened && !d->o->strict_io && fd >= 0 &&
@@ -467,7 +501,7 @@ deputy_io_write(struct deputy *d, const struct home_call *hc, char **cause)
 				break;
 		}
 		r.ret = n == -1 ? -errno : (int64_t)done;
-		if ((room = io_room(NULL, fd)) >= 0) {
+		if ((room = io_room(NULL, fd, NULL)) >= 0) {
 			r.has_fs_free = 1;
 			r.fs_free = room;
 		}

@@ -297,7 +297,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "behind for room at home, %llu writes to pipes "
 			    "and devices gathered, %llu writes behind in R, "
 			    "%llu calls waited for at home, %llu fstats "
-			    "answered from an open's, %llu stats made by the "
+			    "answered from an open's, %llu seeks and terminal "
+			    "ioctls of files answered here, %llu stats made by the "
 			    "agent itself, %llu calls behind sent with the "
 			    "next message (%llu a moment later)",
 			    g->conn.who, e.signaled ? "signal" : "status",
@@ -325,6 +326,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->w_in_r,
 			    (unsigned long long)st->waited,
 			    (unsigned long long)st->known,
+			    (unsigned long long)st->here,
 			    (unsigned long long)g->lookup.made,
 			    (unsigned long long)g->ses.nheld,
 			    (unsigned long long)g->held_late);

@@ -12,6 +12,8 @@
  *     that goes on where the last one ended is a stream too;
  *   - R's reads of bytes it wrote itself, a moment before, are served
  *     from what it wrote (held.c), without waiting for the writes behind;
+ *   - R's lseeks and a terminal's ioctls (isatty) are answered from what
+ *     the guest knows of the file (fio_here);
  *   - R's writes are answered at once and sent behind, run at home in
  *     their turn; a write that fails there makes the next call on that
  *     descriptor fail with its error (fsync and close included), as NFS
@@ -43,6 +45,7 @@
  * waits on sends it home as it is, after that call (docs/REMOTE.md,
  * "Threads").
  */
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -383,10 +386,66 @@ fio_moved(struct fio *f, int nr, const uint64_t *args, uint64_t *seq)
 		e->wgen++;	/* copy_file_range, sendfile may write it */
 		if (dups) {
 			e->readable = 0;
+			e->alone = 0;
 			window_drop(e);
 			held_drop(&f->held, e->fd);
 		}
 	}
+}
+
+#define FIO_SEEK_MAX	(1ULL << 40)	/* an lseek beyond goes home */
+/* _IOR('T', 0x2A, struct termios2), which <termios.h> has no room for */
+#define FIO_TCGETS2	0x802c542aU
+
+/* A terminal's ioctl, to be answered ENOTTY for a regular file. */
+static int
+fio_tty_ioctl(unsigned int cmd)
+{
+	return cmd == TCGETS || cmd == FIO_TCGETS2 || cmd == TIOCGWINSZ ||
+	    cmd == TIOCGPGRP;
+}
+
+/*
+ * R's call nr (args) on e, a regular file no other call of R's is on at
+ * home, answered from what the guest knows of it (*rv, 1; 0: it goes
+ * home): a terminal's ioctl with the ENOTTY the file's file system
+ * answers (RemoteFdInfo.notty: isatty() of each file Python and perl
+ * open); an lseek from the offset R has, while no other descriptor of
+ * P's shares it, to SEEK_SET or SEEK_CUR within FIO_SEEK_MAX (ours and
+ * every file system's largest file), where it cannot fail. The home's
+ * offset follows as a window's reads make it: what R owes it (e->seek)
+ * goes behind before anything that could see it.
+ */
+static int
+fio_here(struct fio *f, struct fio_fd *e, int nr, const uint64_t *args,
+    long *rv)
+{
+	int64_t	by = (int64_t)args[1];
+	uint64_t to;
+
+	if (nr == SYS_ioctl && e->notty &&
+	    fio_tty_ioctl((unsigned int)args[1])) {
+		*rv = -ENOTTY;
+		f->stats_here++;
+		return 1;
+	}
+	if (nr != SYS_lseek || !e->pos_known || !e->alone ||
+	    by < -(int64_t)FIO_SEEK_MAX || by > (int64_t)FIO_SEEK_MAX)
+		return 0;
+	if ((int)args[2] == SEEK_SET)
+		to = (uint64_t)by;
+	else if ((int)args[2] == SEEK_CUR && (by >= 0 ||
+	    e->pos >= (uint64_t)-by))
+		to = e->pos + by;
+	else
+		return 0;
+	if (to > FIO_SEEK_MAX)
+		return 0;
+	e->seek += to - e->pos;
+	e->pos = to;
+	*rv = (long)to;
+	f->stats_here++;
+	return 1;
 }
 
 enum fio_where {
@@ -556,6 +615,8 @@ fio_call(struct fio *f, pid_t tid, uint64_t id, int nr, uint64_t *args,
 		e->err = 0;
 		return FIO_ANSWER;
 	}
+	if (busy == 0 && fio_here(f, e, nr, args, rv))
+		return FIO_ANSWER;
 	len = (size_t)args[2];
 	if (where == FIO_WINDOW) {
 		*rv = window_serve(e, tid, args[1], nr == SYS_read ? e->pos :

@@ -462,6 +462,8 @@ fio_info(struct fio *f, const Osm__RemoteFdInfo *m, int others)
 	}
 	e->state = FIO_KNOWN;
 	e->append = m->append;
+	e->alone = !m->shared;
+	e->notty = m->notty;
 	e->dev = m->dev;
 	e->ino = m->ino;
 	e->pos = m->pos;

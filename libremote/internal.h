@@ -296,6 +296,8 @@ struct fio_fd {
 	int		 readable;
 	int		 behind;	/* writes may go behind */
 	int		 append;
+	int		 alone;		/* no other of P's shares its offset */
+	int		 notty;		/* a terminal's ioctls: ENOTTY */
 	uint64_t	 dev, ino;
 	int		 pos_known;
 	int		 pos_was;	/* before the call at home now */
@@ -455,6 +457,7 @@ struct fio {
 	uint64_t	 stats_errors;
 	uint64_t	 stats_at_once;	/* writes not behind, for room */
 	uint64_t	 stats_known;	/* fstats answered from an open's */
+	uint64_t	 stats_here;	/* lseeks, terminal ioctls answered */
 	/* the last open's descriptor's fstat, until R's next call */
 	int		 ostat_ok;
 	int		 ostat_fd;

@@ -752,6 +752,7 @@ remote_stats(struct remote *g)
 	g->stats.behind_errors = g->fio.stats_errors;
 	g->stats.at_once = g->fio.stats_at_once;
 	g->stats.known = g->fio.stats_known;
+	g->stats.here = g->fio.stats_here;
 	g->stats.piped = g->fio.stats_piped;
 	g->stats.local = g->shared.stats_local;
 	g->stats.local_in_r = g->shared.stats_local_r;

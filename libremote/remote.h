@@ -231,6 +231,7 @@ struct remote_stats {
 	uint64_t	 piped;	/* writes to pipes, devices gathered */
 	uint64_t	 waited;	/* calls R waited for at home */
 	uint64_t	 known;		/* fstats answered from an open's */
+	uint64_t	 here;		/* lseeks, terminal ioctls answered */
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 local_in_r;	/* of them, by the stub in R */
 	uint64_t	 opened;	/* files opened here */

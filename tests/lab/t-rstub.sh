@@ -4,7 +4,10 @@
 # reads to the file's end among them, and most of its reads are answered
 # inside it, not by its guest agent; every byte is right and the offset
 # the kernel at home says is the one its reads left — at once, across a
-# checkpoint taken away, a move home and a move away again.
+# checkpoint taken away, a move home and a move away again. And python3's
+# seeks, tells and isatty() of a file are answered by the guest agent,
+# without the home, and come out as at home, the offset of a standard
+# input shared with the shell left where R's last seek put it.
 . "$(dirname "$0")/lib.sh"
 
 lab_up 2
@@ -66,3 +69,39 @@ inr=$(echo "$line" | sed -n 's/.*read ahead (\([0-9]*\) in R).*/\1/p')
 [ "${inr:-0}" -ge 1000 ] ||
     fail "moves: $inr reads in R on its second stay: $line"
 echo "moves: $(tail -1 "$D/moves.out"); $inr reads in R on node 2 at the end"
+
+# --- seeks and isatty() answered by the guest agent ------------------------
+cat > "$D/seek.py" <<'EOF'
+import hashlib, os, sys
+h = hashlib.sha256()
+with open(sys.argv[1], 'rb', buffering=0) as f:
+    for i in range(200):
+        f.seek((i * 7919) % 2900000)
+        h.update(f.read(1000))
+        h.update(str(f.tell()).encode())
+        f.seek(-500, os.SEEK_CUR)
+        h.update(f.read(10))
+    tty = f.isatty()
+with open(sys.argv[1], 'rb') as f:
+    h.update(f.read(4096))
+    tty = tty or f.isatty()
+os.lseek(0, 5000, os.SEEK_SET)
+print(h.hexdigest(), tty)
+EOF
+lab_exec 1 sh -c 'cd "$1" && { python3 seek.py data > seek.home; cat > rest.home; } < data' \
+    sh "$D" || fail "seeks: python3 at home failed"
+n=$(ends)
+lab_exec 1 sh -c 'cd "$1" && { mosrun -L -r 2 python3 seek.py data > seek.away; cat > rest.away; } < data' \
+    sh "$D" || fail "seeks: python3 away failed: $(cat "$D/seek.away")"
+line=$(end_after "$n") || fail "seeks: no end on node 2"
+cmp -s "$D/seek.home" "$D/seek.away" ||
+    fail "seeks: away $(cat "$D/seek.away"), at home $(cat "$D/seek.home")"
+grep -q ' False$' "$D/seek.away" || fail "seeks: isatty: $(cat "$D/seek.away")"
+tail -c +5001 "$D/data" | cmp -s - "$D/rest.away" ||
+    fail "seeks: cat did not go on at byte 5000 after R's lseek"
+here=$(echo "$line" | sed -n 's/.* \([0-9]*\) seeks and terminal ioctls of files answered here.*/\1/p')
+waited=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls waited for at home.*/\1/p')
+# 200 x (seek, tell, seek back), two isatty(), the last lseek
+[ "${here:-0}" -ge 600 ] && [ "${waited:-999}" -lt 400 ] ||
+    fail "seeks: $here seeks and isatty answered on node 2, $waited calls waited for: $line"
+echo "seeks: $here seeks, tells and isatty() answered on node 2, $waited calls waited for at home"

@@ -2,9 +2,11 @@
  * check_remote's part for libremote/fiobehind.c: calls whose answer the
  * guest knows (docs/REMOTE.md, "Calls behind"), on this process's own
  * memory (R is us): an open's descriptor known from its reply, the fstat
- * after it answered here, an unlock and a close sent behind, and the
- * failures they must still tell.
+ * after it answered here, an unlock and a close sent behind, the failures
+ * they must still tell, and a seek and a terminal's ioctl answered here
+ * (fileio.c's fio_here).
  */
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -103,7 +105,7 @@ START_TEST(test_behind)
 	memcpy(args, ul, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 6, SYS_fcntl, args, 0, &seq, &rv),
 	    FIO_BEHIND);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
 	/* as remote_forward sends it: its failure is the descriptor's */
@@ -134,7 +136,7 @@ START_TEST(test_behind)
 	memcpy(args, ul, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 11, SYS_fcntl, args, 0, &seq,
 	    &rv), FIO_PASS);
-	check_fio_kinds(&f, kinds, 16);
+	check_fio_kinds(&f, kinds, 16, NULL);
 
 	/* written since its last fsync: its close waits for its answer */
 	memcpy(args, pw, sizeof args);
@@ -144,7 +146,7 @@ START_TEST(test_behind)
 	memcpy(args, sy, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 13, SYS_fdatasync, args, 0, &seq,
 	    &rv), FIO_PASS);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
 	    1);
@@ -157,7 +159,7 @@ START_TEST(test_behind)
 	memcpy(args, sy, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 15, SYS_close, args, 0, &seq,
 	    &rv), FIO_PASS);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_pwrite64);
 	/* that write failed, its reply before the close's: the close says */
@@ -178,7 +180,7 @@ START_TEST(test_behind)
 	memcpy(args, sy6, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 17, SYS_fdatasync, args, 0, &seq,
 	    &rv), FIO_PASS);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, sizeof data, -1, &expect),
 	    1);
 	ret = 0;
@@ -187,7 +189,7 @@ START_TEST(test_behind)
 	ck_assert_int_eq(fio_call(&f, self, 18, SYS_close, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, 0);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_close);
 	ck_assert_ptr_null(fio_find(&f, 6));
@@ -198,13 +200,13 @@ START_TEST(test_behind)
 	ck_assert_int_eq(fio_call(&f, self, 19, SYS_pwrite64, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	fio_flush(&f, &seq);
-	check_fio_kinds(&f, kinds, 16);
+	check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_int_eq(fio_behind_reply(&f, seq, -ENOSPC, -1, &expect), 1);
 	memcpy(args, sy6, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 20, SYS_close, args, 0, &seq,
 	    &rv), FIO_ANSWER);
 	ck_assert_int_eq(rv, -ENOSPC);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_close);
 
@@ -217,7 +219,7 @@ START_TEST(test_behind)
 	memcpy(args, d7, sizeof args);
 	ck_assert_int_eq(fio_call(&f, self, 22, SYS_close, args, 0, &seq,
 	    &rv), FIO_ANSWER);
-	n = check_fio_kinds(&f, kinds, 16);
+	n = check_fio_kinds(&f, kinds, 16, NULL);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(kinds[0], 100 + SYS_close);
 
@@ -414,6 +416,125 @@ START_TEST(test_behind_reclose)
 }
 END_TEST
 
+/* R's call nr (fd, a1, a2; busy: others on fd at home): fio_call's say. */
+static enum fio_verdict
+here_call(struct fio *f, int nr, int fd, uint64_t a1, uint64_t a2, int busy,
+    uint64_t *seq, long *rv)
+{
+	uint64_t	args[6] = { fd, a1, a2 };
+
+	return fio_call(f, getpid(), 1, nr, args, busy, seq, rv);
+}
+
+/* The home's answer ret to R's call nr on fd. */
+static void
+here_told(struct fio *f, int nr, int fd, int64_t ret)
+{
+	uint64_t	args[6] = { fd };
+
+	fio_result(f, nr, args, &ret, -1, 0);
+}
+
+/*
+ * A known regular file's lseek to SEEK_SET or SEEK_CUR and a terminal's
+ * ioctl are answered here (fio_here): no message; what the lseek moved
+ * R's offset by goes behind before anything that could see it. An lseek
+ * that needs the home (SEEK_END, one below 0, one of a descriptor another
+ * shares, one with another thread's call on it at home) and an ioctl the
+ * file system may answer goes home. An answer R never had is undone.
+ */
+START_TEST(test_fileio_here)
+{
+	Osm__RemoteFdInfo	 info = OSM__REMOTE_FD_INFO__INIT;
+	struct fio		 f;
+	struct fio_fd		*e;
+	uint8_t			 buf[4096];
+	uint64_t		 seq = 0, args[6], by = 0;
+	int			 kinds[16], fd;
+	long			 rv;
+
+	memset(&f, 0, sizeof f);
+	for (fd = 5; fd <= 7; fd++) {
+		/* 5: ENOTTY by its file system; 6: not; 7: shared */
+		ck_assert_int_eq(here_call(&f, SYS_read, fd, (uint64_t)buf,
+		    4096, 0, &seq, &rv), FIO_PASS);
+		ck_assert_uint_eq(check_fio_kinds(&f, kinds, 16, NULL), 1);
+		info.fd = fd;
+		info.regular = info.readable = info.behind = 1;
+		info.dev = 1;
+		info.ino = fd;
+		info.notty = fd == 5;
+		info.shared = fd == 7;
+		fio_info(&f, &info, 0);
+		here_told(&f, SYS_read, fd, 4096);
+	}
+
+	ck_assert_int_eq(here_call(&f, SYS_ioctl, 5, TCGETS, (uint64_t)buf, 0,
+	    &seq, &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOTTY);
+	ck_assert_int_eq(here_call(&f, SYS_ioctl, 5, TIOCGWINSZ,
+	    (uint64_t)buf, 0, &seq, &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, -ENOTTY);
+	ck_assert_uint_eq(check_fio_kinds(&f, kinds, 16, NULL), 0);
+	ck_assert_int_eq(here_call(&f, SYS_ioctl, 6, TCGETS, (uint64_t)buf, 0,
+	    &seq, &rv), FIO_PASS);
+	here_told(&f, SYS_ioctl, 6, -ENOTTY);
+
+	/* where it is, and a seek back: nothing sent */
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, 0, SEEK_CUR, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 4096);
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, 100, SEEK_SET, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 100);
+	ck_assert_uint_eq(check_fio_kinds(&f, kinds, 16, NULL), 0);
+	e = fio_find(&f, 5);
+	ck_assert_uint_eq(e->pos, 100);
+
+	/* R left the call for a signal: as if it had not been made */
+	uint64_t f5[6] = { 5, 1000, SEEK_CUR };
+	memcpy(args, f5, sizeof args);
+	ck_assert_int_eq(fio_call(&f, getpid(), 8, SYS_lseek, args, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 1100);
+	fio_unanswered(&f, SYS_lseek, args, rv);
+	ck_assert_uint_eq(e->pos, 100);
+
+	/* below 0, from the end, another thread's: home, owed first */
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, (uint64_t)-200, SEEK_CUR,
+	    0, &seq, &rv), FIO_PASS);
+	ck_assert_uint_eq(check_fio_kinds(&f, kinds, 16, &by), 1);
+	ck_assert_int_eq(kinds[0], 100 + SYS_lseek);
+	ck_assert_int_eq((int64_t)by, 100 - 4096);
+	here_told(&f, SYS_lseek, 5, -EINVAL);
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, 0, SEEK_END, 0, &seq,
+	    &rv), FIO_PASS);
+	here_told(&f, SYS_lseek, 5, 300000);
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, 0, SEEK_CUR, 1, &seq,
+	    &rv), FIO_PASS);
+	here_told(&f, SYS_lseek, 5, 300000);
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, 0, SEEK_CUR, 0, &seq,
+	    &rv), FIO_ANSWER);
+	ck_assert_int_eq(rv, 300000);
+
+	/*
+	 * FIONREAD is the VFS's (the size left): at home; the offset is
+	 * not known after an ioctl that did something
+	 */
+	ck_assert_int_eq(here_call(&f, SYS_ioctl, 5, FIONREAD, (uint64_t)buf,
+	    0, &seq, &rv), FIO_PASS);
+	here_told(&f, SYS_ioctl, 5, 0);
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 5, 0, SEEK_CUR, 0, &seq,
+	    &rv), FIO_PASS);
+
+	/* another descriptor of P's shares it: its offset is not ours */
+	ck_assert_int_eq(here_call(&f, SYS_lseek, 7, 0, SEEK_CUR, 0, &seq,
+	    &rv), FIO_PASS);
+	ck_assert_uint_eq(f.stats_here, 6);
+	fio_free(&f);
+}
+END_TEST
+
 void
 check_remote_behind(Suite *s)
 {
@@ -423,5 +544,6 @@ check_remote_behind(Suite *s)
 	tcase_add_test(tc, test_behind_locks);
 	tcase_add_test(tc, test_behind_stub_writes);
 	tcase_add_test(tc, test_behind_reclose);
+	tcase_add_test(tc, test_fileio_here);
 	suite_add_tcase(s, tc);
 }

@@ -16,7 +16,8 @@ struct fio;
 struct Osm__RemoteReadData;
 int	 check_fio_data(struct fio *f, const struct Osm__RemoteReadData *m,
 	    int valid, uint64_t *seq, long *rv);
-size_t	 check_fio_kinds(struct fio *f, int *kinds, size_t max);
+size_t	 check_fio_kinds(struct fio *f, int *kinds, size_t max,
+	    uint64_t *lseek_by);
 /* check_remote-ahead.c: the window after one (libremote/window.c) */
 void	 check_remote_ahead(Suite *s);
 struct Osm__RemoteRead;
