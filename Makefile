@@ -130,7 +130,8 @@ check_remote_OBJS = $(OBJ)/tests/unit/check_remote-hostile.o \
 		    $(OBJ)/tests/unit/check_remote-stream.o \
 		    $(OBJ)/tests/unit/check_remote-pipes.o \
 		    $(OBJ)/tests/unit/check_remote-rstub.o \
-		    $(OBJ)/tests/unit/check_remote-here.o
+		    $(OBJ)/tests/unit/check_remote-here.o \
+		    $(OBJ)/tests/unit/check_remote-statc.o
 check_forward_LIBS = $(LIBREMOTE) $(LIBOSM)
 check_agent_LIBS = $(LIBAGENT) $(LIBREMOTE) $(LIBMIGRATE) $(LIBOSM)
 check_agent_LDLIBS = $(CRYPTO_LIBS) $(ISAL_LIBS)

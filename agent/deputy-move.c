@@ -484,6 +484,7 @@ deputy_move_out(struct deputy *d, uint32_t node, int stopped, char **cause)
 	setup.command = d->command;
 	setup.has_stop_copy = setup.stop_copy =
 	    d->o->move_mode == DEPUTY_MOVE_STOP;
+	setup.has_strict_io = setup.strict_io = d->o->strict_io;
 	if (move_ask(d, node, cause) == -1) {
 		deputy_hold_resume(d);
 		return -1;

@@ -433,6 +433,7 @@ guest_move_arrive(struct guest *g, char **cause)
 		return -1;
 	}
 	g->stop_copy = setup->has_stop_copy && setup->stop_copy;
+	g->strict_io = setup->has_strict_io && setup->strict_io;
 	g->post = setup->has_post_copy && setup->post_copy && g->devfd != -1;
 	if (setup->has_post_copy && setup->post_copy && !g->post)
 		log_warnx("%s: no post-copy here: /dev/userfaultfd could not "

@@ -60,6 +60,7 @@ guest_signal_deliver(struct guest *g, const Osm__SesSignal *s, pid_t tid)
 		rc = kill(g->pid, s->signo);
 	if (rc == -1)
 		log_warn("%s: signal %d", g->conn.who, s->signo);
+	remote_news(g->remote);	/* it may say a file changed */
 }
 
 /*

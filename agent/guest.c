@@ -298,7 +298,8 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    "and devices gathered, %llu writes behind in R, "
 			    "%llu calls waited for at home, %llu fstats "
 			    "answered from an open's, %llu seeks and terminal "
-			    "ioctls of files answered here, %llu stats made by the "
+			    "ioctls of files answered here, %llu stats answered "
+			    "again, %llu stats made by the "
 			    "agent itself, %llu calls behind sent with the "
 			    "next message (%llu a moment later)",
 			    g->conn.who, e.signaled ? "signal" : "status",
@@ -327,6 +328,7 @@ guest_sigchld_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			    (unsigned long long)st->waited,
 			    (unsigned long long)st->known,
 			    (unsigned long long)st->here,
+			    (unsigned long long)st->stats_again,
 			    (unsigned long long)g->lookup.made,
 			    (unsigned long long)g->ses.nheld,
 			    (unsigned long long)g->held_late);

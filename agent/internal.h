@@ -597,6 +597,7 @@ struct guest {
 	int			 short_of_memory; /* the guard sends it home */
 	int			 uffd;		/* R's, for live dumps; or -1 */
 	int			 stop_copy;	/* its moves stop and copy */
+	int			 strict_io;	/* mosrun -s: calls as they are */
 	int			 devfd;		/* /dev/userfaultfd, or -1 */
 	int			 post;		/* this arrival is post-copy */
 	int			 home_how;	/* GUEST_HOME_*: its way home */

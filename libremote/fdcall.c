@@ -11,10 +11,29 @@
 
 #include "internal.h"
 
+/* Calls that change a file's owner or mode, and none of its bytes. */
+int
+fdcall_chattr(int nr)
+{
+	switch (nr) {
+	case SYS_fchown:
+	case SYS_fchmod:
+	case SYS_fchownat:
+	case SYS_fchmodat:
+	case SYS_chown:
+	case SYS_lchown:
+	case SYS_chmod:
+		return 1;
+	}
+	return 0;
+}
+
 /* Calls that change no file's bytes: windows outlive them. */
 int
 fdcall_harmless(int nr, const uint64_t *a)
 {
+	if (fdcall_chattr(nr))
+		return 1;	/* a file's owner and mode are not its bytes */
 	switch (nr) {
 	case SYS_newfstatat:
 	case SYS_statx:
@@ -38,13 +57,6 @@ fdcall_harmless(int nr, const uint64_t *a)
 	case SYS_readv:
 	case SYS_getdents64:
 	case SYS_close:
-	case SYS_fchown:	/* a file's owner and mode are not its bytes */
-	case SYS_fchmod:
-	case SYS_fchownat:
-	case SYS_fchmodat:
-	case SYS_chown:
-	case SYS_lchown:
-	case SYS_chmod:
 		return 1;
 	case SYS_open:
 		return ((int)a[1] & O_TRUNC) == 0;

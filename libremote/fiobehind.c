@@ -128,12 +128,7 @@ fio_open_stat(struct fio *f, pid_t tid, int nr, const uint64_t *args,
 		buf = args[2];
 	} else
 		return 0;
-	local.iov_base = &f->ostat;
-	local.iov_len = sizeof f->ostat;
-	remote.iov_base = (void *)(uintptr_t)buf;
-	remote.iov_len = sizeof f->ostat;
-	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) !=
-	    (ssize_t)sizeof f->ostat)
+	if (marshal_put_stat(tid, buf, &f->ostat) == -1)
 		return 0;	/* the home says EFAULT */
 	*rv = 0;
 	f->stats_known++;

@@ -228,6 +228,7 @@ enum marshal_result marshal_call(pid_t pid, const struct table_call *tc,
 	    const uint64_t *args, struct rmt_call *c, const char **why,
 	    char **cause);
 void	 marshal_free(struct rmt_call *c);
+int	 marshal_put_stat(pid_t tid, uint64_t addr, const struct stat *st);
 void	 marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len);
 
 struct emulate {
@@ -471,6 +472,7 @@ void	 room_told(struct fio *f, uint64_t dev, int64_t fs_free);
 int	 room_for(struct fio *f, const struct fio_fd *e, size_t len);
 
 /* fdcall.c */
+int	 fdcall_chattr(int nr);
 int	 fdcall_harmless(int nr, const uint64_t *args);
 int	 fdcall_keeps(int nr, const uint64_t *args);
 int	 fdcall_moves(int nr, const uint64_t *args, int *fds, int *dups);
@@ -672,6 +674,27 @@ int	 shared_open_here(struct remote *g, uint64_t id, pid_t tid, int nr,
 
 /* remote.c */
 /* A call of R's forwarded, until its reply. */
+/* A stat's answer kept to answer again (statc.c). */
+#define STATC_MAX	64
+struct statc_entry {
+	char		*path;
+	int		 nofollow;	/* an lstat's */
+	int64_t		 ret;
+	struct stat	 st;		/* if ret is 0 */
+	uint64_t	 at;		/* when the reply came */
+};
+struct statc {
+	struct statc_entry e[STATC_MAX];
+	size_t		 n, next;	/* next: the one to give up next */
+	uint64_t	 gen;		/* new at each drop of all */
+	uint64_t	 hits;
+};
+/* A stat sent home whose reply is to be kept: its path, the generation. */
+struct statc_keep {
+	char		*path;		/* NULL: none */
+	int		 nofollow;
+	uint64_t	 gen;
+};
 struct remote_pending {
 	uint64_t	 id;		/* of the notification */
 	pid_t		 tid;
@@ -682,6 +705,7 @@ struct remote_pending {
 	int		 flags;		/* to open it here with */
 	int		 dup_of;	/* a dup of a descriptor opened here */
 	int		 adopted;	/* its descriptor opened here meanwhile */
+	struct statc_keep statc;	/* a stat's reply to keep */
 };
 struct remote {
 	int		 listener;
@@ -705,10 +729,19 @@ struct remote {
 	size_t		 resp_size;
 	struct remote_stats stats;
 	struct rstub_view *rstub;	/* the stub in R (rstub.c), or NULL */
+	struct statc	 statc;		/* stats answered again (statc.c) */
 };
 int		 remote_apply(pid_t tid, const struct rmt_call *c,
 		    struct Osm__RemoteReply *r, int64_t *ret, char **cause);
 
+
+/* statc.c */
+void		 statc_clear(struct statc *c);
+int		 statc_answer(struct remote *g, pid_t tid, int nr,
+		    const uint64_t *args, long *rv, struct statc_keep *keep);
+void		 statc_reply(struct statc *c, struct statc_keep *keep,
+		    int64_t ret, const void *st, size_t len);
+void		 statc_replied(struct remote *g, int nr, const uint64_t *args);
 
 /* rstub.c */
 void		 rstub_sync(struct remote *g);

@@ -621,3 +621,17 @@ marshal_pack(struct rmt_call *c, uint8_t **out, size_t *len)
 	free(rels);
 	free(relp);
 }
+
+/* st written into R's memory at addr (thread tid): 0, or -1 (refused). */
+int
+marshal_put_stat(pid_t tid, uint64_t addr, const struct stat *st)
+{
+	struct iovec	local, remote;
+
+	local.iov_base = (void *)st;
+	local.iov_len = sizeof *st;
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = sizeof *st;
+	return process_vm_writev(tid, &local, 1, &remote, 1, 0) ==
+	    (ssize_t)sizeof *st ? 0 : -1;
+}

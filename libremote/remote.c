@@ -17,7 +17,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -86,11 +85,13 @@ remote_free(struct remote *g)
 	if (g == NULL)
 		return;
 	for (i = 0; i < g->npending; i++) {
+		free(g->pending[i].statc.path);
 		marshal_free(&g->pending[i].call);
 		free(g->pending[i].msg);
 	}
 	free(g->pending);
 	free(g->tids);
+	statc_clear(&g->statc);
 	emulate_free(&g->emu);
 	ident_clear(&g->ident);
 	fio_free(&g->fio);
@@ -170,7 +171,7 @@ remote_ident(struct remote *g, const struct seccomp_notif *n,
 static int
 remote_forward(struct remote *g, uint64_t id, pid_t tid,
     const struct table_call *tc, const uint64_t *args, int behind,
-    struct remote_event *ev, char **cause)
+    struct statc_keep *keep, struct remote_event *ev, char **cause)
 {
 	struct remote_pending	*p;
 	struct rmt_call		 call;
@@ -223,6 +224,8 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	p->adopted = 0;
 	p->open = shared_want(g, &call, &p->flags, &p->dup_of) &&
 	    p->dup_of == -1;
+	p->statc = *keep;
+	keep->path = NULL;
 	/* any other open: the home says what it opened, with the reply */
 	if (!call.want_fd && !g->fio.off && fio_opens(call.nr, call.args))
 		call.fd_info = 1;
@@ -251,7 +254,8 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 {
 	struct seccomp_notif	*n = g->notif;
 	struct table_call	 tc;
-	uint64_t		 args[6];
+	struct statc_keep	 keep;
+	uint64_t		 args[6], wrote;
 	long			 rv;
 	int			 i;
 
@@ -264,7 +268,10 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		    strerror(errno));
 		return -1;
 	}
+	wrote = g->stats.w_in_r;
 	rstub_sync(g);
+	if (g->stats.w_in_r != wrote)	/* files at home changed */
+		statc_clear(&g->statc);
 	shared_stub_closes(g);
 	ev->id = n->id;
 	ev->tid = n->pid;
@@ -310,6 +317,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		return 0;
 	case RMT_THREAD:
 		g->fio.ptab.ok = 0;	/* a fork's own table, a thread's */
+		statc_clear(&g->statc);
 		ev->kind = REMOTE_THREAD;
 		ev->why = tc.entry != NULL ? tc.entry->why : NULL;
 		memcpy(ev->args, args, sizeof ev->args);
@@ -319,11 +327,17 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	}
 	if (remote_ident(g, n, &tc, args, ev, cause) != 0)
 		return ev->kind == REMOTE_ANSWERED ? 0 : -1;
+	/* a stat answered again (keep: one whose reply is to be kept) */
+	if (statc_answer(g, n->pid, n->data.nr, args, &rv, &keep)) {
+		ev->kind = REMOTE_ANSWERED;
+		return remote_answer(g, n->id, rv, cause) == -1 ? -1 : 0;
+	}
 	/* what it sends behind goes in the caller's lane, if P must make it */
 	g->fio.vtid = (i = remote_vtid(g, n->pid)) > 0 ? i : 0;
 	i = shared_call(g, n->id, n->pid, n->data.nr, args, 0, ev, cause);
 	if (i != 0) {
 		g->fio.vtid = 0;
+		free(keep.path);
 		return i == -1 ? -1 : 0;
 	}
 	if (pipes_call(&g->fio, n->pid, n->data.nr, args, &g->seq, &rv))
@@ -333,12 +347,16 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq,
 		    &rv);
 	g->fio.vtid = 0;
+	if (i != FIO_PASS) {
+		free(keep.path);	/* answered, or not a stat */
+		keep.path = NULL;
+	}
 	switch (i) {
 	case FIO_PASS:
 		break;
 	case FIO_BEHIND:
-		return remote_forward(g, n->id, n->pid, &tc, args, 1, ev,
-		    cause);
+		return remote_forward(g, n->id, n->pid, &tc, args, 1, &keep,
+		    ev, cause);
 	case FIO_ANSWER:
 		if ((i = remote_answer(g, n->id, rv, cause)) == 1)
 			rstub_unanswered(g, n->data.nr, args, rv);
@@ -348,7 +366,9 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		ev->kind = REMOTE_WAITING;
 		return 0;
 	}
-	return remote_forward(g, n->id, n->pid, &tc, args, 0, ev, cause);
+	i = remote_forward(g, n->id, n->pid, &tc, args, 0, &keep, ev, cause);
+	free(keep.path);	/* not sent after all */
+	return i;
 }
 
 /*
@@ -517,6 +537,7 @@ remote_find(struct remote *g, uint64_t seq)
 static void
 remote_drop(struct remote *g, int i)
 {
+	free(g->pending[i].statc.path);
 	marshal_free(&g->pending[i].call);
 	free(g->pending[i].msg);
 	g->pending[i] = g->pending[--g->npending];
@@ -613,6 +634,10 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 	fio_result(&g->fio, p->call.nr, p->call.args, &ret,
 	    remote_fs_free(r), fio_on_fd(g->pending, g->npending,
 	    p->call.args[0], p->call.seq));
+	statc_reply(&g->statc, &p->statc, ret, r->n_outputs == 1 ?
+	    r->outputs[0]->data.data : NULL, r->n_outputs == 1 ?
+	    r->outputs[0]->data.len : 0);
+	statc_replied(g, p->call.nr, p->call.args);
 	ptable_got(&g->fio.ptab, p->call.nr, p->call.args, ret);
 	if (p->open && ret >= 0)
 		shared_opened(g, p->id, p->flags, ret, p->call.seq == g->seq);
@@ -632,110 +657,6 @@ out:
 	return rv;
 }
 
-/* Thread tid's id in its innermost PID namespace (NSpid's last), or -1. */
-static pid_t
-remote_nspid(pid_t tid)
-{
-	char	 path[64], line[256], *p;
-	FILE	*f;
-	pid_t	 v = -1;
-
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)tid);
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if ((p = strrchr(line, '\t')) == NULL)
-			p = strrchr(line, ' ');
-		if (p != NULL)
-			v = (pid_t)strtol(p + 1, NULL, 10);
-		break;
-	}
-	fclose(f);
-	return v > 0 ? v : -1;
-}
-
-/*
- * R's thread tid (ours) as R knows it (gettid there), which names its
- * thread at home too when R keeps the home's ids (in a PID namespace of
- * its own); 0 for R's lead, which is the home's lead whatever its id.
- * Kept once read: an id is reused only by a thread R makes, which the
- * caller forgets first (remote_thread_forget).
- */
-pid_t
-remote_vtid(struct remote *g, pid_t tid)
-{
-	pid_t	v;
-	size_t	i;
-
-	if (tid == g->pid)
-		return 0;
-	for (i = 0; i < g->ntids; i++)
-		if (g->tids[i].here == tid)
-			return g->tids[i].v;
-	if ((v = remote_nspid(tid)) == -1)
-		return -1;
-	g->tids = xreallocarray(g->tids, g->ntids + 1, sizeof *g->tids);
-	g->tids[g->ntids].here = tid;
-	g->tids[g->ntids++].v = v;
-	return v;
-}
-
-/* R's thread vtid (as R knows it; 0 the lead) as we know it, or -1. */
-pid_t
-remote_tid_here(struct remote *g, pid_t vtid)
-{
-	char		 path[64];
-	struct dirent	*e;
-	DIR		*dir;
-	pid_t		 tid, found = -1;
-	size_t		 i;
-
-	if (g->vpid == 0)
-		g->vpid = remote_nspid(g->pid);
-	if (vtid == 0 || vtid == g->vpid)
-		return g->pid;
-	for (i = 0; i < g->ntids; i++)
-		if (g->tids[i].v == vtid)
-			return g->tids[i].here;
-	snprintf(path, sizeof path, "/proc/%ld/task", (long)g->pid);
-	if ((dir = opendir(path)) == NULL)
-		return -1;
-	while (found == -1 && (e = readdir(dir)) != NULL) {
-		if ((tid = (pid_t)strtol(e->d_name, NULL, 10)) > 0 &&
-		    remote_vtid(g, tid) == vtid)
-			found = tid;
-	}
-	closedir(dir);
-	return found;
-}
-
-/*
- * Thread tid (ours) had used ns of CPU before R came here: its emulated
- * clocks go on from there (a thread not named starts at 0).
- */
-void
-remote_thread_cpu(struct remote *g, pid_t tid, uint64_t ns)
-{
-	emulate_thread_base(&g->emu, tid, ns);
-}
-
-/* Thread tid (ours) is gone, or its id is to be another's. */
-void
-remote_thread_forget(struct remote *g, pid_t tid)
-{
-	size_t	i;
-
-	emulate_thread_base(&g->emu, tid, 0);
-	for (i = 0; i < g->ntids; i++)
-		if (g->tids[i].here == tid) {
-			g->tids[i] = g->tids[--g->ntids];
-			return;
-		}
-}
-
 int
 remote_listener(const struct remote *g)
 {
@@ -753,6 +674,7 @@ remote_stats(struct remote *g)
 	g->stats.at_once = g->fio.stats_at_once;
 	g->stats.known = g->fio.stats_known;
 	g->stats.here = g->fio.stats_here;
+	g->stats.stats_again = g->statc.hits;
 	g->stats.piped = g->fio.stats_piped;
 	g->stats.local = g->shared.stats_local;
 	g->stats.local_in_r = g->shared.stats_local_r;
@@ -813,8 +735,19 @@ void
 remote_strict(struct remote *g)
 {
 	g->fio.off = 1;
+	statc_clear(&g->statc);
 	g->fio.wait_home |= g->fio.waiting;	/* a read waiting goes home */
 	held_drop(&g->fio.held, -1);
+}
+
+/*
+ * Something from outside reached R (a signal the home sent it): what the
+ * guest kept of files at home may no longer be what they are (statc.c).
+ */
+void
+remote_news(struct remote *g)
+{
+	statc_clear(&g->statc);
 }
 
 /*
@@ -838,6 +771,8 @@ remote_reply_behind(struct remote *g, const uint8_t *msg, size_t len,
 	    &expect);
 	if (rv == 1)
 		shared_behind_reply(g, r->seq, r->ret);
+	if (rv == 1 && expect >= 0)	/* a write's or an unlock's */
+		statc_replied(g, -1, NULL);
 	rstub_failed(g);	/* a write of its slot's may have failed */
 	if (rv == 1 && (r->n_outputs != 0 || r->ret < -4095 ||
 	    (expect >= 0 && r->ret > expect))) {
@@ -860,6 +795,7 @@ remote_read_data(struct remote *g, uint8_t *msg, size_t len,
 {
 	Osm__RemoteReadData	*m;
 	struct table_call	 tc;
+	struct statc_keep	 none = { NULL, 0, 0 };	/* a read's */
 	uint64_t		 id = g->fio.wait_id;
 	pid_t			 tid = g->fio.wait_tid;
 	long			 rv;
@@ -882,8 +818,8 @@ remote_read_data(struct remote *g, uint8_t *msg, size_t len,
 	case -1:
 		table_resolve(g->fio.wait_nr, g->fio.wait_args,
 		    g->emu.home_pid, &tc);
-		rc = remote_forward(g, id, tid, &tc, g->fio.wait_args, 0, ev,
-		    cause);
+		rc = remote_forward(g, id, tid, &tc, g->fio.wait_args, 0,
+		    &none, ev, cause);
 		break;
 	}
 	osm__remote_read_data__free_unpacked(m, NULL);	/* msg, if left */

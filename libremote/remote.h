@@ -232,6 +232,7 @@ struct remote_stats {
 	uint64_t	 waited;	/* calls R waited for at home */
 	uint64_t	 known;		/* fstats answered from an open's */
 	uint64_t	 here;		/* lseeks, terminal ioctls answered */
+	uint64_t	 stats_again;	/* stats answered again (statc.c) */
 	uint64_t	 local;		/* calls on files opened here (shared) */
 	uint64_t	 local_in_r;	/* of them, by the stub in R */
 	uint64_t	 opened;	/* files opened here */
@@ -303,6 +304,7 @@ void		 remote_settle(struct remote *g);
 int		 remote_batched(const struct remote *g);
 void		 remote_flush(struct remote *g);
 void		 remote_strict(struct remote *g);
+void		 remote_news(struct remote *g);
 int		 remote_map(struct remote *g, uint64_t id, int fd, int srcfd,
 		    char **cause);
 int		 remote_continue(struct remote *g, uint64_t id, char **cause);

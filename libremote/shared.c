@@ -254,16 +254,11 @@ static long
 shared_fstat(struct remote *g, pid_t tid, struct shared_fd *e, uint64_t buf)
 {
 	struct stat	st;
-	struct iovec	local, remote;
 
 	if (fstat(e->ours, &st) == -1)
 		return -errno;
 	st.st_dev = e->dev;
-	local.iov_base = &st;
-	local.iov_len = sizeof st;
-	remote.iov_base = (void *)(uintptr_t)buf;
-	remote.iov_len = sizeof st;
-	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) != sizeof st)
+	if (marshal_put_stat(tid, buf, &st) == -1)
 		return -EFAULT;
 	(void)g;
 	return 0;

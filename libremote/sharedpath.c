@@ -109,7 +109,6 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 {
 	struct shared	*s = &g->shared;
 	struct stat	 st;
-	struct iovec	 local, remote;
 	char		 path[PATH_MAX];
 	uint64_t	 addr = args[0], buf = args[1];
 	int		 nofollow = nr == SYS_lstat, r;
@@ -134,12 +133,7 @@ shared_stat(struct remote *g, uint64_t id, pid_t tid, int nr,
 		if (st.st_dev != s->roots[r].dev)
 			return 0;
 		st.st_dev = s->roots[r].home_dev;
-		local.iov_base = &st;
-		local.iov_len = sizeof st;
-		remote.iov_base = (void *)(uintptr_t)buf;
-		remote.iov_len = sizeof st;
-		if (process_vm_writev(tid, &local, 1, &remote, 1, 0) !=
-		    sizeof st)
+		if (marshal_put_stat(tid, buf, &st) == -1)
 			rv = -EFAULT;
 	} else if (rv != -ENOENT && rv != -ENOTDIR && rv != -EACCES)
 		return 0;

@@ -930,6 +930,7 @@ remote_suite(void)
 	check_remote_stream(s);
 	check_remote_rstub(s);
 	check_remote_here(s);
+	check_remote_statc(s);
 	return s;
 }
 

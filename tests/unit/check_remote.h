@@ -34,5 +34,7 @@ void	 check_remote_pipes(Suite *s);
 void	 check_remote_rstub(Suite *s);
 /* check_remote-here.c: opens made where R runs (ptable.c, open_at) */
 void	 check_remote_here(Suite *s);
+/* check_remote-statc.c: stats answered again (libremote/statc.c) */
+void	 check_remote_statc(Suite *s);
 
 #endif
