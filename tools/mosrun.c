@@ -46,7 +46,7 @@ usage(int status)
 	    "  -s          strict: away, every read and write of a regular\n"
 	    "              file goes home and waits for its answer (no read\n"
 	    "              ahead, no write behind, no file of a shared path\n"
-	    "              opened where it runs)\n"
+	    "              opened where it runs, no stat answered again)\n"
 	    "  -m MB       it needs MB MiB of memory: only nodes with that\n"
 	    "              much free are considered\n"
 	    "  -n nodes    it may run only on these nodes (1,3,5-7) and home\n"
