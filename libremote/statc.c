@@ -29,7 +29,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "internal.h"
 
