@@ -490,6 +490,9 @@ guest_move_arrive(struct guest *g, char **cause)
 	}
 	if (g->threaded)
 		pipes_threaded(g->remote);	/* its pipes written as is */
+	/* the owner's policy or mosrun -s: every file call as it is */
+	if (g->gs->strict_files || g->strict_io)
+		remote_strict(g->remote);
 	for (i = 0; i < g->ntcpu; i++)
 		remote_thread_cpu(g->remote, mig_thread_here(t,
 		    g->tcpu[i].tid), g->tcpu[i].ns);

@@ -214,9 +214,6 @@ guest_serve_notif_cb(struct ev_loop *loop, ev_io *w, int revents)
 	struct pollfd		 hup = { .fd = w->fd, .events = POLLIN };
 	char			*cause = NULL;
 
-	/* the owner's policy or mosrun -s may want every file call as is */
-	if (g->gs->strict_files || g->strict_io)
-		remote_strict(g->remote);
 	if (remote_receive(g->remote, &ev, &cause) == -1)
 		guest_ses_fail(g, cause);
 	guest_open_follow(g);

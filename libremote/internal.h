@@ -673,7 +673,6 @@ int	 shared_open_here(struct remote *g, uint64_t id, pid_t tid, int nr,
 	    const uint64_t *args, struct remote_event *ev, char **cause);
 
 /* remote.c */
-/* A call of R's forwarded, until its reply. */
 /* A stat's answer kept to answer again (statc.c). */
 #define STATC_MAX	64
 struct statc_entry {
@@ -689,12 +688,7 @@ struct statc {
 	uint64_t	 gen;		/* new at each drop of all */
 	uint64_t	 hits;
 };
-/* A stat sent home whose reply is to be kept: its path, the generation. */
-struct statc_keep {
-	char		*path;		/* NULL: none */
-	int		 nofollow;
-	uint64_t	 gen;
-};
+/* A call of R's forwarded, until its reply. */
 struct remote_pending {
 	uint64_t	 id;		/* of the notification */
 	pid_t		 tid;
@@ -705,7 +699,8 @@ struct remote_pending {
 	int		 flags;		/* to open it here with */
 	int		 dup_of;	/* a dup of a descriptor opened here */
 	int		 adopted;	/* its descriptor opened here meanwhile */
-	struct statc_keep statc;	/* a stat's reply to keep */
+	char		*statc_path;	/* a stat's, whose reply statc keeps */
+	uint64_t	 statc_gen;	/* the stats kept's when sent */
 };
 struct remote {
 	int		 listener;
@@ -737,10 +732,12 @@ int		 remote_apply(pid_t tid, const struct rmt_call *c,
 
 /* statc.c */
 void		 statc_clear(struct statc *c);
-int		 statc_answer(struct remote *g, pid_t tid, int nr,
-		    const uint64_t *args, long *rv, struct statc_keep *keep);
-void		 statc_reply(struct statc *c, struct statc_keep *keep,
-		    int64_t ret, const void *st, size_t len);
+void		 statc_call(struct remote *g, int nr, const uint64_t *args);
+int		 statc_answer(struct remote *g, pid_t tid,
+		    const struct rmt_call *c, int64_t *rv, char **keep);
+void		 statc_reply(struct remote *g, const struct rmt_call *c,
+		    char **path, uint64_t gen, int64_t ret, const void *st,
+		    size_t len);
 void		 statc_replied(struct remote *g, int nr, const uint64_t *args);
 
 /* rstub.c */

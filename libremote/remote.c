@@ -85,7 +85,7 @@ remote_free(struct remote *g)
 	if (g == NULL)
 		return;
 	for (i = 0; i < g->npending; i++) {
-		free(g->pending[i].statc.path);
+		free(g->pending[i].statc_path);
 		marshal_free(&g->pending[i].call);
 		free(g->pending[i].msg);
 	}
@@ -171,11 +171,12 @@ remote_ident(struct remote *g, const struct seccomp_notif *n,
 static int
 remote_forward(struct remote *g, uint64_t id, pid_t tid,
     const struct table_call *tc, const uint64_t *args, int behind,
-    struct statc_keep *keep, struct remote_event *ev, char **cause)
+    struct remote_event *ev, char **cause)
 {
 	struct remote_pending	*p;
 	struct rmt_call		 call;
 	const char		*why = NULL;
+	char			*keep = NULL;
 	uint8_t			*msg;
 	size_t			 len;
 	int64_t			 n;
@@ -195,6 +196,12 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
 		marshal_free(&call);
 		return 0;
+	}
+	/* a stat the home answered a moment ago: its answer again */
+	if (!behind && statc_answer(g, tid, &call, &n, &keep)) {
+		marshal_free(&call);
+		ev->kind = REMOTE_ANSWERED;
+		return remote_answer(g, id, n, cause) == -1 ? -1 : 0;
 	}
 	call.seq = ++g->seq;
 	call.vtid = remote_vtid(g, tid);
@@ -224,8 +231,8 @@ remote_forward(struct remote *g, uint64_t id, pid_t tid,
 	p->adopted = 0;
 	p->open = shared_want(g, &call, &p->flags, &p->dup_of) &&
 	    p->dup_of == -1;
-	p->statc = *keep;
-	keep->path = NULL;
+	p->statc_path = keep;
+	p->statc_gen = g->statc.gen;
 	/* any other open: the home says what it opened, with the reply */
 	if (!call.want_fd && !g->fio.off && fio_opens(call.nr, call.args))
 		call.fd_info = 1;
@@ -254,8 +261,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 {
 	struct seccomp_notif	*n = g->notif;
 	struct table_call	 tc;
-	struct statc_keep	 keep;
-	uint64_t		 args[6], wrote;
+	uint64_t		 args[6];
 	long			 rv;
 	int			 i;
 
@@ -268,10 +274,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		    strerror(errno));
 		return -1;
 	}
-	wrote = g->stats.w_in_r;
 	rstub_sync(g);
-	if (g->stats.w_in_r != wrote)	/* files at home changed */
-		statc_clear(&g->statc);
 	shared_stub_closes(g);
 	ev->id = n->id;
 	ev->tid = n->pid;
@@ -327,17 +330,12 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 	}
 	if (remote_ident(g, n, &tc, args, ev, cause) != 0)
 		return ev->kind == REMOTE_ANSWERED ? 0 : -1;
-	/* a stat answered again (keep: one whose reply is to be kept) */
-	if (statc_answer(g, n->pid, n->data.nr, args, &rv, &keep)) {
-		ev->kind = REMOTE_ANSWERED;
-		return remote_answer(g, n->id, rv, cause) == -1 ? -1 : 0;
-	}
+	statc_call(g, n->data.nr, args);
 	/* what it sends behind goes in the caller's lane, if P must make it */
 	g->fio.vtid = (i = remote_vtid(g, n->pid)) > 0 ? i : 0;
 	i = shared_call(g, n->id, n->pid, n->data.nr, args, 0, ev, cause);
 	if (i != 0) {
 		g->fio.vtid = 0;
-		free(keep.path);
 		return i == -1 ? -1 : 0;
 	}
 	if (pipes_call(&g->fio, n->pid, n->data.nr, args, &g->seq, &rv))
@@ -347,16 +345,12 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		    fio_on_fd(g->pending, g->npending, args[0], 0), &g->seq,
 		    &rv);
 	g->fio.vtid = 0;
-	if (i != FIO_PASS) {
-		free(keep.path);	/* answered, or not a stat */
-		keep.path = NULL;
-	}
 	switch (i) {
 	case FIO_PASS:
 		break;
 	case FIO_BEHIND:
-		return remote_forward(g, n->id, n->pid, &tc, args, 1, &keep,
-		    ev, cause);
+		return remote_forward(g, n->id, n->pid, &tc, args, 1, ev,
+		    cause);
 	case FIO_ANSWER:
 		if ((i = remote_answer(g, n->id, rv, cause)) == 1)
 			rstub_unanswered(g, n->data.nr, args, rv);
@@ -366,9 +360,7 @@ remote_receive(struct remote *g, struct remote_event *ev, char **cause)
 		ev->kind = REMOTE_WAITING;
 		return 0;
 	}
-	i = remote_forward(g, n->id, n->pid, &tc, args, 0, &keep, ev, cause);
-	free(keep.path);	/* not sent after all */
-	return i;
+	return remote_forward(g, n->id, n->pid, &tc, args, 0, ev, cause);
 }
 
 /*
@@ -537,7 +529,7 @@ remote_find(struct remote *g, uint64_t seq)
 static void
 remote_drop(struct remote *g, int i)
 {
-	free(g->pending[i].statc.path);
+	free(g->pending[i].statc_path);
 	marshal_free(&g->pending[i].call);
 	free(g->pending[i].msg);
 	g->pending[i] = g->pending[--g->npending];
@@ -634,9 +626,9 @@ remote_reply(struct remote *g, const uint8_t *msg, size_t len, int woken,
 	fio_result(&g->fio, p->call.nr, p->call.args, &ret,
 	    remote_fs_free(r), fio_on_fd(g->pending, g->npending,
 	    p->call.args[0], p->call.seq));
-	statc_reply(&g->statc, &p->statc, ret, r->n_outputs == 1 ?
-	    r->outputs[0]->data.data : NULL, r->n_outputs == 1 ?
-	    r->outputs[0]->data.len : 0);
+	statc_reply(g, &p->call, &p->statc_path, p->statc_gen, ret,
+	    r->n_outputs == 1 ? r->outputs[0]->data.data : NULL,
+	    r->n_outputs == 1 ? r->outputs[0]->data.len : 0);
 	statc_replied(g, p->call.nr, p->call.args);
 	ptable_got(&g->fio.ptab, p->call.nr, p->call.args, ret);
 	if (p->open && ret >= 0)
@@ -795,7 +787,6 @@ remote_read_data(struct remote *g, uint8_t *msg, size_t len,
 {
 	Osm__RemoteReadData	*m;
 	struct table_call	 tc;
-	struct statc_keep	 none = { NULL, 0, 0 };	/* a read's */
 	uint64_t		 id = g->fio.wait_id;
 	pid_t			 tid = g->fio.wait_tid;
 	long			 rv;
@@ -818,8 +809,8 @@ remote_read_data(struct remote *g, uint8_t *msg, size_t len,
 	case -1:
 		table_resolve(g->fio.wait_nr, g->fio.wait_args,
 		    g->emu.home_pid, &tc);
-		rc = remote_forward(g, id, tid, &tc, g->fio.wait_args, 0,
-		    &none, ev, cause);
+		rc = remote_forward(g, id, tid, &tc, g->fio.wait_args, 0, ev,
+		    cause);
 		break;
 	}
 	osm__remote_read_data__free_unpacked(m, NULL);	/* msg, if left */

@@ -337,6 +337,7 @@ rstub_wtake(struct remote *g)
 		    (const uint8_t *)rs->shm + RSTUB_RING + w->taken,
 		    head - w->taken, &g->seq);
 		w->taken = head;
+		statc_clear(&g->statc);	/* a file at home changes */
 	}
 	g->stats.w_in_r += hits - w->hits;
 	w->hits = hits;

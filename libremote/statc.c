@@ -26,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,34 +89,60 @@ static char * const statc_never[] = { "/proc", "/sys", "/dev" };
 static char * const statc_root[] = { "" };
 
 /*
- * Is R's call nr (args) a stat statc may answer? Its path into path
- * (PATH_MAX), whether it follows a last link into *nofollow, where its
- * struct stat goes into *buf. Only an absolute path written plainly
- * (conf_is_shared's rule: no . or .. to lead it elsewhere), not under a
- * shared path nor one of statc_never.
+ * Is R's call c a stat of a path statc may answer or keep? Which of its
+ * arguments is the path (*arg), whether it follows a last link
+ * (*nofollow), where its struct stat goes (*buf).
  */
 static int
-statc_key(struct remote *g, pid_t tid, int nr, const uint64_t *args,
-    char *path, int *nofollow, uint64_t *buf)
+statc_how(const struct remote *g, const struct rmt_call *c, int *arg,
+    int *nofollow, uint64_t *buf)
 {
-	const struct shared	*s = &g->shared;
-	uint64_t		 addr = args[0];
-
-	*nofollow = nr == SYS_lstat;
-	*buf = args[1];
-	if (nr == SYS_newfstatat) {
-		if ((args[3] & ~(uint64_t)(AT_SYMLINK_NOFOLLOW |
+	*arg = 0;
+	*nofollow = c->nr == SYS_lstat;
+	*buf = c->args[1];
+	if (c->nr == SYS_newfstatat) {
+		if ((c->args[3] & ~(uint64_t)(AT_SYMLINK_NOFOLLOW |
 		    AT_NO_AUTOMOUNT)) != 0)
 			return 0;
-		addr = args[1];
-		*buf = args[2];
-		*nofollow = (args[3] & AT_SYMLINK_NOFOLLOW) != 0;
-	} else if (nr != SYS_stat && nr != SYS_lstat)
+		*arg = 1;
+		*buf = c->args[2];
+		*nofollow = (c->args[3] & AT_SYMLINK_NOFOLLOW) != 0;
+	} else if (c->nr != SYS_stat && c->nr != SYS_lstat)
 		return 0;
-	return !g->fio.off && shared_path(tid, addr, path) == 0 &&
-	    conf_is_shared(statc_root, 1, path) &&
+	return !g->fio.off;
+}
+
+/*
+ * The path of R's stat c as marshal_call read it (its string region;
+ * gone once the call is packed), if statc may answer or keep it: an
+ * absolute path written plainly (conf_is_shared's rule: no . or .. to
+ * lead it elsewhere), not under a shared path nor statc_never; or NULL.
+ */
+static const char *
+statc_key(const struct remote *g, const struct rmt_call *c, int *nofollow,
+    uint64_t *buf)
+{
+	const struct shared	*s = &g->shared;
+	const struct rmt_region	*r;
+	const char		*path;
+	int			 arg;
+	size_t			 i;
+
+	if (!statc_how(g, c, &arg, nofollow, buf))
+		return NULL;
+	for (i = 0; i < c->nregions; i++) {
+		r = &c->regions[i];
+		if (r->dir == RMT_IN && r->addr == c->args[arg] &&
+		    r->data != NULL && r->size > 0 &&
+		    r->data[r->size - 1] == '\0')
+			break;
+	}
+	if (i == c->nregions)
+		return NULL;
+	path = (const char *)c->regions[i].data;
+	return conf_is_shared(statc_root, 1, path) &&
 	    !conf_is_shared(statc_never, nitems(statc_never), path) &&
-	    !conf_is_shared(s->paths, s->npaths, path);
+	    !conf_is_shared(s->paths, s->npaths, path) ? path : NULL;
 }
 
 /* The fresh answer kept for path (nofollow), or NULL. */
@@ -137,6 +162,17 @@ statc_find(struct statc *c, const char *path, int nofollow)
 }
 
 /*
+ * R's call nr (args), before anything else is done with it: all answers
+ * kept go if it is not one of statc_keeps.
+ */
+void
+statc_call(struct remote *g, int nr, const uint64_t *args)
+{
+	if (!statc_keeps(g, nr, args))
+		statc_clear(&g->statc);
+}
+
+/*
  * The home's reply to R's call nr (args) came, or to a write or unlock
  * of R's behind (nr -1): what R's other threads asked meanwhile, in
  * lanes of their own at home, may have been answered before it changed
@@ -150,32 +186,25 @@ statc_replied(struct remote *g, int nr, const uint64_t *args)
 }
 
 /*
- * R's call nr (args), before anything else is done with it: all answers
- * kept go if it is not one of statc_keeps. If it is a stat of which a
- * fresh answer is kept: the struct stat written into R, its return value
- * in *rv, 1. Else 0, and keep says (path: ours to free) the stat whose
- * reply is to be kept.
+ * R's call c (thread tid), marshalled to go home, if it is a stat of
+ * which a fresh answer is kept: the struct stat written into R, its
+ * return value in *rv, 1. Else 0, and *keep (ours to free, or NULL) is
+ * the path whose reply is to be kept, for statc_reply.
  */
 int
-statc_answer(struct remote *g, pid_t tid, int nr, const uint64_t *args,
-    long *rv, struct statc_keep *keep)
+statc_answer(struct remote *g, pid_t tid, const struct rmt_call *c,
+    int64_t *rv, char **keep)
 {
 	struct statc_entry	*e;
-	char			 path[PATH_MAX];
+	const char		*path;
 	uint64_t		 buf;
 	int			 nofollow;
 
-	keep->path = NULL;
-	if (!statc_keeps(g, nr, args)) {
-		statc_clear(&g->statc);
-		return 0;
-	}
-	if (!statc_key(g, tid, nr, args, path, &nofollow, &buf))
+	*keep = NULL;
+	if ((path = statc_key(g, c, &nofollow, &buf)) == NULL)
 		return 0;
 	if ((e = statc_find(&g->statc, path, nofollow)) == NULL) {
-		keep->path = xstrdup(path);
-		keep->nofollow = nofollow;
-		keep->gen = g->statc.gen;
+		*keep = xstrdup(path);
 		return 0;
 	}
 	if (e->ret == 0 && marshal_put_stat(tid, buf, &e->st) == -1)
@@ -187,33 +216,33 @@ statc_answer(struct remote *g, pid_t tid, int nr, const uint64_t *args,
 
 /*
  * The home's reply ret (its struct stat st, of len bytes, if 0) to R's
- * stat keep says: kept, if no answer was dropped since it was sent.
- * keep's path is taken, kept or freed.
+ * stat c of *path (statc_answer's keep; NULL: none), sent when the
+ * answers kept were at generation gen: kept, *path taken, if none was
+ * dropped since.
  */
 void
-statc_reply(struct statc *c, struct statc_keep *keep, int64_t ret,
-    const void *st, size_t len)
+statc_reply(struct remote *g, const struct rmt_call *c, char **path,
+    uint64_t gen, int64_t ret, const void *st, size_t len)
 {
+	struct statc		*sc = &g->statc;
 	struct statc_entry	*e;
-	char			*path = keep->path;
+	uint64_t		 buf;
+	int			 arg, nofollow;
 
-	keep->path = NULL;
-	if (path == NULL)
+	if (*path == NULL || gen != sc->gen || (ret == 0 ?
+	    len != sizeof e->st : ret != -ENOENT && ret != -ENOTDIR) ||
+	    !statc_how(g, c, &arg, &nofollow, &buf))
 		return;
-	if (keep->gen != c->gen || (ret == 0 ? len != sizeof e->st :
-	    ret != -ENOENT && ret != -ENOTDIR)) {
-		free(path);
-		return;
-	}
-	if (c->n < STATC_MAX)
-		e = &c->e[c->n++];
+	if (sc->n < STATC_MAX)
+		e = &sc->e[sc->n++];
 	else {
-		e = &c->e[c->next];
-		c->next = (c->next + 1) % STATC_MAX;
+		e = &sc->e[sc->next];
+		sc->next = (sc->next + 1) % STATC_MAX;
 		free(e->path);
 	}
-	e->path = path;
-	e->nofollow = keep->nofollow;
+	e->path = *path;
+	*path = NULL;
+	e->nofollow = nofollow;
 	e->ret = ret;
 	if (ret == 0)
 		memcpy(&e->st, st, sizeof e->st);
