@@ -29,7 +29,8 @@ p, go = sys.argv[1], sys.argv[2]
 def size():
     return os.stat(p).st_size
 s0 = size()
-size()
+for i in range(200):	# all but the first answered again, whatever the timing
+    size()
 with open(p, 'ab') as f:
     f.write(b'x' * 10)
 print('own', size() - s0, flush=True)
